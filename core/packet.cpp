@@ -1,0 +1,25 @@
+#include "core/packet.hpp"
+
+namespace rdmasim {
+
+void PacketPool::grow() {
+  constexpr size_t kChunk = 64;
+  auto chunk = std::make_unique<PacketBuffer[]>(kChunk);
+  for (size_t i = 0; i < kChunk; ++i) {
+    chunk[i].pool = this;
+    chunk[i].next_free = free_;
+    free_ = &chunk[i];
+  }
+  chunks_.push_back(std::move(chunk));
+}
+
+Packet Packet::clone() const {
+  Packet p = buf_->pool->make(head_);
+  std::memcpy(p.push_back(size()).data(), bytes().data(), size());
+  const uint64_t id = p.meta.id;
+  p.meta = meta;
+  p.meta.id = id;
+  return p;
+}
+
+}  // namespace rdmasim

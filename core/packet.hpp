@@ -1,0 +1,142 @@
+// A packet is real bytes with headroom, plus a small fixed struct of
+// simulation-only metadata that never goes on the wire. Buffers come from a
+// pool and go back to it when the Packet handle is destroyed.
+#pragma once
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace rdmasim {
+
+struct PacketMeta {
+  uint64_t id = 0;          // unique within a run, for traces
+  Time enqueued;            // when it entered the current egress queue
+  uint32_t flow_hash = 0;   // ECMP entropy computed by the sender
+  uint16_t ingress_port = 0;
+  uint8_t priority = 0;     // traffic class: 802.1p PCP on Ethernet, SL on IB
+  uint8_t vl = 0;           // IB virtual lane (IB only)
+  bool crc_pending = false; // CRC fields are placeholders, filled when first observed
+};
+
+class PacketPool;
+
+struct PacketBuffer {
+  static constexpr size_t kCapacity = 10240;  // a 9000-byte IP MTU frame and headers
+  PacketPool* pool;
+  PacketBuffer* next_free;
+  alignas(64) std::byte data[kCapacity];
+};
+
+class Packet {
+public:
+  static constexpr size_t kDefaultHeadroom = 128;
+
+  Packet() = default;
+  Packet(Packet&& o) noexcept : meta(o.meta), buf_(o.buf_), head_(o.head_), tail_(o.tail_) { o.buf_ = nullptr; }
+  Packet& operator=(Packet&& o) noexcept;
+  Packet(const Packet&) = delete;
+  Packet& operator=(const Packet&) = delete;
+  ~Packet() { release(); }
+
+  explicit operator bool() const { return buf_ != nullptr; }
+  size_t size() const { return tail_ - head_; }
+  size_t headroom() const { return head_; }
+  std::span<std::byte> bytes() { return {buf_->data + head_, size()}; }
+  std::span<const std::byte> bytes() const { return {buf_->data + head_, size()}; }
+
+  // Prepend n bytes (a header) into the headroom; returns them.
+  std::span<std::byte> push_front(size_t n) {
+    assert(n <= head_);
+    head_ -= static_cast<uint32_t>(n);
+    return {buf_->data + head_, n};
+  }
+  // Append n bytes at the tail; returns them.
+  std::span<std::byte> push_back(size_t n) {
+    assert(tail_ + n <= PacketBuffer::kCapacity);
+    std::span<std::byte> s{buf_->data + tail_, n};
+    tail_ += static_cast<uint32_t>(n);
+    return s;
+  }
+  void pull_front(size_t n) { assert(n <= size()); head_ += static_cast<uint32_t>(n); }
+  void pull_back(size_t n) { assert(n <= size()); tail_ -= static_cast<uint32_t>(n); }
+
+  Packet clone() const;  // a copy in a fresh buffer from the same pool (flooding)
+
+  PacketMeta meta;
+
+private:
+  friend class PacketPool;
+  void release();
+
+  PacketBuffer* buf_ = nullptr;
+  uint32_t head_ = 0;
+  uint32_t tail_ = 0;
+};
+
+// Hands out buffers from a free list, growing in chunks; never shrinks.
+class PacketPool {
+public:
+  PacketPool() = default;
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+
+  // An empty packet with `headroom` bytes free in front.
+  Packet make(size_t headroom = Packet::kDefaultHeadroom) {
+    if (!free_) grow();
+    PacketBuffer* b = free_;
+    free_ = b->next_free;
+    Packet p;
+    p.buf_ = b;
+    p.head_ = p.tail_ = static_cast<uint32_t>(headroom);
+    p.meta.id = ++next_id_;
+    ++in_use_;
+    return p;
+  }
+  // A packet holding a copy of `wire` (frames read back, tests).
+  Packet make_copy(std::span<const std::byte> wire, size_t headroom = Packet::kDefaultHeadroom) {
+    Packet p = make(headroom);
+    std::memcpy(p.push_back(wire.size()).data(), wire.data(), wire.size());
+    return p;
+  }
+  size_t in_use() const { return in_use_; }
+
+private:
+  friend class Packet;
+  void give_back(PacketBuffer* b) {
+    b->next_free = free_;
+    free_ = b;
+    --in_use_;
+  }
+  void grow();
+
+  PacketBuffer* free_ = nullptr;
+  std::vector<std::unique_ptr<PacketBuffer[]>> chunks_;
+  uint64_t next_id_ = 0;
+  size_t in_use_ = 0;
+};
+
+inline void Packet::release() {
+  if (buf_) buf_->pool->give_back(buf_);
+  buf_ = nullptr;
+}
+
+inline Packet& Packet::operator=(Packet&& o) noexcept {
+  if (this != &o) {
+    release();
+    meta = o.meta;
+    buf_ = o.buf_;
+    head_ = o.head_;
+    tail_ = o.tail_;
+    o.buf_ = nullptr;
+  }
+  return *this;
+}
+
+}  // namespace rdmasim
