@@ -1,0 +1,41 @@
+// A node of the network: a host, a switch or a router. It owns its ports and
+// is handed every frame that arrives on one of them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "nodes/port.hpp"
+
+namespace rdmasim {
+
+class Node {
+public:
+  Node(Simulator& sim, std::string name) : sim_(sim), name_(std::move(name)) {}
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const std::string& name() const { return name_; }
+  Simulator& sim() const { return sim_; }
+
+  Port& add_port() {
+    ports_.push_back(std::make_unique<Port>(sim_, *this, static_cast<uint16_t>(ports_.size())));
+    return *ports_.back();
+  }
+  Port& port(size_t i) const { return *ports_[i]; }
+  size_t port_count() const { return ports_.size(); }
+
+  // A frame has fully arrived on `in`. The node owns it now and must call
+  // in.release_ingress() once it no longer holds the frame's buffer space.
+  virtual void receive(Port& in, Packet p) = 0;
+
+protected:
+  Simulator& sim_;
+  std::string name_;
+  std::vector<std::unique_ptr<Port>> ports_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,122 @@
+#include "nodes/port.hpp"
+
+#include "nodes/node.hpp"
+
+namespace rdmasim {
+
+void Port::connect(Port& a, Port& b, const LinkParams& params, uint64_t seed) {
+  a.peer_ = &b;
+  b.peer_ = &a;
+  a.params_ = b.params_ = params;
+  a.loss_rng_ = Rng::stream(seed, "loss:" + a.owner_.name() + ":" + std::to_string(a.index_));
+  b.loss_rng_ = Rng::stream(seed, "loss:" + b.owner_.name() + ":" + std::to_string(b.index_));
+}
+
+void Port::set_link_up(Port& a, bool up) {
+  for (Port* p : {&a, a.peer_}) {
+    if (!p) continue;
+    p->up_ = up;
+    if (!up)
+      for (InFlight& f : p->wire_) f.lost = true;
+  }
+}
+
+bool Port::send(Packet p) {
+  const uint8_t cls = class_of(p);
+  const size_t n = p.size();
+  if (!peer_ || queued_bytes_ + n > params_.buffer_bytes) {
+    drop(p);
+    return false;
+  }
+  p.meta.enqueued = sim_.now();
+  queued_bytes_ += n;
+  class_bytes_[cls] += n;
+  queues_[cls].push_back(std::move(p));
+  if (!busy_) start_next();
+  return true;
+}
+
+void Port::send_control(Packet p) {
+  if (!peer_) {
+    drop(p);
+    return;
+  }
+  control_.push_back(std::move(p));
+  if (!busy_) start_next();
+}
+
+void Port::start_next() {
+  if (!control_.empty()) {
+    Packet p = std::move(control_.front());
+    control_.pop_front();
+    transmit(std::move(p));
+    return;
+  }
+  if (queued_bytes_ == 0) return;
+  for (size_t k = 0; k < kClasses; ++k) {
+    const uint8_t cls = static_cast<uint8_t>((rr_next_ + k) % kClasses);
+    auto& q = queues_[cls];
+    if (q.empty()) continue;
+    const size_t n = q.front().size();
+    if (gate_ && !gate_->may_send(cls, n)) continue;
+    if (gate_) gate_->sent(cls, n);
+    Packet p = std::move(q.front());
+    q.pop_front();
+    queued_bytes_ -= n;
+    class_bytes_[cls] -= n;
+    rr_next_ = static_cast<uint8_t>((cls + 1) % kClasses);
+    transmit(std::move(p));
+    return;
+  }
+  note_blocked(true);  // frames wait, but flow control holds every class back
+}
+
+void Port::note_blocked(bool blocked) {
+  if (blocked == blocked_) return;
+  blocked_ = blocked;
+  if (blocked)
+    blocked_since_ = sim_.now();
+  else
+    stats_.credit_wait += sim_.now() - blocked_since_;
+}
+
+void Port::transmit(Packet p) {
+  note_blocked(false);
+  busy_ = true;
+  ++stats_.tx_frames;
+  stats_.tx_bytes += p.size();
+  for (auto& f : tx_observers_) f(sim_.now(), p);
+  const Time t = params_.rate.tx_time(p.size() + params_.wire_overhead);
+  const bool lost = !up_ || loss_rng_.chance(params_.loss);
+  wire_.push_back({std::move(p), lost});
+  sim_.after(t, [this] { tx_done(); });
+  sim_.after(t + params_.delay, [this] { arrive(); });
+}
+
+void Port::tx_done() {
+  busy_ = false;
+  start_next();
+}
+
+void Port::arrive() {
+  InFlight f = std::move(wire_.front());
+  wire_.pop_front();
+  if (f.lost) {
+    drop(f.packet);
+    return;
+  }
+  Port& in = *peer_;
+  ++in.stats_.rx_frames;
+  in.stats_.rx_bytes += f.packet.size();
+  f.packet.meta.ingress_port = in.index_;
+  if (in.meter_) in.meter_->hold(in.class_of(f.packet), f.packet.size());
+  for (auto& obs : in.rx_observers_) obs(sim_.now(), f.packet);
+  in.owner_.receive(in, std::move(f.packet));
+}
+
+void Port::drop(Packet& p) {
+  ++stats_.drops;
+  for (auto& f : drop_observers_) f(sim_.now(), p);
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,152 @@
+// A port is one end of a full-duplex link. Its egress side queues frames per
+// traffic class (802.1p priority on Ethernet, virtual lane on InfiniBand),
+// serialises one frame at a time at the link rate, and delivers it to the
+// peer port after the propagation delay. Flow control (PFC, IB credits)
+// plugs in as a gate on the egress side and a meter on the ingress side.
+// Capture and statistics observe the port through its signals.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/packet.hpp"
+#include "core/random.hpp"
+#include "core/units.hpp"
+
+namespace rdmasim {
+
+class Node;
+class Port;
+
+struct LinkParams {
+  DataRate rate{100'000'000'000};
+  Time delay = Time::us(1);
+  uint64_t buffer_bytes = 1 << 20;  // egress queue limit, all classes together
+  double loss = 0;                  // probability that a frame is lost on the wire
+  uint32_t wire_overhead = 0;       // bytes per frame not in the capture (preamble, IFG, FCS)
+};
+
+struct PortStats {
+  uint64_t tx_frames = 0, rx_frames = 0;
+  uint64_t tx_bytes = 0, rx_bytes = 0;
+  uint64_t drops = 0;         // tail drops at egress, frames lost on the wire or on a down link
+  uint64_t pause_frames = 0;  // PFC frames sent and received
+  uint64_t ecn_marks = 0;
+  Time credit_wait;           // time with frames queued but no class allowed to send
+};
+
+// Egress gate: may a frame of `cls` and `bytes` start now? PFC pauses a class;
+// IB flow control counts credits. `sent` is told of every frame that starts.
+class EgressGate {
+public:
+  virtual ~EgressGate() = default;
+  virtual bool may_send(uint8_t cls, size_t bytes) const = 0;
+  virtual void sent(uint8_t cls, size_t bytes) = 0;
+};
+
+// Ingress meter: told when a received frame takes buffer space in the node
+// and when the node gives that space back (forwarded or consumed).
+class IngressMeter {
+public:
+  virtual ~IngressMeter() = default;
+  virtual void hold(uint8_t cls, size_t bytes) = 0;
+  virtual void release(uint8_t cls, size_t bytes) = 0;
+};
+
+class Port {
+public:
+  static constexpr size_t kClasses = 8;
+  using Observer = std::function<void(Time, Packet&)>;
+
+  Port(Simulator& sim, Node& owner, uint16_t index) : sim_(sim), owner_(owner), index_(index) {}
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
+
+  // Joins two ports into a link (both directions use `params`).
+  static void connect(Port& a, Port& b, const LinkParams& params, uint64_t seed);
+
+  Node& owner() const { return owner_; }
+  uint16_t index() const { return index_; }
+  Port* peer() const { return peer_; }
+  const LinkParams& params() const { return params_; }
+  bool connected() const { return peer_ != nullptr; }
+  bool up() const { return up_; }
+
+  // Queues a frame for transmission in class meta.priority (or meta.vl when
+  // the node says so). Returns false and counts a drop when the queue is full.
+  bool send(Packet p);
+  // Like send(), ahead of every queued frame and past any gate: MAC control
+  // frames (PFC PAUSE) and IB link packets.
+  void send_control(Packet p);
+
+  // Link state, both directions. Frames on the wire when it goes down are lost.
+  static void set_link_up(Port& a, bool up);
+
+  uint64_t queued_bytes() const { return queued_bytes_; }
+  uint64_t queued_bytes(uint8_t cls) const { return class_bytes_[cls]; }
+  bool busy() const { return busy_; }
+
+  void set_gate(EgressGate* g) { gate_ = g; }
+  void set_meter(IngressMeter* m) { meter_ = m; }
+  IngressMeter* meter() const { return meter_; }
+  // Re-examines the queues: a gate calls this when a class may send again.
+  void kick() { if (!busy_) start_next(); }
+  // The class a frame queues in: its priority, or its VL on InfiniBand.
+  void classify_by_vl(bool on) { by_vl_ = on; }
+
+  // Tells the ingress meter that the node is done with a received frame.
+  void release_ingress(uint8_t cls, size_t bytes) { if (meter_) meter_->release(cls, bytes); }
+
+  void on_tx(Observer f) { tx_observers_.push_back(std::move(f)); }
+  void on_rx(Observer f) { rx_observers_.push_back(std::move(f)); }
+  void on_drop(Observer f) { drop_observers_.push_back(std::move(f)); }
+
+  PortStats& stats() { return stats_; }
+  const PortStats& stats() const { return stats_; }
+
+private:
+  struct InFlight {
+    Packet packet;
+    bool lost;
+  };
+
+  uint8_t class_of(const Packet& p) const { return (by_vl_ ? p.meta.vl : p.meta.priority) & 7; }
+  void start_next();
+  void transmit(Packet p);
+  void tx_done();
+  void arrive();
+  void drop(Packet& p);
+  void note_blocked(bool blocked);
+
+  Simulator& sim_;
+  Node& owner_;
+  uint16_t index_;
+  Port* peer_ = nullptr;
+  LinkParams params_;
+  Rng loss_rng_;
+  bool up_ = true;
+  bool busy_ = false;
+  bool by_vl_ = false;
+
+  std::deque<Packet> control_;
+  std::array<std::deque<Packet>, kClasses> queues_;
+  std::array<uint64_t, kClasses> class_bytes_{};
+  uint64_t queued_bytes_ = 0;
+  uint8_t rr_next_ = 0;  // round-robin position among classes
+  bool blocked_ = false;
+  Time blocked_since_;
+
+  std::deque<InFlight> wire_;  // frames serialised onto the link, oldest first
+
+  EgressGate* gate_ = nullptr;
+  IngressMeter* meter_ = nullptr;
+  std::vector<Observer> tx_observers_, rx_observers_, drop_observers_;
+  PortStats stats_;
+};
+
+}  // namespace rdmasim
