@@ -1,96 +1,181 @@
 #include "core/engine.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace rdmasim {
+namespace {
+constexpr size_t kPrefetch = 8;  // how far ahead in bucket 0 to fetch closures
+}  // namespace
+
+void Simulator::Bucket::grow() {
+  const size_t n = static_cast<size_t>(end - begin);
+  const size_t cap_n = n == 0 ? 16 : 2 * n;
+  Entry* fresh = new Entry[cap_n];
+  if (n != 0) std::memcpy(static_cast<void*>(fresh), begin, n * sizeof(Entry));
+  delete[] begin;
+  begin = fresh;
+  end = fresh + n;
+  cap = fresh + cap_n;
+}
 
 Simulator::Simulator() {
-  heap_.reserve(1024);
-  slots_.reserve(1024);
+  b0_.grow();
+  b0_head_ = b0_.begin;
+}
+
+Simulator::~Simulator() {
+  clear();
+  delete[] b0_.begin;
+  for (Bucket& b : buckets_) delete[] b.begin;
+}
+
+void Simulator::grow_slots() {
+  // Grow by a chunk. Slots never move, so a closure may schedule events
+  // while it runs in its own slot.
+  if (slot_count_ + (1u << kChunkBits) >= kNoSlot) throw std::length_error("too many pending events");
+  chunks_.push_back(std::make_unique<Slot[]>(size_t{1} << kChunkBits));
+  const uint32_t first = slot_count_;
+  slot_count_ += 1u << kChunkBits;
+  for (uint32_t i = slot_count_; i-- > first;) free_slot(i);
+}
+
+void Simulator::sequence_exhausted(uint32_t i) {
+  slot(i).fn.reset();
+  free_slot(i);
+  throw std::length_error("event sequence numbers exhausted");
+}
+
+void Simulator::prefetch_slot(const Entry& e) {
+  const Slot& s = slot(static_cast<uint32_t>(e.key & kSlotMask));
+  __builtin_prefetch(&s);
+  __builtin_prefetch(reinterpret_cast<const char*>(&s) + 64);
 }
 
 EventId Simulator::at(Time when, EventFn fn) {
-  if (when < now_) when = now_;
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    if (slots_.size() > kSlotMask) throw std::length_error("too many pending events");
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
-  const uint64_t key = next_seq_++ << kSlotBits | slot;
-  slots_[slot].fn = std::move(fn);
-  slots_[slot].key = key;
-  push({when.count(), key});
-  return EventId{key};
+  const uint32_t i = take_slot();
+  slot(i).fn = std::move(fn);
+  return commit(when, i);
 }
 
 void Simulator::cancel(EventId id) {
-  if (!id) return;
-  Slot& s = slots_[id.key & kSlotMask];
+  const uint32_t i = static_cast<uint32_t>(id.key & kSlotMask);
+  if (id.key <= kSlotMask || i >= slot_count_) return;  // 0, or not a key at all
+  Slot& s = slot(i);
   if (s.key != id.key) return;
+  // The queue entry stays; it is skipped and its slot freed when taken out.
   s.key = 0;
-  s.fn.reset();  // the heap entry stays; it is skipped and its slot freed when popped
+  --live_;
+  s.fn.reset();
+}
+
+bool Simulator::refill(uint64_t until) {
+  if (b0_head_ != b0_.end) return b0_head_->time <= until;
+  if (levels_ == 0) return false;
+  const int level = __builtin_ctzll(levels_);
+  const unsigned digit = static_cast<unsigned>(__builtin_ctzll(digits_[level]));
+  Bucket& src = buckets_[static_cast<size_t>(level) * kRadix + digit];
+  const uint64_t m = src.min;
+  if (m > until) return false;
+  last_ = m;
+  if ((digits_[level] &= digits_[level] - 1) == 0) levels_ &= levels_ - 1;
+  b0_.reset();
+  if (level == 0) {
+    // All of one time: the bucket becomes bucket 0 as it is.
+    std::swap(b0_, src);
+  } else {
+    // Every entry of this bucket agrees with m from digit `level` up, so
+    // relative to the new last_ each lands in a lower level (or bucket 0),
+    // and the entries of other buckets stay where they are.
+    // (push() inlined with the level mask in a register: as a member it is
+    // reloaded after every entry store, which may alias it.)
+    uint64_t levels = levels_;
+    for (const Entry* p = src.begin; p != src.end; ++p) {
+      const Entry e = *p;
+      if (e.time == m) {
+        b0_.add(e);
+        continue;
+      }
+      const int lv = (63 - __builtin_clzll(e.time ^ m)) / kRadixBits;
+      const unsigned dg = static_cast<unsigned>(e.time >> (lv * kRadixBits)) & (kRadix - 1);
+      buckets_[static_cast<size_t>(lv) * kRadix + dg].add(e);
+      digits_[lv] |= uint64_t{1} << dg;
+      levels |= uint64_t{1} << lv;
+    }
+    levels_ = levels;
+    src.reset();
+  }
+  b0_head_ = b0_.begin;
+  // Entries of one instant reached bucket 0 in bucket order, not schedule
+  // order; events scheduled later at this instant append with larger keys.
+  const size_t n = static_cast<size_t>(b0_.end - b0_.begin);
+  if (n > 1) {
+    std::sort(b0_.begin, b0_.end, [](const Entry& x, const Entry& y) { return x.key < y.key; });
+    for (size_t k = 1; k < std::min(n, kPrefetch); ++k) prefetch_slot(b0_.begin[k]);
+  }
+  return true;
 }
 
 void Simulator::run(Time until) {
   stopped_ = false;
-  while (!heap_.empty() && !stopped_) {
-    if (heap_.front().time > until.count()) {
-      now_ = until;
+  const uint64_t limit = static_cast<uint64_t>(until.count());
+  while (!stopped_) {
+    if (!refill(limit)) {
+      if (b0_head_ != b0_.end || levels_ != 0) now_ = until;  // events remain, later than until
       return;
     }
-    const Entry e = pop();
-    const uint32_t slot = static_cast<uint32_t>(e.key & kSlotMask);
-    Slot& s = slots_[slot];
+    const Entry e = *b0_head_++;
+    const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);
+    Slot& s = slot(i);
     if (s.key != e.key) {  // cancelled
-      free_slots_.push_back(slot);
+      free_slot(i);
       continue;
     }
-    now_ = Time::ps(e.time);
-    EventFn fn = std::move(s.fn);
-    s.key = 0;
-    free_slots_.push_back(slot);
+    // With many pending events the closures are cold: fetch the one
+    // kPrefetch events ahead while this one runs (refill fetched the first
+    // few but the very first, needed at once).
+    if (b0_.end - b0_head_ >= static_cast<ptrdiff_t>(kPrefetch)) prefetch_slot(b0_head_[kPrefetch - 1]);
+    now_ = Time::ps(static_cast<int64_t>(e.time));
+    s.key = 0;  // running: cancelling its own id is now a no-op
+    --live_;
     ++events_run_;
-    fn();
+    // A throwing closure leaves its slot taken; the exception ends the run.
+    s.fn.invoke_once();
+    free_slot(i);
   }
 }
 
-// 4-ary heap: shallower than binary, and a node's children share a cache line.
-void Simulator::push(Entry e) {
-  size_t i = heap_.size();
-  heap_.push_back(e);
-  while (i > 0) {
-    const size_t parent = (i - 1) / 4;
-    if (!(e < heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = e;
-}
-
-Simulator::Entry Simulator::pop() {
-  const Entry top = heap_.front();
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
-  if (n == 0) return top;
-  size_t i = 0;
+void Simulator::clear() {
+  // Destroying a closure may run arbitrary code (a coroutine frame's
+  // locals) that schedules or cancels events: take each closure out of its
+  // slot before destroying it, and repeat until nothing is left.
   for (;;) {
-    const size_t first = 4 * i + 1;
-    if (first >= n) break;
-    size_t best = first;
-    const size_t end = first + 4 < n ? first + 4 : n;
-    for (size_t c = first + 1; c < end; ++c)
-      if (heap_[c] < heap_[best]) best = c;
-    if (!(heap_[best] < last)) break;
-    heap_[i] = heap_[best];
-    i = best;
+    std::vector<Entry> all(b0_head_, b0_.end);
+    b0_.reset();
+    b0_head_ = b0_.begin;
+    for (Bucket& b : buckets_) {
+      all.insert(all.end(), b.begin, b.end);
+      b.reset();
+    }
+    digits_.fill(0);
+    levels_ = 0;
+    if (all.empty()) return;
+    for (const Entry& e : all) {
+      const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);
+      Slot& s = slot(i);
+      if (s.key == e.key) {
+        s.key = 0;
+        --live_;
+        EventFn fn = std::move(s.fn);
+        free_slot(i);
+        fn.reset();
+      } else {
+        free_slot(i);
+      }
+    }
   }
-  heap_[i] = last;
-  return top;
 }
 
 }  // namespace rdmasim

@@ -30,6 +30,7 @@ bool Port::send(Packet p) {
   }
   p.meta.enqueued = sim_.now();
   queued_bytes_ += n;
+  ++queued_frames_;
   class_bytes_[cls] += n;
   queues_[cls].push_back(std::move(p));
   if (!busy_) start_next();
@@ -63,6 +64,7 @@ void Port::start_next() {
     Packet p = std::move(q.front());
     q.pop_front();
     queued_bytes_ -= n;
+    --queued_frames_;
     class_bytes_[cls] -= n;
     rr_next_ = static_cast<uint8_t>((cls + 1) % kClasses);
     transmit(std::move(p));
@@ -96,6 +98,7 @@ void Port::transmit(Packet p) {
 void Port::tx_done() {
   busy_ = false;
   start_next();
+  if (tx_ready_) tx_ready_();
 }
 
 void Port::arrive() {

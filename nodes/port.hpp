@@ -88,6 +88,7 @@ public:
   static void set_link_up(Port& a, bool up);
 
   uint64_t queued_bytes() const { return queued_bytes_; }
+  size_t queued_frames() const { return queued_frames_; }
   uint64_t queued_bytes(uint8_t cls) const { return class_bytes_[cls]; }
   bool busy() const { return busy_; }
 
@@ -105,6 +106,8 @@ public:
   void on_tx(Observer f) { tx_observers_.push_back(std::move(f)); }
   void on_rx(Observer f) { rx_observers_.push_back(std::move(f)); }
   void on_drop(Observer f) { drop_observers_.push_back(std::move(f)); }
+  // Called each time a frame has left: a host NIC refills the queue from it.
+  void on_tx_ready(std::function<void()> f) { tx_ready_ = std::move(f); }
 
   PortStats& stats() { return stats_; }
   const PortStats& stats() const { return stats_; }
@@ -137,6 +140,7 @@ private:
   std::array<std::deque<Packet>, kClasses> queues_;
   std::array<uint64_t, kClasses> class_bytes_{};
   uint64_t queued_bytes_ = 0;
+  size_t queued_frames_ = 0;
   uint8_t rr_next_ = 0;  // round-robin position among classes
   bool blocked_ = false;
   Time blocked_since_;
@@ -146,6 +150,7 @@ private:
   EgressGate* gate_ = nullptr;
   IngressMeter* meter_ = nullptr;
   std::vector<Observer> tx_observers_, rx_observers_, drop_observers_;
+  std::function<void()> tx_ready_;
   PortStats stats_;
 };
 

@@ -1,0 +1,216 @@
+#include "apps/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace rdmasim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Text rows laid out in columns; `align` has an 'l' or 'r' a column (right when missing).
+std::string layout(const std::vector<std::vector<std::string>>& rows, std::string_view align,
+                   std::string_view indent = "  ") {
+  std::vector<size_t> width;
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], r[i].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line(indent);
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (i > 0) line += "  ";
+      const bool left = i < align.size() && align[i] == 'l';
+      line += left ? fmt::format("{:<{}}", r[i], width[i]) : fmt::format("{:>{}}", r[i], width[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+const json& null_json() {
+  static const json null;
+  return null;
+}
+
+const json& field(const json& j, std::string_view key) {
+  const json& null = null_json();
+  if (!j.is_object()) return null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+std::string text(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_null()) return "-";
+  return j.dump();
+}
+
+// `scale` divides the value (ps or ns to us); "-" when it is not a number.
+std::string number(const json& j, int decimals, double scale = 1) {
+  if (!j.is_number()) return "-";
+  return fmt::format("{:.{}f}", j.get<double>() / scale, decimals);
+}
+
+std::string verified(const json& j) {
+  if (!j.is_boolean()) return "-";
+  return j.get<bool>() ? "yes" : "NO";
+}
+
+// "SUCCESS 100, RETRY_EXC_ERR 2": ibv_wc_status names without their prefix, success first.
+std::string completions(const json& j) {
+  if (!j.is_object() || j.empty()) return "-";
+  std::string ok, errors;
+  for (const auto& [status, n] : j.items()) {
+    std::string_view s = status;
+    if (s.starts_with("IBV_WC_")) s.remove_prefix(7);
+    std::string& out = s == "SUCCESS" ? ok : errors;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", s, text(n));
+  }
+  return ok.empty() || errors.empty() ? ok + errors : ok + ", " + errors;
+}
+
+template <class F>
+uint64_t sum_over(const json& arr, F&& value) {
+  uint64_t total = 0;
+  if (arr.is_array())
+    for (const auto& e : arr) {
+      const json& v = value(e);
+      if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() > 0)) total += v.get<uint64_t>();
+    }
+  return total;
+}
+
+uint64_t total_drops(const json& results) {
+  return sum_over(field(results, "ports"), [](const json& p) -> const json& { return field(p, "drops"); });
+}
+uint64_t total_cpu_busy_ps(const json& results) {
+  return sum_over(field(results, "hosts"), [](const json& h) -> const json& { return field(h, "cpu_busy_ps"); });
+}
+
+size_t count_captures(const fs::path& dir) {
+  std::error_code ec;
+  size_t n = 0;
+  for (fs::directory_iterator it(dir / "pcap", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".pcap") ++n;
+  return n;
+}
+
+}  // namespace
+
+std::string format_run_summary(const json& results, const fs::path& dir) {
+  std::string out = fmt::format("{} on {}, seed {}\n", text(field(results, "experiment")),
+                                text(field(results, "fabric")), text(field(results, "seed")));
+  std::vector<std::vector<std::string>> rows{
+      {"workload", "kind", "from -> to", "ops", "completions", "Gb/s", "p50 us", "p99 us", "data verified"}};
+  const json& workloads = field(results, "workloads");
+  if (workloads.is_array())
+    for (const auto& w : workloads) {
+      const json& lat = field(w, "latency_ns");
+      rows.push_back({text(field(w, "name")), text(field(w, "kind")),
+                      text(field(w, "from")) + " -> " + text(field(w, "to")), text(field(w, "ops")),
+                      completions(field(w, "completions")), number(field(w, "throughput_gbps"), 2),
+                      number(field(lat, "p50"), 3, 1e3), number(field(lat, "p99"), 3, 1e3),
+                      verified(field(w, "data_verified"))});
+    }
+  out += layout(rows, "lllrlrrrl");
+  out += fmt::format("end time {} us, drops {}\n", number(field(results, "end_time_ps"), 3, 1e6),
+                     total_drops(results));
+  const size_t captures = count_captures(dir);
+  out += fmt::format("output: {} (results.json", dir.string());
+  if (captures > 0) out += fmt::format(", {} capture{} in pcap/", captures, captures == 1 ? "" : "s");
+  out += ")\n";
+  return out;
+}
+
+json compare_entry(std::string_view fabric, const json& results, std::string_view dir) {
+  json workloads = json::array();
+  const json& ws = field(results, "workloads");
+  if (ws.is_array())
+    for (const auto& w : ws) {
+      const json& lat = field(w, "latency_ns");
+      workloads.push_back({{"name", field(w, "name")},
+                           {"kind", field(w, "kind")},
+                           {"throughput_gbps", field(w, "throughput_gbps")},
+                           {"latency_ns", {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}}},
+                           {"completions", field(w, "completions")},
+                           {"data_verified", field(w, "data_verified")}});
+    }
+  return {{"fabric", fabric},
+          {"status", "ok"},
+          {"dir", dir},
+          {"end_time_ps", field(results, "end_time_ps")},
+          {"drops", total_drops(results)},
+          {"cpu_busy_ps", total_cpu_busy_ps(results)},
+          {"workloads", std::move(workloads)}};
+}
+
+json compare_skipped(std::string_view fabric, std::string_view reason) {
+  return {{"fabric", fabric}, {"status", "skipped"}, {"reason", reason}};
+}
+
+json compare_failed(std::string_view fabric, std::string_view reason) {
+  return {{"fabric", fabric}, {"status", "failed"}, {"reason", reason}};
+}
+
+std::string format_compare_table(const json& compare) {
+  std::vector<const json*> ran;
+  std::string notes;
+  const json& fabrics = field(compare, "fabrics");
+  if (fabrics.is_array())
+    for (const auto& f : fabrics) {
+      const std::string status = text(field(f, "status"));
+      if (status == "ok")
+        ran.push_back(&f);
+      else
+        notes += fmt::format("{} {}: {}\n", status, text(field(f, "fabric")), text(field(f, "reason")));
+    }
+
+  std::string out = fmt::format("{}, seed {}\n", text(field(compare, "experiment")), text(field(compare, "seed")));
+  if (!ran.empty()) {
+    // Workloads by name, in the order they first appear.
+    std::vector<std::string> names;
+    for (const json* f : ran)
+      for (const auto& w : field(*f, "workloads"))
+        if (std::find(names.begin(), names.end(), text(field(w, "name"))) == names.end())
+          names.push_back(text(field(w, "name")));
+    auto workload = [](const json& f, const std::string& name) -> const json& {
+      for (const auto& w : field(f, "workloads"))
+        if (text(field(w, "name")) == name) return w;
+      return null_json();
+    };
+
+    std::vector<std::vector<std::string>> rows{{""}};
+    for (const json* f : ran) rows[0].push_back(text(field(*f, "fabric")));
+    auto row = [&](std::string label, auto&& cell) {
+      rows.push_back({std::move(label)});
+      for (const json* f : ran) rows.back().push_back(cell(*f));
+    };
+    for (const auto& name : names) {
+      row(name + " throughput Gb/s",
+          [&](const json& f) { return number(field(workload(f, name), "throughput_gbps"), 2); });
+      row(name + " latency p50 us", [&](const json& f) {
+        return number(field(field(workload(f, name), "latency_ns"), "p50"), 3, 1e3);
+      });
+      row(name + " latency p99 us", [&](const json& f) {
+        return number(field(field(workload(f, name), "latency_ns"), "p99"), 3, 1e3);
+      });
+      row(name + " data verified", [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
+    }
+    row("cpu busy us", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
+    row("drops", [](const json& f) { return text(field(f, "drops")); });
+    row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
+    out += layout(rows, "l");
+  }
+  return out + notes;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,31 @@
+// What the command line prints: a short summary of a run, and the
+// side-by-side table of a comparison across fabrics. Both read the JSON the
+// runner returns (results.json), tolerating missing keys.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+
+namespace rdmasim {
+
+// Per workload: name, kind, from -> to, ops, completions by status,
+// throughput, latency p50/p99, data verified; then end time, drops, and
+// where the output went.
+std::string format_run_summary(const nlohmann::json& results, const std::filesystem::path& dir);
+
+// One fabric's entry of compare.json, from its results.json: what the table
+// shows (throughput, latency, cpu busy, drops, end time) and where it lives.
+nlohmann::json compare_entry(std::string_view fabric, const nlohmann::json& results, std::string_view dir);
+// The entry of a fabric that was not run, with why.
+nlohmann::json compare_skipped(std::string_view fabric, std::string_view reason);
+// An entry of a fabric whose run failed inside rdmasim.
+nlohmann::json compare_failed(std::string_view fabric, std::string_view reason);
+
+// Fabrics as columns, one row a metric (per workload: throughput, latency
+// p50 and p99; then cpu busy, drops, end time), then the skipped fabrics.
+// `compare` is compare.json: {"experiment", "fabrics": [entries]}.
+std::string format_compare_table(const nlohmann::json& compare);
+
+}  // namespace rdmasim

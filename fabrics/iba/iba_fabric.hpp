@@ -1,0 +1,49 @@
+// What ib, roce_v1 and roce_v2 share on a host: the IBA transport's queue
+// pairs, and the dispatch of arriving packets to them by destination QPN.
+// Each fabric adds only its encapsulation (LRH, Ethernet+GRH, Ethernet+IP+UDP).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "core/packet.hpp"
+#include "nodes/host/rnic.hpp"
+
+namespace rdmasim {
+
+// Where a received packet came from (for UD completions and the GRH).
+struct IbaSource {
+  uint16_t slid = 0;
+  std::array<uint8_t, 16> sgid{};
+  std::array<uint8_t, 16> dgid{};
+  bool ecn_ce = false;
+};
+
+class IbaFabric : public NicFabric {
+public:
+  explicit IbaFabric(Rnic& nic) : nic_(nic) {}
+
+  std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
+                                              const verbs::QpInitAttr& init) override;
+  void receive(Packet p) override;
+
+  // Prepends this fabric's headers to transport headers + payload + pad +
+  // ICRC room, towards `dest`.
+  virtual void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) = 0;
+  // Strips this fabric's headers and the ICRC; false drops the frame.
+  virtual bool decap(Packet& p, IbaSource& src) = 0;
+
+  struct Stats {
+    uint64_t unknown_qp = 0, malformed = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+protected:
+  Rnic& nic_;
+  Stats stats_;
+};
+
+}  // namespace rdmasim

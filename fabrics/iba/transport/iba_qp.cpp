@@ -1,0 +1,808 @@
+#include "fabrics/iba/transport/iba_qp.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "fabrics/iba/opcodes.hpp"
+#include "fabrics/iba/transport/psn.hpp"
+#include "nodes/host/memory.hpp"
+
+namespace rdmasim {
+
+using verbs::MemoryRegion;
+using verbs::RecvWqe;
+using verbs::SendWqe;
+
+namespace {
+
+// AETH syndrome (IBA 9.3.5): bits 6..5 say ACK (00), RNR NAK (01) or NAK (11).
+constexpr uint8_t kAckSyndrome = 0x1F;  // ACK, credit field 11111: end-to-end credits not used
+constexpr uint8_t kNakSeqError = 0x60;
+constexpr uint8_t kNakInvalidRequest = 0x61;
+constexpr uint8_t kNakRemoteAccess = 0x62;
+constexpr uint8_t kNakRemoteOp = 0x63;
+bool is_rnr_nak(uint8_t s) { return (s & 0x60) == 0x20; }
+bool is_nak(uint8_t s) { return (s & 0x60) == 0x60; }
+
+// Time an RNR NAK asks the requester to wait, IBA 9.7.5.2.8 table 45, in
+// units of 10 ns (code 0 is 655.36 ms).
+constexpr uint32_t kRnrTimer10ns[32] = {65536, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,
+                                        48,    64,  96,  128, 192,  256,  384,  512,  768,  1024, 1536,
+                                        2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+Time rnr_delay(uint8_t code) { return Time::ns(10) * kRnrTimer10ns[code & 31]; }
+
+// Local ACK timeout: 4.096 us * 2^timeout (IBA 9.7.6.1.3); 0 means infinite.
+Time ack_timeout(uint8_t t) { return t == 0 ? Time::max() : Time::ns(4096) * (int64_t{1} << std::min<int>(t, 31)); }
+
+bool is_read(const SendWqe& w) { return w.opcode == IBV_WR_RDMA_READ; }
+bool is_atomic(const SendWqe& w) {
+  return w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+}  // namespace
+
+IbaQp::IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init,
+             Rnic& nic, IbaFabric& fabric)
+    : QueuePair(d, pd, qpn, init), nic_(nic), fabric_(fabric) {}
+
+IbaQp::~IbaQp() {
+  nic_.sim().cancel(retry_timer_);
+  nic_.sim().cancel(rnr_timer_);
+  nic_.forget(*this);
+}
+
+int IbaQp::check_send(const ibv_send_wr& wr) const {
+  if (int e = QueuePair::check_send(wr)) return e;
+  const ibv_qp_type t = type();
+  const bool rdma = wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  const bool read_or_atomic = wr.opcode == IBV_WR_RDMA_READ || wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+                              wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  if (t == IBV_QPT_UD && (rdma || read_or_atomic)) return EINVAL;
+  if (t == IBV_QPT_UC && read_or_atomic) return EINVAL;
+  if (t == IBV_QPT_UD && wr.wr.ud.ah == nullptr) return EINVAL;
+  return 0;
+}
+
+void IbaQp::state_changed(ibv_qp_state from) {
+  (void)from;
+  if (state_ == IBV_QPS_RTR || (state_ == IBV_QPS_RTS && from == IBV_QPS_INIT)) {
+    epsn_ = attr_.rq_psn & kPsnMask;
+  }
+  if (state_ == IBV_QPS_RTS && from != IBV_QPS_RTS) {
+    req_psn_ = unacked_psn_ = high_psn_ = attr_.sq_psn & kPsnMask;
+    retry_left_ = attr_.retry_cnt;
+    rnr_left_ = attr_.rnr_retry;
+    if (!sq_.empty()) nic_.wake(*this);
+  }
+  if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
+    nic_.sim().cancel(retry_timer_);
+    nic_.sim().cancel(rnr_timer_);
+    responses_.clear();
+    req_wqe_ = 0;
+    req_offset_ = 0;
+    rd_atomic_in_flight_ = 0;
+    in_msg_ = InMessage::None;
+    recv_active_ = false;
+  }
+}
+
+void IbaQp::send_posted() {
+  if (state_ == IBV_QPS_RTS) nic_.wake(*this);
+}
+
+void IbaQp::recv_posted() {}
+
+uint32_t IbaQp::packets_of(const SendWqe& w) const {
+  if (is_atomic(w) || type() == IBV_QPT_UD) return 1;
+  const uint64_t mtu = mtu_bytes();
+  return static_cast<uint32_t>(std::max<uint64_t>(1, (w.length + mtu - 1) / mtu));
+}
+
+// ---------------------------------------------------------------- requester
+
+bool IbaQp::requester_ready() const {
+  if (state_ != IBV_QPS_RTS || rnr_wait_ || req_wqe_ >= sq_.size()) return false;
+  const SendWqe& w = sq_[req_wqe_];
+  // IBA 9.7.2: no more RDMA READ / atomic requests in flight than max_rd_atomic.
+  if ((is_read(w) || is_atomic(w)) && req_offset_ == 0 && !w.started &&
+      rd_atomic_in_flight_ >= std::max<int>(1, attr_.max_rd_atomic))
+    return false;
+  return true;
+}
+
+bool IbaQp::has_tx() const { return !responses_.empty() || requester_ready(); }
+
+Packet IbaQp::next_frame() {
+  if (!responses_.empty()) return next_response();
+  return next_request();
+}
+
+bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, std::span<std::byte> dst, ibv_wc_status& err) {
+  if (!w.inline_data.empty() || (w.send_flags & IBV_SEND_INLINE)) {
+    std::memcpy(dst.data(), w.inline_data.data() + offset, dst.size());
+    return true;
+  }
+  size_t done = 0;
+  for (const ibv_sge& sge : w.sges) {
+    if (done == dst.size()) break;
+    if (offset >= sge.length) {
+      offset -= sge.length;
+      continue;
+    }
+    const uint64_t n = std::min<uint64_t>(sge.length - offset, dst.size() - done);
+    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
+    if (!mr || !mr->contains(sge.addr + offset, n) || &mr->pd->device != &device_ || mr->pd != &pd_) {
+      err = IBV_WC_LOC_PROT_ERR;
+      return false;
+    }
+    std::memcpy(dst.data() + done, mr->bytes(sge.addr + offset, n).data(), n);
+    done += n;
+    offset = 0;
+  }
+  return true;
+}
+
+Packet IbaQp::next_ud_request(SendWqe& w) {
+  Packet p = nic_.alloc();
+  IbaHeaders h;
+  h.opcode = w.opcode == IBV_WR_SEND_WITH_IMM ? UD_SEND_ONLY_IMM : UD_SEND_ONLY;
+  h.solicited = w.send_flags & IBV_SEND_SOLICITED;
+  h.dest_qp = w.remote_qpn;
+  h.psn = req_psn_;
+  // IBA 10.2.5: a Q_Key with the high bit set means "use the QP's own".
+  h.qkey = (w.remote_qkey & 0x80000000u) ? attr_.qkey : w.remote_qkey;
+  h.src_qp = qpn_;
+  h.imm = ntohl(w.imm_data);
+  ibv_wc_status err = IBV_WC_SUCCESS;
+  if (!copy_out(w, 0, p.push_back(w.length), err)) {
+    fail_front(err);
+    return Packet{};
+  }
+  iba_emit(p, h);
+  fabric_.encap(p, w.ah->attr, qpn_, w.remote_qpn);
+  req_psn_ = psn_add(req_psn_, 1);
+  // UD completes when the datagram leaves: nothing will acknowledge it.
+  SendWqe done = std::move(sq_.front());
+  sq_.pop_front();
+  complete_send(done, IBV_WC_SUCCESS);
+  return p;
+}
+
+Packet IbaQp::next_request() {
+  SendWqe& w = sq_[req_wqe_];
+  if (type() == IBV_QPT_UD) return next_ud_request(w);
+
+  const uint32_t mtu = mtu_bytes();
+  if (!w.started || req_offset_ == 0) {
+    if (!w.started) {
+      w.started = true;
+      w.first_psn = req_psn_;
+      w.last_psn = psn_add(req_psn_, packets_of(w) - 1);
+      if (is_read(w) || is_atomic(w)) ++rd_atomic_in_flight_;
+    }
+  }
+
+  IbaHeaders h;
+  h.dest_qp = attr_.dest_qp_num;
+  h.psn = req_psn_;
+  h.solicited = (w.send_flags & IBV_SEND_SOLICITED) != 0;
+  const bool rc = type() == IBV_QPT_RC;
+  const uint8_t base = rc ? 0x00 : 0x20;  // RC or UC opcode space (IBA 9.2.1)
+  Packet p = nic_.alloc();
+
+  if (is_read(w)) {
+    // One request for the rest of the data (a retried READ resumes mid-way).
+    h.opcode = RC_RDMA_READ_REQUEST;
+    h.va = w.remote_addr + req_offset_;
+    h.rkey = w.rkey;
+    h.dma_len = static_cast<uint32_t>(w.length - req_offset_);
+    h.ack_req = false;
+    iba_emit(p, h);
+    req_psn_ = psn_add(w.last_psn, 1);
+    req_offset_ = 0;
+    ++req_wqe_;
+  } else if (is_atomic(w)) {
+    h.opcode = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? RC_COMPARE_SWAP : RC_FETCH_ADD;
+    h.va = w.remote_addr;
+    h.rkey = w.rkey;
+    h.swap_add = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w.swap : w.compare_add;
+    h.compare = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w.compare_add : 0;
+    iba_emit(p, h);
+    req_psn_ = psn_add(req_psn_, 1);
+    ++req_wqe_;
+  } else {
+    const uint64_t n = std::min<uint64_t>(mtu, w.length - req_offset_);
+    const bool first = req_offset_ == 0;
+    const bool last = req_offset_ + n >= w.length;
+    const bool write = w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+    const bool imm = w.opcode == IBV_WR_SEND_WITH_IMM || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+    uint8_t op;
+    if (write) {
+      op = first && last ? (imm ? RC_RDMA_WRITE_ONLY_IMM : RC_RDMA_WRITE_ONLY)
+           : first       ? RC_RDMA_WRITE_FIRST
+           : last        ? (imm ? RC_RDMA_WRITE_LAST_IMM : RC_RDMA_WRITE_LAST)
+                         : RC_RDMA_WRITE_MIDDLE;
+    } else {
+      op = first && last ? (imm ? RC_SEND_ONLY_IMM : RC_SEND_ONLY)
+           : first       ? RC_SEND_FIRST
+           : last        ? (imm ? RC_SEND_LAST_IMM : RC_SEND_LAST)
+                         : RC_SEND_MIDDLE;
+    }
+    h.opcode = static_cast<uint8_t>(base | op);
+    if (write && first) {
+      h.va = w.remote_addr;
+      h.rkey = w.rkey;
+      h.dma_len = static_cast<uint32_t>(w.length);
+    }
+    h.imm = ntohl(w.imm_data);
+    h.solicited = last && h.solicited;
+    h.ack_req = rc && last;  // ACK coalescing: ask once a message
+    ibv_wc_status err = IBV_WC_SUCCESS;
+    if (!copy_out(w, req_offset_, p.push_back(n), err)) {
+      fail_front(err);
+      return Packet{};
+    }
+    iba_emit(p, h);
+    if (psn_before(req_psn_, high_psn_)) ++stats_.retransmitted_packets;
+    req_psn_ = psn_add(req_psn_, 1);
+    req_offset_ += n;
+    if (last) {
+      req_offset_ = 0;
+      ++req_wqe_;
+    }
+  }
+  fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
+
+  if (!rc) {  // UC: complete once the last packet is on its way
+    if (req_wqe_ > 0 && req_offset_ == 0) {
+      SendWqe done = std::move(sq_.front());
+      sq_.pop_front();
+      --req_wqe_;
+      complete_send(done, IBV_WC_SUCCESS);
+    }
+  } else if (!retry_timer_) {
+    arm_retry_timer();
+  }
+  if (psn_before(high_psn_, req_psn_)) high_psn_ = req_psn_;
+  return p;
+}
+
+// Go-back-N (IBA 9.7.6.1.2): resend everything from `psn` on.
+void IbaQp::go_back_to(uint32_t psn) {
+  for (size_t i = 0; i < sq_.size(); ++i) {
+    SendWqe& w = sq_[i];
+    if (!w.started) break;
+    if (psn_diff(psn, w.last_psn) > 0) continue;
+    const int32_t k = std::max(0, psn_diff(psn, w.first_psn));
+    req_wqe_ = i;
+    req_psn_ = psn_add(w.first_psn, k);
+    req_offset_ = static_cast<uint64_t>(k) * mtu_bytes();
+    if (is_read(w)) req_offset_ = std::max<uint64_t>(req_offset_, w.done_bytes);
+    if (is_atomic(w)) req_offset_ = 0;
+    for (size_t j = i + 1; j < sq_.size(); ++j) {
+      if (!sq_[j].started) break;
+      if (is_read(sq_[j]) || is_atomic(sq_[j])) --rd_atomic_in_flight_;
+      sq_[j].started = false;
+      sq_[j].done_bytes = 0;
+    }
+    if (state_ == IBV_QPS_RTS) nic_.wake(*this);
+    return;
+  }
+}
+
+// ---------------------------------------------------------------- completer
+
+void IbaQp::arm_retry_timer() {
+  nic_.sim().cancel(retry_timer_);
+  retry_timer_ = {};
+  const Time t = ack_timeout(attr_.timeout);
+  if (t == Time::max()) return;
+  const bool outstanding = !sq_.empty() && sq_.front().started;
+  if (!outstanding) return;
+  retry_timer_ = nic_.sim().after(t, [this] {
+    retry_timer_ = {};
+    on_retry_timeout();
+  });
+}
+
+void IbaQp::note_progress() {
+  retry_left_ = attr_.retry_cnt;
+  arm_retry_timer();
+}
+
+void IbaQp::on_retry_timeout() {
+  if (state_ != IBV_QPS_RTS || sq_.empty() || !sq_.front().started) return;
+  ++stats_.timeouts;
+  if (retry_left_ == 0) {
+    fail_front(IBV_WC_RETRY_EXC_ERR);
+    return;
+  }
+  --retry_left_;
+  go_back_to(unacked_psn_);
+  arm_retry_timer();
+}
+
+// Completes, in order, the SENDs and WRITEs that end before `psn`. A READ or
+// atomic in the way has lost its response: it is requested again.
+void IbaQp::ack_through(uint32_t psn) {
+  bool progress = false;
+  while (!sq_.empty() && sq_.front().started && psn_diff(sq_.front().last_psn, psn) < 0) {
+    SendWqe& w = sq_.front();
+    if (is_read(w) || is_atomic(w)) {
+      go_back_to(psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu_bytes())));
+      break;
+    }
+    SendWqe done = std::move(w);
+    sq_.pop_front();
+    if (req_wqe_ > 0) --req_wqe_;
+    complete_send(done, IBV_WC_SUCCESS);
+    progress = true;
+  }
+  if (psn_diff(psn, unacked_psn_) > 0) {
+    unacked_psn_ = psn;
+    progress = true;
+  }
+  if (progress) note_progress();
+}
+
+void IbaQp::on_ack(const IbaParsed& p) { ack_through(psn_add(p.h.psn, 1)); }
+
+void IbaQp::on_read_response(const IbaParsed& p, std::span<const std::byte> payload) {
+  ack_through(p.h.psn);  // a response implicitly acknowledges what came before
+  if (sq_.empty() || !sq_.front().started || !is_read(sq_.front())) return;
+  SendWqe& w = sq_.front();
+  const uint32_t mtu = mtu_bytes();
+  const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
+  if (p.h.psn != expected) {
+    // A response went missing (IBA 9.7.6.1.4): request the rest again.
+    if (psn_diff(p.h.psn, expected) > 0) {
+      ++stats_.seq_naks_received;
+      go_back_to(expected);
+    }
+    return;
+  }
+  // Land the data in the local SGEs.
+  uint64_t offset = w.done_bytes;
+  size_t done = 0;
+  for (const ibv_sge& sge : w.sges) {
+    if (done == payload.size()) break;
+    if (offset >= sge.length) {
+      offset -= sge.length;
+      continue;
+    }
+    const uint64_t n = std::min<uint64_t>(sge.length - offset, payload.size() - done);
+    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
+    if (!mr || mr->pd != &pd_ || !mr->contains(sge.addr + offset, n) || !(mr->access & IBV_ACCESS_LOCAL_WRITE)) {
+      fail_front(IBV_WC_LOC_PROT_ERR);
+      return;
+    }
+    std::memcpy(mr->bytes(sge.addr + offset, n).data(), payload.data() + done, n);
+    done += n;
+    offset = 0;
+  }
+  w.done_bytes += payload.size();
+  unacked_psn_ = psn_add(p.h.psn, 1);
+  if (w.done_bytes >= w.length && p.h.psn == w.last_psn) {
+    SendWqe finished = std::move(w);
+    sq_.pop_front();
+    if (req_wqe_ > 0) --req_wqe_;
+    --rd_atomic_in_flight_;
+    complete_send(finished, IBV_WC_SUCCESS, static_cast<uint32_t>(finished.length));
+    if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+  }
+  note_progress();
+}
+
+void IbaQp::on_atomic_ack(const IbaParsed& p) {
+  ack_through(p.h.psn);
+  if (sq_.empty() || !sq_.front().started || !is_atomic(sq_.front()) || sq_.front().first_psn != p.h.psn) return;
+  SendWqe w = std::move(sq_.front());
+  sq_.pop_front();
+  if (req_wqe_ > 0) --req_wqe_;
+  --rd_atomic_in_flight_;
+  unacked_psn_ = psn_add(p.h.psn, 1);
+  // The original remote value lands in the local buffer, in host byte order.
+  if (!w.sges.empty()) {
+    const ibv_sge& sge = w.sges.front();
+    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
+    if (!mr || mr->pd != &pd_ || !mr->contains(sge.addr, 8) || !(mr->access & IBV_ACCESS_LOCAL_WRITE)) {
+      sq_.push_front(std::move(w));
+      ++rd_atomic_in_flight_;
+      fail_front(IBV_WC_LOC_PROT_ERR);
+      return;
+    }
+    std::memcpy(mr->bytes(sge.addr, 8).data(), &p.h.orig, 8);
+  }
+  complete_send(w, IBV_WC_SUCCESS, 8);
+  note_progress();
+  if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+}
+
+void IbaQp::on_nak(const IbaParsed& p) {
+  const uint8_t s = p.h.syndrome;
+  if (is_rnr_nak(s)) {
+    ++stats_.rnr_naks_received;
+    ack_through(p.h.psn);
+    // rnr_retry 7 means retry forever (IBA 9.7.5.2.8).
+    if (attr_.rnr_retry != 7) {
+      if (rnr_left_ == 0) {
+        fail_front(IBV_WC_RNR_RETRY_EXC_ERR);
+        return;
+      }
+      --rnr_left_;
+    }
+    rnr_wait_ = true;
+    nic_.sim().cancel(retry_timer_);
+    retry_timer_ = {};
+    const uint32_t psn = p.h.psn;
+    rnr_timer_ = nic_.sim().after(rnr_delay(s & 0x1F), [this, psn] {
+      rnr_timer_ = {};
+      rnr_wait_ = false;
+      go_back_to(psn);
+      arm_retry_timer();
+    });
+    return;
+  }
+  switch (s) {
+    case kNakSeqError:
+      ++stats_.seq_naks_received;
+      ack_through(p.h.psn);
+      go_back_to(p.h.psn);
+      return;
+    case kNakInvalidRequest:
+      ack_through(p.h.psn);
+      fail_front(IBV_WC_REM_INV_REQ_ERR);
+      return;
+    case kNakRemoteAccess:
+      ack_through(p.h.psn);
+      fail_front(IBV_WC_REM_ACCESS_ERR);
+      return;
+    default:
+      ack_through(p.h.psn);
+      fail_front(IBV_WC_REM_OP_ERR);
+      return;
+  }
+}
+
+// The oldest WQE fails with `status`; the QP goes to the error state and
+// every other WQE is flushed (IBA 10.3.1, 11.6.2).
+void IbaQp::fail_front(ibv_wc_status status) {
+  if (!sq_.empty()) {
+    SendWqe w = std::move(sq_.front());
+    sq_.pop_front();
+    w.signaled = true;  // errors always complete
+    complete_send(w, status);
+  }
+  enter_error();
+}
+
+// ---------------------------------------------------------------- responder
+
+IbaQp::RespStep IbaQp::check_psn(const IbaParsed& p) const {
+  if (p.h.psn == epsn_) return RespStep::Execute;
+  if (psn_before(p.h.psn, epsn_)) return RespStep::Duplicate;
+  return RespStep::OutOfSequence;
+}
+
+void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
+  if (state_ == IBV_QPS_RESET || state_ == IBV_QPS_INIT || state_ == IBV_QPS_ERR) return;  // silently dropped
+  const uint8_t op = p.h.opcode;
+  if (type() == IBV_QPT_UD) {
+    respond_ud(p, payload, src);
+    return;
+  }
+  const uint8_t kind = op & 0x1F;
+  const bool response = kind >= (RC_RDMA_READ_RESPONSE_FIRST & 0x1F) && kind <= (RC_ATOMIC_ACKNOWLEDGE & 0x1F);
+  if (type() == IBV_QPT_RC && response) {
+    if (state_ != IBV_QPS_RTS) return;
+    if (op == RC_ACKNOWLEDGE) {
+      if (is_nak(p.h.syndrome) || is_rnr_nak(p.h.syndrome))
+        on_nak(p);
+      else
+        on_ack(p);
+    } else if (op == RC_ATOMIC_ACKNOWLEDGE) {
+      on_atomic_ack(p);
+    } else {
+      on_read_response(p, payload);
+    }
+    return;
+  }
+  respond(p, payload, src);
+}
+
+void IbaQp::queue_ack(uint32_t psn) {
+  // Coalesce: an ACK still waiting to go out is overtaken by the newer one.
+  if (!responses_.empty() && responses_.back().kind == Response::Ack && responses_.back().syndrome == kAckSyndrome) {
+    responses_.back().psn = psn;
+    responses_.back().msn = msn_;
+  } else {
+    responses_.push_back({Response::Ack, psn, kAckSyndrome, msn_});
+  }
+  nic_.wake(*this);
+}
+
+void IbaQp::queue_nak(uint32_t psn, uint8_t syndrome) {
+  responses_.push_back({Response::Ack, psn, syndrome, msn_});
+  nak_sent_ = true;
+  nic_.wake(*this);
+}
+
+void IbaQp::respond_duplicate(const IbaParsed& p) {
+  ++stats_.duplicates;
+  const uint8_t kind = p.h.opcode & 0x1F;
+  if (p.h.opcode == RC_RDMA_READ_REQUEST) {
+    // IBA 9.7.5.1.3: a duplicate READ is executed again from its PSN.
+    const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
+    if (!mr || !mr->contains(p.h.va, p.h.dma_len)) return;
+    responses_.push_back({Response::ReadData, p.h.psn, kAckSyndrome, msn_, p.h.va, p.h.dma_len, p.h.dma_len, mr});
+    nic_.wake(*this);
+    return;
+  }
+  if (kind == (RC_COMPARE_SWAP & 0x1F) || kind == (RC_FETCH_ADD & 0x1F)) {
+    // Atomics must not execute twice: replay the saved result (9.7.5.1.4).
+    for (const AtomicReplay& r : atomic_replay_) {
+      if (r.psn == p.h.psn) {
+        responses_.push_back({Response::AtomicAck, r.psn, kAckSyndrome, msn_, r.orig});
+        nic_.wake(*this);
+      }
+    }
+    return;
+  }
+  if (type() == IBV_QPT_RC) queue_ack(psn_add(epsn_, -1));
+}
+
+bool IbaQp::place_recv(std::span<const std::byte> payload) {
+  uint64_t offset = recv_offset_;
+  size_t done = 0;
+  if (recv_offset_ + payload.size() > recv_.length) return false;
+  for (const ibv_sge& sge : recv_.sges) {
+    if (done == payload.size()) break;
+    if (offset >= sge.length) {
+      offset -= sge.length;
+      continue;
+    }
+    const uint64_t n = std::min<uint64_t>(sge.length - offset, payload.size() - done);
+    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
+    if (!mr || mr->pd != &pd_ || !mr->contains(sge.addr + offset, n) || !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+      return false;
+    std::memcpy(mr->bytes(sge.addr + offset, n).data(), payload.data() + done, n);
+    done += n;
+    offset = 0;
+  }
+  recv_offset_ += payload.size();
+  return true;
+}
+
+void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
+  (void)src;
+  const bool rc = type() == IBV_QPT_RC;
+  const uint8_t op = p.h.opcode & 0x1F;  // the operation, RC and UC alike
+  const auto& info = kIbaOps[p.h.opcode];
+
+  // 1. PSN (IBA 9.7.5.1.1).
+  switch (check_psn(p)) {
+    case RespStep::Execute:
+      break;
+    case RespStep::Duplicate:
+      if (rc) respond_duplicate(p);
+      return;
+    case RespStep::OutOfSequence:
+      if (rc) {
+        if (!nak_sent_) {
+          ++stats_.seq_naks_sent;
+          queue_nak(epsn_, kNakSeqError);
+        }
+        return;
+      }
+      // UC (9.8.3): a gap drops the message in progress; resynchronise on this packet.
+      if (in_msg_ == InMessage::Send && recv_active_) rq_.push_front(std::move(recv_));
+      recv_active_ = false;
+      in_msg_ = InMessage::None;
+      epsn_ = p.h.psn;
+      break;
+    case RespStep::Drop:
+      return;
+  }
+
+  // 2. Opcode sequence (9.7.5.1.2 / table 36).
+  const bool send = info.any(iba_op::kSend);
+  const bool write = info.any(iba_op::kWrite);
+  const bool first = info.any(iba_op::kFirst) || info.any(iba_op::kOnly);
+  const bool last = info.any(iba_op::kLast) || info.any(iba_op::kOnly);
+  const bool expect_middle = in_msg_ != InMessage::None;
+  const bool fits = expect_middle ? (!first && ((in_msg_ == InMessage::Send && send) ||
+                                                (in_msg_ == InMessage::Write && write)))
+                                  : (first || op == (RC_RDMA_READ_REQUEST & 0x1F) || info.is(iba_op::kRequest | iba_op::kAtomic));
+  if (!fits) {
+    if (rc) {
+      queue_nak(epsn_, kNakInvalidRequest);
+      enter_error();
+    } else {  // UC: drop until the next FIRST/ONLY
+      in_msg_ = InMessage::None;
+      epsn_ = psn_add(p.h.psn, 1);
+    }
+    return;
+  }
+
+  auto remote_access_error = [&] {
+    if (rc) queue_nak(p.h.psn, kNakRemoteAccess);
+    in_msg_ = InMessage::None;
+  };
+
+  uint32_t psn_span = 1;
+  if (send || (write && info.any(iba_op::kImmediate))) {
+    // A SEND, or a WRITE with immediate at its last packet, consumes a receive WQE.
+    const bool needs_wqe = send ? first : last;
+    if (needs_wqe && !recv_active_) {
+      if (rq_.empty()) {
+        // 9.7.5.2.8: receiver not ready; ask the requester to come back later.
+        if (rc) {
+          ++stats_.rnr_naks_sent;
+          queue_nak(p.h.psn, static_cast<uint8_t>(0x20 | (attr_.min_rnr_timer & 0x1F)));
+        }
+        return;
+      }
+      recv_ = std::move(rq_.front());
+      rq_.pop_front();
+      recv_active_ = true;
+      recv_offset_ = 0;
+    }
+  }
+
+  if (send) {
+    if (!place_recv(payload)) {
+      // Too long for the receive buffer: local length error here, the requester
+      // sees an invalid request (9.7.5.2.5).
+      complete_recv(recv_, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false);
+      recv_active_ = false;
+      if (rc) queue_nak(p.h.psn, kNakInvalidRequest);
+      enter_error();
+      return;
+    }
+    in_msg_ = last ? InMessage::None : InMessage::Send;
+  } else if (write) {
+    if (first) {
+      const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
+      if (!mr || mr->pd != &pd_ || !(mr->access & IBV_ACCESS_REMOTE_WRITE) || !mr->contains(p.h.va, p.h.dma_len) ||
+          !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)) {
+        remote_access_error();
+        return;
+      }
+      write_mr_ = mr;
+      write_va_ = p.h.va;
+      write_left_ = p.h.dma_len;
+    }
+    if (payload.size() > write_left_) {
+      if (rc) queue_nak(p.h.psn, kNakInvalidRequest);
+      enter_error();
+      return;
+    }
+    std::memcpy(write_mr_->bytes(write_va_, payload.size()).data(), payload.data(), payload.size());
+    write_va_ += payload.size();
+    write_left_ -= payload.size();
+    in_msg_ = last ? InMessage::None : InMessage::Write;
+  } else if (p.h.opcode == RC_RDMA_READ_REQUEST) {
+    const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
+    if (!mr || mr->pd != &pd_ || !(mr->access & IBV_ACCESS_REMOTE_READ) || !mr->contains(p.h.va, p.h.dma_len) ||
+        !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_READ)) {
+      remote_access_error();
+      return;
+    }
+    const uint32_t mtu = mtu_bytes();
+    psn_span = std::max<uint32_t>(1, (p.h.dma_len + mtu - 1) / mtu);
+    ++msn_;
+    responses_.push_back({Response::ReadData, p.h.psn, kAckSyndrome, msn_, p.h.va, p.h.dma_len, p.h.dma_len, mr});
+    nic_.wake(*this);
+  } else if (info.is(iba_op::kRequest | iba_op::kAtomic)) {
+    const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
+    if (!mr || mr->pd != &pd_ || !(mr->access & IBV_ACCESS_REMOTE_ATOMIC) || !mr->contains(p.h.va, 8) ||
+        !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
+      remote_access_error();
+      return;
+    }
+    if (p.h.va % 8 != 0) {  // 9.4.5: atomics need a naturally aligned 64-bit operand
+      queue_nak(p.h.psn, kNakInvalidRequest);
+      enter_error();
+      return;
+    }
+    uint64_t value;
+    std::byte* at = mr->bytes(p.h.va, 8).data();
+    std::memcpy(&value, at, 8);
+    const uint64_t orig = value;
+    if (p.h.opcode == RC_COMPARE_SWAP) {
+      if (value == p.h.compare) value = p.h.swap_add;
+    } else {
+      value += p.h.swap_add;
+    }
+    std::memcpy(at, &value, 8);
+    atomic_replay_.push_back({p.h.psn, orig});
+    if (atomic_replay_.size() > 16) atomic_replay_.pop_front();
+    ++msn_;
+    responses_.push_back({Response::AtomicAck, p.h.psn, kAckSyndrome, msn_, orig});
+    nic_.wake(*this);
+  }
+
+  // 3. Accepted: advance the expected PSN and finish the message.
+  epsn_ = psn_add(epsn_, psn_span);
+  nak_sent_ = false;
+  if ((send || write) && last) {
+    ++msn_;
+    if (send || info.any(iba_op::kImmediate)) {
+      const ibv_wc_opcode wop = send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
+      const uint32_t len = send ? static_cast<uint32_t>(recv_offset_) : 0;
+      complete_recv(recv_, IBV_WC_SUCCESS, wop, len, htonl(p.h.imm), info.any(iba_op::kImmediate));
+      recv_active_ = false;
+    }
+  }
+  if (rc && p.h.ack_req && (send || write)) {
+    ++stats_.acks_sent;
+    queue_ack(p.h.psn);
+  }
+}
+
+void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
+  const auto& info = kIbaOps[p.h.opcode];
+  if (!info.any(iba_op::kSend) || !info.any(iba_op::kOnly)) return;
+  // IBA 10.2.5: a Q_Key that does not match drops the datagram silently.
+  if (p.h.qkey != attr_.qkey) return;
+  if (rq_.empty()) return;  // UD has no RNR: the datagram is lost
+  recv_ = std::move(rq_.front());
+  rq_.pop_front();
+  recv_offset_ = 0;
+  // The first 40 bytes of a UD receive buffer get the GRH (IBA 11.4.1.1).
+  std::array<std::byte, 40> grh{};
+  grh[0] = std::byte{0x60};
+  grh[4] = std::byte(payload.size() >> 8);
+  grh[5] = std::byte(payload.size());
+  grh[6] = std::byte{0x1B};
+  grh[7] = std::byte{64};
+  std::memcpy(grh.data() + 8, src.sgid.data(), 16);
+  std::memcpy(grh.data() + 24, src.dgid.data(), 16);
+  if (!place_recv(grh) || !place_recv(payload)) {
+    complete_recv(recv_, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, true);
+    return;
+  }
+  complete_recv(recv_, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(recv_offset_), htonl(p.h.imm), info.any(iba_op::kImmediate),
+                p.h.src_qp, true);
+}
+
+Packet IbaQp::next_response() {
+  Response& r = responses_.front();
+  IbaHeaders h;
+  h.dest_qp = attr_.dest_qp_num;
+  h.psn = r.psn;
+  h.syndrome = r.syndrome;
+  h.msn = r.msn;
+  Packet p = nic_.alloc();
+  if (r.kind == Response::Ack) {
+    h.opcode = RC_ACKNOWLEDGE;
+    iba_emit(p, h);
+    responses_.pop_front();
+  } else if (r.kind == Response::AtomicAck) {
+    h.opcode = RC_ATOMIC_ACKNOWLEDGE;
+    h.orig = r.va;
+    iba_emit(p, h);
+    responses_.pop_front();
+  } else {
+    const uint32_t mtu = mtu_bytes();
+    const uint32_t n = std::min(mtu, r.left);
+    const bool first = r.left == r.total;
+    const bool last = n == r.left;
+    h.opcode = first && last ? RC_RDMA_READ_RESPONSE_ONLY
+               : first       ? RC_RDMA_READ_RESPONSE_FIRST
+               : last        ? RC_RDMA_READ_RESPONSE_LAST
+                             : RC_RDMA_READ_RESPONSE_MIDDLE;
+    std::memcpy(p.push_back(n).data(), r.mr->bytes(r.va, n).data(), n);
+    iba_emit(p, h);
+    r.va += n;
+    r.left -= n;
+    r.psn = psn_add(r.psn, 1);
+    if (last) responses_.pop_front();
+  }
+  fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
+  return p;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,133 @@
+// The IBA transport for one queue pair (IBA chapter 9), written once for
+// ib, roce_v1 and roce_v2: only the encapsulation below it differs.
+//
+// Three roles, each its own state machine:
+//  - requester (9.7.2..9.7.4): turns send-queue WQEs into request packets,
+//    segmented at the path MTU, with PSNs; go-back-N on NAK or timeout;
+//  - responder (9.7.5): checks PSN and opcode sequence, validates keys,
+//    places data, generates ACK/NAK, READ responses and atomic ACKs;
+//  - completer (9.7.6, "requester side"): consumes ACKs, NAKs, READ
+//    responses and atomic ACKs, completes WQEs, arms the retry timer.
+// RC uses all three; UC has no ACKs and no retransmission; UD sends
+// single-packet datagrams with a DETH.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+
+#include "core/engine.hpp"
+#include "fabrics/iba/iba_fabric.hpp"
+#include "fabrics/iba/transport/headers.hpp"
+#include "nodes/host/rnic.hpp"
+#include "nodes/host/verbs.hpp"
+
+namespace rdmasim {
+
+
+class IbaQp final : public verbs::QueuePair, public TxSource {
+public:
+  IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init, Rnic& nic,
+        IbaFabric& fabric);
+  ~IbaQp() override;
+
+  // TxSource: the NIC pulls frames one at a time when its port can take one.
+  bool has_tx() const override;
+  Packet next_frame() override;
+
+  // A packet for this QP arrived (transport headers parsed, payload follows).
+  void receive(const IbaParsed& pkt, std::span<const std::byte> payload, const IbaSource& src);
+
+  struct Stats {
+    uint64_t retransmitted_packets = 0, timeouts = 0, seq_naks_sent = 0, seq_naks_received = 0;
+    uint64_t rnr_naks_sent = 0, rnr_naks_received = 0, duplicates = 0, acks_sent = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+protected:
+  int check_send(const ibv_send_wr& wr) const override;
+  void send_posted() override;
+  void recv_posted() override;
+  void state_changed(ibv_qp_state from) override;
+
+private:
+  // ---- requester ----
+  bool requester_ready() const;
+  Packet next_request();
+  Packet next_ud_request(verbs::SendWqe& w);
+  void go_back_to(uint32_t psn);
+  uint32_t packets_of(const verbs::SendWqe& w) const;
+  bool copy_out(const verbs::SendWqe& w, uint64_t offset, std::span<std::byte> dst, ibv_wc_status& err);
+
+  // ---- completer ----
+  void on_ack(const IbaParsed& p);
+  void on_read_response(const IbaParsed& p, std::span<const std::byte> payload);
+  void on_atomic_ack(const IbaParsed& p);
+  void on_nak(const IbaParsed& p);
+  void ack_through(uint32_t psn);  // everything before `psn` is acknowledged
+  void fail_front(ibv_wc_status status);
+  void arm_retry_timer();
+  void on_retry_timeout();
+  void note_progress();
+
+  // ---- responder ----
+  enum class RespStep { Execute, Duplicate, OutOfSequence, Drop };
+  RespStep check_psn(const IbaParsed& p) const;
+  void respond(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
+  void respond_duplicate(const IbaParsed& p);
+  void respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
+  bool place_recv(std::span<const std::byte> payload);
+  void queue_ack(uint32_t psn);
+  void queue_nak(uint32_t psn, uint8_t syndrome);
+  Packet next_response();
+
+  Rnic& nic_;
+  IbaFabric& fabric_;
+  Stats stats_;
+
+  // requester
+  size_t req_wqe_ = 0;       // index in sq_ of the WQE to send next
+  uint64_t req_offset_ = 0;  // bytes of it already sent (or the READ's resume point)
+  uint32_t req_psn_ = 0;     // next PSN to send
+  uint32_t high_psn_ = 0;    // one past the highest PSN ever sent (retransmissions are before it)
+  int rd_atomic_in_flight_ = 0;
+  bool rnr_wait_ = false;
+
+  // completer
+  uint32_t unacked_psn_ = 0;  // oldest PSN not yet acknowledged
+  int retry_left_ = 0;
+  int rnr_left_ = 0;
+  EventId retry_timer_;
+  EventId rnr_timer_;
+
+  // responder
+  uint32_t epsn_ = 0;
+  uint32_t msn_ = 0;
+  bool nak_sent_ = false;
+  enum class InMessage : uint8_t { None, Send, Write } in_msg_ = InMessage::None;
+  bool recv_active_ = false;
+  verbs::RecvWqe recv_;           // the receive WQE a multi-packet SEND is filling
+  uint64_t recv_offset_ = 0;
+  const verbs::MemoryRegion* write_mr_ = nullptr;
+  uint64_t write_va_ = 0;
+  uint64_t write_left_ = 0;
+
+  struct Response {
+    enum Kind : uint8_t { Ack, ReadData, AtomicAck } kind;
+    uint32_t psn;
+    uint8_t syndrome;
+    uint32_t msn;
+    uint64_t va = 0;  // ReadData: next byte to send; AtomicAck: original value
+    uint32_t left = 0;
+    uint32_t total = 0;
+    const verbs::MemoryRegion* mr = nullptr;
+  };
+  std::deque<Response> responses_;
+  struct AtomicReplay {
+    uint32_t psn;
+    uint64_t orig;
+  };
+  std::deque<AtomicReplay> atomic_replay_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,60 @@
+// A restartable timer that keeps at most one event in the engine. TCP moves
+// its retransmission deadline on almost every ACK (RFC 6298 5.3); cancelling
+// and rescheduling each time would leave a dead entry in the event heap per
+// ACK. Instead the pending event checks, when it fires, whether the deadline
+// moved later and, if so, sleeps again until then. Only moving a deadline
+// earlier than the pending event costs a cancel.
+#pragma once
+
+#include "core/engine.hpp"
+#include "core/units.hpp"
+
+namespace rdmasim {
+
+class LazyTimer {
+public:
+  using Callback = void (*)(void* ctx);
+
+  LazyTimer(Simulator& sim, void* ctx, Callback fn) : sim_(sim), ctx_(ctx), fn_(fn) {}
+  LazyTimer(const LazyTimer&) = delete;
+  LazyTimer& operator=(const LazyTimer&) = delete;
+  ~LazyTimer() { sim_.cancel(event_); }
+
+  bool armed() const { return deadline_ != Time::max(); }
+  Time deadline() const { return deadline_; }
+
+  void arm_at(Time when) {
+    deadline_ = when;
+    if (scheduled_for_ <= when) return;  // the pending event fires first and re-sleeps
+    sim_.cancel(event_);
+    schedule(when);
+  }
+  void arm_after(Time delay) { arm_at(sim_.now() + delay); }
+  void disarm() { deadline_ = Time::max(); }  // the pending event, if any, finds nothing to do
+
+private:
+  void schedule(Time when) {
+    scheduled_for_ = when;
+    event_ = sim_.at(when, [this] { fire(); });
+  }
+  void fire() {
+    scheduled_for_ = Time::max();
+    event_ = {};
+    if (!armed()) return;
+    if (deadline_ > sim_.now()) {
+      schedule(deadline_);
+      return;
+    }
+    deadline_ = Time::max();
+    fn_(ctx_);
+  }
+
+  Simulator& sim_;
+  void* ctx_;
+  Callback fn_;
+  Time deadline_ = Time::max();
+  Time scheduled_for_ = Time::max();
+  EventId event_;
+};
+
+}  // namespace rdmasim

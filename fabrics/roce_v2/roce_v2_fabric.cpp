@@ -1,0 +1,137 @@
+#include "fabrics/roce_v2/roce_v2_fabric.hpp"
+
+#include <cstring>
+
+#include "fabrics/iba/icrc.hpp"
+#include "fabrics/ip/wire/ipv4.hpp"
+#include "fabrics/ip/wire/ipv6.hpp"
+#include "fabrics/ip/wire/udp.hpp"
+
+namespace rdmasim {
+
+namespace {
+constexpr uint8_t kUdp = 17;
+constexpr size_t kEth = EthernetHeader::kLen;
+
+Ipv6Address gid_address(const ibv_gid& g) {
+  Ipv6Address a;
+  std::memcpy(a.octets.data(), g.raw, 16);
+  return a;
+}
+}  // namespace
+
+ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e) {
+  const Ipv6Address a = v == IpVersion::ipv4 ? Ipv6Address::v4_mapped(e.ipv4) : e.ipv6;
+  ibv_gid g;
+  std::memcpy(g.raw, a.octets.data(), 16);
+  return g;
+}
+
+RoceV2Fabric::RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable)
+    : IbaFabric(nic), ip_(ip), self_(self), priority_(priority), ecn_capable_(ecn_capable) {}
+
+size_t RoceV2Fabric::headroom() const { return kEth + Ipv6Header::kLen + UdpHeader::kLen; }
+
+uint16_t RoceV2Fabric::source_port(uint32_t src_qpn, uint32_t dest_qpn) {
+  uint32_t h = (src_qpn * 0x9E3779B1u) ^ (dest_qpn * 0x85EBCA77u);
+  h ^= h >> 15;
+  return static_cast<uint16_t>(0xC000 | (h & 0x3FFF));
+}
+
+void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) {
+  std::memset(p.push_back(kIcrcLen).data(), 0, kIcrcLen);  // filled when observed (seal)
+  p.meta.crc_pending = true;
+  p.meta.priority = priority_;
+
+  const uint16_t udp_len = static_cast<uint16_t>(p.size() + UdpHeader::kLen);
+  UdpHeader udp{source_port(src_qpn, dest_qpn), kUdpPortRoceV2, udp_len, 0};
+  udp.emit(*UdpView::check(p.push_front(UdpHeader::kLen)));
+
+  // DSCP carries the traffic class: priority p maps to DSCP 8p + 2 (AF p1),
+  // e.g. the common RoCE choice DSCP 26 for priority 3.
+  const uint8_t dscp = static_cast<uint8_t>(priority_ << 3 | 2);
+  const Ecn ecn = ecn_capable_ ? Ecn::Ect0 : Ecn::NotEct;
+  const Ipv6Address dst = gid_address(dest.grh.dgid);
+  if (ip_ == IpVersion::ipv4) {
+    Ipv4Header ip;
+    ip.dscp = dscp;
+    ip.ecn = ecn;
+    ip.total_length = static_cast<uint16_t>(udp_len + Ipv4Header::kLen);
+    ip.identification = ip_id_++;
+    ip.ttl = dest.grh.hop_limit ? dest.grh.hop_limit : 64;
+    ip.protocol = kUdp;
+    ip.src = self_.ipv4;
+    ip.dst = Ipv4Address{{dst.octets[12], dst.octets[13], dst.octets[14], dst.octets[15]}};
+    ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
+  } else {
+    Ipv6Header ip;
+    ip.dscp = dscp;
+    ip.ecn = ecn;
+    ip.flow_label = dest.grh.flow_label & 0xFFFFF;
+    ip.payload_length = udp_len;
+    ip.next_header = kUdp;
+    ip.hop_limit = dest.grh.hop_limit ? dest.grh.hop_limit : 64;
+    ip.src = self_.ipv6;
+    ip.dst = dst;
+    ip.emit(*Ipv6View::check(p.push_front(Ipv6Header::kLen)));
+  }
+  EthernetHeader eth{self_.gateway_mac, self_.mac,
+                     ip_ == IpVersion::ipv4 ? ethertype::kIpv4 : ethertype::kIpv6};
+  eth.emit(*EthernetView::check(p.push_front(kEth)));
+}
+
+bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
+  auto eth = ConstEthernetView::check(p.bytes());
+  if (!eth) return false;
+  std::span<const std::byte> l3 = eth->payload();
+  size_t ip_len = 0;
+  std::span<const std::byte> udp_bytes;
+  if (eth->ethertype() == ethertype::kIpv4) {
+    auto ip = ConstIpv4View::check(l3);
+    if (!ip || !ip->valid() || ip->protocol() != kUdp) return false;
+    ip_len = ip->header_len();
+    udp_bytes = ip->payload();
+    const Ipv6Address s = Ipv6Address::v4_mapped(ip->src()), d = Ipv6Address::v4_mapped(ip->dst());
+    std::memcpy(src.sgid.data(), s.octets.data(), 16);
+    std::memcpy(src.dgid.data(), d.octets.data(), 16);
+    src.ecn_ce = ip->ecn() == Ecn::Ce;
+  } else if (eth->ethertype() == ethertype::kIpv6) {
+    auto ip = ConstIpv6View::check(l3);
+    if (!ip || !ip->valid() || ip->next_header() != kUdp) return false;
+    ip_len = Ipv6Header::kLen;
+    udp_bytes = ip->payload();
+    std::memcpy(src.sgid.data(), ip->src().octets.data(), 16);
+    std::memcpy(src.dgid.data(), ip->dst().octets.data(), 16);
+    src.ecn_ce = ip->ecn() == Ecn::Ce;
+  } else {
+    return false;
+  }
+  auto udp = ConstUdpView::check(udp_bytes);
+  if (!udp || !udp->valid() || udp->dst_port() != kUdpPortRoceV2 || udp->length() < UdpHeader::kLen + kIcrcLen)
+    return false;
+  const size_t transport = udp->length() - UdpHeader::kLen - kIcrcLen;
+  p.pull_front(kEth + ip_len + UdpHeader::kLen);
+  p.pull_back(p.size() - transport);
+  return true;
+}
+
+void RoceV2Fabric::seal(Packet& p) const { seal_roce_v2(p); }
+
+void seal_roce_v2(Packet& p) {
+  if (!p.meta.crc_pending) return;
+  p.meta.crc_pending = false;
+  auto eth = EthernetView::check(p.bytes());
+  if (!eth) return;
+  std::span<std::byte> l3 = eth->payload();
+  if (eth->ethertype() == ethertype::kIpv4) {
+    auto ip = Ipv4View::check(l3);
+    fill_icrc(IcrcEncap::RoceV2Ipv4, l3.first(ip->total_length()));
+  } else if (eth->ethertype() == ethertype::kIpv6) {
+    auto ip = Ipv6View::check(l3);
+    auto udp = UdpView::check(ip->payload());
+    udp->fill_checksum(ip->src(), ip->dst());
+    fill_icrc(IcrcEncap::RoceV2Ipv6, l3.first(Ipv6Header::kLen + ip->payload_length()));
+  }
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,48 @@
+// RoCE v2 (IBA annex A17): the IBA transport in UDP (destination port 4791)
+// over IPv4 or IPv6 over Ethernet. The UDP source port carries flow entropy
+// for ECMP; the IP ECN bits carry congestion marks.
+#pragma once
+
+#include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/iba/iba_fabric.hpp"
+#include "fabrics/ip/wire/address.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+struct IpEndpoint {
+  MacAddress mac;          // this host's port
+  MacAddress gateway_mac;  // the L3 switch every frame goes to first
+  Ipv4Address ipv4;
+  Ipv6Address ipv6;
+};
+
+// The GID a RoCE v2 host has for an address (IBA A17.8: IPv4-mapped for v4).
+ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e);
+
+// Fills the ICRC (and the IPv6 UDP checksum) of a RoCE v2 frame whose CRC
+// fields are still placeholders; a capture calls it on what it writes.
+void seal_roce_v2(Packet& p);
+
+class RoceV2Fabric final : public IbaFabric {
+public:
+  RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable);
+
+  size_t headroom() const override;
+  void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) override;
+  bool decap(Packet& p, IbaSource& src) override;
+  // The ICRC, and over IPv6 the UDP checksum (mandatory there, RFC 8200 8.1).
+  void seal(Packet& p) const override;
+
+  // UDP source port for a QP pair: 0xC000 | 14-bit hash (A17.5.1.1: entropy).
+  static uint16_t source_port(uint32_t src_qpn, uint32_t dest_qpn);
+
+private:
+  IpVersion ip_;
+  IpEndpoint self_;
+  uint8_t priority_;
+  bool ecn_capable_;
+  uint16_t ip_id_ = 0;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,80 @@
+#include "nodes/host/rnic.hpp"
+
+#include <algorithm>
+
+#include "nodes/host/verbs.hpp"
+
+namespace rdmasim {
+
+Rnic::Rnic(Simulator& sim, PacketPool& pool, HostMemory& memory, Port& port, const NicConfig& cfg)
+    : sim_(sim), pool_(pool), port_(port), cfg_(cfg), device_(std::make_unique<verbs::Device>(*this, memory)) {
+  port_.on_tx_ready([this] { pump(); });
+}
+
+Rnic::~Rnic() {
+  // QPs unregister themselves from the scheduler as the device goes.
+  device_.reset();
+}
+
+void Rnic::wake(TxSource& s) {
+  if (!s.scheduled_) {
+    s.scheduled_ = true;
+    ready_.push_back(&s);
+  }
+  if (!port_.busy() || port_.queued_frames() < cfg_.tx_queue_frames) pump();
+}
+
+void Rnic::forget(TxSource& s) {
+  if (!s.scheduled_) return;
+  ready_.erase(std::remove(ready_.begin(), ready_.end(), &s), ready_.end());
+  s.scheduled_ = false;
+}
+
+// Round robin over sources with work, one frame each, while the port has room.
+void Rnic::pump() {
+  while (!ready_.empty() && port_.queued_frames() < cfg_.tx_queue_frames) {
+    TxSource* s = ready_.front();
+    ready_.pop_front();
+    s->scheduled_ = false;
+    if (!s->has_tx()) continue;
+    Packet p = s->next_frame();
+    if (s->has_tx()) {
+      s->scheduled_ = true;
+      ready_.push_back(s);
+    }
+    if (!p) continue;
+    ++stats_.frames_sent;
+    port_.send(std::move(p));
+  }
+}
+
+void Rnic::receive(Packet p) {
+  ++stats_.frames_received;
+  rx_pipe_.push_back(std::move(p));
+  sim_.after(cfg_.rx_pipeline, [this] { rx_done(); });
+}
+
+void Rnic::rx_done() {
+  Packet p = std::move(rx_pipe_.front());
+  rx_pipe_.pop_front();
+  fabric_->receive(std::move(p));
+}
+
+Time Rnic::doorbell_delay(bool inline_pio) const {
+  // A doorbell is a posted PCIe write; with a DMA doorbell the NIC then reads
+  // the WQE (a PCIe round trip). PIO (BlueFlame) writes the WQE itself.
+  if (inline_pio || cfg_.doorbell == Doorbell::pio) return cfg_.pcie_latency;
+  return cfg_.pcie_latency * 3;
+}
+
+void Rnic::deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc) {
+  ++stats_.cqes;
+  cqe_pipe_.push_back({&cq, wc});
+  sim_.after(cfg_.pcie_latency, [this] {
+    auto [q, c] = cqe_pipe_.front();
+    cqe_pipe_.pop_front();
+    q->push(c);
+  });
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,141 @@
+// The RDMA NIC of a host: it pulls frames from its queue pairs when the port
+// can take one (round robin, so one busy QP cannot starve the others),
+// encapsulates them for the fabric, and hands arriving frames to the fabric's
+// receive path. Host-side costs live here too: doorbells, WQE and payload
+// DMA over PCIe, CQE writes, and how the CPU learns of completions.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/packet.hpp"
+#include "core/units.hpp"
+#include "nodes/port.hpp"
+#include "topologies/config.hpp"
+
+#include <infiniband/verbs.h>
+
+namespace rdmasim {
+
+namespace verbs {
+class CompletionQueue;
+class Device;
+class ProtectionDomain;
+class QueuePair;
+struct QpInitAttr;
+}  // namespace verbs
+class HostMemory;
+
+// A source of frames the NIC schedules: an IBA QP, an iWARP connection.
+class TxSource {
+public:
+  virtual ~TxSource() = default;
+  virtual bool has_tx() const = 0;
+  virtual Packet next_frame() = 0;  // only called when has_tx()
+
+private:
+  friend class Rnic;
+  bool scheduled_ = false;
+};
+
+// How the frames of a fabric are built and taken apart; one per fabric.
+class NicFabric {
+public:
+  virtual ~NicFabric() = default;
+  virtual size_t headroom() const = 0;
+  // ibv_create_qp for this fabric: nullptr with errno set when it cannot.
+  virtual std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
+                                                      const verbs::QpInitAttr& init) = 0;
+  // An arriving frame (the NIC owns it now).
+  virtual void receive(Packet p) = 0;
+  // Fills the CRC/checksum fields of a frame that someone observes.
+  virtual void seal(Packet& p) const = 0;
+};
+
+
+struct NicConfig {
+  Time pcie_latency = Time::ns(400);         // one PCIe transaction, one way
+  DataRate pcie_rate{128'000'000'000};       // PCIe Gen4 x8-ish usable rate
+  Time rx_pipeline = Time::ns(250);          // NIC processing per frame received (tx and rx together)
+  Doorbell doorbell = Doorbell::dma;         // dma: NIC fetches the WQE; pio: CPU writes it (BlueFlame)
+  uint32_t max_inline = 256;                 // bytes a PIO doorbell may carry inline
+  Completion completion = Completion::polling;
+  Time poll_cost = Time::ns(50);             // CPU time per poll of the CQ
+  Time post_cost = Time::ns(100);            // CPU time to build a WQE and ring the doorbell
+  Time interrupt_cost = Time::us(2);         // CPU time per interrupt (handler, wake-up)
+  Time interrupt_latency = Time::us(1);      // MSI-X to the program running again
+  uint32_t coalesce_frames = 1;              // interrupt after this many CQEs...
+  Time coalesce_delay = Time::ns(0);         // ...or this long after the first
+  Time hybrid_poll = Time::us(2);            // hybrid: poll this long before arming an interrupt
+  uint32_t tx_queue_frames = 2;              // frames the NIC keeps queued at its port
+};
+
+class Rnic {
+public:
+  Rnic(Simulator& sim, PacketPool& pool, HostMemory& memory, Port& port, const NicConfig& cfg);
+  ~Rnic();
+  Rnic(const Rnic&) = delete;
+  Rnic& operator=(const Rnic&) = delete;
+
+  Simulator& sim() const { return sim_; }
+  PacketPool& pool() const { return pool_; }
+  Port& port() const { return port_; }
+  const NicConfig& config() const { return cfg_; }
+  verbs::Device& device() const { return *device_; }
+
+  void set_fabric(std::unique_ptr<NicFabric> f) { fabric_ = std::move(f); }
+
+  // Addresses: LID (ib), GID (all IBA fabrics), MAC and IP (Ethernet fabrics).
+  uint16_t lid() const { return lid_; }
+  void set_lid(uint16_t l) { lid_ = l; }
+  const ibv_gid& gid() const { return gid_; }
+  void set_gid(const ibv_gid& g) { gid_ = g; }
+  NicFabric& fabric() const { return *fabric_; }
+
+  // A packet with room in front for the fabric's headers.
+  Packet alloc() { return pool_.make(fabric_->headroom() + 64); }
+
+  // `s` has frames to send: schedule it.
+  void wake(TxSource& s);
+  // `s` is going away: forget it.
+  void forget(TxSource& s);
+
+  // A frame arrived on the port (after the wire); the NIC pipeline follows.
+  void receive(Packet p);
+
+  // Latency from a post to the NIC having the WQE and its first data: the
+  // doorbell over PCIe and, for a DMA doorbell, the WQE fetch round trip.
+  Time doorbell_delay(bool inline_pio) const;
+  // Writes a CQE to host memory (a PCIe write) and tells the CQ.
+  void deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc);
+
+  // Port became able to take a frame.
+  void pump();
+
+  struct Stats {
+    uint64_t frames_sent = 0, frames_received = 0, cqes = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+private:
+  void rx_done();
+
+  Simulator& sim_;
+  PacketPool& pool_;
+  Port& port_;
+  NicConfig cfg_;
+  std::unique_ptr<verbs::Device> device_;
+  std::unique_ptr<NicFabric> fabric_;
+  uint16_t lid_ = 0;
+  ibv_gid gid_{};
+  std::deque<TxSource*> ready_;
+  std::deque<Packet> rx_pipe_;
+  std::deque<std::pair<verbs::CompletionQueue*, ibv_wc>> cqe_pipe_;  // CQE writes in flight over PCIe
+  bool pump_scheduled_ = false;
+  Stats stats_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,260 @@
+// The verbs API a simulated host program uses. Work requests, SGEs, work
+// completions, QP attributes, opcodes, access flags and statuses are
+// rdma-core's own types from <infiniband/verbs.h>; the handles (device, PD,
+// MR, CQ, QP, AH) are the simulator's classes. Calls fail with the errno
+// real verbs return; failed operations complete with the status they give.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/units.hpp"
+
+namespace rdmasim {
+class Rnic;
+class HostMemory;
+}
+
+namespace rdmasim::verbs {
+
+class Device;
+class QueuePair;
+
+class ProtectionDomain {
+public:
+  ProtectionDomain(Device& d, uint32_t handle) : device(d), handle(handle) {}
+  Device& device;
+  const uint32_t handle;
+};
+
+struct MemoryRegion {
+  ProtectionDomain* pd = nullptr;
+  uint64_t addr = 0;
+  uint64_t length = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+  int access = 0;
+  std::byte* base = nullptr;  // host bytes backing [addr, addr + length)
+  bool valid = false;
+
+  bool contains(uint64_t a, uint64_t len) const {
+    return a >= addr && len <= length && a - addr <= length - len;
+  }
+  std::span<std::byte> bytes(uint64_t a, uint64_t len) const { return {base + (a - addr), len}; }
+};
+
+// Completion queue: a ring of ibv_wc. A program either polls it or awaits
+// the next completion (the host's completion mode decides what that costs).
+class CompletionQueue {
+public:
+  CompletionQueue(Device& d, int cqe) : device_(d), capacity_(cqe) {}
+
+  // Like ibv_poll_cq: up to n completions into wc; returns how many.
+  int poll(int n, ibv_wc* wc);
+  size_t depth() const { return ring_.size(); }
+  bool overflowed() const { return overflow_; }
+
+  // co_await cq.next(): resumes as soon as a completion is queued (a
+  // program spinning on ibv_poll_cq).
+  struct NextAwaiter {
+    CompletionQueue& cq;
+    bool await_ready() const { return !cq.ring_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { cq.waiter_ = h; }
+    void await_resume() const {}
+  };
+  NextAwaiter next() { return {*this}; }
+  // Like next(), but gives up after `limit`; `came` says which happened.
+  struct NextWithinAwaiter {
+    CompletionQueue& cq;
+    Time limit;
+    bool& came;
+    bool await_ready() const { return came = !cq.ring_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { cq.wait_within(h, limit, came); }
+    void await_resume() const {}
+  };
+  NextWithinAwaiter next_within(Time limit, bool& came) { return {*this, limit, came}; }
+
+  // Interrupt moderation of this CQ's completion events: an interrupt is
+  // raised once `frames` completions have come, or `delay` after the first
+  // of them; the program runs `latency` after the interrupt.
+  struct Moderation {
+    uint32_t frames = 1;
+    Time delay;
+    Time latency = Time::us(1);
+  };
+  void set_moderation(const Moderation& m) { moderation_ = m; }
+  // co_await cq.interrupt(): ibv_req_notify_cq + ibv_get_cq_event; resumes
+  // after the moderated interrupt (at once if a completion is already queued).
+  struct InterruptAwaiter {
+    CompletionQueue& cq;
+    bool await_ready() const { return !cq.ring_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { cq.arm(h); }
+    void await_resume() const {}
+  };
+  InterruptAwaiter interrupt() { return {*this}; }
+  uint64_t interrupts() const { return interrupts_; }
+
+  // The NIC adds a completion (after the CQE's DMA write).
+  void push(const ibv_wc& wc);
+
+private:
+  void arm(std::coroutine_handle<> h);
+  void wait_within(std::coroutine_handle<> h, Time limit, bool& came);
+  void fire();
+
+  Device& device_;
+  size_t capacity_;
+  std::deque<ibv_wc> ring_;
+  bool overflow_ = false;
+  std::coroutine_handle<> waiter_;
+  EventId waiter_timeout_;
+  bool* waiter_came_ = nullptr;
+  // interrupt path
+  Moderation moderation_;
+  std::coroutine_handle<> irq_waiter_;
+  uint32_t irq_count_ = 0;
+  EventId irq_timer_;
+  uint64_t interrupts_ = 0;
+};
+
+struct QpInitAttr {
+  CompletionQueue* send_cq = nullptr;
+  CompletionQueue* recv_cq = nullptr;
+  ibv_qp_cap cap{.max_send_wr = 128, .max_recv_wr = 128, .max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256};
+  ibv_qp_type qp_type = IBV_QPT_RC;
+  bool sq_sig_all = false;
+};
+
+// An address handle (UD destinations). Derives from ibv_ah so that an
+// ibv_send_wr's wr.ud.ah can point at it, as in real verbs.
+class AddressHandle : public ibv_ah {
+public:
+  AddressHandle(ProtectionDomain& pd, const ibv_ah_attr& a) : ibv_ah{}, attr(a), pd_(&pd) {}
+  ibv_ah_attr attr;
+  ProtectionDomain* pd_;
+};
+
+// Work queue entries as the NIC keeps them (the posted WR copied, its SGEs too).
+struct SendWqe {
+  uint64_t wr_id = 0;
+  ibv_wr_opcode opcode = IBV_WR_SEND;
+  unsigned send_flags = 0;
+  uint32_t imm_data = 0;  // network byte order, as in ibv_send_wr
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t compare_add = 0, swap = 0;
+  AddressHandle* ah = nullptr;
+  uint32_t remote_qpn = 0, remote_qkey = 0;
+  std::vector<ibv_sge> sges;
+  std::vector<std::byte> inline_data;  // IBV_SEND_INLINE: bytes copied at post time
+  uint64_t length = 0;
+  bool signaled = false;
+  Time posted;
+  // Transport bookkeeping (IBA 9.7.2): the PSNs this message occupies once
+  // first sent, and how much of a READ's data has come back.
+  bool started = false;
+  uint32_t first_psn = 0, last_psn = 0;
+  uint64_t done_bytes = 0;
+};
+
+struct RecvWqe {
+  uint64_t wr_id = 0;
+  std::vector<ibv_sge> sges;
+  uint64_t length = 0;
+};
+
+class QueuePair {
+public:
+  QueuePair(Device& d, ProtectionDomain& pd, uint32_t qpn, const QpInitAttr& init);
+  virtual ~QueuePair() = default;
+
+  uint32_t qp_num() const { return qpn_; }
+  ibv_qp_type type() const { return init_.qp_type; }
+  ibv_qp_state state() const { return state_; }
+  const ibv_qp_attr& attr() const { return attr_; }
+  const QpInitAttr& init_attr() const { return init_; }
+  ProtectionDomain& pd() const { return pd_; }
+  Device& device() const { return device_; }
+
+  // ibv_modify_qp: the IBA 10.3 state machine; required and allowed
+  // attributes per transition as the Linux verbs core checks them.
+  int modify(const ibv_qp_attr& attr, int mask);
+  // ibv_query_qp
+  int query(ibv_qp_attr& attr) const { attr = attr_; attr.qp_state = attr.cur_qp_state = state_; return 0; }
+  int post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr);
+  int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+
+  // Bytes of the path MTU (from attr().path_mtu).
+  uint32_t mtu_bytes() const { return 128u << attr_.path_mtu; }
+
+protected:
+  // Transport hooks.
+  virtual int check_send(const ibv_send_wr& wr) const;  // transport-specific errno checks
+  virtual void send_posted() = 0;                       // new work in sq_
+  virtual void recv_posted() {}
+  virtual void state_changed(ibv_qp_state from) { (void)from; }
+
+  // Moves the QP to ERR and flushes every outstanding WQE with IBV_WC_WR_FLUSH_ERR.
+  void enter_error();
+  void complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len = 0);
+  void complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opcode op, uint32_t byte_len,
+                     uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false);
+  ibv_wc_opcode wc_opcode(ibv_wr_opcode op) const;
+
+  Device& device_;
+  ProtectionDomain& pd_;
+  const uint32_t qpn_;
+  QpInitAttr init_;
+  ibv_qp_attr attr_{};
+  ibv_qp_state state_ = IBV_QPS_RESET;
+  std::deque<SendWqe> sq_;  // posted and not yet completed, oldest first
+  std::deque<RecvWqe> rq_;
+};
+
+// A verbs context on one host's RNIC.
+class Device {
+public:
+  Device(Rnic& nic, HostMemory& memory);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  Rnic& nic() const { return nic_; }
+  HostMemory& memory() const { return memory_; }
+  Simulator& sim() const;
+
+  ProtectionDomain* alloc_pd();
+  // ibv_reg_mr: nullptr with errno EINVAL for bad flags or a range outside host memory.
+  MemoryRegion* reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t length, int access);
+  int dereg_mr(MemoryRegion* mr);
+  CompletionQueue* create_cq(int cqe);
+  // ibv_create_qp: nullptr with errno EINVAL / EOPNOTSUPP (e.g. UD on iWARP).
+  QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& init);
+  AddressHandle* create_ah(ProtectionDomain* pd, const ibv_ah_attr& attr);
+  int query_port(uint8_t port, ibv_port_attr& out) const;
+  int query_gid(uint8_t port, int index, ibv_gid& out) const;
+
+  // Key lookups for the NIC: nullptr when the key names no valid region.
+  MemoryRegion* mr_by_lkey(uint32_t lkey) const;
+  MemoryRegion* mr_by_rkey(uint32_t rkey) const;
+  QueuePair* qp_by_num(uint32_t qpn) const;
+  const std::vector<std::unique_ptr<QueuePair>>& qps() const { return qps_; }
+
+private:
+  Rnic& nic_;
+  HostMemory& memory_;
+  std::vector<std::unique_ptr<ProtectionDomain>> pds_;
+  std::vector<std::unique_ptr<MemoryRegion>> mrs_;
+  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
+  std::vector<std::unique_ptr<QueuePair>> qps_;
+  std::vector<std::unique_ptr<AddressHandle>> ahs_;
+};
+
+}  // namespace rdmasim::verbs

@@ -1,0 +1,59 @@
+// An L3 switch (roce_v2, iwarp): forwards IPv4/IPv6 on the destination
+// address it reads from each frame, spreading equal-cost next hops by a hash
+// of the 5-tuple (ECMP), decrements TTL / hop limit, rewrites the MACs, and
+// marks ECN-capable packets CE when the egress queue is deep (RED-style).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "core/random.hpp"
+#include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/ip/wire/address.hpp"
+#include "nodes/node.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+class L3Switch final : public Node {
+public:
+  L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const SwitchConfig& cfg, const EcnConfig& ecn,
+           uint64_t seed);
+
+  // Routes: the egress ports towards a host address (ECMP set, ascending).
+  void add_route(const Ipv4Address& dst, std::vector<uint16_t> ports);
+  void add_route(const Ipv6Address& dst, std::vector<uint16_t> ports);
+  // The MAC of the neighbour on a port (host NIC or the next switch's port).
+  void set_neighbor(uint16_t port, const MacAddress& mac);
+  MacAddress port_mac(uint16_t port) const;
+
+  void receive(Port& in, Packet p) override;
+
+  struct Stats {
+    uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+private:
+  void forward(Port& in, uint16_t out, Packet p);
+  void egress(uint16_t out);
+  bool mark(uint16_t out);
+
+  SwitchConfig cfg_;
+  EcnConfig ecn_;
+  uint32_t mac_base_;
+  Rng rng_;
+  std::map<uint32_t, std::vector<uint16_t>> v4_;
+  std::map<Ipv6Address, std::vector<uint16_t>> v6_;
+  std::vector<MacAddress> neighbors_;
+  // Frames in the forwarding pipeline, per egress port, in order.
+  struct Pending {
+    std::deque<Packet> frames;
+    Time last;
+  };
+  std::deque<Pending> pipeline_;  // a deque: growing it never moves the queues
+  Stats stats_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,75 @@
+#include "pcap/capture_set.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/packet.hpp"
+#include "nodes/node.hpp"
+#include "nodes/port.hpp"
+
+namespace rdmasim {
+
+struct CaptureSet::Point {
+  const Port* port;
+  PcapWriter writer;
+
+  Point(const Port& p, const std::filesystem::path& path, Linktype lt, uint32_t snaplen)
+      : port(&p), writer(path, lt, snaplen) {}
+};
+
+CaptureSet::CaptureSet(std::filesystem::path dir, Linktype linktype, Sealer sealer, uint32_t snaplen)
+    : pcap_dir_(std::move(dir) / "pcap"),
+      linktype_(linktype),
+      snaplen_(snaplen),
+      sealer_(std::make_shared<const Sealer>(std::move(sealer))) {}
+
+CaptureSet::~CaptureSet() {
+  for (auto& p : points_) {
+    try {
+      p->writer.close();
+    } catch (...) {
+      // A destructor cannot report; close() explicitly to see write errors.
+    }
+  }
+}
+
+void CaptureSet::capture(Port& port) {
+  if (std::any_of(points_.begin(), points_.end(), [&](const auto& p) { return p->port == &port; })) return;
+  std::filesystem::create_directories(pcap_dir_);
+  const auto path = pcap_dir_ / (port.owner().name() + "-" + std::to_string(port.index()) + ".pcap");
+  auto point = std::make_shared<Point>(port, path, linktype_, snaplen_);
+  auto observe = [point, sealer = sealer_](Direction dir) {
+    return [point, sealer, dir](Time t, Packet& p) {
+      if (!point->writer.is_open()) return;
+      if (p.meta.crc_pending && *sealer) (*sealer)(p);
+      point->writer.write(t, p.bytes(), dir);
+    };
+  };
+  port.on_tx(observe(Direction::Tx));
+  port.on_rx(observe(Direction::Rx));
+  points_.push_back(std::move(point));
+}
+
+void CaptureSet::capture(Node& node) {
+  for (size_t i = 0; i < node.port_count(); ++i) capture(node.port(i));
+}
+
+void CaptureSet::close() {
+  std::string failures;
+  for (auto& p : points_) {
+    try {
+      p->writer.close();
+    } catch (const std::runtime_error& e) {
+      failures += failures.empty() ? e.what() : std::string("; ") + e.what();
+    }
+  }
+  if (!failures.empty()) throw std::runtime_error(failures);
+}
+
+std::vector<std::filesystem::path> CaptureSet::files() const {
+  std::vector<std::filesystem::path> out;
+  for (const auto& p : points_) out.push_back(p->writer.path());
+  return out;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,61 @@
+// The capture points of a run: one pcap file a captured port, written as
+// DIR/pcap/<node>-<port>.pcap, holding every frame the port sends (when it
+// starts on the wire) and receives (when it has fully arrived).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "pcap/pcap_writer.hpp"
+
+namespace rdmasim {
+
+class Node;
+class Packet;
+class Port;
+
+class CaptureSet {
+public:
+  // Fills the CRC fields of a frame whose meta.crc_pending is set, and clears
+  // the flag. Given by the fabric: CRCs are computed only for frames that a
+  // capture observes.
+  using Sealer = std::function<void(Packet&)>;
+
+  // Files go under `dir`/pcap/ (created on the first capture).
+  CaptureSet(std::filesystem::path dir, Linktype linktype, Sealer sealer = {},
+             uint32_t snaplen = PcapWriter::kDefaultSnaplen);
+  ~CaptureSet();  // closes every file: captures are complete even when a run is cut short
+  CaptureSet(const CaptureSet&) = delete;
+  CaptureSet& operator=(const CaptureSet&) = delete;
+
+  // Opens the port's file and subscribes to its tx and rx signals. Capturing
+  // a port twice is harmless. Throws std::runtime_error if the file cannot
+  // be created.
+  void capture(Port& port);
+  // Captures every port the node has now.
+  void capture(Node& node);
+
+  // Flushes and closes every file; frames the ports see afterwards are not
+  // written. Throws std::runtime_error if a write failed.
+  void close();
+
+  const std::filesystem::path& pcap_dir() const { return pcap_dir_; }
+  std::vector<std::filesystem::path> files() const;
+  size_t size() const { return points_.size(); }
+
+private:
+  struct Point;
+
+  std::filesystem::path pcap_dir_;
+  Linktype linktype_;
+  uint32_t snaplen_;
+  std::shared_ptr<const Sealer> sealer_;
+  // Shared with the ports' observers, so that a port outliving this set
+  // never calls into freed memory.
+  std::vector<std::shared_ptr<Point>> points_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,130 @@
+#include "apps/output_dir.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace rdmasim;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("rdmasim-outdir-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+void put(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+std::string get(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+// Names in `dir`, sorted.
+std::string listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const auto& n : names) out += n + " ";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a committed stage becomes the output directory, replacing the previous one") {
+  TempDir t;
+  const fs::path dir = t.path / "out" / "exp";
+  {
+    StagedDir s(dir);
+    CHECK(s.temp() == t.path / "out" / ("exp.tmp-" + std::to_string(::getpid())));
+    CHECK(fs::is_directory(s.temp()));
+    CHECK_FALSE(fs::exists(dir));
+    put(s.temp() / "results.json", "one");
+    s.commit();
+  }
+  CHECK(get(dir / "results.json") == "one");
+  {
+    StagedDir s(dir);
+    put(s.temp() / "results.json", "two");
+    fs::create_directory(s.temp() / "pcap");
+    s.commit();
+  }
+  CHECK(get(dir / "results.json") == "two");
+  CHECK(listing(t.path / "out") == "exp ");  // no tmp or old siblings left
+  CHECK(listing(dir) == "pcap results.json ");
+}
+
+TEST_CASE("an abandoned stage leaves no trace and the previous output untouched") {
+  TempDir t;
+  const fs::path dir = t.path / "exp";
+  fs::create_directory(dir);
+  put(dir / "results.json", "old");
+  {
+    StagedDir s(dir);
+    put(s.temp() / "results.json", "half");
+  }  // no commit: a failed run
+  CHECK(get(dir / "results.json") == "old");
+  CHECK(listing(t.path) == "exp ");
+}
+
+TEST_CASE("parents created for an abandoned stage are removed again") {
+  TempDir t;
+  { StagedDir s(t.path / "a" / "b" / "exp"); }
+  CHECK(listing(t.path) == "");
+  fs::create_directory(t.path / "keep");
+  { StagedDir s(t.path / "keep" / "new" / "exp"); }
+  CHECK(listing(t.path) == "keep ");
+  CHECK(listing(t.path / "keep") == "");
+}
+
+TEST_CASE("a directory that is not rdmasim output, or a file, is never replaced") {
+  TempDir t;
+  fs::create_directory(t.path / "home");
+  put(t.path / "home" / "thesis.tex", "precious");
+  CHECK_THROWS_AS(StagedDir(t.path / "home"), OutputError);
+  put(t.path / "file", "x");
+  CHECK_THROWS_AS(StagedDir(t.path / "file"), OutputError);
+  CHECK_THROWS_AS(StagedDir(t.path / "file" / "sub"), OutputError);  // a file where a parent should be
+  CHECK(get(t.path / "home" / "thesis.tex") == "precious");
+  CHECK(listing(t.path) == "file home ");
+  // Empty, or holding compare.json: ours to replace.
+  fs::create_directory(t.path / "empty");
+  CHECK_NOTHROW(StagedDir(t.path / "empty"));
+  fs::create_directory(t.path / "cmp");
+  put(t.path / "cmp" / "compare.json", "{}");
+  CHECK_NOTHROW(StagedDir(t.path / "cmp"));
+}
+
+TEST_CASE("output paths are normalised; the current, parent and root directories are refused") {
+  CHECK(output_path("out/x/") == fs::path("out/x"));
+  CHECK(output_path("out/./x") == fs::path("out/x"));
+  CHECK(output_path("x") == fs::path("x"));
+  CHECK_THROWS_AS(output_path(""), OutputError);
+  CHECK_THROWS_AS(output_path("."), OutputError);
+  CHECK_THROWS_AS(output_path("./"), OutputError);
+  CHECK_THROWS_AS(output_path(".."), OutputError);
+  CHECK_THROWS_AS(output_path("a/.."), OutputError);
+  CHECK_THROWS_AS(output_path("/"), OutputError);
+}
+
+TEST_CASE("write_file_atomic replaces a file whole") {
+  TempDir t;
+  write_file_atomic(t.path / "compare.json", "first");
+  write_file_atomic(t.path / "compare.json", "second");
+  CHECK(get(t.path / "compare.json") == "second");
+  CHECK(listing(t.path) == "compare.json ");
+  CHECK_THROWS_AS(write_file_atomic(t.path / "missing" / "x.json", "y"), fs::filesystem_error);
+}

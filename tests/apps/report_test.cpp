@@ -1,0 +1,87 @@
+#include "apps/report.hpp"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+using namespace rdmasim;
+using nlohmann::json;
+
+namespace {
+
+json results(const char* fabric, double gbps, int p50_ns, uint64_t drops) {
+  return {{"experiment", "quickstart"},
+          {"fabric", fabric},
+          {"seed", 1},
+          {"end_time_ps", 60'000'000},
+          {"workloads",
+           {{{"name", "w0"},
+             {"kind", "rdma_write"},
+             {"from", "a"},
+             {"to", "b"},
+             {"qp", "rc"},
+             {"ops", 100},
+             {"bytes", 6553600},
+             {"completions", {{"IBV_WC_SUCCESS", 98}, {"IBV_WC_RETRY_EXC_ERR", 2}}},
+             {"throughput_gbps", gbps},
+             {"latency_ns", {{"min", 1000}, {"p50", p50_ns}, {"p99", 2500}, {"max", 3000}}},
+             {"data_verified", true}}}},
+          {"ports", {{{"node", "a"}, {"port", 0}, {"drops", drops}}, {{"node", "b"}, {"port", 0}, {"drops", 1}}}},
+          {"hosts", {{{"name", "a"}, {"cpu_busy_ps", 2'000'000}}, {{"name", "b"}, {"cpu_busy_ps", 500'000}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("the run summary names each workload's numbers, the end time, drops and the output") {
+  const std::string s = format_run_summary(results("roce_v2", 87.4, 1234, 3), "out/quickstart");
+  CHECK(s ==
+        "quickstart on roce_v2, seed 1\n"
+        "  workload  kind        from -> to  ops  completions                   Gb/s  p50 us  p99 us  data verified\n"
+        "  w0        rdma_write  a -> b      100  SUCCESS 98, RETRY_EXC_ERR 2  87.40   1.234   2.500  yes\n"
+        "end time 60.000 us, drops 4\n"
+        "output: out/quickstart (results.json)\n");
+}
+
+TEST_CASE("the run summary survives missing keys") {
+  const std::string s = format_run_summary(json::object(), "x");
+  CHECK(s.find("- on -, seed -") == 0);
+  CHECK(s.find("end time - us, drops 0") != std::string::npos);
+}
+
+TEST_CASE("compare entries keep what the table shows; the table puts fabrics side by side") {
+  json cmp = {{"experiment", "quickstart"},
+              {"seed", 1},
+              {"fabrics",
+               {compare_entry("ib", results("ib", 95.5, 900, 0), "ib"),
+                compare_entry("roce_v2", results("roce_v2", 87.4, 1234, 3), "roce_v2"),
+                compare_skipped("iwarp", "x.yaml:7:5: iwarp has no UD")}}};
+  const json& ib = cmp["fabrics"][0];
+  CHECK(ib["status"] == "ok");
+  CHECK(ib["drops"] == 1);
+  CHECK(ib["cpu_busy_ps"] == 2'500'000);
+  CHECK(ib["workloads"][0]["latency_ns"]["p50"] == 900);
+  CHECK(cmp["fabrics"][2]["reason"] == "x.yaml:7:5: iwarp has no UD");
+
+  CHECK(format_compare_table(cmp) ==
+        "quickstart, seed 1\n"
+        "                          ib  roce_v2\n"
+        "  w0 throughput Gb/s   95.50    87.40\n"
+        "  w0 latency p50 us    0.900    1.234\n"
+        "  w0 latency p99 us    2.500    2.500\n"
+        "  w0 data verified       yes      yes\n"
+        "  cpu busy us          2.500    2.500\n"
+        "  drops                    1        4\n"
+        "  end time us         60.000   60.000\n"
+        "skipped iwarp: x.yaml:7:5: iwarp has no UD\n");
+}
+
+TEST_CASE("a workload missing on one fabric shows as a dash there") {
+  json other = results("ib", 1, 1, 0);
+  other["workloads"][0]["name"] = "w1";
+  json cmp = {{"experiment", "e"},
+              {"seed", 2},
+              {"fabrics", {compare_entry("a", results("a", 2, 2, 0), "a"), compare_entry("b", other, "b")}}};
+  const std::string t = format_compare_table(cmp);
+  CHECK(t.find("  w0 throughput Gb/s    2.00       -\n") != std::string::npos);
+  CHECK(t.find("  w1 throughput Gb/s       -    1.00\n") != std::string::npos);
+}

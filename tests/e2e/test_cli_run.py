@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""`rdmasim run` and `rdmasim compare` when they succeed: what they write and
+print (DESIGN.md, "Contract: the command line" and "Contract: the output").
+
+usage: test_cli_run.py PATH/TO/rdmasim SOURCE_DIR
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+RDMASIM = os.path.abspath(sys.argv[1])
+
+EXPERIMENT = textwrap.dedent("""\
+    name: cli_run
+    fabric: roce_v2
+    seed: 1
+    stop: 10ms
+    topology:
+      hosts: [a, b]
+      switches: [s1]
+      links:
+        - [a, s1]
+        - [b, s1]
+    workloads:
+      - {name: bulk, kind: rdma_write, from: a, to: b, qp: rc, size: 8KiB, count: 4, outstanding: 2}
+    capture:
+      pcap: hosts
+    """)
+
+# A UD workload: iwarp has no UD (RFC 5040), so compare must skip iwarp only.
+UD_EXPERIMENT = textwrap.dedent("""\
+    name: cli_ud
+    fabric: roce_v2
+    seed: 1
+    stop: 10ms
+    topology:
+      hosts: [a, b]
+      switches: [s1]
+      links:
+        - [a, s1]
+        - [b, s1]
+    workloads:
+      - {kind: send, from: a, to: b, qp: ud, size: 1KiB, count: 2}
+    """)
+
+PCAP_MAGIC_NS = 0xA1B23C4D
+failures = []
+
+
+def check(cond, what, result=None):
+    if not cond:
+        detail = ""
+        if result is not None:
+            detail = f"\n    exit {result.returncode}\n    stdout: {result.stdout!r}\n    stderr: {result.stderr!r}"
+        failures.append(what + detail)
+    return cond
+
+
+def rdmasim(*args, cwd):
+    return subprocess.run([RDMASIM, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def pcap_header(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    magic, = struct.unpack("<I", head[:4])
+    linktype, = struct.unpack("<I", head[20:24])
+    return magic, linktype
+
+
+def siblings(parent, name):
+    return sorted(e for e in os.listdir(parent) if e.startswith(name + ".tmp-") or e.startswith(name + ".old-"))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="rdmasim-cli-run-") as tmp:
+        exp = os.path.join(tmp, "exp.yaml")
+        ud = os.path.join(tmp, "ud.yaml")
+        with open(exp, "w") as f:
+            f.write(EXPERIMENT)
+        with open(ud, "w") as f:
+            f.write(UD_EXPERIMENT)
+
+        r = rdmasim("run", exp, cwd=tmp)
+        if r.returncode == 1 and "the runner is not built yet" in r.stderr:
+            print("SKIP: apps/runner.cpp is still the stub")
+            return 0
+
+        # run, default output directory out/<name>.
+        out = os.path.join(tmp, "out", "cli_run")
+        if check(r.returncode == 0, "run: exit 0", r):
+            check("bulk" in r.stdout and "rdma_write" in r.stdout and "a -> b" in r.stdout,
+                  "run: the summary names the workload", r)
+            check("out/cli_run" in r.stdout, "run: the summary says where the output went", r)
+            with open(os.path.join(out, "results.json")) as f:
+                res = json.load(f)
+            check(res.get("experiment") == "cli_run" and res.get("fabric") == "roce_v2" and res.get("seed") == 1,
+                  f"results.json: experiment, fabric, seed: {res}")
+            check([w.get("name") for w in res.get("workloads", [])] == ["bulk"], "results.json: one workload 'bulk'")
+            pcaps = sorted(os.listdir(os.path.join(out, "pcap")))
+            check(pcaps == ["a-0.pcap", "b-0.pcap"], f"capture: hosts gives a-0.pcap and b-0.pcap, not {pcaps}")
+            for p in pcaps:
+                check(pcap_header(os.path.join(out, "pcap", p)) == (PCAP_MAGIC_NS, 1),
+                      f"{p}: nanosecond pcap, linktype 1 (Ethernet)")
+            check(siblings(os.path.join(tmp, "out"), "cli_run") == [], "run: no tmp or old directory left")
+
+        # A second run replaces the first whole.
+        r = rdmasim("run", exp, "--seed", "7", "--fabric", "ib", cwd=tmp)
+        if check(r.returncode == 0, "run --seed 7 --fabric ib: exit 0", r):
+            with open(os.path.join(out, "results.json")) as f:
+                res = json.load(f)
+            check(res.get("seed") == 7 and res.get("fabric") == "ib", "the second run replaced results.json")
+            for p in os.listdir(os.path.join(out, "pcap")):
+                check(pcap_header(os.path.join(out, "pcap", p)) == (PCAP_MAGIC_NS, 197),
+                      f"ib {p}: nanosecond pcap, linktype 197 (ERF)")
+            check(siblings(os.path.join(tmp, "out"), "cli_run") == [], "second run: no tmp or old directory left")
+
+        # --out and --set.
+        custom = os.path.join(tmp, "custom", "dir")
+        r = rdmasim("run", exp, "--out", custom, "--set", "workloads.0.count=2", cwd=tmp)
+        if check(r.returncode == 0, "run --out --set: exit 0", r):
+            with open(os.path.join(custom, "results.json")) as f:
+                res = json.load(f)
+            check(res["workloads"][0].get("ops") == 2, "--set workloads.0.count=2 gives 2 ops")
+
+        # compare on two fabrics.
+        cmp_dir = os.path.join(tmp, "cmp")
+        r = rdmasim("compare", exp, "--fabrics", "ib,roce_v2", "--out", cmp_dir, cwd=tmp)
+        if check(r.returncode == 0, "compare --fabrics ib,roce_v2: exit 0", r):
+            check("ib" in r.stdout and "roce_v2" in r.stdout and "throughput" in r.stdout,
+                  "compare prints a table naming both fabrics", r)
+            with open(os.path.join(cmp_dir, "compare.json")) as f:
+                cmp = json.load(f)
+            check([(e["fabric"], e["status"]) for e in cmp["fabrics"]] == [("ib", "ok"), ("roce_v2", "ok")],
+                  f"compare.json: both fabrics ran: {cmp['fabrics']}")
+            for fab in ("ib", "roce_v2"):
+                with open(os.path.join(cmp_dir, fab, "results.json")) as f:
+                    check(json.load(f).get("fabric") == fab, f"compare: {fab}/results.json is the {fab} run")
+            check(siblings(cmp_dir, "ib") == [] and siblings(cmp_dir, "roce_v2") == [],
+                  "compare: no tmp or old directory left")
+
+        # A fabric the experiment cannot run on is skipped, not a failure.
+        r = rdmasim("compare", ud, "--fabrics", "roce_v2,iwarp", cwd=tmp)
+        if check(r.returncode == 0, "compare of a UD workload on roce_v2 and iwarp: exit 0", r):
+            with open(os.path.join(tmp, "out", "cli_ud", "compare.json")) as f:
+                cmp = json.load(f)
+            status = {e["fabric"]: e["status"] for e in cmp["fabrics"]}
+            check(status == {"roce_v2": "ok", "iwarp": "skipped"}, f"UD: iwarp skipped, roce_v2 ran: {status}")
+            check("skipped iwarp" in r.stdout, "compare says iwarp was skipped", r)
+            check(not os.path.exists(os.path.join(tmp, "out", "cli_ud", "iwarp")), "a skipped fabric writes nothing")
+
+    if failures:
+        print(f"{len(failures)} check(s) failed:")
+        for f in failures:
+            print(" -", f)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

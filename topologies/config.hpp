@@ -1,0 +1,257 @@
+// The experiment, as plain validated structs. topologies/loader.cpp fills
+// them from YAML (docs/yaml.md is the reference of every key); the model
+// reads only these structs. No yaml-cpp or Boost here: this header is
+// included widely.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace rdmasim {
+
+enum class FabricKind { ib, roce_v1, roce_v2, iwarp };
+
+// A link's properties. `mtu` is the IBA path MTU on ib, roce_v1 and roce_v2
+// (256..4096, IBA 9.6.1.5) and the IP MTU on iwarp (576..9000).
+struct LinkConfig {
+  DataRate bandwidth{100'000'000'000};
+  Time delay = Time::us(1);
+  uint32_t mtu = 4096;
+  Bytes buffer{1 << 20};  // egress queue limit per port
+  double loss = 0;        // probability that a frame is lost on the wire
+};
+
+struct LinkSpec {
+  std::string a, b;
+  LinkConfig config;
+  int line = 0, column = 0;  // where it was written (for a generated link: the generate key)
+};
+
+enum class GeneratorKind { none, leaf_spine, fat_tree, star };
+
+// Nodes and links. After loading it is always filled in, generated or not.
+// A node's ports are numbered in the order its links appear in `links`,
+// from 0 (topologies/routing.hpp relies on that rule; so does the model).
+struct TopologyConfig {
+  std::vector<std::string> hosts, switches, routers;
+  std::vector<LinkSpec> links;
+  GeneratorKind generated = GeneratorKind::none;  // which generator made it, if any
+};
+
+enum class WorkloadKind {
+  send, send_imm, rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd,  // basic verbs operations
+  incast, all_to_all, pingpong,                                                       // patterns, with `op`
+  write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat   // perftest-style
+};
+enum class QpType { rc, uc, ud };
+
+struct WorkloadConfig {
+  std::string name;  // w0, w1, ... when not given
+  WorkloadKind kind = WorkloadKind::rdma_write;
+  // Basic kinds, pingpong and perftest kinds: one host each. incast: the
+  // senders in `from`, the receiver in `to`. all_to_all: its hosts in both.
+  std::vector<std::string> from;
+  std::vector<std::string> to;
+  QpType qp = QpType::rc;
+  Bytes size{4096};       // bytes per message (8 for atomics)
+  uint64_t count = 1;     // messages per sender-receiver pair
+  uint32_t outstanding = 1;  // work requests in flight per QP
+  Time start;
+  // Verbs knobs, with the real verbs encodings and defaults (ibv_modify_qp):
+  uint8_t timeout = 14;        // local ACK timeout, 4.096us * 2^timeout (IBA 9.7.6.1.3)
+  uint8_t retry_cnt = 7;       // transport retries
+  uint8_t rnr_retry = 7;       // RNR retries, 7 = forever
+  uint8_t min_rnr_timer = 12;  // IBA table 45 encoding (12 = 0.64 ms)
+  bool post_recvs = true;      // false: the receiver posts no receive buffers (RNR test)
+  bool bad_rkey = false;       // the sender uses a wrong rkey (remote access error test)
+  // The verbs operation each message uses. Always filled after loading:
+  // the kind itself for basic kinds, `op:` for patterns (default
+  // rdma_write), implied by the name for perftest kinds (write_bw ->
+  // rdma_write, atomic_* -> atomic_fadd unless `op: atomic_cas`).
+  std::string op;
+  uint32_t inline_threshold = 0;  // messages up to this size are posted inline (IBV_SEND_INLINE)
+  // Atomic operands (ibv_send_wr.wr.atomic): fetch-and-add adds `compare_add`;
+  // compare-and-swap compares with `compare_add` and swaps in `swap`.
+  uint64_t compare_add = 1;
+  uint64_t swap = 1;
+  int line = 0, column = 0;
+};
+
+struct FaultConfig {
+  Time at;
+  std::string a, b;  // the link's ends as written
+  bool up = false;   // action: up (true) or down (false)
+  size_t link = 0;   // index of the link in topology.links
+  int line = 0, column = 0;
+};
+
+enum class CaptureMode { none, hosts, all, list };
+struct CaptureConfig {
+  CaptureMode mode = CaptureMode::hosts;
+  std::vector<std::string> nodes;       // mode list: the nodes whose ports are captured
+  bool ib_linktype_infiniband = false;  // ib: linktype 247 instead of ERF (197)
+  uint32_t snaplen = 65535;
+};
+
+// 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).
+struct PfcConfig {
+  uint8_t priority = 3;     // the 802.1p priority RDMA traffic uses and PFC protects
+  Bytes xoff{256 << 10};    // ingress bytes held for a priority at which PAUSE is sent
+  Bytes xon{128 << 10};     // ... and at which it is lifted
+};
+
+// RED-like ECN marking at switch egress (roce_v2, iwarp): no mark below
+// kmin, probability rising linearly to pmax at kmax, always above kmax.
+struct EcnConfig {
+  bool enabled = false;
+  Bytes kmin{40 << 10};
+  Bytes kmax{160 << 10};
+  double pmax = 0.2;
+};
+
+enum class IpVersion { ipv4, ipv6 };
+enum class SwitchMode { cut_through, store_and_forward };
+struct SwitchConfig {
+  Time latency = Time::ns(300);  // forwarding decision to start of transmission
+  SwitchMode mode = SwitchMode::cut_through;
+};
+
+enum class IbRouting { min_hop, updown };
+struct IbConfig {
+  IbRouting routing = IbRouting::min_hop;
+  uint8_t vls = 2;  // data VLs per port: 1, 2, 4, 8 or 15 (IBA 7.6.1)
+  uint8_t sl = 0;   // service level of every QP
+  std::vector<std::string> roots;  // updown: root switches; empty = those farthest from hosts
+};
+
+enum class CongestionControl { newreno, cubic, dctcp };
+struct TcpConfig {
+  CongestionControl congestion_control = CongestionControl::newreno;
+  Time delayed_ack = Time::us(40);  // 0: acknowledge every segment at once
+  Time min_rto = Time::us(200);
+  uint32_t initial_cwnd = 10;       // segments (RFC 6928)
+};
+
+// MPA (RFC 5044) options iwarp negotiates in the MPA request and reply.
+struct MpaConfig {
+  bool markers = false;
+  bool crc = true;
+};
+
+enum class Completion { polling, interrupt, hybrid };
+enum class Doorbell { dma, pio };
+struct HostConfig {
+  Completion completion = Completion::polling;
+  Time hybrid_spin = Time::us(10);  // hybrid: poll this long, then wait for an interrupt
+  struct InterruptCoalescing {
+    uint32_t frames = 1;  // raise after this many completions ...
+    Time delay;           // ... or this long after the first, whichever comes first
+  } interrupt_coalescing;
+  Doorbell doorbell = Doorbell::dma;  // dma: NIC fetches the WQE; pio: CPU writes it to the NIC
+  struct Pcie {
+    Time latency = Time::ns(400);
+    DataRate bandwidth{128'000'000'000};
+  } pcie;
+  Time poll_cost = Time::ns(50);
+  Time interrupt_cost = Time::us(2);
+  Time post_cost = Time::ns(100);
+};
+
+// 802.1Q tag on roce_v1 frames.
+struct VlanConfig {
+  uint16_t id = 100;
+  uint8_t pcp = 3;
+};
+
+struct ExperimentConfig {
+  std::string name;  // the file's stem when not given
+  std::filesystem::path file;
+  FabricKind fabric = FabricKind::roce_v2;
+  uint64_t seed = 1;
+  std::optional<Time> stop;
+  LinkConfig link;   // the defaults every link started from
+  bool pfc = false;  // flow_control: pfc (Ethernet fabrics; ib is always credit-based)
+  PfcConfig pfc_config;
+  EcnConfig ecn;
+  IpVersion ip = IpVersion::ipv4;
+  SwitchConfig switch_config;
+  IbConfig ib;
+  TcpConfig tcp;
+  MpaConfig mpa;
+  HostConfig host;
+  std::optional<VlanConfig> vlan;  // absent: untagged frames
+  TopologyConfig topology;
+  std::vector<WorkloadConfig> workloads;
+  std::vector<FaultConfig> faults;
+  CaptureConfig capture;
+};
+
+// Names of enum values, as written in YAML and printed in results.
+template <class E>
+struct EnumNames;
+#define RDMASIM_ENUM_NAMES(E, last, ...)                                         \
+  template <>                                                                    \
+  struct EnumNames<E> {                                                          \
+    static constexpr std::string_view names[] = {__VA_ARGS__};                   \
+  };                                                                             \
+  static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
+RDMASIM_ENUM_NAMES(FabricKind, iwarp, "ib", "roce_v1", "roce_v2", "iwarp");
+RDMASIM_ENUM_NAMES(WorkloadKind, atomic_lat, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
+                   "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "write_bw", "write_lat",
+                   "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat");
+RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
+RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
+RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");
+RDMASIM_ENUM_NAMES(IpVersion, ipv6, "ipv4", "ipv6");
+RDMASIM_ENUM_NAMES(SwitchMode, store_and_forward, "cut_through", "store_and_forward");
+RDMASIM_ENUM_NAMES(IbRouting, updown, "min_hop", "updown");
+RDMASIM_ENUM_NAMES(CongestionControl, dctcp, "newreno", "cubic", "dctcp");
+RDMASIM_ENUM_NAMES(Completion, hybrid, "polling", "interrupt", "hybrid");
+RDMASIM_ENUM_NAMES(Doorbell, pio, "dma", "pio");
+#undef RDMASIM_ENUM_NAMES
+
+template <class E>
+concept NamedEnum = std::is_enum_v<E> && requires { EnumNames<E>::names; };
+
+template <NamedEnum E>
+constexpr std::string_view to_string(E e) {
+  return EnumNames<E>::names[static_cast<size_t>(e)];
+}
+template <NamedEnum E>
+constexpr std::optional<E> from_string(std::string_view s) {
+  for (size_t i = 0; i < std::size(EnumNames<E>::names); ++i)
+    if (EnumNames<E>::names[i] == s) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+// Kinds of workload.
+constexpr bool is_basic(WorkloadKind k) { return k <= WorkloadKind::atomic_fadd; }
+constexpr bool is_pattern(WorkloadKind k) {
+  return k == WorkloadKind::incast || k == WorkloadKind::all_to_all || k == WorkloadKind::pingpong;
+}
+constexpr bool is_perftest(WorkloadKind k) { return k >= WorkloadKind::write_bw; }
+constexpr bool is_atomic(WorkloadKind k) { return k == WorkloadKind::atomic_cas || k == WorkloadKind::atomic_fadd; }
+constexpr bool has_immediate(WorkloadKind k) {
+  return k == WorkloadKind::send_imm || k == WorkloadKind::rdma_write_imm;
+}
+// The basic operation of a loaded workload (parses `op`).
+inline WorkloadKind basic_op(const WorkloadConfig& w) {
+  return from_string<WorkloadKind>(w.op).value_or(w.kind);
+}
+
+// IBA MTUs (IBA 9.6.1.5 / table of PMTU encodings) and the iWARP IP MTU range.
+constexpr bool is_iba_mtu(uint32_t mtu) {
+  return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+constexpr uint32_t kMinIpMtu = 576, kMaxIpMtu = 9000;
+
+}  // namespace rdmasim

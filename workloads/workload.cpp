@@ -1,0 +1,523 @@
+#include "workloads/workload.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace rdmasim {
+
+namespace {
+
+const char* status_name(ibv_wc_status s) {
+  static constexpr const char* kNames[] = {
+      "IBV_WC_SUCCESS",          "IBV_WC_LOC_LEN_ERR",         "IBV_WC_LOC_QP_OP_ERR",   "IBV_WC_LOC_EEC_OP_ERR",
+      "IBV_WC_LOC_PROT_ERR",     "IBV_WC_WR_FLUSH_ERR",        "IBV_WC_MW_BIND_ERR",     "IBV_WC_BAD_RESP_ERR",
+      "IBV_WC_LOC_ACCESS_ERR",   "IBV_WC_REM_INV_REQ_ERR",     "IBV_WC_REM_ACCESS_ERR",  "IBV_WC_REM_OP_ERR",
+      "IBV_WC_RETRY_EXC_ERR",    "IBV_WC_RNR_RETRY_EXC_ERR",   "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR",
+      "IBV_WC_REM_ABORT_ERR",    "IBV_WC_INV_EECN_ERR",        "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
+      "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR",         "IBV_WC_TM_ERR",          "IBV_WC_TM_RNDV_INCOMPLETE"};
+  const auto i = static_cast<size_t>(s);
+  return i < std::size(kNames) ? kNames[i] : "IBV_WC_GENERAL_ERR";
+}
+
+ibv_mtu mtu_enum(uint32_t mtu) {
+  switch (mtu) {
+    case 256: return IBV_MTU_256;
+    case 512: return IBV_MTU_512;
+    case 1024: return IBV_MTU_1024;
+    case 2048: return IBV_MTU_2048;
+    default: return IBV_MTU_4096;
+  }
+}
+
+ibv_wr_opcode wr_opcode(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::send_imm: return IBV_WR_SEND_WITH_IMM;
+    case WorkloadKind::rdma_write: return IBV_WR_RDMA_WRITE;
+    case WorkloadKind::rdma_write_imm: return IBV_WR_RDMA_WRITE_WITH_IMM;
+    case WorkloadKind::rdma_read: return IBV_WR_RDMA_READ;
+    case WorkloadKind::atomic_cas: return IBV_WR_ATOMIC_CMP_AND_SWP;
+    case WorkloadKind::atomic_fadd: return IBV_WR_ATOMIC_FETCH_AND_ADD;
+    default: return IBV_WR_SEND;
+  }
+}
+
+constexpr uint32_t kQkey = 0x11111111;
+constexpr uint32_t kGrhLen = 40;  // UD receive buffers start with the GRH
+constexpr uint32_t kMaxRecvDepth = 512;
+
+void check(int rc, const char* what) {
+  if (rc != 0) throw std::logic_error(std::string("verbs call failed: ") + what + ": " + std::strerror(rc));
+}
+
+}  // namespace
+
+// One sender-receiver pair: a connected QP pair (or a UD pair), buffers, and
+// the programs that drive them.
+class Flow {
+public:
+  Flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, WorkloadKind op, bool pingpong, uint64_t seed)
+      : env_(env), w_(w), a_(a), b_(b), op_(op), pingpong_(pingpong), rng_(seed) {}
+
+  void setup();
+  void start() {
+    const Time t = std::max(w_.start, env_.connect_time(a_, b_));
+    if (pingpong_) {
+      running_ = 2;
+      ping(t);
+      pong(t);
+      return;
+    }
+    running_ = 1;
+    sender(t);
+    if (needs_receiver() && w_.post_recvs) {
+      ++running_;
+      receiver(t);
+    }
+  }
+  bool finished() const { return running_ == 0; }
+  FlowStats result();
+
+private:
+  bool needs_receiver() const {
+    return op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm || op_ == WorkloadKind::rdma_write_imm;
+  }
+  bool is_atomic_op() const { return op_ == WorkloadKind::atomic_cas || op_ == WorkloadKind::atomic_fadd; }
+  uint64_t msg_size() const { return is_atomic_op() ? 8 : w_.size.count(); }
+  uint32_t recv_slot_len() const {
+    return static_cast<uint32_t>(msg_size() + (w_.qp == QpType::ud ? kGrhLen : 0));
+  }
+
+  struct Side {
+    Host* host = nullptr;
+    verbs::ProtectionDomain* pd = nullptr;
+    verbs::CompletionQueue* scq = nullptr;
+    verbs::CompletionQueue* rcq = nullptr;
+    verbs::QueuePair* qp = nullptr;
+    verbs::MemoryRegion* mr = nullptr;  // data buffer
+    verbs::MemoryRegion* rmr = nullptr; // receive buffers
+    verbs::AddressHandle* ah = nullptr; // UD: towards the peer
+    uint64_t buf = 0, rbuf = 0;
+    uint32_t psn = 0;
+  };
+  void make_side(Side& s, Host& h);
+  void connect(Side& s, const Side& peer);
+  void post_recv(Side& s, uint64_t k);
+  int post_op(uint64_t k);
+  void count(const ibv_wc& wc) { ++stats_.completions[status_name(wc.status)]; }
+
+  Task sender(Time t0);
+  Task receiver(Time t0);
+  Task ping(Time t0);
+  Task pong(Time t0);
+
+  WorkloadEnv& env_;
+  const WorkloadConfig& w_;
+  Host& a_;
+  Host& b_;
+  WorkloadKind op_;
+  bool pingpong_;
+  Rng rng_;
+  Side sa_, sb_;
+  uint64_t slots_ = 1, rdepth_ = 1;
+  std::vector<Time> posted_at_;
+  uint64_t received_ = 0;
+  int running_ = 0;
+  bool all_ok_ = true;
+  FlowStats stats_;
+};
+
+void Flow::make_side(Side& s, Host& h) {
+  verbs::Device& d = h.device();
+  s.host = &h;
+  s.pd = d.alloc_pd();
+  const int depth = static_cast<int>(std::max<uint64_t>(w_.outstanding, 1) + rdepth_ + 4);
+  s.scq = d.create_cq(depth);
+  s.rcq = d.create_cq(depth);
+  verbs::QpInitAttr init;
+  init.send_cq = s.scq;
+  init.recv_cq = s.rcq;
+  init.qp_type = w_.qp == QpType::rc ? IBV_QPT_RC : w_.qp == QpType::uc ? IBV_QPT_UC : IBV_QPT_UD;
+  init.cap.max_send_wr = std::max<uint32_t>(w_.outstanding, 1) + 1;
+  init.cap.max_recv_wr = static_cast<uint32_t>(rdepth_) + 1;
+  init.cap.max_inline_data = std::min<uint32_t>(w_.inline_threshold, h.nic().config().max_inline);
+  s.qp = d.create_qp(s.pd, init);
+  if (!s.qp) throw std::runtime_error(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
+  const uint64_t len = slots_ * msg_size();
+  s.buf = h.memory().allocate(len);
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                     IBV_ACCESS_REMOTE_ATOMIC;
+  s.mr = d.reg_mr(s.pd, s.buf, len, access);
+  const uint64_t rlen = rdepth_ * recv_slot_len();
+  s.rbuf = h.memory().allocate(rlen);
+  s.rmr = d.reg_mr(s.pd, s.rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
+  if (!s.mr || !s.rmr) throw std::logic_error("ibv_reg_mr failed");
+  s.psn = static_cast<uint32_t>(rng_.next() & 0xFFFFFF);
+}
+
+void Flow::connect(Side& s, const Side& peer) {
+  const ibv_ah_attr ah = env_.address(*s.host, *peer.host);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = 1;
+  if (w_.qp == QpType::ud) {
+    a.qkey = kQkey;
+    check(s.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), "INIT");
+    a.qp_state = IBV_QPS_RTR;
+    check(s.qp->modify(a, IBV_QP_STATE), "RTR");
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = s.psn;
+    check(s.qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN), "RTS");
+    s.ah = s.host->device().create_ah(s.pd, ah);
+    return;
+  }
+  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                      (w_.qp == QpType::rc ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+  check(s.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  a.ah_attr = ah;
+  a.path_mtu = mtu_enum(env_.mtu);
+  a.dest_qp_num = peer.qp->qp_num();
+  a.rq_psn = peer.psn;
+  a.max_dest_rd_atomic = 16;
+  a.min_rnr_timer = w_.min_rnr_timer;
+  int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  if (w_.qp == QpType::rc) mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  check(s.qp->modify(a, mask), "RTR");
+  a = {};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = s.psn;
+  a.timeout = w_.timeout;
+  a.retry_cnt = w_.retry_cnt;
+  a.rnr_retry = w_.rnr_retry;
+  a.max_rd_atomic = 16;
+  mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  if (w_.qp == QpType::rc) mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+  check(s.qp->modify(a, mask), "RTS");
+}
+
+void Flow::setup() {
+  slots_ = std::max<uint64_t>(1, std::min<uint64_t>(w_.count, std::max<uint32_t>(w_.outstanding, 1)));
+  rdepth_ = std::max<uint64_t>(1, std::min<uint64_t>(w_.count, kMaxRecvDepth));
+  make_side(sa_, a_);
+  make_side(sb_, b_);
+  connect(sa_, sb_);
+  connect(sb_, sa_);
+  // Payload the sender owns (the reader's target for READ) is random bytes.
+  Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
+  auto bytes = src.host->memory().view(src.buf, slots_ * msg_size());
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    const uint64_t r = rng_.next();
+    std::memcpy(bytes.data() + i, &r, std::min<size_t>(8, bytes.size() - i));
+  }
+  if (is_atomic_op()) {  // the remote operand starts at 0
+    auto target = sb_.host->memory().view(sb_.buf, 8);
+    std::memset(target.data(), 0, 8);
+  }
+  posted_at_.assign(pingpong_ ? 0 : w_.count, Time{});
+}
+
+void Flow::post_recv(Side& s, uint64_t k) {
+  const uint64_t slot = k % rdepth_;
+  ibv_sge sge{s.rbuf + slot * recv_slot_len(), recv_slot_len(), s.rmr->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = k;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  check(s.qp->post_recv(&wr, &bad), "ibv_post_recv");
+}
+
+int Flow::post_op(uint64_t k) {
+  const uint64_t slot = k % slots_;
+  const uint64_t size = msg_size();
+  ibv_sge sge{sa_.buf + slot * size, static_cast<uint32_t>(size), sa_.mr->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = k;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = wr_opcode(op_);
+  wr.send_flags = IBV_SEND_SIGNALED;
+  const bool inl = size <= w_.inline_threshold && op_ != WorkloadKind::rdma_read && !is_atomic_op();
+  if (inl) wr.send_flags |= IBV_SEND_INLINE;
+  wr.imm_data = htonl(static_cast<uint32_t>(k));
+  const uint32_t rkey = w_.bad_rkey ? sb_.mr->rkey ^ 0x5A5A00 : sb_.mr->rkey;
+  if (is_atomic_op()) {
+    wr.wr.atomic.remote_addr = sb_.buf;
+    wr.wr.atomic.rkey = rkey;
+    // compare-and-swap: a chain 0 -> 1 -> 2 ... that succeeds only if the
+    // responder executes in order; fetch-and-add: add `compare_add`.
+    wr.wr.atomic.compare_add = op_ == WorkloadKind::atomic_cas ? k : w_.compare_add;
+    wr.wr.atomic.swap = k + 1;
+  } else if (w_.qp == QpType::ud) {
+    wr.wr.ud.ah = sa_.ah;
+    wr.wr.ud.remote_qpn = sb_.qp->qp_num();
+    wr.wr.ud.remote_qkey = kQkey;
+  } else {
+    wr.wr.rdma.remote_addr = sb_.buf + slot * size;
+    wr.wr.rdma.rkey = rkey;
+  }
+  a_.charge_post(inl ? size : 0);
+  ibv_send_wr* bad = nullptr;
+  return sa_.qp->post_send(&wr, &bad);
+}
+
+Task Flow::sender(Time t0) {
+  Simulator& sim = env_.sim;
+  co_await sleep_until(sim, t0);
+  uint64_t posted = 0, done = 0, inflight = 0;
+  bool failed = false;
+  stats_.start = sim.now();
+  std::vector<ibv_wc> wcs(16);
+  while (done < w_.count) {
+    while (!failed && inflight < std::max<uint32_t>(w_.outstanding, 1) && posted < w_.count) {
+      posted_at_[posted] = sim.now();
+      if (post_op(posted) != 0) {
+        failed = true;
+        all_ok_ = false;
+        break;
+      }
+      ++posted;
+      ++inflight;
+    }
+    if (inflight == 0) break;
+    co_await a_.wait(*sa_.scq);
+    const int n = sa_.scq->poll(static_cast<int>(wcs.size()), wcs.data());
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& wc = wcs[i];
+      count(wc);
+      --inflight;
+      ++done;
+      if (wc.status == IBV_WC_SUCCESS) {
+        ++stats_.ops;
+        stats_.bytes += msg_size();
+        stats_.latency_ps.push_back((sim.now() - posted_at_[wc.wr_id]).count());
+        stats_.end = sim.now();
+      } else {
+        failed = true;
+        all_ok_ = false;
+      }
+    }
+  }
+  if (stats_.end < stats_.start) stats_.end = stats_.start;
+  --running_;
+}
+
+Task Flow::receiver(Time t0) {
+  Simulator& sim = env_.sim;
+  uint64_t posted = 0;
+  for (; posted < rdepth_; ++posted) post_recv(sb_, posted);
+  co_await sleep_until(sim, t0);
+  std::vector<ibv_wc> wcs(16);
+  while (received_ < w_.count) {
+    co_await b_.wait(*sb_.rcq);
+    const int n = sb_.rcq->poll(static_cast<int>(wcs.size()), wcs.data());
+    bool dead = false;
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& wc = wcs[i];
+      if (wc.status != IBV_WC_SUCCESS) {
+        ++stats_.recv_completions[status_name(wc.status)];
+        all_ok_ = false;
+        dead = true;
+        continue;
+      }
+      // The message that landed in this receive buffer must equal what the
+      // sender sent for it (received_ counts messages in order).
+      if (op_ != WorkloadKind::rdma_write_imm) {
+        const uint64_t len = msg_size();
+        const uint32_t off = w_.qp == QpType::ud ? kGrhLen : 0;
+        auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
+        auto want = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
+        if (wc.byte_len != len + off || std::memcmp(got.data(), want.data(), len) != 0) stats_.data_verified = false;
+      }
+      if (wc.wc_flags & IBV_WC_WITH_IMM) {
+        if (ntohl(wc.imm_data) != static_cast<uint32_t>(received_)) stats_.data_verified = false;
+      }
+      ++received_;
+      if (posted < w_.count) post_recv(sb_, posted++);
+    }
+    if (dead) break;
+  }
+  --running_;
+}
+
+// Ping-pong of SENDs: a sends, b answers, a measures half the round trip.
+Task Flow::ping(Time t0) {
+  Simulator& sim = env_.sim;
+  post_recv(sa_, 0);
+  co_await sleep_until(sim, t0);
+  stats_.start = sim.now();
+  std::vector<ibv_wc> wcs(4);
+  for (uint64_t k = 0; k < w_.count; ++k) {
+    const Time t = sim.now();
+    if (post_op(k) != 0) {
+      all_ok_ = false;
+      break;
+    }
+    bool sent = false, back = false, failed = false;
+    while (!(sent && back) && !failed) {
+      if (!sent) {
+        co_await a_.wait(*sa_.scq);
+        const int n = sa_.scq->poll(1, wcs.data());
+        if (n == 1) {
+          count(wcs[0]);
+          sent = true;
+          failed = wcs[0].status != IBV_WC_SUCCESS;
+        }
+      } else {
+        co_await a_.wait(*sa_.rcq);
+        const int n = sa_.rcq->poll(1, wcs.data());
+        if (n == 1) {
+          back = true;
+          failed = wcs[0].status != IBV_WC_SUCCESS;
+        }
+      }
+    }
+    if (failed) {
+      all_ok_ = false;
+      break;
+    }
+    post_recv(sa_, k + 1);
+    ++stats_.ops;
+    stats_.bytes += msg_size();
+    stats_.latency_ps.push_back((sim.now() - t).count() / 2);
+    stats_.end = sim.now();
+  }
+  --running_;
+}
+
+Task Flow::pong(Time t0) {
+  Simulator& sim = env_.sim;
+  post_recv(sb_, 0);
+  co_await sleep_until(sim, t0);
+  std::vector<ibv_wc> wcs(4);
+  for (uint64_t k = 0; k < w_.count; ++k) {
+    co_await b_.wait(*sb_.rcq);
+    if (sb_.rcq->poll(1, wcs.data()) != 1) {
+      --k;
+      continue;
+    }
+    if (wcs[0].status != IBV_WC_SUCCESS) break;
+    post_recv(sb_, k + 1);
+    // Answer with the same bytes from b's own buffer (what it just received).
+    const uint64_t len = msg_size();
+    auto got = b_.memory().view(sb_.rbuf + (k % rdepth_) * recv_slot_len(), len);
+    auto want = a_.memory().view(sa_.buf, len);
+    if (std::memcmp(got.data(), want.data(), len) != 0) stats_.data_verified = false;
+    ibv_sge sge{sb_.rbuf + (k % rdepth_) * recv_slot_len(), static_cast<uint32_t>(len), sb_.rmr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = k;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (w_.qp == QpType::ud) {
+      wr.wr.ud.ah = sb_.ah;
+      wr.wr.ud.remote_qpn = sa_.qp->qp_num();
+      wr.wr.ud.remote_qkey = kQkey;
+    }
+    b_.charge_post(0);
+    ibv_send_wr* bad = nullptr;
+    if (sb_.qp->post_send(&wr, &bad) != 0) break;
+    co_await b_.wait(*sb_.scq);
+    sb_.scq->poll(1, wcs.data());
+  }
+  --running_;
+}
+
+FlowStats Flow::result() {
+  FlowStats s = stats_;
+  s.finished = finished();
+  if (!all_ok_ || s.ops < w_.count) {
+    s.data_verified = false;
+    return s;
+  }
+  const uint64_t len = slots_ * msg_size();
+  if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
+    auto got = b_.memory().view(sb_.buf, len), want = a_.memory().view(sa_.buf, len);
+    s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
+  } else if (op_ == WorkloadKind::rdma_read) {
+    auto got = a_.memory().view(sa_.buf, len), want = b_.memory().view(sb_.buf, len);
+    s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
+  } else if (is_atomic_op()) {
+    uint64_t v;
+    std::memcpy(&v, b_.memory().view(sb_.buf, 8).data(), 8);
+    const uint64_t want = op_ == WorkloadKind::atomic_cas ? w_.count : w_.count * w_.compare_add;
+    s.data_verified = v == want;
+  } else if (!pingpong_) {
+    s.data_verified = s.data_verified && received_ == w_.count;
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ WorkloadRun
+
+WorkloadRun::WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed) : env_(env), w_(w), seed_(seed) {}
+WorkloadRun::~WorkloadRun() = default;
+
+void WorkloadRun::start() {
+  const WorkloadKind op = basic_op(w_);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  bool pingpong = false;
+  switch (w_.kind) {
+    case WorkloadKind::incast:
+      for (const auto& f : w_.from) pairs.emplace_back(f, w_.to.at(0));
+      break;
+    case WorkloadKind::all_to_all:
+      for (const auto& f : w_.from)
+        for (const auto& t : w_.to)
+          if (f != t) pairs.emplace_back(f, t);
+      break;
+    case WorkloadKind::pingpong:
+    case WorkloadKind::send_lat:
+      pingpong = true;
+      pairs.emplace_back(w_.from.at(0), w_.to.at(0));
+      break;
+    default:
+      pairs.emplace_back(w_.from.at(0), w_.to.at(0));
+  }
+  // Latency tests run one operation at a time.
+  if (w_.kind == WorkloadKind::write_lat || w_.kind == WorkloadKind::read_lat ||
+      w_.kind == WorkloadKind::atomic_lat)
+    w_.outstanding = 1;
+  uint64_t i = 0;
+  for (const auto& [from, to] : pairs) {
+    Host* a = env_.host(from);
+    Host* b = env_.host(to);
+    if (!a || !b) throw std::logic_error("workload names an unknown host");
+    auto flow = std::make_unique<Flow>(env_, w_, *a, *b, pingpong ? WorkloadKind::send : op, pingpong,
+                                       Rng::stream(seed_, w_.name + ":" + std::to_string(i++)).next());
+    flow->setup();
+    flows_.push_back(std::move(flow));
+  }
+  for (auto& f : flows_) f->start();
+}
+
+bool WorkloadRun::finished() const {
+  return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished(); });
+}
+
+FlowStats WorkloadRun::result() const {
+  FlowStats all;
+  all.start = Time::max();
+  for (const auto& f : flows_) {
+    FlowStats s = f->result();
+    all.ops += s.ops;
+    all.bytes += s.bytes;
+    for (const auto& [k, v] : s.completions) all.completions[k] += v;
+    for (const auto& [k, v] : s.recv_completions) all.recv_completions[k] += v;
+    all.start = std::min(all.start, s.start);
+    all.end = std::max(all.end, s.end);
+    all.latency_ps.insert(all.latency_ps.end(), s.latency_ps.begin(), s.latency_ps.end());
+    all.data_verified = all.data_verified && s.data_verified;
+  }
+  if (flows_.empty() || all.start == Time::max()) all.start = Time{};
+  all.finished = finished();
+  return all;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,68 @@
+// The traffic of an experiment: each workload of the YAML becomes one or
+// more flows (a sender, a receiver, a connected QP pair and buffers), each
+// run by verbs programs written as coroutines: post work requests, then
+// co_await their completions, as a real verbs program would.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/random.hpp"
+#include "core/task.hpp"
+#include "core/units.hpp"
+#include "nodes/host/host.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+// What the network offers the workloads: hosts by name and how to reach one
+// host from another (ibv_ah_attr for the fabric), plus connection setup time.
+struct WorkloadEnv {
+  Simulator& sim;
+  const ExperimentConfig& cfg;
+  std::function<Host*(const std::string&)> host;
+  // Address vector from `from` to `to` (dgid, dlid, sl...); throws
+  // std::runtime_error when `to` cannot be reached (e.g. RoCE v1 across a router).
+  std::function<ibv_ah_attr(Host& from, Host& to)> address;
+  // When a connection between the two can be ready (management exchange).
+  std::function<Time(Host& from, Host& to)> connect_time;
+  uint32_t mtu = 4096;  // path MTU in bytes (IBA MTU; iwarp: MSS-bound payload per frame)
+};
+
+// Per-op statistics of a flow or of a whole workload.
+struct FlowStats {
+  uint64_t ops = 0;    // operations completed successfully
+  uint64_t bytes = 0;  // payload bytes of those
+  std::map<std::string, uint64_t> completions;       // sender's, by ibv_wc_status name
+  std::map<std::string, uint64_t> recv_completions;  // receiver's failed ones (flushes, length errors)
+  Time start = Time::max(), end;
+  std::vector<int64_t> latency_ps;
+  bool data_verified = true;
+  bool finished = false;
+};
+
+class Flow;
+
+class WorkloadRun {
+public:
+  WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed);
+  ~WorkloadRun();
+
+  const WorkloadConfig& config() const { return w_; }
+  // Builds every flow's QPs and buffers, and starts their programs.
+  void start();
+  bool finished() const;
+  // Checks memory, merges flow statistics.
+  FlowStats result() const;
+
+private:
+  WorkloadEnv& env_;
+  WorkloadConfig w_;
+  uint64_t seed_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+};
+
+}  // namespace rdmasim
