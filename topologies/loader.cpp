@@ -82,8 +82,9 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 // " (did you mean 'x'?)" when one of `names` is close to `word`.
 template <class Names>
 std::string suggestion(std::string_view word, const Names& names) {
+  // Close means a third of the word or less, and not all of it.
   std::string_view best;
-  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  size_t best_d = std::min(std::max<size_t>(1, word.size() / 3), word.size() - 1) + 1;
   for (std::string_view n : names) {
     const size_t d = edit_distance(word, n);
     if (d < best_d) best = n, best_d = d;

@@ -6,16 +6,10 @@
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
 #include "fabrics/ip/wire/address.hpp"
+#include "nodes/switches/l3_network.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
-
-struct IpEndpoint {
-  MacAddress mac;          // this host's port
-  MacAddress gateway_mac;  // the L3 switch every frame goes to first
-  Ipv4Address ipv4;
-  Ipv6Address ipv6;
-};
 
 // The GID a RoCE v2 host has for an address (IBA A17.8: IPv4-mapped for v4).
 ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e);

@@ -371,9 +371,9 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
         "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n  - {kind: send, from: a, to: b, size: big}\n")) ==
-        "exp.yaml:7:41: workloads[1].size: expected a size such as 4096, 64KiB or 1MiB (whole bytes), got 'big'\n");
+        "exp.yaml:7:40: workloads[1].size: expected a size such as 4096, 64KiB or 1MiB (whole bytes), got 'big'\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: soon}\n")) ==
-        "exp.yaml:6:42: workloads[0].start: expected a time such as 500ns, 1.5us, 10ms or 1s (whole picoseconds), "
+        "exp.yaml:6:41: workloads[0].start: expected a time such as 500ns, 1.5us, 10ms or 1s (whole picoseconds), "
         "got 'soon'\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwidth: 100GB}\n")) ==
         "exp.yaml:1:19: link.bandwidth: expected a rate such as 25Gbps or 100Mbps (above 0), got '100GB'\n");
@@ -381,7 +381,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
         "exp.yaml:1:9: fabric: unknown fabric 'rocev2' (did you mean 'roce_v2'?); expected one of ib, roce_v1, "
         "roce_v2, iwarp\n");
   CHECK(errors(pair_with("  - {kind: write, from: a, to: b}\n")) ==
-        "exp.yaml:6:11: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
+        "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
         "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, write_bw, "
         "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: rd}\n")) ==
@@ -401,7 +401,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(errors(pair_with("  - {kind: send, from: a, to: a}\n")) ==
         "exp.yaml:6:31: workloads[0].to: from and to are the same host 'a'\n");
   CHECK(errors(pair_with("  - {kind: send, from: [a], to: b}\n")) ==
-        "exp.yaml:6:23: workloads[0].from: expected one host name, got a list (only incast takes a list of senders)\n");
+        "exp.yaml:6:24: workloads[0].from: expected one host name, got a list (only incast takes a list of senders)\n");
 }
 
 TEST_CASE("loader: topology errors") {
@@ -410,12 +410,12 @@ TEST_CASE("loader: topology errors") {
   switches: [s1, b]
   links: [[a, s1], [s1, a], [b, s1], [b, b], [b, s9], [c, q]]
 workloads: [{kind: send, from: a, to: b}]
-)") == "exp.yaml:2:3: topology.hosts[3]: duplicate name 'a' (first at line 2)\n"
-       "exp.yaml:2:10: topology.hosts[2]: host 'c' has no link\n"
+)") == "exp.yaml:2:17: topology.hosts[2]: host 'c' has no link\n"
+       "exp.yaml:2:20: topology.hosts[3]: duplicate name 'a' (first at line 2)\n"
        "exp.yaml:3:18: topology.switches[1]: duplicate name 'b' (first at line 2)\n"
        "exp.yaml:4:20: topology.links[1]: duplicate link between 's1' and 'a' (first at line 4)\n"
-       "exp.yaml:4:39: topology.links[3]: a link from 'b' to itself\n"
-       "exp.yaml:4:51: topology.links[4][1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, switches "
+       "exp.yaml:4:38: topology.links[3]: a link from 'b' to itself\n"
+       "exp.yaml:4:50: topology.links[4][1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, switches "
        "and routers of the topology\n"
        "exp.yaml:4:59: topology.links[5][1]: unknown node 'q'; nodes are the hosts, switches and routers of the "
        "topology\n");
@@ -492,11 +492,11 @@ workloads: [{kind: send, from: a, to: b}]
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: ud}\n", head)) ==
           "exp.yaml:7:38: workloads[0].qp: iwarp has only reliable connections (RFC 5040): no ud QPs; use qp: rc\n");
     CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b}\n", head)) ==
-          "exp.yaml:7:11: workloads[0].kind: iwarp has no atomic operations (RFC 5040); atomic_cas is not available\n");
+          "exp.yaml:7:12: workloads[0].kind: iwarp has no atomic operations (RFC 5040); atomic_cas is not available\n");
     CHECK(errors(pair_with("  - {kind: send_imm, from: a, to: b}\n", head)) ==
-          "exp.yaml:7:11: workloads[0].kind: iwarp has no immediate data (RFC 5040); send_imm is not available\n");
+          "exp.yaml:7:12: workloads[0].kind: iwarp has no immediate data (RFC 5040); send_imm is not available\n");
     CHECK(errors(pair_with("  - {kind: pingpong, from: a, to: b, op: rdma_write_imm}\n", head)) ==
-          "exp.yaml:7:43: workloads[0].op: iwarp has no immediate data (RFC 5040); rdma_write_imm is not available\n");
+          "exp.yaml:7:42: workloads[0].op: iwarp has no immediate data (RFC 5040); rdma_write_imm is not available\n");
     CHECK(errors(pair_with("  - {kind: rdma_read, from: a, to: b}\n", head)) == "");
     // The same file is fine on another fabric, and --fabric switches it.
     const std::string ud = pair_with("  - {kind: send, from: a, to: b, qp: ud}\n");
@@ -557,7 +557,7 @@ TEST_CASE("loader: faults and capture") {
         "exp.yaml:10:25: faults[2].link[1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, switches "
         "and routers of the topology\n"
         "exp.yaml:11:5: faults[3]: missing key 'at' (when, such as 50us)\n"
-        "exp.yaml:12:22: capture.pcap[1]: unknown node 'zz'; nodes are the hosts, switches and routers of the "
+        "exp.yaml:12:21: capture.pcap[1]: unknown node 'zz'; nodes are the hosts, switches and routers of the "
         "topology\n");
   const ExperimentConfig c = good(pair_with("  - {kind: send, from: a, to: b}\nfaults:\n  - {at: 1us, link: [s1, a], action: up}\n"
                                             "capture: {pcap: none}\n"));
