@@ -46,7 +46,8 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 fs::path output_dir(const Options& o, const ExperimentConfig& cfg) {
   if (!o.out.empty()) return output_path(o.out);
   const fs::path name = cfg.name;
-  if (cfg.name.empty() || name.has_parent_path() || name.has_root_path() || cfg.name == "." || cfg.name == "..")
+  if (cfg.name.empty() || name.has_parent_path() || name.has_root_path() || cfg.name == "." ||
+      cfg.name == "..")
     throw OutputError("the experiment name '" + cfg.name + "' cannot name a directory; give --out");
   return fs::path("out") / name;
 }
@@ -189,12 +190,11 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
     }
   }
 
-  const json compare = {{"experiment", first->name},
-                        {"file", o.file.string()},
-                        {"seed", first->seed},
-                        {"fabrics", entries}};
+  const json compare = {
+      {"experiment", first->name}, {"file", o.file.string()}, {"seed", first->seed}, {"fabrics", entries}};
   if (!any_ok) {  // nothing to compare: report why, write nothing
-    for (const auto& e : entries) err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
+    for (const auto& e : entries)
+      err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
     return any_internal ? kExitInternal : kExitBadInput;
   }
   try {
@@ -206,7 +206,8 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   out << format_compare_table(compare);
   out << "output: " << dir.string() << " (compare.json, one directory a fabric)\n";
   for (const auto& e : entries)
-    if (e["status"] == "failed") err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
+    if (e["status"] == "failed")
+      err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
   return any_internal ? kExitInternal : kExitOk;
 }
 
@@ -215,11 +216,10 @@ void add_experiment_options(CLI::App& cmd, Options& o) {
   cmd.add_option("experiment", o.file, "the experiment file")->required()->type_name("EXPERIMENT.yaml");
   cmd.add_option("--set", o.sets, "override a key of the file (repeatable), e.g. --set workloads.0.count=10")
       ->type_name("KEY=VALUE")
-      ->check(
-          [](const std::string& s) {
-            const auto eq = s.find('=');
-            return eq == std::string::npos || eq == 0 ? "expected key=value, got '" + s + "'" : std::string();
-          });
+      ->check([](const std::string& s) {
+        const auto eq = s.find('=');
+        return eq == std::string::npos || eq == 0 ? "expected key=value, got '" + s + "'" : std::string();
+      });
   cmd.add_option("--seed", o.seed, "override the seed")
       ->check(CLI::NonNegativeNumber)
       ->each([&o](const std::string&) { o.has_seed = true; });
@@ -247,14 +247,17 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
 
   CLI::App* compare = app.add_subcommand("compare", "run an experiment on several fabrics and compare them");
   add_experiment_options(*compare, o);
-  compare->add_option("--out,-o", o.out, "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
+  compare
+      ->add_option("--out,-o", o.out,
+                   "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
       ->type_name("DIR");
   compare->add_option("--fabrics", o.fabrics, "fabrics to compare (default: " + join(fabrics, ",") + ")")
       ->delimiter(',')
       ->check(CLI::IsMember(fabrics))
       ->type_name("F,F,...");
 
-  CLI::App* validate = app.add_subcommand("validate", "check an experiment file and print its errors; run nothing");
+  CLI::App* validate =
+      app.add_subcommand("validate", "check an experiment file and print its errors; run nothing");
   add_experiment_options(*validate, o);
   validate->add_option("--fabric", o.fabric, "check it for this fabric instead of the file's")
       ->check(CLI::IsMember(fabrics))

@@ -13,12 +13,14 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path sibling(const fs::path& p, std::string_view tag) {
-  return p.parent_path() / (p.filename().string() + "." + std::string(tag) + "-" + std::to_string(::getpid()));
+  return p.parent_path() /
+         (p.filename().string() + "." + std::string(tag) + "-" + std::to_string(::getpid()));
 }
 
 bool is_rdmasim_output(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_empty(dir, ec) || fs::exists(dir / "results.json", ec) || fs::exists(dir / "compare.json", ec);
+  return fs::is_empty(dir, ec) || fs::exists(dir / "results.json", ec) ||
+         fs::exists(dir / "compare.json", ec);
 }
 
 }  // namespace

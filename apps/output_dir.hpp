@@ -16,7 +16,7 @@ struct OutputError : std::runtime_error {
 };
 
 class StagedDir {
-public:
+ public:
   // Checks that `dir` may be (re)placed and creates the empty temporary
   // sibling, and any missing parents. An existing `dir` is replaced only if
   // it is empty or holds rdmasim output (results.json or compare.json), so
@@ -36,7 +36,7 @@ public:
   // put back. Throws std::filesystem::filesystem_error.
   void commit();
 
-private:
+ private:
   void rollback() noexcept;
 
   std::filesystem::path dir_, temp_;

@@ -60,6 +60,16 @@ std::string number(const json& j, int decimals, double scale = 1) {
   return fmt::format("{:.{}f}", j.get<double>() / scale, decimals);
 }
 
+// A time in picoseconds in the unit that keeps it under 1000: "10.000 ms".
+std::string duration(const json& ps) {
+  if (!ps.is_number()) return "-";
+  const double v = ps.get<double>();
+  static constexpr std::pair<double, const char*> kUnits[] = {{1e12, "s"}, {1e9, "ms"}, {1e6, "us"}, {1e3, "ns"}};
+  for (const auto& [scale, unit] : kUnits)
+    if (v >= scale) return fmt::format("{:.3f} {}", v / scale, unit);
+  return fmt::format("{:.0f} ps", v);
+}
+
 std::string verified(const json& j) {
   if (!j.is_boolean()) return "-";
   return j.get<bool>() ? "yes" : "NO";
@@ -84,7 +94,8 @@ uint64_t sum_over(const json& arr, F&& value) {
   if (arr.is_array())
     for (const auto& e : arr) {
       const json& v = value(e);
-      if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() > 0)) total += v.get<uint64_t>();
+      if (v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() > 0))
+        total += v.get<uint64_t>();
     }
   return total;
 }
@@ -93,7 +104,8 @@ uint64_t total_drops(const json& results) {
   return sum_over(field(results, "ports"), [](const json& p) -> const json& { return field(p, "drops"); });
 }
 uint64_t total_cpu_busy_ps(const json& results) {
-  return sum_over(field(results, "hosts"), [](const json& h) -> const json& { return field(h, "cpu_busy_ps"); });
+  return sum_over(field(results, "hosts"),
+                  [](const json& h) -> const json& { return field(h, "cpu_busy_ps"); });
 }
 
 size_t count_captures(const fs::path& dir) {
@@ -122,7 +134,7 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
                       verified(field(w, "data_verified"))});
     }
   out += layout(rows, "lllrlrrrl");
-  out += fmt::format("end time {} us, drops {}\n", number(field(results, "end_time_ps"), 3, 1e6),
+  out += fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")),
                      total_drops(results));
   const size_t captures = count_captures(dir);
   out += fmt::format("output: {} (results.json", dir.string());
@@ -174,7 +186,8 @@ std::string format_compare_table(const json& compare) {
         notes += fmt::format("{} {}: {}\n", status, text(field(f, "fabric")), text(field(f, "reason")));
     }
 
-  std::string out = fmt::format("{}, seed {}\n", text(field(compare, "experiment")), text(field(compare, "seed")));
+  std::string out =
+      fmt::format("{}, seed {}\n", text(field(compare, "experiment")), text(field(compare, "seed")));
   if (!ran.empty()) {
     // Workloads by name, in the order they first appear.
     std::vector<std::string> names;
@@ -203,7 +216,8 @@ std::string format_compare_table(const json& compare) {
       row(name + " latency p99 us", [&](const json& f) {
         return number(field(field(workload(f, name), "latency_ns"), "p99"), 3, 1e3);
       });
-      row(name + " data verified", [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
+      row(name + " data verified",
+          [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
     }
     row("cpu busy us", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
     row("drops", [](const json& f) { return text(field(f, "drops")); });

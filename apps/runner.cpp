@@ -110,6 +110,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   uint32_t mtu = cfg.link.mtu;
   for (const auto& l : cfg.topology.links) mtu = std::min(mtu, l.config.mtu);
   net.mtu = mtu;
+  if (cfg.fabric != FabricKind::iwarp) {
+    const ibv_mtu active = mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 : mtu >= 1024 ? IBV_MTU_1024
+                           : mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+    for (Host* h : net.hosts) h->nic().set_active_mtu(active);
+  }
 
   // Captures.
   std::unique_ptr<CaptureSet> captures;

@@ -21,10 +21,7 @@ void Simulator::Bucket::grow() {
   cap = fresh + cap_n;
 }
 
-Simulator::Simulator() {
-  b0_.grow();
-  b0_head_ = b0_.begin;
-}
+Simulator::Simulator() { b0_.grow(); }
 
 Simulator::~Simulator() {
   clear();
@@ -72,48 +69,33 @@ void Simulator::cancel(EventId id) {
 }
 
 bool Simulator::refill(uint64_t until) {
-  if (b0_head_ != b0_.end) return b0_head_->time <= until;
-  if (levels_ == 0) return false;
-  const int level = __builtin_ctzll(levels_);
-  const unsigned digit = static_cast<unsigned>(__builtin_ctzll(digits_[level]));
-  Bucket& src = buckets_[static_cast<size_t>(level) * kRadix + digit];
+  if (b0_.begin + b0_next_ != b0_.end) return b0_.begin[b0_next_].time <= until;
+  size_t w = 0;
+  while (occupied_[w] == 0)
+    if (++w == occupied_.size()) return false;
+  const size_t b = w * 64 + static_cast<size_t>(__builtin_ctzll(occupied_[w]));
+  Bucket& src = buckets_[b];
   const uint64_t m = src.min;
   if (m > until) return false;
   last_ = m;
-  if ((digits_[level] &= digits_[level] - 1) == 0) levels_ &= levels_ - 1;
+  occupied_[w] &= occupied_[w] - 1;
   b0_.reset();
-  if (level == 0) {
-    // All of one time: the bucket becomes bucket 0 as it is.
+  if (b < kRadix) {
+    // Level 0: all of one time. The bucket becomes bucket 0 as it is.
     std::swap(b0_, src);
   } else {
-    // Every entry of this bucket agrees with m from digit `level` up, so
-    // relative to the new last_ each lands in a lower level (or bucket 0),
-    // and the entries of other buckets stay where they are.
-    // (push() inlined with the level mask in a register: as a member it is
-    // reloaded after every entry store, which may alias it.)
-    uint64_t levels = levels_;
-    for (const Entry* p = src.begin; p != src.end; ++p) {
-      const Entry e = *p;
-      if (e.time == m) {
-        b0_.add(e);
-        continue;
-      }
-      const int lv = (63 - __builtin_clzll(e.time ^ m)) / kRadixBits;
-      const unsigned dg = static_cast<unsigned>(e.time >> (lv * kRadixBits)) & (kRadix - 1);
-      buckets_[static_cast<size_t>(lv) * kRadix + dg].add(e);
-      digits_[lv] |= uint64_t{1} << dg;
-      levels |= uint64_t{1} << lv;
-    }
-    levels_ = levels;
+    // Every entry of this bucket agrees with m from the bucket's digit up,
+    // so relative to the new last_ each lands in a lower bucket (or bucket
+    // 0), and the entries of other buckets stay where they are.
+    for (const Entry* p = src.begin; p != src.end; ++p) push(*p);
     src.reset();
   }
-  b0_head_ = b0_.begin;
+  b0_next_ = 0;
   // Entries of one instant reached bucket 0 in bucket order, not schedule
   // order; events scheduled later at this instant append with larger keys.
-  const size_t n = static_cast<size_t>(b0_.end - b0_.begin);
-  if (n > 1) {
+  if (b0_.end - b0_.begin > 1) {
     std::sort(b0_.begin, b0_.end, [](const Entry& x, const Entry& y) { return x.key < y.key; });
-    for (size_t k = 1; k < std::min(n, kPrefetch); ++k) prefetch_slot(b0_.begin[k]);
+    for (Entry* p = b0_.begin + 1; p < b0_.end && p < b0_.begin + kPrefetch; ++p) prefetch_slot(*p);
   }
   return true;
 }
@@ -123,10 +105,10 @@ void Simulator::run(Time until) {
   const uint64_t limit = static_cast<uint64_t>(until.count());
   while (!stopped_) {
     if (!refill(limit)) {
-      if (b0_head_ != b0_.end || levels_ != 0) now_ = until;  // events remain, later than until
+      if (b0_.begin + b0_next_ != b0_.end || occupied_ != decltype(occupied_){}) now_ = until;  // events remain
       return;
     }
-    const Entry e = *b0_head_++;
+    const Entry e = b0_.begin[b0_next_++];
     const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);
     Slot& s = slot(i);
     if (s.key != e.key) {  // cancelled
@@ -136,7 +118,7 @@ void Simulator::run(Time until) {
     // With many pending events the closures are cold: fetch the one
     // kPrefetch events ahead while this one runs (refill fetched the first
     // few but the very first, needed at once).
-    if (b0_.end - b0_head_ >= static_cast<ptrdiff_t>(kPrefetch)) prefetch_slot(b0_head_[kPrefetch - 1]);
+    if (b0_.begin + b0_next_ + (kPrefetch - 1) < b0_.end) prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
     now_ = Time::ps(static_cast<int64_t>(e.time));
     s.key = 0;  // running: cancelling its own id is now a no-op
     --live_;
@@ -152,15 +134,14 @@ void Simulator::clear() {
   // locals) that schedules or cancels events: take each closure out of its
   // slot before destroying it, and repeat until nothing is left.
   for (;;) {
-    std::vector<Entry> all(b0_head_, b0_.end);
+    std::vector<Entry> all(b0_.begin + b0_next_, b0_.end);
     b0_.reset();
-    b0_head_ = b0_.begin;
+    b0_next_ = 0;
     for (Bucket& b : buckets_) {
       all.insert(all.end(), b.begin, b.end);
       b.reset();
     }
-    digits_.fill(0);
-    levels_ = 0;
+    occupied_.fill(0);
     if (all.empty()) return;
     for (const Entry& e : all) {
       const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);

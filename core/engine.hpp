@@ -127,7 +127,7 @@ private:
     void add(Entry e) {
       if (end == cap) grow();
       *end++ = e;
-      if (e.time < min) min = e.time;
+      min = e.time < min ? e.time : min;
     }
     void grow();
     void reset() {
@@ -136,16 +136,24 @@ private:
     }
   };
 
+  // The bucket of an entry at time t != last: level l is the highest
+  // base-2^kRadixBits digit in which t and last differ, d is t's digit
+  // there; buckets are numbered l * kRadix + d, which sorts them.
+  static size_t bucket_of(uint64_t t, uint64_t last) {
+    const unsigned high = 63u ^ static_cast<unsigned>(__builtin_clzll(t ^ last));  // highest differing bit
+    const unsigned shift = high & ~(kRadixBits - 1u);
+    return (static_cast<size_t>(shift) << (kRadixBits - 2)) | ((t >> shift) & (kRadix - 1));
+  }
+  void mark(size_t b) { occupied_[b >> 6] |= uint64_t{1} << (b & 63); }
+
   void push(Entry e) {
     if (e.time == last_) {
       b0_.add(e);
       return;
     }
-    const int level = (63 - __builtin_clzll(e.time ^ last_)) / kRadixBits;
-    const unsigned digit = static_cast<unsigned>(e.time >> (level * kRadixBits)) & (kRadix - 1);
-    buckets_[static_cast<size_t>(level) * kRadix + digit].add(e);
-    digits_[level] |= uint64_t{1} << digit;
-    levels_ |= uint64_t{1} << level;
+    const size_t b = bucket_of(e.time, last_);
+    buckets_[b].add(e);
+    mark(b);
   }
   // Refills bucket 0 from the lowest non-empty bucket if it is empty and the
   // next time is at most `until`; false if there is no event to take.
@@ -161,16 +169,16 @@ private:
   // (level, digit): level is the highest base-2^kRadixBits digit in which t
   // and last_ differ, digit is t's value there (always above last_'s).
   // Buckets sort by (level, digit). Entries at last_ itself are bucket 0, a
-  // FIFO in schedule order read from b0_head_.
-  static constexpr int kRadixBits = 4;  // measured best of 1 .. 6
+  // FIFO in schedule order read from b0_next_.
+  static constexpr unsigned kRadixBits = 4;  // measured best of 1 .. 6
   static constexpr uint64_t kRadix = uint64_t{1} << kRadixBits;
-  static constexpr int kLevels = (63 + kRadixBits - 1) / kRadixBits;
+  static constexpr size_t kBuckets = 64 * kRadix / kRadixBits;  // 16 levels of 16
+  static_assert(kRadixBits == 4, "bucket_of's numbering assumes 4-bit digits");
   uint64_t last_ = 0;  // time of the last entry taken out
   Bucket b0_;
-  Entry* b0_head_ = nullptr;
-  std::array<Bucket, kLevels * kRadix> buckets_;
-  std::array<uint64_t, kLevels> digits_{};  // bit d of [level]: bucket (level, d) not empty
-  uint64_t levels_ = 0;                     // bit l: some bucket of level l not empty
+  size_t b0_next_ = 0;  // index, not pointer: b0_ may grow while it is read
+  std::array<Bucket, kBuckets> buckets_;
+  std::array<uint64_t, kBuckets / 64> occupied_{};  // bit b: buckets_[b] is not empty
 
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   uint32_t slot_count_ = 0;

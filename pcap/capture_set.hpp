@@ -18,7 +18,7 @@ class Packet;
 class Port;
 
 class CaptureSet {
-public:
+ public:
   // Fills the CRC fields of a frame whose meta.crc_pending is set, and clears
   // the flag. Given by the fabric: CRCs are computed only for frames that a
   // capture observes.
@@ -46,7 +46,7 @@ public:
   std::vector<std::filesystem::path> files() const;
   size_t size() const { return points_.size(); }
 
-private:
+ private:
   struct Point;
 
   std::filesystem::path pcap_dir_;

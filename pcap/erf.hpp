@@ -46,7 +46,7 @@ class HeaderView {
   std::span<std::byte> b_;
   explicit HeaderView(std::span<std::byte> b) : b_(b) {}
 
-public:
+ public:
   static std::optional<HeaderView> check(std::span<std::byte> b) {
     if (b.size() < kHeaderLen) return std::nullopt;
     return HeaderView(b.first(kHeaderLen));

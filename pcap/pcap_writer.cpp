@@ -58,8 +58,8 @@ void PcapWriter::write(Time t, std::span<const std::byte> frame, Direction dir) 
   pcap_pkthdr hdr{};
   hdr.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
   hdr.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000);  // nanoseconds: the file says so
-  hdr.len = static_cast<bpf_u_int32>(linktype_ == Linktype::Erf ? erf::kHeaderLen + frame.size()
-                                                                 : frame.size());
+  hdr.len =
+      static_cast<bpf_u_int32>(linktype_ == Linktype::Erf ? erf::kHeaderLen + frame.size() : frame.size());
   hdr.caplen = static_cast<bpf_u_int32>(std::min<size_t>(record.size(), snaplen_));
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, reinterpret_cast<const u_char*>(record.data()));
   ++frames_;

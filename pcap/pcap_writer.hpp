@@ -27,7 +27,7 @@ enum class Linktype : uint16_t {
 enum class Direction : uint8_t { Tx, Rx };
 
 class PcapWriter {
-public:
+ public:
   static constexpr uint32_t kDefaultSnaplen = 65535;
 
   // Creates (truncates) `path`. Throws std::runtime_error when it cannot.
@@ -53,7 +53,7 @@ public:
   const std::filesystem::path& path() const { return path_; }
   uint64_t frames() const { return frames_; }
 
-private:
+ private:
   void release() noexcept;
 
   std::filesystem::path path_;

@@ -3,11 +3,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -131,7 +134,7 @@ public:
 
 class Converter {
 public:
-  Converter(std::string file) : file_(std::move(file)) {}
+  explicit Converter(std::string file) : file_(std::move(file)) {}
 
   std::vector<LoadError>& errors() { return errors_; }
   std::vector<Override>& overrides() { return overrides_; }
@@ -1069,56 +1072,83 @@ private:
   void reachability(const Node& v, const std::string& path, const WorkloadConfig& w) {
     if (!graph_) return;
     const Graph& g = *graph_;
-    std::vector<std::pair<int, int>> pairs;
-    for (const std::string& a : w.from)
-      for (const std::string& b : w.to)
-        if (a != b) pairs.emplace_back(*g.find(a), *g.find(b));
-    for (auto [a, b] : pairs) {
-      if (x_.fabric == FabricKind::ib) {
-        if (!ib_table_) {
-          std::vector<int> roots;
-          for (const std::string& r : x_.ib.roots) roots.push_back(*g.find(r));
-          ib_table_ = ib_forwarding(g, x_.ib.routing, roots);
-        }
-        if (ib_path(g, *ib_table_, a, b) && ib_path(g, *ib_table_, b, a)) continue;
-        if (hops(a)[b] >= 0) {
-          c_.error(v, path, g.name(a) + " and " + g.name(b) + " have no legal up*/down* path between them; "
-                            "name the top switches in ib.roots or use ib.routing: min_hop");
+    if (!routed_) {
+      routed_ = link_groups(g, true);
+      bridged_ = link_groups(g, false);
+    }
+    std::vector<int> from, to;
+    for (const std::string& n : w.from) from.push_back(*g.find(n));
+    for (const std::string& n : w.to) to.push_back(*g.find(n));
+    const bool updown = x_.fabric == FabricKind::ib && x_.ib.routing == IbRouting::updown;
+    // The common case, all in one network, needs no look at every pair.
+    if (!updown && common_group(x_.fabric == FabricKind::roce_v1 ? *bridged_ : *routed_, from, to)) return;
+    for (int a : from) {
+      for (int b : to) {
+        if (a == b) continue;
+        const bool connected = common_group(*routed_, {a}, {b});
+        if (!connected) {
+          c_.error(v, path, g.name(a) + " cannot reach " + g.name(b) + ": no path through switches and routers");
           return;
         }
-      } else if (x_.fabric == FabricKind::roce_v1) {
-        if (!domains_) domains_ = broadcast_domains(g);
-        if (domains_->same_domain(a, b)) continue;
-        if (hops(a)[b] >= 0) {
+        if (x_.fabric == FabricKind::roce_v1 && !common_group(*bridged_, {a}, {b})) {
           c_.error(v, path, g.name(a) + " and " + g.name(b) +
                                 " are in different broadcast domains (a router separates them): roce_v1 frames "
                                 "cannot be routed; use roce_v2 or put them on one L2 network");
           return;
         }
-      } else if (hops(a)[b] >= 0) {
-        continue;
+        if (updown) {
+          if (!ib_table_) {
+            std::vector<int> roots;
+            for (const std::string& r : x_.ib.roots) roots.push_back(*g.find(r));
+            ib_table_ = ib_forwarding(g, IbRouting::updown, roots);
+          }
+          if (!ib_path(g, *ib_table_, a, b) || !ib_path(g, *ib_table_, b, a)) {
+            c_.error(v, path, g.name(a) + " and " + g.name(b) +
+                                  " have no legal up*/down* path between them; name the top switches in ib.roots "
+                                  "or use ib.routing: min_hop");
+            return;
+          }
+        }
       }
-      c_.error(v, path, g.name(a) + " cannot reach " + g.name(b) + ": no path through switches and routers");
-      return;
     }
   }
 
-  // Hop counts from `src` through switches and routers. Cached per source.
-  const std::vector<int>& hops(int src) {
-    auto [it, fresh] = hops_.try_emplace(src);
-    if (!fresh) return it->second;
-    const Graph& g = *graph_;
-    std::vector<int>& d = it->second;
-    d.assign(static_cast<size_t>(g.size()), -1);
-    std::vector<int> queue{src};
-    d[src] = 0;
-    for (size_t i = 0; i < queue.size(); ++i) {
-      const int x = queue[i];
-      if (x != src && g.is_host(x)) continue;
-      for (const Graph::Port& p : g.ports(x))
-        if (d[p.peer] < 0) d[p.peer] = d[x] + 1, queue.push_back(p.peer);
+  // Links joined at every node that forwards (switches, and routers when
+  // through_routers): two hosts reach each other when one of their links
+  // shares a group. Per host, its groups, ascending.
+  static std::vector<std::vector<int>> link_groups(const Graph& g, bool through_routers) {
+    std::vector<int> parent(static_cast<size_t>(g.link_count()));
+    for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
+    auto find = [&](int x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    for (int n = g.host_count(); n < g.size(); ++n) {
+      if (g.kind(n) == NodeKind::router && !through_routers) continue;
+      const auto ports = g.ports(n);
+      for (size_t p = 1; p < ports.size(); ++p) parent[find(ports[p].link)] = find(ports[0].link);
     }
-    return d;
+    std::vector<std::vector<int>> groups(static_cast<size_t>(g.host_count()));
+    for (int h = 0; h < g.host_count(); ++h) {
+      for (const Graph::Port& p : g.ports(h)) groups[h].push_back(find(p.link));
+      std::sort(groups[h].begin(), groups[h].end());
+    }
+    return groups;
+  }
+
+  // Is there one group every host of `from` and `to` is in?
+  static bool common_group(const std::vector<std::vector<int>>& groups, const std::vector<int>& from,
+                           const std::vector<int>& to) {
+    std::vector<int> common = groups[from.front()];
+    for (const auto* list : {&from, &to}) {
+      for (int h : *list) {
+        std::vector<int> both;
+        std::set_intersection(common.begin(), common.end(), groups[h].begin(), groups[h].end(),
+                              std::back_inserter(both));
+        common = std::move(both);
+      }
+    }
+    return !common.empty();
   }
 
   // ---- faults ----
@@ -1189,8 +1219,7 @@ private:
   std::optional<Graph> graph_;
   std::optional<Entry> roots_, capture_list_;
   std::optional<ForwardingTable> ib_table_;
-  std::optional<BroadcastDomains> domains_;
-  std::unordered_map<int, std::vector<int>> hops_;
+  std::optional<std::vector<std::vector<int>>> routed_, bridged_;  // link_groups()
 };
 
 LoadResult finish(Converter& c, ExperimentConfig&& x) {

@@ -128,9 +128,9 @@ void seal_roce_v2(Packet& p) {
     fill_icrc(IcrcEncap::RoceV2Ipv4, l3.first(ip->total_length()));
   } else if (eth->ethertype() == ethertype::kIpv6) {
     auto ip = Ipv6View::check(l3);
-    auto udp = UdpView::check(ip->payload());
-    udp->fill_checksum(ip->src(), ip->dst());
+    // The ICRC first: the UDP checksum covers it (and the ICRC masks the checksum).
     fill_icrc(IcrcEncap::RoceV2Ipv6, l3.first(Ipv6Header::kLen + ip->payload_length()));
+    UdpView::check(ip->payload())->fill_checksum(ip->src(), ip->dst());
   }
 }
 

@@ -92,6 +92,9 @@ public:
   uint16_t lid() const { return lid_; }
   void set_lid(uint16_t l) { lid_ = l; }
   const ibv_gid& gid() const { return gid_; }
+  // The port's active MTU (IBA MTU of the link).
+  ibv_mtu active_mtu() const { return active_mtu_; }
+  void set_active_mtu(ibv_mtu m) { active_mtu_ = m; }
   void set_gid(const ibv_gid& g) { gid_ = g; }
   NicFabric& fabric() const { return *fabric_; }
 
@@ -131,6 +134,7 @@ private:
   std::unique_ptr<NicFabric> fabric_;
   uint16_t lid_ = 0;
   ibv_gid gid_{};
+  ibv_mtu active_mtu_ = IBV_MTU_4096;
   std::deque<TxSource*> ready_;
   std::deque<Packet> rx_pipe_;
   std::deque<std::pair<verbs::CompletionQueue*, ibv_wc>> cqe_pipe_;  // CQE writes in flight over PCIe

@@ -125,7 +125,8 @@ void CompletionQueue::fire() {
 
 QueuePair::QueuePair(Device& d, ProtectionDomain& pd, uint32_t qpn, const QpInitAttr& init)
     : device_(d), pd_(pd), qpn_(qpn), init_(init) {
-  attr_.path_mtu = IBV_MTU_1024;
+  // UD datagrams may be as long as the port's active MTU (no path MTU is set for UD).
+  attr_.path_mtu = d.nic().active_mtu();
   attr_.port_num = 1;
 }
 
@@ -465,7 +466,7 @@ int Device::query_port(uint8_t port, ibv_port_attr& out) const {
   out = {};
   out.state = nic_.port().up() ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
   out.max_mtu = IBV_MTU_4096;
-  out.active_mtu = IBV_MTU_4096;
+  out.active_mtu = nic_.active_mtu();
   out.lid = nic_.lid();
   out.gid_tbl_len = 1;
   return 0;

@@ -18,7 +18,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     static int n = 0;
-    path = fs::temp_directory_path() / ("rdmasim-outdir-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    path = fs::temp_directory_path() /
+           ("rdmasim-outdir-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
     fs::remove_all(path);
     fs::create_directories(path);
   }

@@ -1,8 +1,16 @@
+#include "core/engine.hpp"
+
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
-#include "core/engine.hpp"
+#include "core/random.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
@@ -17,6 +25,7 @@ TEST_CASE("events run in time order, ties in schedule order") {
   sim.run();
   CHECK(order == std::vector<int>{1, 2, 3, 4});
   CHECK(sim.now() == 20_ns);
+  CHECK(sim.events_run() == 4);
 }
 
 TEST_CASE("a cancelled event does not run, a stale cancel is harmless") {
@@ -24,10 +33,21 @@ TEST_CASE("a cancelled event does not run, a stale cancel is harmless") {
   int ran = 0;
   EventId a = sim.after(5_ns, [&] { ran += 1; });
   EventId b = sim.after(6_ns, [&] { ran += 10; });
+  CHECK(sim.pending() == 2);
   sim.cancel(a);
+  CHECK(sim.pending() == 1);
+  sim.cancel(a);
+  CHECK(sim.pending() == 1);
   sim.run();
   sim.cancel(b);
+  sim.cancel(EventId{});
   CHECK(ran == 10);
+  CHECK(sim.pending() == 0);
+  // The slot of b is reused; the stale id must not cancel the new event.
+  sim.after(1_ns, [&] { ran += 100; });
+  sim.cancel(b);
+  sim.run();
+  CHECK(ran == 110);
 }
 
 TEST_CASE("run(until) stops before later events and leaves them pending") {
@@ -39,6 +59,144 @@ TEST_CASE("run(until) stops before later events and leaves them pending") {
   CHECK(ran == 1);
   CHECK(sim.now() == 10_us);
   CHECK(sim.pending() == 1);
+  // Scheduling between now and the pending event still orders correctly.
+  sim.at(12_us, [&] { ran += 10; });
+  sim.at(10_us, [&] { ran += 100; });
+  sim.run(12_us);
+  CHECK(ran == 111);
+  CHECK(sim.now() == 12_us);
   sim.run();
-  CHECK(ran == 2);
+  CHECK(ran == 112);
+  CHECK(sim.now() == 15_us);
+}
+
+TEST_CASE("an event in the past runs now; stop() ends run() after the current event") {
+  Simulator sim;
+  std::vector<int> order;
+  sim.at(10_ns, [&] {
+    order.push_back(1);
+    sim.at(5_ns, [&] { order.push_back(3); });  // before now: runs at now, after those already due
+    sim.stop();
+  });
+  sim.at(10_ns, [&] { order.push_back(2); });
+  sim.run();
+  CHECK(order == std::vector<int>{1});
+  CHECK(sim.now() == 10_ns);
+  sim.run();
+  CHECK(order == std::vector<int>{1, 2, 3});
+  CHECK(sim.now() == 10_ns);
+}
+
+TEST_CASE("closures up to 64 bytes are stored, run once and destroyed") {
+  Simulator sim;
+  auto token = std::make_shared<int>(7);
+  struct Big {
+    std::shared_ptr<int> p;
+    char pad[40];
+  };
+  Big big{token, {}};
+  int seen = 0;
+  sim.after(1_ns, [big, &seen] { seen = *big.p; });
+  static_assert(sizeof(Big) + sizeof(int*) == 64);  // the largest closure that fits
+  CHECK(token.use_count() == 3);  // token, big, the queued closure
+  sim.run();
+  CHECK(seen == 7);
+  CHECK(token.use_count() == 2);
+  // A cancelled closure and one still pending at clear() are destroyed too.
+  EventId id = sim.after(1_ns, [big] {});
+  sim.after(2_ns, [big] {});
+  CHECK(token.use_count() == 4);
+  sim.cancel(id);
+  CHECK(token.use_count() == 3);
+  sim.clear();
+  CHECK(token.use_count() == 2);
+  CHECK(sim.pending() == 0);
+  sim.run();
+  CHECK(sim.events_run() == 1);
+}
+
+TEST_CASE("a closure destroyed by clear() may schedule and cancel") {
+  Simulator sim;
+  struct Rescheduler {
+    Simulator* sim;
+    int* destroyed;
+    bool armed = true;
+    Rescheduler(Simulator* s, int* d) : sim(s), destroyed(d) {}
+    Rescheduler(Rescheduler&& o) noexcept : sim(o.sim), destroyed(o.destroyed), armed(std::exchange(o.armed, false)) {}
+    ~Rescheduler() {
+      if (!armed) return;
+      ++*destroyed;
+      if (*destroyed < 3) sim->after(1_ns, Rescheduler(sim, destroyed));
+    }
+    void operator()() {}
+  };
+  int destroyed = 0;
+  sim.after(1_ns, Rescheduler(&sim, &destroyed));
+  sim.clear();
+  CHECK(destroyed == 3);
+  CHECK(sim.pending() == 0);
+}
+
+TEST_CASE("the queue agrees with a reference ordering on random workloads") {
+  // Mixed delays (ties, picoseconds to seconds), cancels, nested scheduling
+  // and run(until) slices, checked against (time, schedule order).
+  struct World {
+    Simulator sim;
+    Rng rng;
+    std::map<std::pair<int64_t, uint64_t>, uint64_t> expected;  // (time, n) -> n
+    std::map<uint64_t, std::pair<int64_t, EventId>> live;       // n -> (time, id)
+    std::vector<uint64_t> ran;
+    uint64_t next = 0;
+
+    explicit World(uint64_t seed) : rng(seed) {}
+    Time delay() {
+      switch (rng.between(0, 5)) {
+        case 0: return Time();  // now: ties
+        case 1: return Time::ps(static_cast<int64_t>(rng.between(1, 16)));
+        case 2: return Time::ps(static_cast<int64_t>(rng.between(1, 100'000)));
+        case 3: return Time::ns(static_cast<int64_t>(rng.between(1, 100'000)));
+        case 4: return Time::ms(static_cast<int64_t>(rng.between(1, 1'000)));
+        default: return Time::ps(static_cast<int64_t>(rng.between(0, 3)) * 1'000);
+      }
+    }
+    void schedule(int depth) {
+      const uint64_t n = next++;
+      const Time when = sim.now() + delay();
+      const EventId id = sim.at(when, [this, n, depth] { fire(n, depth); });
+      expected[{when.count(), n}] = n;
+      live[n] = {when.count(), id};
+    }
+    void fire(uint64_t n, int depth) {
+      ran.push_back(n);
+      live.erase(n);
+      if (depth < 3) {
+        const uint64_t k = rng.between(0, 2);
+        for (uint64_t j = 0; j < k; ++j) schedule(depth + 1);
+      }
+      if (!live.empty() && rng.chance(0.2)) {  // cancel a random pending event
+        auto it = live.lower_bound(rng.between(0, next));
+        if (it == live.end()) it = live.begin();
+        sim.cancel(it->second.second);
+        expected.erase({it->second.first, it->first});
+        live.erase(it);
+      }
+    }
+  };
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    CAPTURE(seed);
+    World w(seed);
+    for (int i = 0; i < 600; ++i) w.schedule(0);
+    Time until;
+    while (w.sim.pending() != 0) {
+      until = until + Time::ns(static_cast<int64_t>(w.rng.between(1, 400'000'000)));
+      w.sim.run(until);
+      CHECK(w.sim.now() <= until);
+      CHECK(w.sim.pending() == w.live.size());
+    }
+    std::vector<uint64_t> want;
+    for (const auto& [k, n] : w.expected) want.push_back(n);
+    CHECK(w.ran.size() == want.size());
+    CHECK(w.ran == want);
+    CHECK(w.ran.size() > 1000);
+  }
 }

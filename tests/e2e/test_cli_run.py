@@ -72,6 +72,16 @@ def pcap_header(path):
     return magic, linktype
 
 
+def load_json(path):
+    """The JSON in path, or {} (and a failure) when it is missing or broken."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        failures.append(f"{path}: {e}")
+        return {}
+
+
 def siblings(parent, name):
     return sorted(e for e in os.listdir(parent) if e.startswith(name + ".tmp-") or e.startswith(name + ".old-"))
 
@@ -85,23 +95,18 @@ def main():
         with open(ud, "w") as f:
             f.write(UD_EXPERIMENT)
 
-        r = rdmasim("run", exp, cwd=tmp)
-        if r.returncode == 1 and "the runner is not built yet" in r.stderr:
-            print("SKIP: apps/runner.cpp is still the stub")
-            return 0
-
         # run, default output directory out/<name>.
+        r = rdmasim("run", exp, cwd=tmp)
         out = os.path.join(tmp, "out", "cli_run")
         if check(r.returncode == 0, "run: exit 0", r):
             check("bulk" in r.stdout and "rdma_write" in r.stdout and "a -> b" in r.stdout,
                   "run: the summary names the workload", r)
             check("out/cli_run" in r.stdout, "run: the summary says where the output went", r)
-            with open(os.path.join(out, "results.json")) as f:
-                res = json.load(f)
+            res = load_json(os.path.join(out, "results.json"))
             check(res.get("experiment") == "cli_run" and res.get("fabric") == "roce_v2" and res.get("seed") == 1,
                   f"results.json: experiment, fabric, seed: {res}")
             check([w.get("name") for w in res.get("workloads", [])] == ["bulk"], "results.json: one workload 'bulk'")
-            pcaps = sorted(os.listdir(os.path.join(out, "pcap")))
+            pcaps = sorted(os.listdir(os.path.join(out, "pcap"))) if os.path.isdir(os.path.join(out, "pcap")) else []
             check(pcaps == ["a-0.pcap", "b-0.pcap"], f"capture: hosts gives a-0.pcap and b-0.pcap, not {pcaps}")
             for p in pcaps:
                 check(pcap_header(os.path.join(out, "pcap", p)) == (PCAP_MAGIC_NS, 1),
@@ -111,8 +116,7 @@ def main():
         # A second run replaces the first whole.
         r = rdmasim("run", exp, "--seed", "7", "--fabric", "ib", cwd=tmp)
         if check(r.returncode == 0, "run --seed 7 --fabric ib: exit 0", r):
-            with open(os.path.join(out, "results.json")) as f:
-                res = json.load(f)
+            res = load_json(os.path.join(out, "results.json"))
             check(res.get("seed") == 7 and res.get("fabric") == "ib", "the second run replaced results.json")
             for p in os.listdir(os.path.join(out, "pcap")):
                 check(pcap_header(os.path.join(out, "pcap", p)) == (PCAP_MAGIC_NS, 197),
@@ -123,9 +127,8 @@ def main():
         custom = os.path.join(tmp, "custom", "dir")
         r = rdmasim("run", exp, "--out", custom, "--set", "workloads.0.count=2", cwd=tmp)
         if check(r.returncode == 0, "run --out --set: exit 0", r):
-            with open(os.path.join(custom, "results.json")) as f:
-                res = json.load(f)
-            check(res["workloads"][0].get("ops") == 2, "--set workloads.0.count=2 gives 2 ops")
+            res = load_json(os.path.join(custom, "results.json"))
+            check([w.get("ops") for w in res.get("workloads", [])] == [2], "--set workloads.0.count=2 gives 2 ops")
 
         # compare on two fabrics.
         cmp_dir = os.path.join(tmp, "cmp")
@@ -133,22 +136,21 @@ def main():
         if check(r.returncode == 0, "compare --fabrics ib,roce_v2: exit 0", r):
             check("ib" in r.stdout and "roce_v2" in r.stdout and "throughput" in r.stdout,
                   "compare prints a table naming both fabrics", r)
-            with open(os.path.join(cmp_dir, "compare.json")) as f:
-                cmp = json.load(f)
-            check([(e["fabric"], e["status"]) for e in cmp["fabrics"]] == [("ib", "ok"), ("roce_v2", "ok")],
-                  f"compare.json: both fabrics ran: {cmp['fabrics']}")
+            cmp = load_json(os.path.join(cmp_dir, "compare.json"))
+            ran = [(e.get("fabric"), e.get("status")) for e in cmp.get("fabrics", [])]
+            check(ran == [("ib", "ok"), ("roce_v2", "ok")], f"compare.json: both fabrics ran: {cmp.get('fabrics')}")
             for fab in ("ib", "roce_v2"):
-                with open(os.path.join(cmp_dir, fab, "results.json")) as f:
-                    check(json.load(f).get("fabric") == fab, f"compare: {fab}/results.json is the {fab} run")
+                if os.path.isdir(os.path.join(cmp_dir, fab)):
+                    res = load_json(os.path.join(cmp_dir, fab, "results.json"))
+                    check(res.get("fabric") == fab, f"compare: {fab}/results.json is the {fab} run")
             check(siblings(cmp_dir, "ib") == [] and siblings(cmp_dir, "roce_v2") == [],
                   "compare: no tmp or old directory left")
 
         # A fabric the experiment cannot run on is skipped, not a failure.
         r = rdmasim("compare", ud, "--fabrics", "roce_v2,iwarp", cwd=tmp)
         if check(r.returncode == 0, "compare of a UD workload on roce_v2 and iwarp: exit 0", r):
-            with open(os.path.join(tmp, "out", "cli_ud", "compare.json")) as f:
-                cmp = json.load(f)
-            status = {e["fabric"]: e["status"] for e in cmp["fabrics"]}
+            cmp = load_json(os.path.join(tmp, "out", "cli_ud", "compare.json"))
+            status = {e.get("fabric"): e.get("status") for e in cmp.get("fabrics", [])}
             check(status == {"roce_v2": "ok", "iwarp": "skipped"}, f"UD: iwarp skipped, roce_v2 ran: {status}")
             check("skipped iwarp" in r.stdout, "compare says iwarp was skipped", r)
             check(not os.path.exists(os.path.join(tmp, "out", "cli_ud", "iwarp")), "a skipped fabric writes nothing")

@@ -19,7 +19,7 @@ using namespace rdmasim::literals;
 namespace {
 
 class Sink : public Node {
-public:
+ public:
   using Node::Node;
   int received = 0;
   void receive(Port& in, Packet p) override {
@@ -143,7 +143,8 @@ TEST_CASE("a run stopped early or unwound by an exception leaves complete captur
   try {
     CaptureSet caps(dir.path, Linktype::Ethernet);
     caps.capture(net.a);
-    for (int i = 0; i < 5; ++i) net.sim.at(Time::us(i), [&net, i] { net.a.port(0).send(net.frame(uint8_t(i), false)); });
+    for (int i = 0; i < 5; ++i)
+      net.sim.at(Time::us(i), [&net, i] { net.a.port(0).send(net.frame(uint8_t(i), false)); });
     net.sim.run(2500_ns);  // stop time: frames 0, 1 and 2 have started
     throw std::runtime_error("boom");
   } catch (const std::runtime_error&) {
@@ -163,8 +164,8 @@ TEST_CASE("after close() nothing more is written, and files() names every captur
   CaptureSet caps(dir.path, Linktype::Ethernet);
   caps.capture(net.a);
   caps.capture(net.b);
-  CHECK(caps.files() == std::vector<std::filesystem::path>{dir.path / "pcap" / "a-0.pcap",
-                                                          dir.path / "pcap" / "b-0.pcap"});
+  CHECK(caps.files() ==
+        std::vector<std::filesystem::path>{dir.path / "pcap" / "a-0.pcap", dir.path / "pcap" / "b-0.pcap"});
   net.a.port(0).send(net.frame(7, false));
   net.sim.run(50_ns);
   caps.close();

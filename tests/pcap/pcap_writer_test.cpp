@@ -23,8 +23,8 @@ namespace {
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
-    path = std::filesystem::temp_directory_path() / ("rdmasim-pcap-test-" + std::to_string(::getpid()) + "-" +
-                                                     std::to_string(counter()++));
+    path = std::filesystem::temp_directory_path() /
+           ("rdmasim-pcap-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
@@ -87,21 +87,21 @@ ReadBack read_back(const std::filesystem::path& p) {
 std::vector<std::byte> ib_send_only(uint16_t dlid, uint32_t dest_qp, uint32_t psn) {
   std::vector<std::byte> f(8 + 12 + 16 + 4 + 2);
   std::span<std::byte> b(f);
-  store_u8(b.subspan(0), 0x00);                 // VL 0, LVer 0
-  store_u8(b.subspan(1), 0x02);                 // SL 0, LNH 2: IBA local, BTH follows
-  store_be16(b.subspan(2), dlid);               // DLID
+  store_u8(b.subspan(0), 0x00);                     // VL 0, LVer 0
+  store_u8(b.subspan(1), 0x02);                     // SL 0, LNH 2: IBA local, BTH follows
+  store_be16(b.subspan(2), dlid);                   // DLID
   store_be16(b.subspan(4), (8 + 12 + 16 + 4) / 4);  // PktLen in 4-byte words, LRH to ICRC
-  store_be16(b.subspan(6), 0x0001);             // SLID
-  store_u8(b.subspan(8), 0x04);                 // opcode: RC SEND ONLY
-  store_u8(b.subspan(9), 0x00);                 // SE 0, M 0, PadCnt 0, TVer 0
-  store_be16(b.subspan(10), 0xffff);            // P_Key
-  store_u8(b.subspan(12), 0x00);                // reserved
-  store_be24(b.subspan(13), dest_qp);           // DestQP
-  store_u8(b.subspan(16), 0x80);                // AckReq
-  store_be24(b.subspan(17), psn);               // PSN
+  store_be16(b.subspan(6), 0x0001);                 // SLID
+  store_u8(b.subspan(8), 0x04);                     // opcode: RC SEND ONLY
+  store_u8(b.subspan(9), 0x00);                     // SE 0, M 0, PadCnt 0, TVer 0
+  store_be16(b.subspan(10), 0xffff);                // P_Key
+  store_u8(b.subspan(12), 0x00);                    // reserved
+  store_be24(b.subspan(13), dest_qp);               // DestQP
+  store_u8(b.subspan(16), 0x80);                    // AckReq
+  store_be24(b.subspan(17), psn);                   // PSN
   for (size_t i = 0; i < 16; ++i) b[20 + i] = std::byte(0xa0 + i);
-  store_le32(b.subspan(36), 0x12345678);        // ICRC
-  store_be16(b.subspan(40), 0xabcd);            // VCRC
+  store_le32(b.subspan(36), 0x12345678);  // ICRC
+  store_be16(b.subspan(40), 0xabcd);      // VCRC
   return f;
 }
 
@@ -148,7 +148,7 @@ TEST_CASE("an Ethernet capture is classic pcap with nanosecond timestamps and th
   const auto f2 = bytes_of({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5, 6, 0x08, 0x06});
   {
     PcapWriter w(path, Linktype::Ethernet);
-    w.write(1_us + 234_ps, f1);                      // sub-nanosecond part is truncated
+    w.write(1_us + 234_ps, f1);                     // sub-nanosecond part is truncated
     w.write(Time::s(3) + 5_ns, f2, Direction::Rx);  // direction is not recorded in classic pcap
     CHECK(w.frames() == 2);
   }  // the destructor closes the file
@@ -229,7 +229,7 @@ TEST_CASE("ib frames in ERF records: 16-byte header of type INFINIBAND, then the
   // Byte-literal check of the header of the first record.
   CHECK(std::vector<std::byte>(r.records[0].data.begin(), r.records[0].data.begin() + 16) ==
         bytes_of({0x32, 0x04, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,  // ts: 2 s + 1074 / 2^32 s, little-endian
-                  21, 0x04, 0x00, 58, 0x00, 0x00, 0x00, 42}));       // type, flags, rlen, lctr, wlen
+                  21, 0x04, 0x00, 58, 0x00, 0x00, 0x00, 42}));     // type, flags, rlen, lctr, wlen
 }
 
 TEST_CASE("an ERF record keeps its whole header when the snap length cuts the frame") {
@@ -273,12 +273,15 @@ TEST_CASE("tshark dissects ib frames in ERF records as InfiniBand, with no error
     w.write(3_us, ib_send_only(0x0003, 0x0000ab, 0xfffffe), Direction::Rx);
   }
   const std::string base = "tshark -n -r " + path.string() + " ";
-  CHECK(run(base + "-T fields -E separator=, -e infiniband.lrh.dlid -e infiniband.bth.opcode "
-                   "-e infiniband.bth.destqp -e infiniband.bth.psn -e frame.time_epoch" +
+  CHECK(run(base +
+            "-T fields -E separator=, -e infiniband.lrh.dlid -e infiniband.bth.opcode "
+            "-e infiniband.bth.destqp -e infiniband.bth.psn -e frame.time_epoch" +
             kTsharkQuiet) ==
         "2,4,0x000011,256,0.000001000\n"
         "3,4,0x0000ab,16777214,0.000003000\n");
-  CHECK(run(base + "-Y '!(infiniband.bth && infiniband.invariant.crc && infiniband.variant.crc && "
-                   "!infiniband.vendor)'" + kTsharkQuiet) == "");
+  CHECK(run(base +
+            "-Y '!(infiniband.bth && infiniband.invariant.crc && infiniband.variant.crc && "
+            "!infiniband.vendor)'" +
+            kTsharkQuiet) == "");
   CHECK(run(base + "-Y '_ws.malformed || _ws.short || _ws.expert.severity >= 8388608'" + kTsharkQuiet) == "");
 }

@@ -88,7 +88,7 @@ void CongestionControl::cubic_reduce(Time) {
   w_max_ = cwnd < w_max_ ? cwnd * (1.0 + kCubicBeta) / 2.0 : cwnd;
   epoch_started_ = false;
   cubic_frac_ = 0;
-  ssthresh_ = std::max<uint64_t>(static_cast<uint64_t>(static_cast<double>(cwnd_) * kCubicBeta), 2ull * smss_);
+  ssthresh_ = std::max<uint64_t>(cwnd_ * 7 / 10, 2ull * smss_);  // beta_cubic = 0.7, exactly
 }
 
 void CongestionControl::on_loss(Time now, uint64_t flight) {

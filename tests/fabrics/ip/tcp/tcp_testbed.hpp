@@ -168,7 +168,8 @@ struct Testbed {
   }
 };
 
-inline LinkParams link(uint64_t gbps, Time delay, uint64_t buffer = 1 << 20, double loss = 0) {
+// Host ports queue whole windows in push mode, so the default buffer is deep.
+inline LinkParams link(uint64_t gbps, Time delay, uint64_t buffer = 4 << 20, double loss = 0) {
   LinkParams l;
   l.rate = DataRate(gbps * 1'000'000'000ull);
   l.delay = delay;

@@ -1,0 +1,165 @@
+// Priority-based flow control (IEEE 802.1Qbb) on the Ethernet ports of a
+// node: hosts, L2 bridges, L3 switches.
+//
+// Ingress: the bytes a node holds for each priority that came in on a port
+// are counted; when they reach XOFF the port sends its upstream neighbour a
+// PFC frame pausing that priority for the longest time (0xFFFF quanta),
+// repeated before it runs out while the bytes stay above XON, and a frame
+// with time 0 (resume) once they fall to XON. Egress: a port that receives a PFC frame stops starting
+// frames of the paused priorities (its EgressGate) for the time the frame
+// asks, quanta of 512 bit times at the link rate (802.3 31B.2), or until a
+// resume. Frames already being sent finish. PFC frames leave ahead of every
+// queued frame (Port::send_control) and are counted in PortStats.pause_frames
+// on both sides. Frame format: IEEE 802.3 annex 31D (wire/pfc.hpp); a time of
+// 0 for an enabled priority means "resume" (802.1Q clause 36).
+//
+// How long a node holds a frame: a host's NIC gives its buffer back when the
+// node calls Port::release_ingress (the IngressMeter). A switch holds the
+// frame until it leaves the egress port it was forwarded to (or is dropped),
+// which is what its shared buffer does; switches release the meter earlier,
+// when they pick the egress port, so for them the count follows the ports'
+// rx, tx and drop signals instead (PfcAccounting::until_departed).
+//
+// "Headroom so nothing is dropped": after XOFF the upstream keeps sending for
+// a round trip on the link plus a frame on each side. A switch's XOFF is the
+// configured one, lowered where needed so that every ingress port's XOFF plus
+// its headroom fits in any one egress buffer (lossless_thresholds): then no
+// egress queue of a lossless priority can overflow, whatever the pattern.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/packet.hpp"
+#include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/ethernet/wire/pfc.hpp"
+#include "nodes/node.hpp"
+#include "nodes/port.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+struct Network;
+
+struct PfcSettings {
+  uint8_t classes = 1 << 3;       // bit i: priority i is lossless (paused and counted)
+  uint64_t xoff = 256 << 10;      // held bytes of a priority at which it is paused upstream
+  uint64_t xon = 128 << 10;       // ... and resumed
+  uint16_t pause_quanta = 0xFFFF; // what an XOFF asks for; refreshed at half of it
+};
+
+enum class PfcAccounting {
+  until_released,  // hosts: Port::release_ingress frees the bytes (the IngressMeter)
+  until_departed,  // switches: the frame leaves an egress port or is dropped
+};
+
+// Bytes that may still arrive on a link after its receiver decides to
+// pause: the PFC frame waits for a frame being sent, crosses the link, the
+// peer finishes the frame it is sending, and the wire held a round trip.
+uint64_t pfc_headroom(const LinkParams& link, uint32_t max_frame);
+
+// The thresholds a switch with these ports uses: the configured ones,
+// lowered so that (ports - 1) * (XOFF + headroom) fits in the smallest egress
+// buffer, but XOFF never below one frame. XON scales with XOFF.
+PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node, uint32_t max_frame);
+
+// PFC on one port: its EgressGate and (hosts) IngressMeter.
+class PfcPort final : public EgressGate, public IngressMeter {
+public:
+  PfcPort(Port& port, PacketPool& pool, const MacAddress& mac, const PfcSettings& s);
+  ~PfcPort() override;
+  PfcPort(const PfcPort&) = delete;
+  PfcPort& operator=(const PfcPort&) = delete;
+
+  // EgressGate: a paused priority may not start a frame.
+  bool may_send(uint8_t cls, size_t) const override { return !(paused_ >> cls & 1); }
+  void sent(uint8_t, size_t) override {}
+  // IngressMeter (until_released).
+  void hold(uint8_t cls, size_t bytes) override { add(cls, bytes); }
+  void release(uint8_t cls, size_t bytes) override { remove(cls, bytes); }
+
+  // Bytes of a priority that came in here are held, or no longer held.
+  void add(uint8_t cls, uint64_t bytes);
+  void remove(uint8_t cls, uint64_t bytes);
+  // A PFC frame arrived on this port.
+  void on_pfc(const PfcFrame& f);
+
+  uint64_t held(uint8_t cls) const { return held_[cls & 7]; }
+  bool pausing_peer(uint8_t cls) const { return pausing_ >> cls & 1; }  // our XOFF is in force
+  bool paused(uint8_t cls) const { return paused_ >> cls & 1; }         // the peer's is
+  const PfcSettings& settings() const { return s_; }
+  Port& port() const { return port_; }
+
+  struct Stats {
+    uint64_t xoff_sent = 0, xon_sent = 0, received = 0;
+    uint64_t max_held = 0;  // the most bytes of a lossless priority held at once
+  };
+  const Stats& stats() const { return stats_; }
+
+private:
+  void send_pfc(uint8_t cls, uint16_t quanta);
+  void refresh(uint8_t cls);
+  void expire(uint8_t cls);
+  void resume(uint8_t cls);
+
+  Port& port_;
+  PacketPool& pool_;
+  MacAddress mac_;
+  PfcSettings s_;
+  std::array<uint64_t, 8> held_{};
+  uint8_t pausing_ = 0;  // priorities we asked the peer to pause
+  uint8_t paused_ = 0;   // priorities the peer asked us to pause
+  std::array<EventId, 8> refresh_{};
+  std::array<EventId, 8> expire_{};
+  Stats stats_;
+};
+
+// PFC on every port of a node. The ports own it (through their signal
+// subscriptions), so it lives exactly as long as they do.
+class PfcNode {
+public:
+  // Gives every port of `node` a PfcPort with `s` and subscribes to the
+  // ports' signals. Call after the node's links are wired.
+  static PfcNode& attach(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
+                         const std::function<MacAddress(uint16_t port)>& port_mac);
+
+  PfcPort& port(size_t i) { return *ports_[i]; }
+  size_t port_count() const { return ports_.size(); }
+  // until_departed: the node discarded a frame it had received instead of
+  // forwarding it, so its bytes are free.
+  void discarded(const Packet& p);
+
+  PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
+
+private:
+  struct Held {
+    uint16_t port;
+    uint8_t cls;
+    uint32_t bytes;
+  };
+  void on_rx(uint16_t port, const Packet& p);
+  void on_gone(const Packet& p);
+
+  PfcAccounting accounting_;
+  std::vector<std::unique_ptr<PfcPort>> ports_;
+  std::unordered_map<uint64_t, Held> held_;  // until_departed: by PacketMeta::id
+};
+
+// Whether a frame is an 802.1Qbb PFC frame (MAC control opcode 0x0101).
+bool is_pfc_frame(std::span<const std::byte> frame);
+
+// The PFC settings an experiment asks for: its priority, XOFF and XON.
+PfcSettings pfc_settings(const PfcConfig& c);
+
+// flow_control: pfc on a whole network: hosts count until released, every
+// other node until departed with lossless_thresholds. `port_mac` gives the
+// source MAC of each node's PFC frames. Returns the PfcNode of each node by
+// graph index.
+std::vector<PfcNode*> enable_pfc(Network& net, const std::function<MacAddress(int node, uint16_t port)>& port_mac);
+
+}  // namespace rdmasim

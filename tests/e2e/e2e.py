@@ -1,0 +1,224 @@
+"""Shared helpers for end-to-end tests: run the rdmasim binary, read its
+pcaps, ask tshark about them, and check CRCs with an implementation that is
+independent of the simulator's own (zlib's CRC-32, a bitwise CRC-16/32C)."""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/rdmasim"
+SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
+
+# Upper-layer heuristics that would claim synthetic payloads (CAPTURES.md).
+TSHARK_OPTS = [
+    "-n", "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
+] + sum([["--disable-heuristic", h] for h in (
+    "rpcrdma_iwarp", "smb_direct_iwarp", "rpcrdma_infiniband", "smb_direct_infiniband", "smcr_infiniband",
+    "nvme_rdma", "lnet_ib", "iser_infiniband", "eth_over_ib", "mellanox_eoib", "sdp_infiniband",
+    "fc_infiniband", "drbd_rdma")], [])
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def finish():
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+    print("ok")
+    sys.exit(0)
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="rdmasim-e2e-")
+    return d
+
+
+def run(yaml_text_or_path, out, *args, expect=0):
+    """Runs `rdmasim run`; returns (returncode, stdout, stderr, results or None)."""
+    path = yaml_text_or_path
+    if "\n" in yaml_text_or_path:
+        path = os.path.join(os.path.dirname(out) or ".", os.path.basename(out) + ".yaml")
+        with open(path, "w") as f:
+            f.write(yaml_text_or_path)
+    p = subprocess.run([BINARY, "run", path, "--out", out, *args], capture_output=True, text=True, timeout=600)
+    results = None
+    rp = os.path.join(out, "results.json")
+    if os.path.exists(rp):
+        with open(rp) as f:
+            results = json.load(f)
+    if expect is not None and p.returncode != expect:
+        print(p.stdout)
+        print(p.stderr)
+        check(False, f"rdmasim run {path}: exit {p.returncode}, expected {expect}")
+    return p.returncode, p.stdout, p.stderr, results
+
+
+def workload(results, name):
+    for w in results["workloads"]:
+        if w["name"] == name:
+            return w
+    raise KeyError(name)
+
+
+def read_pcap(path):
+    """Returns (linktype, [(timestamp_ns, bytes)]) of a classic pcap file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = struct.unpack("<I", data[:4])[0]
+    assert magic in (0xA1B23C4D, 0xA1B2C3D4), f"{path}: not a little-endian classic pcap"
+    nano = magic == 0xA1B23C4D
+    linktype = struct.unpack("<I", data[20:24])[0]
+    frames = []
+    off = 24
+    while off + 16 <= len(data):
+        sec, frac, incl, _orig = struct.unpack("<IIII", data[off:off + 16])
+        off += 16
+        frames.append((sec * 10**9 + (frac if nano else frac * 1000), data[off:off + incl]))
+        off += incl
+    return linktype, frames
+
+
+def tshark(path, *args):
+    if not shutil.which("tshark"):
+        raise RuntimeError("tshark is not installed (scripts/setup.sh installs it)")
+    p = subprocess.run(["tshark", "-r", path, *TSHARK_OPTS, *args], capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"tshark failed on {path}: {p.stderr}")
+    return p.stdout
+
+
+def tshark_fields(path, fields, display_filter=None):
+    args = ["-T", "fields", "-E", "occurrence=a", "-E", "separator=\t"]
+    for f in fields:
+        args += ["-e", f]
+    if display_filter:
+        args += ["-Y", display_filter]
+    out = tshark(path, *args)
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def check_no_malformed(path):
+    bad = tshark(path, "-Y", "_ws.malformed || _ws.short || _ws.expert.severity >= 8388608")
+    check(bad.strip() == "", f"{path}: malformed frames or error-level expert info:\n{bad[:2000]}")
+
+
+def check_all_match(path, display_filter, what):
+    """Every frame must match `display_filter`."""
+    bad = tshark(path, "-Y", f"!({display_filter})")
+    check(bad.strip() == "", f"{path}: frames that are not {what}:\n{bad[:2000]}")
+
+
+# ---------------------------------------------------------------- ICRC / CRCs
+
+def _crc32_ieee(data):
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def roce_v2_icrc(frame):
+    """ICRC of an Ethernet + IPv4/IPv6 + UDP + IBA frame (IBA A17.4.3.1):
+    returns (computed, carried)."""
+    ethertype = struct.unpack(">H", frame[12:14])[0]
+    l3 = bytearray(frame[14:])
+    if ethertype == 0x0800:
+        ihl = (l3[0] & 0x0F) * 4
+        total = struct.unpack(">H", l3[2:4])[0]
+        l3 = l3[:total]
+        l3[1] = 0xFF           # TOS
+        l3[8] = 0xFF           # TTL
+        l3[10:12] = b"\xff\xff"  # header checksum
+        udp = ihl
+    elif ethertype == 0x86DD:
+        plen = struct.unpack(">H", l3[4:6])[0]
+        l3 = l3[:40 + plen]
+        l3[0] |= 0x0F
+        l3[1:4] = b"\xff\xff\xff"  # traffic class (low half), flow label
+        l3[7] = 0xFF               # hop limit
+        udp = 40
+    else:
+        raise ValueError("not IP")
+    l3[udp + 6:udp + 8] = b"\xff\xff"  # UDP checksum
+    l3[udp + 8 + 4] = 0xFF             # BTH byte 4
+    carried = struct.unpack("<I", bytes(l3[-4:]))[0]
+    computed = _crc32_ieee(b"\xff" * 8 + bytes(l3[:-4]))
+    return computed, carried
+
+
+def roce_v1_icrc(frame):
+    """Ethernet [+ 802.1Q] + GRH + IBA: (computed, carried)."""
+    off = 14
+    if struct.unpack(">H", frame[12:14])[0] == 0x8100:
+        off = 18
+    g = bytearray(frame[off:])
+    g[0] |= 0x0F
+    g[1:4] = b"\xff\xff\xff"
+    g[7] = 0xFF
+    g[40 + 4] = 0xFF
+    carried = struct.unpack("<I", bytes(g[-4:]))[0]
+    return _crc32_ieee(b"\xff" * 8 + bytes(g[:-4])), carried
+
+
+def is_roce_v2(frame):
+    if len(frame) < 14:
+        return False
+    et = struct.unpack(">H", frame[12:14])[0]
+    if et == 0x0800:
+        ihl = (frame[14] & 0x0F) * 4
+        return frame[14 + 9] == 17 and struct.unpack(">H", frame[14 + ihl + 2:14 + ihl + 4])[0] == 4791
+    if et == 0x86DD:
+        return frame[14 + 6] == 17 and struct.unpack(">H", frame[14 + 40 + 2:14 + 40 + 4])[0] == 4791
+    return False
+
+
+def check_roce_v2_capture(path):
+    """Every frame RoCE v2, none malformed, every ICRC right. Returns frame count."""
+    linktype, frames = read_pcap(path)
+    check(linktype == 1, f"{path}: linktype {linktype}, expected 1 (Ethernet)")
+    check_no_malformed(path)
+    check_all_match(path, "udp.dstport == 4791 && infiniband.bth && infiniband.invariant.crc && !infiniband.vendor",
+                    "RoCE v2")
+    bad = 0
+    for i, (_, f) in enumerate(frames):
+        if not is_roce_v2(f):
+            continue
+        c, w = roce_v2_icrc(f)
+        if c != w:
+            bad += 1
+            if bad < 3:
+                print(f"{path}: frame {i + 1}: ICRC 0x{w:08x}, expected 0x{c:08x}")
+    check(bad == 0, f"{path}: {bad} frame(s) with a wrong ICRC")
+    return len(frames)
+
+
+# BTH opcodes (IBA 9.2 table 35).
+OP = {
+    "SEND_FIRST": 0, "SEND_MIDDLE": 1, "SEND_LAST": 2, "SEND_LAST_IMM": 3, "SEND_ONLY": 4, "SEND_ONLY_IMM": 5,
+    "WRITE_FIRST": 6, "WRITE_MIDDLE": 7, "WRITE_LAST": 8, "WRITE_LAST_IMM": 9, "WRITE_ONLY": 10,
+    "WRITE_ONLY_IMM": 11, "READ_REQUEST": 12, "READ_RESPONSE_FIRST": 13, "READ_RESPONSE_MIDDLE": 14,
+    "READ_RESPONSE_LAST": 15, "READ_RESPONSE_ONLY": 16, "ACK": 17, "ATOMIC_ACK": 18, "CMP_SWAP": 19,
+    "FETCH_ADD": 20,
+}
+
+
+def bth_records(path, display_filter="infiniband.bth"):
+    """[(frame_no, opcode, destqp, psn, ackreq, syndrome or None)] from tshark."""
+    rows = tshark_fields(path, ["frame.number", "infiniband.bth.opcode", "infiniband.bth.destqp",
+                                "infiniband.bth.psn", "infiniband.bth.a", "infiniband.aeth.syndrome"],
+                         display_filter)
+    out = []
+    for r in rows:
+        r += [""] * (6 - len(r))
+        out.append((int(r[0]), int(r[1]), int(r[2], 0), int(r[3]), r[4] in ("1", "True"),
+                    int(r[5]) if r[5] else None))
+    return out
