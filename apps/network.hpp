@@ -61,5 +61,7 @@ struct FabricBuilder {
 };
 
 FabricBuilder roce_v2_builder();
+FabricBuilder roce_v1_builder();
+FabricBuilder ib_builder();  // fabrics/ib/ib_network.cpp
 
 }  // namespace rdmasim

@@ -33,6 +33,10 @@ FabricBuilder builder_for(FabricKind f) {
   switch (f) {
     case FabricKind::roce_v2:
       return roce_v2_builder();
+    case FabricKind::roce_v1:
+      return roce_v1_builder();
+    case FabricKind::ib:
+      return ib_builder();
     default:
       throw std::runtime_error("fabric '" + std::string(to_string(f)) + "' cannot run yet in this version");
   }
@@ -174,6 +178,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["seed"] = cfg.seed;
   out["end_time_ps"] = net.sim.now().count();
   out["events"] = net.sim.events_run();
+  out["packets_in_use"] = net.pool.in_use();
   json wl = json::array();
   for (auto& r : runs) {
     const WorkloadConfig& w = r->config();

@@ -91,12 +91,12 @@ bool Simulator::refill(uint64_t until) {
     src.reset();
   }
   b0_next_ = 0;
-  // Entries of one instant reached bucket 0 in bucket order, not schedule
-  // order; events scheduled later at this instant append with larger keys.
-  if (b0_.end - b0_.begin > 1) {
-    std::sort(b0_.begin, b0_.end, [](const Entry& x, const Entry& y) { return x.key < y.key; });
-    for (Entry* p = b0_.begin + 1; p < b0_.end && p < b0_.begin + kPrefetch; ++p) prefetch_slot(*p);
-  }
+  // No sort is needed for ties: an entry's bucket is a function of its time
+  // and last_ alone, so entries of one time always share a bucket, which
+  // they enter in schedule order (directly, or moved in order from the one
+  // bucket above that held them all).
+  const Entry* const end = std::min(b0_.end, b0_.begin + kPrefetch);
+  for (const Entry* p = b0_.begin + 1; p < end; ++p) prefetch_slot(*p);
   return true;
 }
 

@@ -202,7 +202,11 @@ void Flow::connect(Side& s, const Side& peer) {
 
 void Flow::setup() {
   slots_ = std::max<uint64_t>(1, std::min<uint64_t>(w_.count, std::max<uint32_t>(w_.outstanding, 1)));
-  rdepth_ = std::max<uint64_t>(1, std::min<uint64_t>(w_.count, kMaxRecvDepth));
+  // Receive buffers only where messages consume them, deep enough to stay
+  // ahead of the sender's outstanding SENDs.
+  const bool receives = pingpong_ || needs_receiver();
+  rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(w_.count, 2ull * w_.outstanding + 16), 1, kMaxRecvDepth)
+                     : 1;
   make_side(sa_, a_);
   make_side(sb_, b_);
   connect(sa_, sb_);

@@ -60,14 +60,6 @@ PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node,
 PfcPort::PfcPort(Port& port, PacketPool& pool, const MacAddress& mac, const PfcSettings& s)
     : port_(port), pool_(pool), mac_(mac), s_(s) {}
 
-PfcPort::~PfcPort() {
-  Simulator& sim = port_.owner().sim();
-  for (size_t c = 0; c < 8; ++c) {
-    sim.cancel(refresh_[c]);
-    sim.cancel(expire_[c]);
-  }
-}
-
 void PfcPort::add(uint8_t cls, uint64_t bytes) {
   cls &= 7;
   if (!(s_.classes >> cls & 1)) return;

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -72,7 +73,6 @@ PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node,
 class PfcPort final : public EgressGate, public IngressMeter {
 public:
   PfcPort(Port& port, PacketPool& pool, const MacAddress& mac, const PfcSettings& s);
-  ~PfcPort() override;
   PfcPort(const PfcPort&) = delete;
   PfcPort& operator=(const PfcPort&) = delete;
 

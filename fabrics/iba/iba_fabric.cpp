@@ -27,7 +27,8 @@ void IbaFabric::receive(Packet p) {
     ++stats_.malformed;
     return;
   }
-  auto* qp = dynamic_cast<IbaQp*>(nic_.device().qp_by_num(parsed->h.dest_qp));
+  // Every QP of an IBA fabric is an IbaQp (create_qp above makes them).
+  auto* qp = static_cast<IbaQp*>(nic_.device().qp_by_num(parsed->h.dest_qp));
   if (!qp) {
     ++stats_.unknown_qp;  // IBA 9.6.1.2: no such QP, silently dropped
     return;

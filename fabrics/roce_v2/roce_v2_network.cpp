@@ -3,8 +3,10 @@
 #include <cstring>
 
 #include "apps/network.hpp"
+#include "fabrics/ethernet/pfc.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
 #include "nodes/switches/l3_network.hpp"
+#include "nodes/switches/l3_switch.hpp"
 
 namespace rdmasim {
 
@@ -18,6 +20,10 @@ FabricBuilder roce_v2_builder() {
               nic.set_fabric(std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled));
               nic.set_gid(roce_v2_gid(cfg.ip, eps[h]));
             }
+            if (cfg.pfc)  // 802.1Qbb on every port (fabrics/ethernet/pfc.hpp)
+              enable_pfc(net, [&net, &eps](int n, uint16_t p) {
+                return net.graph.is_host(n) ? eps[n].mac : static_cast<L3Switch&>(*net.nodes[n]).port_mac(p);
+              });
             net.sealer = seal_roce_v2;
             net.address = [](Host& from, Host& to) {
               (void)from;

@@ -46,6 +46,12 @@ public:
   void hold(uint8_t vl, size_t bytes) override;
   void release(uint8_t vl, size_t bytes) override;
 
+  // The sender port's observers: a frame started on the wire, or was dropped.
+  void on_tx(const Packet& p);
+  void on_drop(const Packet& p);
+
+  Port& sender() const { return sender_; }
+  Port& receiver() const { return receiver_; }
   uint8_t data_vls() const { return data_vls_; }
   uint64_t limit_blocks() const { return limit_; }                    // buffer of one VL, in blocks
   uint64_t credits(uint8_t vl) const { return credits_[vl]; }          // blocks the sender may still send
@@ -65,8 +71,6 @@ private:
     uint8_t vl;
     uint64_t blocks;
   };
-  void on_tx(const Packet& p);
-  void on_drop(const Packet& p);
   void give_back(uint8_t vl, uint64_t blocks);  // after the link delay
 
   Simulator& sim_;
@@ -84,8 +88,8 @@ private:
 // Installs credit flow control on both directions of the link a <-> b, each
 // receiving port with `buffer_bytes` of receive buffer shared by the data VLs.
 // Both ports classify egress frames by VL. The channels live as long as the
-// ports do (their observers own them); the returned pointers are for reading
-// their state: [0] sends from a to b, [1] from b to a.
+// ports do (the sender's observers own them); the returned pointers are for
+// reading their state.
 struct CreditLink {
   std::shared_ptr<CreditChannel> a_to_b, b_to_a;
 };

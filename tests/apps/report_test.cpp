@@ -87,3 +87,11 @@ TEST_CASE("a workload missing on one fabric shows as a dash there") {
   CHECK(t.find("  w0 throughput Gb/s    2.00       -\n") != std::string::npos);
   CHECK(t.find("  w1 throughput Gb/s       -    1.00\n") != std::string::npos);
 }
+
+TEST_CASE("the run summary prints the end time in a unit that fits") {
+  json r = results("ib", 1, 1, 0);
+  r["end_time_ps"] = 10'000'000'000;
+  CHECK(format_run_summary(r, "d").find("end time 10.000 ms,") != std::string::npos);
+  r["end_time_ps"] = 999;
+  CHECK(format_run_summary(r, "d").find("end time 999 ps,") != std::string::npos);
+}

@@ -150,13 +150,17 @@ TEST_CASE("the queue agrees with a reference ordering on random workloads") {
 
     explicit World(uint64_t seed) : rng(seed) {}
     Time delay() {
-      switch (rng.between(0, 5)) {
+      switch (rng.between(0, 7)) {
         case 0: return Time();  // now: ties
         case 1: return Time::ps(static_cast<int64_t>(rng.between(1, 16)));
         case 2: return Time::ps(static_cast<int64_t>(rng.between(1, 100'000)));
         case 3: return Time::ns(static_cast<int64_t>(rng.between(1, 100'000)));
         case 4: return Time::ms(static_cast<int64_t>(rng.between(1, 1'000)));
-        default: return Time::ps(static_cast<int64_t>(rng.between(0, 3)) * 1'000);
+        case 5: return Time::ps(static_cast<int64_t>(rng.between(0, 3)) * 1'000);
+        default: {  // onto a coarse grid: events scheduled at different times tie
+          const int64_t now = sim.now().count(), grid = 1 << 20;
+          return Time::ps((now / grid + static_cast<int64_t>(rng.between(1, 4))) * grid - now);
+        }
       }
     }
     void schedule(int depth) {

@@ -228,6 +228,41 @@ std::string plain_hex(std::span<const std::byte> b) {
   return s;
 }
 
+// The fields of every frame from one tshark run: get(frame, field) is the
+// field's first occurrence in that frame (1-based frame numbers).
+class Fields {
+  std::vector<std::string> names_;
+  std::vector<std::vector<std::string>> rows_;
+
+public:
+  Fields(const std::filesystem::path& file, std::vector<std::string> names) : names_(std::move(names)) {
+    std::string args = "-T fields -E separator='|' -E occurrence=f";
+    for (const auto& n : names_) args += " -e " + n;
+    for (const std::string& line : lines(tshark(file, args))) {
+      std::vector<std::string> row;
+      size_t start = 0;
+      for (;;) {
+        const size_t bar = line.find('|', start);
+        row.push_back(line.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+      }
+      rows_.push_back(std::move(row));
+    }
+  }
+  size_t frames() const { return rows_.size(); }
+  std::string get(size_t frame, const std::string& name) const {
+    for (size_t i = 0; i < names_.size(); ++i)
+      if (names_[i] == name) return frame - 1 < rows_.size() && i < rows_[frame - 1].size() ? rows_[frame - 1][i] : "?";
+    return "no such field requested: " + name;
+  }
+  std::string join(size_t frame, std::initializer_list<std::string> names) const {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : " ") + get(frame, n);
+    return s;
+  }
+};
+
 bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
 
 }  // namespace
@@ -307,60 +342,63 @@ TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted
   CHECK(tshark(file, "-Y 'infiniband.bth.opcode == 129' -T fields -E separator=, -E occurrence=l "
                      "-e frame.number -e infiniband.vendor") ==
         "7,00000000000000000000000000000000" + plain_hex(std::span(frames[6]).last(4)) + "\n");
-  CHECK(tshark(file, "-Y 'infiniband.bth' -T fields -e frame.number") == "1\n2\n3\n4\n5\n6\n7\n8\n9\n");
 
-  const auto bth = lines(tshark(file, "-Y infiniband.bth -T fields -E separator=, -e infiniband.bth.opcode "
-                                      "-e infiniband.bth.se -e infiniband.bth.padcnt -e infiniband.bth.destqp "
-                                      "-e infiniband.bth.a -e infiniband.bth.psn -e infiniband.bth.p_key"));
-  REQUIRE(bth.size() == 9);
-  CHECK(bth[0] == "10,0,3,0x00010a,1,10979516,65535");
-  CHECK(bth[1] == "17,0,0,0x000011,0,10979516,65535");
-  CHECK(bth[2] == "5,1,0,0x000022,1,5,65535");
-  CHECK(bth[3] == "100,0,0,0x000033,0,9,65535");
-  CHECK(bth[4] == "20,0,0,0x00010a,1,10,65535");
-  CHECK(bth[5] == "18,0,0,0x000011,0,10,65535");
-  CHECK(bth[6] == "129,0,0,0x00010a,0,0,65535");
-  CHECK(bth[7] == "12,0,0,0x00010a,1,11,65535");
-  CHECK(bth[8] == "22,0,1,0x00010a,1,12,65535");
-
-  CHECK(tshark(file, "-Y infiniband.reth -T fields -E separator=, -e frame.number -e infiniband.reth.va "
-                     "-e infiniband.reth.r_key -e infiniband.reth.dmalen") ==
-        "1,0x00007f0012345000,0x000047b3,13\n8,0x0000000000001000,0x00000055,4096\n");
-  CHECK(tshark(file, "-Y infiniband.aeth -T fields -E separator=, -e frame.number -e infiniband.aeth.syndrome "
-                     "-e infiniband.aeth.msn") == "2,98,7\n6,31,8\n");
-  CHECK(tshark(file, "-Y infiniband.immdt -T fields -E occurrence=f -e infiniband.immdt") == "deadbeef\n");
-  CHECK(tshark(file, "-Y infiniband.deth -T fields -E separator=, -e infiniband.deth.q_key -e infiniband.deth.srcqp") ==
-        "0x0000000011111111,0x00000044\n");
-  CHECK(tshark(file, "-Y infiniband.ieth -T fields -E occurrence=f -e infiniband.ieth") == "0000abcd\n");
-  CHECK(tshark(file, "-Y infiniband.atomiceth -T fields -E separator=, -e infiniband.reth.va "
-                     "-e infiniband.reth.r_key -e infiniband.atomiceth.swapdt -e infiniband.atomiceth.cmpdt") ==
-        "0x00007f0000001000,0x00000099,5,0\n");
-  CHECK(tshark(file, "-Y infiniband.atomicacketh -T fields -e infiniband.atomicacketh.origremdt") ==
-        "41\n");
-  // Payload length = data.len - pad (CAPTURES.md).
-  CHECK(tshark(file, "-Y 'frame.number == 1' -T fields -e data.len") == "16\n");
-  // The ICRC as tshark displays it: the four wire bytes read big-endian.
-  {
-    const Frame& f = frames[0];
-    char want[16];
-    std::snprintf(want, sizeof want, "0x%02x%02x%02x%02x\n", static_cast<unsigned>(f[f.size() - 4]),
-                  static_cast<unsigned>(f[f.size() - 3]), static_cast<unsigned>(f[f.size() - 2]),
-                  static_cast<unsigned>(f[f.size() - 1]));
-    CHECK(tshark(file, "-Y 'frame.number == 1' -T fields -e infiniband.invariant.crc") == want);
+  // One dissection, the fields of every frame: field(frame, name).
+  const Fields fld(file, {"frame.protocols", "infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.padcnt",
+                          "infiniband.bth.destqp", "infiniband.bth.a", "infiniband.bth.psn", "infiniband.bth.p_key",
+                          "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
+                          "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.immdt",
+                          "infiniband.deth.q_key", "infiniband.deth.srcqp", "infiniband.ieth",
+                          "infiniband.atomiceth.swapdt", "infiniband.atomiceth.cmpdt",
+                          "infiniband.atomicacketh.origremdt", "infiniband.invariant.crc", "data.len",
+                          "ip.dsfield.ecn", "ip.checksum.status", "udp.checksum.status", "vlan.priority", "vlan.id",
+                          "ipv6.flow", "ipv6.src", "infiniband.grh.tclass", "infiniband.grh.paylen",
+                          "infiniband.grh.nxthdr", "infiniband.grh.sgid", "macc.opcode", "macc.cbfc.enbv",
+                          "macc.cbfc.pause_time.c3", "arp.opcode", "arp.src.proto_ipv4", "arp.dst.proto_ipv4"});
+  REQUIRE(fld.frames() == frames.size());
+  // BTH of frames 1..9: opcode (decimal), SE, PadCnt, DestQP, A, PSN, P_Key.
+  const char* const bth[9] = {"10 0 3 0x00010a 1 10979516 65535", "17 0 0 0x000011 0 10979516 65535",
+                              "5 1 0 0x000022 1 5 65535",          "100 0 0 0x000033 0 9 65535",
+                              "20 0 0 0x00010a 1 10 65535",        "18 0 0 0x000011 0 10 65535",
+                              "129 0 0 0x00010a 0 0 65535",        "12 0 0 0x00010a 1 11 65535",
+                              "22 0 1 0x00010a 1 12 65535"};
+  for (int i = 0; i < 9; ++i) {
+    CAPTURE(i + 1);
+    CHECK(fld.join(i + 1, {"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.padcnt",
+                           "infiniband.bth.destqp", "infiniband.bth.a", "infiniband.bth.psn",
+                           "infiniband.bth.p_key"}) == bth[i]);
   }
-  CHECK(tshark(file, "-Y 'ip.dsfield.ecn == 3' -T fields -e frame.number") == "7\n");
-  CHECK(tshark(file, "-Y vlan -T fields -E separator=, -e vlan.priority -e vlan.id") == "3,100\n");
-  CHECK(tshark(file, "-Y ipv6 -T fields -E separator=, -e ipv6.flow -e ipv6.src -e udp.checksum.status") ==
-        "0x00beef,fd00::1,1\n");
-  // Checksums verified and good (status 1) on every IPv4 header and UDP datagram.
-  CHECK(tshark(file, "-Y 'ip && !(ip.checksum.status == 1 && udp.checksum.status == 1)' -T fields -e frame.number") ==
-        "");
-  CHECK(tshark(file, "-Y infiniband.grh -T fields -E separator=, -e infiniband.grh.tclass -e infiniband.grh.paylen "
-                     "-e infiniband.grh.nxthdr -e infiniband.grh.sgid") == "3,28,27,fe80::200:0:0:1\n");
-  CHECK(tshark(file, "-Y macc -T fields -E separator=, -e macc.opcode -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3") ==
-        "0x0101,0x0008,65535\n");
-  CHECK(tshark(file, "-Y arp -T fields -E separator=, -e arp.opcode -e arp.src.proto_ipv4 -e arp.dst.proto_ipv4") ==
-        "1,10.0.0.1,10.0.0.2\n");
+  CHECK(fld.join(1, {"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen"}) ==
+        "0x00007f0012345000 0x000047b3 13");
+  CHECK(fld.join(8, {"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen"}) ==
+        "0x0000000000001000 0x00000055 4096");
+  CHECK(fld.join(2, {"infiniband.aeth.syndrome", "infiniband.aeth.msn"}) == "98 7");  // NAK remote access
+  CHECK(fld.join(6, {"infiniband.aeth.syndrome", "infiniband.aeth.msn"}) == "31 8");  // ACK, credits invalid
+  CHECK(fld.get(3, "infiniband.immdt") == "deadbeef");
+  CHECK(fld.join(4, {"infiniband.deth.q_key", "infiniband.deth.srcqp"}) == "0x0000000011111111 0x00000044");
+  CHECK(fld.get(9, "infiniband.ieth") == "0000abcd");
+  // The AtomicETH's VA and R_Key are shown with the RETH's field names.
+  CHECK(fld.join(5, {"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.atomiceth.swapdt",
+                     "infiniband.atomiceth.cmpdt"}) == "0x00007f0000001000 0x00000099 5 0");
+  CHECK(fld.get(6, "infiniband.atomicacketh.origremdt") == "41");
+  CHECK(fld.get(1, "data.len") == "16");  // payload + pad (CAPTURES.md)
+  // The ICRC as tshark displays it: the four wire bytes read big-endian.
+  CHECK(fld.get(1, "infiniband.invariant.crc") == "0x" + plain_hex(std::span(frames[0]).last(4)));
+  for (int i = 1; i <= 8; ++i) {
+    CAPTURE(i);
+    if (i == 3) continue;  // IPv6
+    // Checksums verified and good (status 1) on every IPv4 header and UDP datagram.
+    CHECK(fld.join(i, {"ip.checksum.status", "udp.checksum.status"}) == "1 1");
+    CHECK(fld.get(i, "ip.dsfield.ecn") == (i == 7 ? "3" : "2"));
+  }
+  CHECK(fld.join(3, {"ipv6.flow", "ipv6.src", "udp.checksum.status"}) == "0x00beef fd00::1 1");
+  CHECK(fld.join(8, {"vlan.priority", "vlan.id"}) == "3 100");
+  CHECK(fld.join(9, {"infiniband.grh.tclass", "infiniband.grh.paylen", "infiniband.grh.nxthdr",
+                     "infiniband.grh.sgid"}) == "3 28 27 fe80::200:0:0:1");
+  CHECK(fld.join(10, {"macc.opcode", "macc.cbfc.enbv", "macc.cbfc.pause_time.c3"}) == "0x0101 0x0008 65535");
+  CHECK(fld.join(11, {"arp.opcode", "arp.src.proto_ipv4", "arp.dst.proto_ipv4"}) == "1 10.0.0.1 10.0.0.2");
+  CHECK(fld.get(1, "frame.protocols") == "eth:ethertype:ip:udp:infiniband:data");
+  CHECK(fld.get(9, "frame.protocols") == "eth:ethertype:infiniband:data");
 }
 
 TEST_CASE("wire: tshark dissects native IB frames in ERF records") {
