@@ -1,5 +1,6 @@
 #include "apps/output_dir.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +24,29 @@ bool is_rdmasim_output(const fs::path& dir) {
          fs::exists(dir / "compare.json", ec);
 }
 
+// A run killed while staging (Ctrl-C, kill -9) leaves DIR.tmp-<pid>, and
+// perhaps DIR.old-<pid> with DIR missing. The next run into DIR removes the
+// first and puts the second back, for pids no longer alive.
+void recover_from_killed_runs(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  const std::string name = dir.filename().string();
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    for (const std::string_view tag : {".tmp-", ".old-"}) {
+      if (!entry.starts_with(name) || entry.compare(name.size(), tag.size(), tag) != 0) continue;
+      const std::string pid = entry.substr(name.size() + tag.size());
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // alive
+      std::error_code e2;
+      if (tag == ".old-" && !fs::exists(fs::symlink_status(dir, e2)))
+        fs::rename(it->path(), dir, e2);
+      else
+        fs::remove_all(it->path(), e2);
+    }
+  }
+}
+
 }  // namespace
 
 fs::path output_path(const fs::path& dir) {
@@ -34,6 +58,7 @@ fs::path output_path(const fs::path& dir) {
 }
 
 StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
+  recover_from_killed_runs(dir_);
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir_, ec);
   if (fs::exists(st)) {

@@ -36,7 +36,9 @@ struct Pseudo {
   }
 };
 
-void set_ones(std::span<std::byte> s, size_t off, size_t n) { std::fill_n(s.data() + off, n, std::byte{0xFF}); }
+void set_ones(std::span<std::byte> s, size_t off, size_t n) {
+  std::fill_n(s.data() + off, n, std::byte{0xFF});
+}
 
 // IPv6 header or GRH: traffic class, flow label (the low 28 bits of word 0)
 // and hop limit are variant.

@@ -37,11 +37,21 @@ uint32_t compute_icrc(IcrcEncap encap, std::span<const std::byte> frame);
 void fill_icrc(IcrcEncap encap, std::span<std::byte> frame);
 bool icrc_ok(IcrcEncap encap, std::span<const std::byte> frame);
 
-inline uint32_t compute_icrc_roce_v2_ipv4(std::span<const std::byte> f) { return compute_icrc(IcrcEncap::RoceV2Ipv4, f); }
-inline uint32_t compute_icrc_roce_v2_ipv6(std::span<const std::byte> f) { return compute_icrc(IcrcEncap::RoceV2Ipv6, f); }
-inline uint32_t compute_icrc_roce_v1(std::span<const std::byte> f) { return compute_icrc(IcrcEncap::RoceV1, f); }
-inline uint32_t compute_icrc_ib_local(std::span<const std::byte> f) { return compute_icrc(IcrcEncap::IbLocal, f); }
-inline uint32_t compute_icrc_ib_global(std::span<const std::byte> f) { return compute_icrc(IcrcEncap::IbGlobal, f); }
+inline uint32_t compute_icrc_roce_v2_ipv4(std::span<const std::byte> f) {
+  return compute_icrc(IcrcEncap::RoceV2Ipv4, f);
+}
+inline uint32_t compute_icrc_roce_v2_ipv6(std::span<const std::byte> f) {
+  return compute_icrc(IcrcEncap::RoceV2Ipv6, f);
+}
+inline uint32_t compute_icrc_roce_v1(std::span<const std::byte> f) {
+  return compute_icrc(IcrcEncap::RoceV1, f);
+}
+inline uint32_t compute_icrc_ib_local(std::span<const std::byte> f) {
+  return compute_icrc(IcrcEncap::IbLocal, f);
+}
+inline uint32_t compute_icrc_ib_global(std::span<const std::byte> f) {
+  return compute_icrc(IcrcEncap::IbGlobal, f);
+}
 inline void fill_icrc_roce_v2_ipv4(std::span<std::byte> f) { fill_icrc(IcrcEncap::RoceV2Ipv4, f); }
 inline void fill_icrc_roce_v2_ipv6(std::span<std::byte> f) { fill_icrc(IcrcEncap::RoceV2Ipv6, f); }
 inline void fill_icrc_roce_v1(std::span<std::byte> f) { fill_icrc(IcrcEncap::RoceV1, f); }

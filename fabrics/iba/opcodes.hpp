@@ -60,7 +60,16 @@ enum IbaOpcode : uint8_t {
   CNP = 0x81,  // RoCE v2 congestion notification (annex A17.9.2): BTH, 16 reserved bytes
 };
 
-enum class IbaService : uint8_t { RC = 0, UC = 1, RD = 2, UD = 3, Vendor = 4, XRC = 5, Reserved6 = 6, Reserved7 = 7 };
+enum class IbaService : uint8_t {
+  RC = 0,
+  UC = 1,
+  RD = 2,
+  UD = 3,
+  Vendor = 4,
+  XRC = 5,
+  Reserved6 = 6,
+  Reserved7 = 7
+};
 constexpr IbaService iba_service(uint8_t opcode) { return IbaService(opcode >> 5); }
 
 // The headers an IBA packet can carry after the LRH/GRH (IBA 9.2-9.5), in
@@ -97,7 +106,7 @@ inline constexpr uint32_t kInvalidate = 1u << 12;
 inline constexpr uint32_t kPayload = 1u << 13;     // data follows the headers
 inline constexpr uint32_t kCompletion = 1u << 14;  // ends a message that completes a receive WQE
 inline constexpr uint32_t kRecvWqe = 1u << 15;     // needs a receive WQE at the responder (RNR if none)
-inline constexpr uint32_t kSolicited = 1u << 16;   // SE may be set (9.2.3: last packet of SEND / WRITE w/ imm)
+inline constexpr uint32_t kSolicited = 1u << 16;  // SE may be set (9.2.3: last packet of SEND / WRITE w/ imm)
 inline constexpr uint32_t kCnp = 1u << 17;
 
 inline constexpr uint32_t kKindMask = kSend | kWrite | kRead | kAtomic;
@@ -120,7 +129,7 @@ struct IbaOpInfo {
   constexpr bool has(IbaHeader h) const { return offset[static_cast<size_t>(h)] != kAbsent; }
   constexpr uint8_t offset_of(IbaHeader h) const { return offset[static_cast<size_t>(h)]; }
 
-private:
+ private:
   static constexpr std::array<uint8_t, kIbaHeaderKinds> filled(uint8_t v) {
     std::array<uint8_t, kIbaHeaderKinds> a{};
     for (auto& x : a) x = v;
@@ -155,24 +164,26 @@ constexpr void iba_add_send_write(std::array<IbaOpInfo, 256>& t, uint8_t base, c
   t[base + 0x02] = iba_op_info(names[2], S | kLast | kCompletion | kSolicited, {});
   t[base + 0x03] = iba_op_info(names[3], S | kLast | kImmediate | kCompletion | kSolicited, {H::ImmDt});
   t[base + 0x04] = iba_op_info(names[4], S | kOnly | kCompletion | kRecvWqe | kSolicited, {});
-  t[base + 0x05] = iba_op_info(names[5], S | kOnly | kImmediate | kCompletion | kRecvWqe | kSolicited, {H::ImmDt});
+  t[base + 0x05] =
+      iba_op_info(names[5], S | kOnly | kImmediate | kCompletion | kRecvWqe | kSolicited, {H::ImmDt});
   t[base + 0x06] = iba_op_info(names[6], W | kFirst, {H::RETH});
   t[base + 0x07] = iba_op_info(names[7], W | kMiddle, {});
   t[base + 0x08] = iba_op_info(names[8], W | kLast, {});
-  t[base + 0x09] = iba_op_info(names[9], W | kLast | kImmediate | kCompletion | kRecvWqe | kSolicited, {H::ImmDt});
+  t[base + 0x09] =
+      iba_op_info(names[9], W | kLast | kImmediate | kCompletion | kRecvWqe | kSolicited, {H::ImmDt});
   t[base + 0x0A] = iba_op_info(names[10], W | kOnly, {H::RETH});
   t[base + 0x0B] = iba_op_info(names[11], W | kOnly | kImmediate | kCompletion | kRecvWqe | kSolicited,
                                {H::RETH, H::ImmDt});
 }
 
 inline constexpr const char* kRcSendWriteNames[12] = {
-    "RC_SEND_FIRST",       "RC_SEND_MIDDLE",       "RC_SEND_LAST",       "RC_SEND_LAST_IMM",
-    "RC_SEND_ONLY",        "RC_SEND_ONLY_IMM",     "RC_RDMA_WRITE_FIRST", "RC_RDMA_WRITE_MIDDLE",
-    "RC_RDMA_WRITE_LAST",  "RC_RDMA_WRITE_LAST_IMM", "RC_RDMA_WRITE_ONLY", "RC_RDMA_WRITE_ONLY_IMM"};
+    "RC_SEND_FIRST",      "RC_SEND_MIDDLE",         "RC_SEND_LAST",        "RC_SEND_LAST_IMM",
+    "RC_SEND_ONLY",       "RC_SEND_ONLY_IMM",       "RC_RDMA_WRITE_FIRST", "RC_RDMA_WRITE_MIDDLE",
+    "RC_RDMA_WRITE_LAST", "RC_RDMA_WRITE_LAST_IMM", "RC_RDMA_WRITE_ONLY",  "RC_RDMA_WRITE_ONLY_IMM"};
 inline constexpr const char* kUcSendWriteNames[12] = {
-    "UC_SEND_FIRST",       "UC_SEND_MIDDLE",       "UC_SEND_LAST",       "UC_SEND_LAST_IMM",
-    "UC_SEND_ONLY",        "UC_SEND_ONLY_IMM",     "UC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_MIDDLE",
-    "UC_RDMA_WRITE_LAST",  "UC_RDMA_WRITE_LAST_IMM", "UC_RDMA_WRITE_ONLY", "UC_RDMA_WRITE_ONLY_IMM"};
+    "UC_SEND_FIRST",      "UC_SEND_MIDDLE",         "UC_SEND_LAST",        "UC_SEND_LAST_IMM",
+    "UC_SEND_ONLY",       "UC_SEND_ONLY_IMM",       "UC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_MIDDLE",
+    "UC_RDMA_WRITE_LAST", "UC_RDMA_WRITE_LAST_IMM", "UC_RDMA_WRITE_ONLY",  "UC_RDMA_WRITE_ONLY_IMM"};
 }  // namespace detail
 
 inline constexpr std::array<IbaOpInfo, 256> kIbaOps = [] {

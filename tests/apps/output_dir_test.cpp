@@ -129,3 +129,23 @@ TEST_CASE("write_file_atomic replaces a file whole") {
   CHECK(listing(t.path) == "compare.json ");
   CHECK_THROWS_AS(write_file_atomic(t.path / "missing" / "x.json", "y"), fs::filesystem_error);
 }
+
+TEST_CASE("leftovers of a killed run into the same directory are cleaned up") {
+  TempDir t;
+  const fs::path dir = t.path / "exp";
+  // pid 999999999 is above any pid_max: no such process.
+  fs::create_directories(t.path / "exp.tmp-999999999" / "pcap");
+  fs::create_directory(t.path / "exp.old-999999999");
+  put(t.path / "exp.old-999999999" / "results.json", "previous");
+  fs::create_directory(t.path / "exp.tmp-1");  // pid 1 is alive: not ours to touch
+  fs::create_directory(t.path / "exp.tmp-x");  // not a pid
+  {
+    StagedDir s(dir);
+    // The killed run had renamed exp away: it is back.
+    CHECK(get(dir / "results.json") == "previous");
+  }
+  CHECK(listing(t.path) == "exp exp.tmp-1 exp.tmp-x ");
+  fs::create_directory(t.path / "exp.old-999999999");
+  { StagedDir s(dir); }  // exp exists: the stale old copy goes
+  CHECK(listing(t.path) == "exp exp.tmp-1 exp.tmp-x ");
+}

@@ -78,7 +78,8 @@ Frame roce_v2_ipv4(const Frame& iba, Ecn ecn = Ecn::Ect0, std::optional<VlanTag>
   ip.dst = kIpB;
   ip.emit(*Ipv4View::check(ip_bytes));
   auto udp_bytes = ip_bytes.subspan(Ipv4Header::kLen);
-  UdpHeader{49152, kUdpPortRoceV2, static_cast<uint16_t>(udp_bytes.size()), 0}.emit(*UdpView::check(udp_bytes));
+  UdpHeader{49152, kUdpPortRoceV2, static_cast<uint16_t>(udp_bytes.size()), 0}.emit(
+      *UdpView::check(udp_bytes));
   std::copy(iba.begin(), iba.end(), udp_bytes.begin() + UdpHeader::kLen);
   fill_icrc_roce_v2_ipv4(ip_bytes);
   UdpView::check(udp_bytes)->fill_checksum(kIpA, kIpB);  // covers the ICRC: last
@@ -234,7 +235,7 @@ class Fields {
   std::vector<std::string> names_;
   std::vector<std::vector<std::string>> rows_;
 
-public:
+ public:
   Fields(const std::filesystem::path& file, std::vector<std::string> names) : names_(std::move(names)) {
     std::string args = "-T fields -E separator='|' -E occurrence=f";
     for (const auto& n : names_) args += " -e " + n;
@@ -253,7 +254,8 @@ public:
   size_t frames() const { return rows_.size(); }
   std::string get(size_t frame, const std::string& name) const {
     for (size_t i = 0; i < names_.size(); ++i)
-      if (names_[i] == name) return frame - 1 < rows_.size() && i < rows_[frame - 1].size() ? rows_[frame - 1][i] : "?";
+      if (names_[i] == name)
+        return frame - 1 < rows_.size() && i < rows_[frame - 1].size() ? rows_[frame - 1][i] : "?";
     return "no such field requested: " + name;
   }
   std::string join(size_t frame, std::initializer_list<std::string> names) const {
@@ -274,50 +276,59 @@ TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted
   }
   std::vector<Frame> frames;
   // 1: RoCE v2 IPv4 RDMA WRITE ONLY, 13 bytes (pad 3).
-  frames.push_back(roce_v2_ipv4(transport({RC_RDMA_WRITE_ONLY, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 0xa788bc}, 13,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            Reth{0x7f0012345000, 0x47b3, 13}.emit(*RethView::check(at(i, b, IbaHeader::RETH)));
-                                          })));
+  frames.push_back(roce_v2_ipv4(
+      transport({RC_RDMA_WRITE_ONLY, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 0xa788bc}, 13,
+                [](const IbaOpInfo& i, std::span<std::byte> b) {
+                  Reth{0x7f0012345000, 0x47b3, 13}.emit(*RethView::check(at(i, b, IbaHeader::RETH)));
+                })));
   // 2: RoCE v2 IPv4 ACK, NAK remote access error, MSN 7.
-  frames.push_back(roce_v2_ipv4(transport({RC_ACKNOWLEDGE, false, false, 0, 0, 0xFFFF, false, false, 0x11, false, 0xa788bc}, 0,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            Aeth::nak(7, NakCode::RemoteAccessError).emit(*AethView::check(at(i, b, IbaHeader::AETH)));
-                                          })));
+  frames.push_back(roce_v2_ipv4(
+      transport({RC_ACKNOWLEDGE, false, false, 0, 0, 0xFFFF, false, false, 0x11, false, 0xa788bc}, 0,
+                [](const IbaOpInfo& i, std::span<std::byte> b) {
+                  Aeth::nak(7, NakCode::RemoteAccessError).emit(*AethView::check(at(i, b, IbaHeader::AETH)));
+                })));
   // 3: RoCE v2 IPv6 SEND ONLY with immediate, solicited, 64 bytes.
-  frames.push_back(roce_v2_ipv6(transport({RC_SEND_ONLY_IMM, true, false, 0, 0, 0xFFFF, false, false, 0x22, true, 5}, 64,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            ImmDt{0xdeadbeef}.emit(*ImmDtView::check(at(i, b, IbaHeader::ImmDt)));
-                                          })));
+  frames.push_back(
+      roce_v2_ipv6(transport({RC_SEND_ONLY_IMM, true, false, 0, 0, 0xFFFF, false, false, 0x22, true, 5}, 64,
+                             [](const IbaOpInfo& i, std::span<std::byte> b) {
+                               ImmDt{0xdeadbeef}.emit(*ImmDtView::check(at(i, b, IbaHeader::ImmDt)));
+                             })));
   // 4: RoCE v2 UD SEND ONLY with DETH.
-  frames.push_back(roce_v2_ipv4(transport({UD_SEND_ONLY, false, false, 0, 0, 0xFFFF, false, false, 0x33, false, 9}, 32,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            Deth{0x11111111, 0x44}.emit(*DethView::check(at(i, b, IbaHeader::DETH)));
-                                          })));
+  frames.push_back(
+      roce_v2_ipv4(transport({UD_SEND_ONLY, false, false, 0, 0, 0xFFFF, false, false, 0x33, false, 9}, 32,
+                             [](const IbaOpInfo& i, std::span<std::byte> b) {
+                               Deth{0x11111111, 0x44}.emit(*DethView::check(at(i, b, IbaHeader::DETH)));
+                             })));
   // 5: RoCE v2 FETCH ADD and 6: its ATOMIC ACKNOWLEDGE.
-  frames.push_back(roce_v2_ipv4(transport({RC_FETCH_ADD, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 10}, 0,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            AtomicEth{0x7f0000001000, 0x99, 5, 0}.emit(*AtomicEthView::check(at(i, b, IbaHeader::AtomicETH)));
-                                          })));
-  frames.push_back(roce_v2_ipv4(transport({RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0, 0xFFFF, false, false, 0x11, false, 10}, 0,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            Aeth::ack(8).emit(*AethView::check(at(i, b, IbaHeader::AETH)));
-                                            AtomicAckEth{41}.emit(*AtomicAckEthView::check(at(i, b, IbaHeader::AtomicAckETH)));
-                                          })));
+  frames.push_back(roce_v2_ipv4(transport(
+      {RC_FETCH_ADD, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 10}, 0,
+      [](const IbaOpInfo& i, std::span<std::byte> b) {
+        AtomicEth{0x7f0000001000, 0x99, 5, 0}.emit(*AtomicEthView::check(at(i, b, IbaHeader::AtomicETH)));
+      })));
+  frames.push_back(roce_v2_ipv4(
+      transport({RC_ATOMIC_ACKNOWLEDGE, false, false, 0, 0, 0xFFFF, false, false, 0x11, false, 10}, 0,
+                [](const IbaOpInfo& i, std::span<std::byte> b) {
+                  Aeth::ack(8).emit(*AethView::check(at(i, b, IbaHeader::AETH)));
+                  AtomicAckEth{41}.emit(*AtomicAckEthView::check(at(i, b, IbaHeader::AtomicAckETH)));
+                })));
   // 7: CNP (BECN, 16 reserved bytes), ECN CE on the IP header.
-  frames.push_back(roce_v2_ipv4(transport({CNP, false, false, 0, 0, 0xFFFF, false, true, 0x10a, false, 0},
-                                          kCnpReservedLen, [](const IbaOpInfo&, std::span<std::byte>) {}, true),
+  frames.push_back(roce_v2_ipv4(transport(
+                                    {CNP, false, false, 0, 0, 0xFFFF, false, true, 0x10a, false, 0},
+                                    kCnpReservedLen, [](const IbaOpInfo&, std::span<std::byte>) {}, true),
                                 Ecn::Ce));
   // 8: VLAN-tagged RoCE v2 READ REQUEST, PCP 3, VID 100.
-  frames.push_back(roce_v2_ipv4(transport({RC_RDMA_READ_REQUEST, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 11}, 0,
-                                          [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                            Reth{0x1000, 0x55, 4096}.emit(*RethView::check(at(i, b, IbaHeader::RETH)));
-                                          }),
-                                Ecn::Ect0, VlanTag{3, false, 100, ethertype::kIpv4}));
+  frames.push_back(roce_v2_ipv4(
+      transport({RC_RDMA_READ_REQUEST, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 11}, 0,
+                [](const IbaOpInfo& i, std::span<std::byte> b) {
+                  Reth{0x1000, 0x55, 4096}.emit(*RethView::check(at(i, b, IbaHeader::RETH)));
+                }),
+      Ecn::Ect0, VlanTag{3, false, 100, ethertype::kIpv4}));
   // 9: RoCE v1 SEND LAST with invalidate.
-  frames.push_back(roce_v1(transport({RC_SEND_LAST_INV, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 12}, 7,
-                                     [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                       Ieth{0xabcd}.emit(*IethView::check(at(i, b, IbaHeader::IETH)));
-                                     })));
+  frames.push_back(
+      roce_v1(transport({RC_SEND_LAST_INV, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 12}, 7,
+                        [](const IbaOpInfo& i, std::span<std::byte> b) {
+                          Ieth{0xabcd}.emit(*IethView::check(at(i, b, IbaHeader::IETH)));
+                        })));
   // 10: PFC pausing class 3.
   Frame pfc(kPfcFrameLen);
   PfcFrame{1 << 3, {0, 0, 0, 0xffff, 0, 0, 0, 0}}.emit_frame(pfc, kMacA);
@@ -325,7 +336,8 @@ TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted
   // 11: ARP request, padded to 60 bytes.
   Frame arp(60);
   EthernetHeader{MacAddress::broadcast(), kMacA, ethertype::kArp}.emit(*EthernetView::check(arp));
-  ArpPacket{ArpOperation::Request, kMacA, kIpA, {}, kIpB}.emit(*ArpView::check(std::span<std::byte>(arp).subspan(14)));
+  ArpPacket{ArpOperation::Request, kMacA, kIpA, {}, kIpB}.emit(
+      *ArpView::check(std::span<std::byte>(arp).subspan(14)));
   frames.push_back(arp);
 
   TempDir dir;
@@ -337,31 +349,60 @@ TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted
   // Every RoCE frame has a BTH and an ICRC field, and no unknown opcode, but
   // the CNP: tshark 4.0 does not know opcode 0x81 and shows the 16 reserved
   // bytes and the ICRC as "Unknown/Vendor Specific Data".
-  CHECK(tshark(file, "-Y '(udp.dstport == 4791 || eth.type == 0x8915) && !(infiniband.bth && "
-                     "infiniband.invariant.crc && !infiniband.vendor)' -T fields -e frame.number") == "7\n");
-  CHECK(tshark(file, "-Y 'infiniband.bth.opcode == 129' -T fields -E separator=, -E occurrence=l "
-                     "-e frame.number -e infiniband.vendor") ==
+  CHECK(tshark(file,
+               "-Y '(udp.dstport == 4791 || eth.type == 0x8915) && !(infiniband.bth && "
+               "infiniband.invariant.crc && !infiniband.vendor)' -T fields -e frame.number") == "7\n");
+  CHECK(tshark(file,
+               "-Y 'infiniband.bth.opcode == 129' -T fields -E separator=, -E occurrence=l "
+               "-e frame.number -e infiniband.vendor") ==
         "7,00000000000000000000000000000000" + plain_hex(std::span(frames[6]).last(4)) + "\n");
 
   // One dissection, the fields of every frame: field(frame, name).
-  const Fields fld(file, {"frame.protocols", "infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.padcnt",
-                          "infiniband.bth.destqp", "infiniband.bth.a", "infiniband.bth.psn", "infiniband.bth.p_key",
-                          "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen",
-                          "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.immdt",
-                          "infiniband.deth.q_key", "infiniband.deth.srcqp", "infiniband.ieth",
-                          "infiniband.atomiceth.swapdt", "infiniband.atomiceth.cmpdt",
-                          "infiniband.atomicacketh.origremdt", "infiniband.invariant.crc", "data.len",
-                          "ip.dsfield.ecn", "ip.checksum.status", "udp.checksum.status", "vlan.priority", "vlan.id",
-                          "ipv6.flow", "ipv6.src", "infiniband.grh.tclass", "infiniband.grh.paylen",
-                          "infiniband.grh.nxthdr", "infiniband.grh.sgid", "macc.opcode", "macc.cbfc.enbv",
-                          "macc.cbfc.pause_time.c3", "arp.opcode", "arp.src.proto_ipv4", "arp.dst.proto_ipv4"});
+  const Fields fld(file, {"frame.protocols",
+                          "infiniband.bth.opcode",
+                          "infiniband.bth.se",
+                          "infiniband.bth.padcnt",
+                          "infiniband.bth.destqp",
+                          "infiniband.bth.a",
+                          "infiniband.bth.psn",
+                          "infiniband.bth.p_key",
+                          "infiniband.reth.va",
+                          "infiniband.reth.r_key",
+                          "infiniband.reth.dmalen",
+                          "infiniband.aeth.syndrome",
+                          "infiniband.aeth.msn",
+                          "infiniband.immdt",
+                          "infiniband.deth.q_key",
+                          "infiniband.deth.srcqp",
+                          "infiniband.ieth",
+                          "infiniband.atomiceth.swapdt",
+                          "infiniband.atomiceth.cmpdt",
+                          "infiniband.atomicacketh.origremdt",
+                          "infiniband.invariant.crc",
+                          "data.len",
+                          "ip.dsfield.ecn",
+                          "ip.checksum.status",
+                          "udp.checksum.status",
+                          "vlan.priority",
+                          "vlan.id",
+                          "ipv6.flow",
+                          "ipv6.src",
+                          "infiniband.grh.tclass",
+                          "infiniband.grh.paylen",
+                          "infiniband.grh.nxthdr",
+                          "infiniband.grh.sgid",
+                          "macc.opcode",
+                          "macc.cbfc.enbv",
+                          "macc.cbfc.pause_time.c3",
+                          "arp.opcode",
+                          "arp.src.proto_ipv4",
+                          "arp.dst.proto_ipv4"});
   REQUIRE(fld.frames() == frames.size());
   // BTH of frames 1..9: opcode (decimal), SE, PadCnt, DestQP, A, PSN, P_Key.
-  const char* const bth[9] = {"10 0 3 0x00010a 1 10979516 65535", "17 0 0 0x000011 0 10979516 65535",
-                              "5 1 0 0x000022 1 5 65535",          "100 0 0 0x000033 0 9 65535",
-                              "20 0 0 0x00010a 1 10 65535",        "18 0 0 0x000011 0 10 65535",
-                              "129 0 0 0x00010a 0 0 65535",        "12 0 0 0x00010a 1 11 65535",
-                              "22 0 1 0x00010a 1 12 65535"};
+  const char* const bth[9] = {
+      "10 0 3 0x00010a 1 10979516 65535", "17 0 0 0x000011 0 10979516 65535", "5 1 0 0x000022 1 5 65535",
+      "100 0 0 0x000033 0 9 65535",       "20 0 0 0x00010a 1 10 65535",       "18 0 0 0x000011 0 10 65535",
+      "129 0 0 0x00010a 0 0 65535",       "12 0 0 0x00010a 1 11 65535",       "22 0 1 0x00010a 1 12 65535"};
   for (int i = 0; i < 9; ++i) {
     CAPTURE(i + 1);
     CHECK(fld.join(i + 1, {"infiniband.bth.opcode", "infiniband.bth.se", "infiniband.bth.padcnt",
@@ -406,10 +447,11 @@ TEST_CASE("wire: tshark dissects native IB frames in ERF records") {
     MESSAGE("tshark not installed: skipped");
     return;
   }
-  const Frame write = transport({RC_RDMA_WRITE_ONLY, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 77}, 13,
-                                [](const IbaOpInfo& i, std::span<std::byte> b) {
-                                  Reth{0x2000, 0x47b3, 13}.emit(*RethView::check(at(i, b, IbaHeader::RETH)));
-                                });
+  const Frame write =
+      transport({RC_RDMA_WRITE_ONLY, false, false, 0, 0, 0xFFFF, false, false, 0x10a, true, 77}, 13,
+                [](const IbaOpInfo& i, std::span<std::byte> b) {
+                  Reth{0x2000, 0x47b3, 13}.emit(*RethView::check(at(i, b, IbaHeader::RETH)));
+                });
   const Frame local = ib_frame(write, false);
   const Frame global = ib_frame(write, true);
   TempDir dir;
@@ -417,11 +459,17 @@ TEST_CASE("wire: tshark dissects native IB frames in ERF records") {
   write_pcap(file, DLT_ERF, {erf_record(local, 1'000'001'000), erf_record(global, 1'000'002'000)});
 
   CHECK(tshark(file, "-Y '_ws.malformed || _ws.short || _ws.expert.severity >= 8388608'") == "");
-  CHECK(tshark(file, "-Y '!(infiniband.bth && infiniband.invariant.crc && infiniband.variant.crc && !infiniband.vendor)' "
-                     "-T fields -e frame.number") == "");
-  CHECK(tshark(file, "-T fields -E separator=, -e infiniband.lrh.vl -e infiniband.lrh.sl -e infiniband.lrh.lnh "
-                     "-e infiniband.lrh.dlid -e infiniband.lrh.pktlen -e infiniband.lrh.slid -e infiniband.bth.opcode "
-                     "-e infiniband.bth.psn -e infiniband.reth.dmalen") ==
-        "0x00,2,0x02,2," + std::to_string((local.size() - 2) / 4) + ",1,10,77,13\n"
-        "0x00,2,0x03,2," + std::to_string((global.size() - 2) / 4) + ",1,10,77,13\n");
+  CHECK(tshark(file,
+               "-Y '!(infiniband.bth && infiniband.invariant.crc && infiniband.variant.crc && "
+               "!infiniband.vendor)' "
+               "-T fields -e frame.number") == "");
+  CHECK(tshark(
+            file,
+            "-T fields -E separator=, -e infiniband.lrh.vl -e infiniband.lrh.sl -e infiniband.lrh.lnh "
+            "-e infiniband.lrh.dlid -e infiniband.lrh.pktlen -e infiniband.lrh.slid -e infiniband.bth.opcode "
+            "-e infiniband.bth.psn -e infiniband.reth.dmalen") ==
+        "0x00,2,0x02,2," + std::to_string((local.size() - 2) / 4) +
+            ",1,10,77,13\n"
+            "0x00,2,0x03,2," +
+            std::to_string((global.size() - 2) / 4) + ",1,10,77,13\n");
 }

@@ -36,7 +36,7 @@ class ArpViewT {
     for (size_t i = 0; i < 6; ++i) b_[off + i] = std::byte{m.octets[i]};
   }
 
-public:
+ public:
   static constexpr size_t kLen = 28;
   static constexpr uint16_t kHtypeEthernet = 1;
 
@@ -67,7 +67,9 @@ public:
     store_u8(b_.subspan(4), 6);
     store_u8(b_.subspan(5), 4);
   }
-  void set_operation(ArpOperation op) requires kMut { store_be16(b_.subspan(6, 2), static_cast<uint16_t>(op)); }
+  void set_operation(ArpOperation op) requires kMut {
+    store_be16(b_.subspan(6, 2), static_cast<uint16_t>(op));
+  }
   void set_sender_mac(const MacAddress& m) requires kMut { set_mac_at(8, m); }
   void set_sender_ip(const Ipv4Address& a) requires kMut { store_be32(b_.subspan(14, 4), a.to_u32()); }
   void set_target_mac(const MacAddress& m) requires kMut { set_mac_at(18, m); }

@@ -62,7 +62,7 @@ class EthernetViewT {
     for (size_t i = 0; i < 6; ++i) b_[off + i] = std::byte{m.octets[i]};
   }
 
-public:
+ public:
   static constexpr size_t kLen = 14;
   static constexpr size_t kMinFrameLen = 60;  // 64-byte minimum frame less the FCS
 

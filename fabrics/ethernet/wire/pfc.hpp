@@ -30,7 +30,9 @@ inline constexpr uint16_t kMacControlOpcodePfc = 0x0101;
 inline constexpr size_t kPfcFrameLen = EthernetView::kMinFrameLen;  // 14 + 20 + 26 bytes of zero
 
 // One pause quantum lasts 512 bit times at the link rate (802.3 31B.2).
-constexpr Time pfc_quanta_to_time(uint16_t quanta, DataRate rate) { return rate.tx_time(uint64_t{quanta} * 64); }
+constexpr Time pfc_quanta_to_time(uint16_t quanta, DataRate rate) {
+  return rate.tx_time(uint64_t{quanta} * 64);
+}
 // The smallest number of quanta lasting at least `t`, capped at 0xFFFF.
 constexpr uint16_t pfc_time_to_quanta(Time t, DataRate rate) {
   const Time quantum = rate.tx_time(64);
@@ -47,7 +49,7 @@ class PfcViewT {
   std::span<B> b_;
   explicit PfcViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 20;
 
   static std::optional<PfcViewT> check(std::span<B> b) {

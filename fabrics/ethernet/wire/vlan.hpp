@@ -26,7 +26,7 @@ class VlanViewT {
   explicit VlanViewT(std::span<B> b) : b_(b) {}
   uint16_t tci() const { return load_be16(b_.first(2)); }
 
-public:
+ public:
   static constexpr size_t kLen = 4;
   static constexpr uint16_t kTpid = ethertype::kVlan;
 

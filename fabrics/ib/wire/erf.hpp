@@ -48,7 +48,7 @@ class ErfViewT {
   std::span<B> b_;
   explicit ErfViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 16;
 
   static std::optional<ErfViewT> check(std::span<B> b) {
@@ -84,8 +84,8 @@ using ConstErfView = ErfViewT<const std::byte>;
 struct ErfHeader {
   static constexpr size_t kLen = ErfView::kLen;
 
-  uint64_t timestamp = 0;  // erf_timestamp_from_ns
-  uint8_t type = kErfTypeInfiniband;  // the whole byte: bit 7 flags extension headers
+  uint64_t timestamp = 0;                 // erf_timestamp_from_ns
+  uint8_t type = kErfTypeInfiniband;      // the whole byte: bit 7 flags extension headers
   uint8_t flags = kErfFlagVaryingLength;  // no padding to 8 bytes after the frame
   uint16_t rlen = kLen;                   // header and frame
   uint16_t lctr = 0;
@@ -93,8 +93,12 @@ struct ErfHeader {
 
   // The header of a record holding a whole IB frame of `frame_len` bytes.
   static ErfHeader infiniband(uint64_t ns, uint16_t frame_len) {
-    return {erf_timestamp_from_ns(ns), kErfTypeInfiniband, kErfFlagVaryingLength,
-            static_cast<uint16_t>(kLen + frame_len), 0, frame_len};
+    return {erf_timestamp_from_ns(ns),
+            kErfTypeInfiniband,
+            kErfFlagVaryingLength,
+            static_cast<uint16_t>(kLen + frame_len),
+            0,
+            frame_len};
   }
 
   static ErfHeader parse(ConstErfView v) {

@@ -22,7 +22,7 @@ enum class Lnh : uint8_t { Raw = 0, IpNonIba = 1, IbaLocal = 2, IbaGlobal = 3 };
 
 inline constexpr uint16_t kPermissiveLid = 0xFFFF;
 inline constexpr uint16_t kMulticastLidBase = 0xC000;  // 0xC000..0xFFFE (IBA 4.1.2)
-inline constexpr uint8_t kVl15 = 15;                    // subnet management VL
+inline constexpr uint8_t kVl15 = 15;                   // subnet management VL
 
 // PktLen for a packet of `bytes` from the LRH through the ICRC (a multiple of 4).
 constexpr uint16_t lrh_pkt_len(size_t bytes) { return static_cast<uint16_t>(bytes / 4); }
@@ -35,7 +35,7 @@ class LrhViewT {
   std::span<B> b_;
   explicit LrhViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 8;
   static constexpr size_t kVcrcLen = 2;
 
@@ -55,7 +55,9 @@ public:
   std::span<B> header() const { return b_.first(kLen); }
   std::span<B> payload() const { return b_.subspan(kLen); }
 
-  void set_vl_lver(uint8_t vl, uint8_t lver) requires kMut { store_u8(b_, static_cast<uint8_t>(vl << 4 | (lver & 0xF))); }
+  void set_vl_lver(uint8_t vl, uint8_t lver) requires kMut {
+    store_u8(b_, static_cast<uint8_t>(vl << 4 | (lver & 0xF)));
+  }
   // A switch moves a packet to another VL (IBA 7.6.5); VL is outside the ICRC.
   void set_vl(uint8_t vl) requires kMut { set_vl_lver(vl, lver()); }
   void set_sl_lnh(uint8_t sl, Lnh lnh) requires kMut {
@@ -80,7 +82,9 @@ struct Lrh {
   uint16_t pkt_len = 0;  // 4-byte words, LRH through ICRC
   uint16_t slid = 0;
 
-  static Lrh parse(ConstLrhView v) { return {v.vl(), v.lver(), v.sl(), v.lnh(), v.dlid(), v.pkt_len(), v.slid()}; }
+  static Lrh parse(ConstLrhView v) {
+    return {v.vl(), v.lver(), v.sl(), v.lnh(), v.dlid(), v.pkt_len(), v.slid()};
+  }
   void emit(LrhView v) const {
     v.set_vl_lver(vl, lver);
     v.set_sl_lnh(sl, lnh);

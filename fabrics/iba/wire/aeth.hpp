@@ -80,7 +80,7 @@ class AethViewT {
   std::span<B> b_;
   explicit AethViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 4;
 
   static std::optional<AethViewT> check(std::span<B> b) {

@@ -20,7 +20,7 @@ class AtomicAckEthViewT {
   std::span<B> b_;
   explicit AtomicAckEthViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 8;
 
   static std::optional<AtomicAckEthViewT> check(std::span<B> b) {

@@ -25,14 +25,16 @@ class AtomicEthViewT {
   std::span<B> b_;
   explicit AtomicEthViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 28;
 
   static std::optional<AtomicEthViewT> check(std::span<B> b) {
     if (b.size() < kLen) return std::nullopt;
     return AtomicEthViewT(b);
   }
-  operator AtomicEthViewT<const std::byte>() const requires kMut { return AtomicEthViewT<const std::byte>(b_); }
+  operator AtomicEthViewT<const std::byte>() const requires kMut {
+    return AtomicEthViewT<const std::byte>(b_);
+  }
 
   uint64_t va() const { return load_be64(b_.first(8)); }
   uint32_t rkey() const { return load_be32(b_.subspan(8, 4)); }

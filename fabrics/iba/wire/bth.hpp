@@ -22,7 +22,9 @@ namespace rdmasim {
 inline constexpr uint16_t kDefaultPKey = 0xFFFF;  // full-member default partition
 
 // PadCnt (9.2.4): bytes that bring the payload to a multiple of 4.
-constexpr uint8_t iba_pad_count(size_t payload_len) { return static_cast<uint8_t>((4 - payload_len % 4) % 4); }
+constexpr uint8_t iba_pad_count(size_t payload_len) {
+  return static_cast<uint8_t>((4 - payload_len % 4) % 4);
+}
 
 template <class B>
 class BthViewT {
@@ -36,7 +38,7 @@ class BthViewT {
     b_[byte] = std::byte(static_cast<uint8_t>((u8(b_[byte]) & ~mask) | (v & mask)));
   }
 
-public:
+ public:
   static constexpr size_t kLen = 12;
 
   static std::optional<BthViewT> check(std::span<B> b) {

@@ -22,7 +22,7 @@ class DethViewT {
   std::span<B> b_;
   explicit DethViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 8;
 
   static std::optional<DethViewT> check(std::span<B> b) {

@@ -57,7 +57,7 @@ class GrhViewT {
     for (size_t i = 0; i < 16; ++i) b_[off + i] = std::byte{g.octets[i]};
   }
 
-public:
+ public:
   static constexpr size_t kLen = 40;
 
   static std::optional<GrhViewT> check(std::span<B> b) {
@@ -102,7 +102,8 @@ struct Grh {
   Gid sgid, dgid;
 
   static Grh parse(ConstGrhView v) {
-    return {v.ip_ver(), v.tclass(), v.flow_label(), v.pay_len(), v.next_header(), v.hop_limit(), v.sgid(), v.dgid()};
+    return {v.ip_ver(),      v.tclass(),    v.flow_label(), v.pay_len(),
+            v.next_header(), v.hop_limit(), v.sgid(),       v.dgid()};
   }
   void emit(GrhView v) const {
     v.set_ver_tclass_flow(ip_ver, tclass, flow_label);

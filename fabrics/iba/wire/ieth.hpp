@@ -20,7 +20,7 @@ class IethViewT {
   std::span<B> b_;
   explicit IethViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 4;
 
   static std::optional<IethViewT> check(std::span<B> b) {

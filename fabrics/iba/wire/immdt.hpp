@@ -24,7 +24,7 @@ class ImmDtViewT {
   std::span<B> b_;
   explicit ImmDtViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 4;
 
   static std::optional<ImmDtViewT> check(std::span<B> b) {

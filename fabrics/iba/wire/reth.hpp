@@ -24,7 +24,7 @@ class RethViewT {
   std::span<B> b_;
   explicit RethViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 16;
 
   static std::optional<RethViewT> check(std::span<B> b) {

@@ -28,7 +28,7 @@ class Ipv4ViewT {
   std::span<B> b_;
   explicit Ipv4ViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 20;  // without options
   static constexpr uint16_t kFlagDf = 0x4000;
   static constexpr uint16_t kFlagMf = 0x2000;
@@ -85,7 +85,8 @@ public:
   void set_total_length(uint16_t v) requires kMut { store_be16(b_.subspan(2, 2), v); }
   void set_identification(uint16_t v) requires kMut { store_be16(b_.subspan(4, 2), v); }
   void set_flags_fragment(bool df, bool mf, uint16_t offset) requires kMut {
-    store_be16(b_.subspan(6, 2), static_cast<uint16_t>((df ? kFlagDf : 0) | (mf ? kFlagMf : 0) | (offset & 0x1FFF)));
+    store_be16(b_.subspan(6, 2),
+               static_cast<uint16_t>((df ? kFlagDf : 0) | (mf ? kFlagMf : 0) | (offset & 0x1FFF)));
   }
   void set_ttl(uint8_t v) requires kMut { store_u8(b_.subspan(8), v); }
   void set_protocol(uint8_t v) requires kMut { store_u8(b_.subspan(9), v); }
@@ -128,8 +129,8 @@ struct Ipv4Header {
   Ipv4Address src, dst;
 
   static Ipv4Header parse(ConstIpv4View v) {
-    return {v.dscp(),     v.ecn(),      v.total_length(), v.identification(), v.dont_fragment(),
-            v.ttl(),      v.protocol(), v.src(),          v.dst()};
+    return {v.dscp(),     v.ecn(), v.total_length(), v.identification(), v.dont_fragment(), v.ttl(),
+            v.protocol(), v.src(), v.dst()};
   }
   void emit(Ipv4View v) const {
     v.set_version_ihl(4, 5);

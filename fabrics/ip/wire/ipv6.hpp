@@ -31,7 +31,7 @@ class Ipv6ViewT {
   uint32_t word0() const { return load_be32(b_.first(4)); }
   void set_word0(uint32_t v) requires kMut { store_be32(b_.first(4), v); }
 
-public:
+ public:
   static constexpr size_t kLen = 40;
 
   static std::optional<Ipv6ViewT> check(std::span<B> b) {
@@ -60,9 +60,7 @@ public:
   void set_version_tc_flow(uint8_t traffic_class, uint32_t flow_label) requires kMut {
     set_word0(uint32_t{6} << 28 | uint32_t{traffic_class} << 20 | (flow_label & 0xFFFFF));
   }
-  void set_traffic_class(uint8_t tc) requires kMut {
-    set_word0((word0() & 0xF00FFFFF) | uint32_t{tc} << 20);
-  }
+  void set_traffic_class(uint8_t tc) requires kMut { set_word0((word0() & 0xF00FFFFF) | uint32_t{tc} << 20); }
   // No checksum in IPv6: a switch marking CE just rewrites the two bits.
   void set_ecn(Ecn e) requires kMut {
     set_traffic_class(static_cast<uint8_t>((traffic_class() & 0xFC) | static_cast<uint8_t>(e)));
@@ -74,7 +72,7 @@ public:
   void set_src(const Ipv6Address& a) requires kMut { set_address_at(8, a); }
   void set_dst(const Ipv6Address& a) requires kMut { set_address_at(24, a); }
 
-private:
+ private:
   Ipv6Address address_at(size_t off) const {
     Ipv6Address a;
     for (size_t i = 0; i < 16; ++i) a.octets[i] = u8(b_[off + i]);
@@ -100,7 +98,8 @@ struct Ipv6Header {
   Ipv6Address src, dst;
 
   static Ipv6Header parse(ConstIpv6View v) {
-    return {v.dscp(), v.ecn(), v.flow_label(), v.payload_length(), v.next_header(), v.hop_limit(), v.src(), v.dst()};
+    return {v.dscp(),        v.ecn(),       v.flow_label(), v.payload_length(),
+            v.next_header(), v.hop_limit(), v.src(),        v.dst()};
   }
   void emit(Ipv6View v) const {
     v.set_version_tc_flow(static_cast<uint8_t>(dscp << 2 | static_cast<uint8_t>(ecn)), flow_label);

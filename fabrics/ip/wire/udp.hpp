@@ -34,7 +34,7 @@ class UdpViewT {
     return checksum_add(s, b_.subspan(8, length() - 8));
   }
 
-public:
+ public:
   static constexpr size_t kLen = 8;
 
   static std::optional<UdpViewT> check(std::span<B> b) {
@@ -76,7 +76,7 @@ public:
     set_checksum(compute_checksum(src, dst));
   }
 
-private:
+ private:
   static uint16_t nonzero(uint16_t c) { return c == 0 ? 0xFFFF : c; }
 };
 

@@ -92,47 +92,47 @@ std::vector<std::byte> last4(const std::vector<std::byte>& f) { return {f.end() 
 // IBA Table 29: a local RC RDMA WRITE ONLY with 14 bytes of payload and 2 of
 // pad, its variant fields already ones (VL 15, Resv8a 0xff); the spec gives
 // the ICRC 0x9625B75A stored big-endian, i.e. the wire bytes 96 25 b7 5a.
-const auto kTable29 = hex(
-    "f0 12 37 5c 00 0e 17 d2"                          // LRH
-    "0a 20 24 87 ff 87 b1 b3 00 0d ec 2a"              // BTH
-    "01 71 0a 1c 01 5d 40 02 38 f2 7a 05 00 00 00 0e"  // RETH
-    "bb 88 4d 85 fd 5c fb a4 72 8b c0 69 0e d4 00 00"  // payload, pad
-    "96 25 b7 5a");                                    // ICRC
+const auto kTable29 =
+    hex("f0 12 37 5c 00 0e 17 d2"                          // LRH
+        "0a 20 24 87 ff 87 b1 b3 00 0d ec 2a"              // BTH
+        "01 71 0a 1c 01 5d 40 02 38 f2 7a 05 00 00 00 0e"  // RETH
+        "bb 88 4d 85 fd 5c fb a4 72 8b c0 69 0e d4 00 00"  // payload, pad
+        "96 25 b7 5a");                                    // ICRC
 
 // A ConnectX-4 Lx RoCE v2 CNP (Scapy test/contrib/roce.uts), from the IPv4
 // header on: TOS 0xc2, UDP checksum 0, BECN set, ICRC 82 fd 00 2a.
-const auto kCx4Cnp = hex(
-    "45 c2 00 3c 71 8c 40 00 40 11 91 61 0a 00 11 01 0a 00 12 01"
-    "00 00 12 b7 00 28 00 00"
-    "81 00 ff ff 40 00 01 18 00 00 00 00"
-    "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
-    "82 fd 00 2a");
+const auto kCx4Cnp =
+    hex("45 c2 00 3c 71 8c 40 00 40 11 91 61 0a 00 11 01 0a 00 12 01"
+        "00 00 12 b7 00 28 00 00"
+        "81 00 ff ff 40 00 01 18 00 00 00 00"
+        "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+        "82 fd 00 2a");
 
 // The UC SEND ONLY that Scapy's RoCE test builds, ICRC 78 f3 53 f3.
-const auto kScapyUcSend = hex(
-    "45 01 00 40 04 78 40 00 40 11 b4 d5 c0 a8 00 07 c0 a8 00 07"
-    "c0 00 12 b7 00 2c ac a2"
-    "24 60 ff ff 00 00 00 d3 00 cf 17 10"
-    "46 30 81 8b e2 89 35 d9 0e 9a 95 50 54 01 be 88 5e 50 00 00"
-    "78 f3 53 f3");
+const auto kScapyUcSend =
+    hex("45 01 00 40 04 78 40 00 40 11 b4 d5 c0 a8 00 07 c0 a8 00 07"
+        "c0 00 12 b7 00 2c ac a2"
+        "24 60 ff ff 00 00 00 d3 00 cf 17 10"
+        "46 30 81 8b e2 89 35 d9 0e 9a 95 50 54 01 be 88 5e 50 00 00"
+        "78 f3 53 f3");
 
 // Two ConnectX RoCE v1 frames (Scapy test/contrib/roce.uts), from the GRH on:
 // an RC RDMA WRITE ONLY and its ACK.
-const auto kRoceV1Write = hex(
-    "60 20 00 00 00 28 1b 40"
-    "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
-    "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
-    "0a 70 ff ff 00 00 01 0a 80 a7 88 bc"
-    "00 00 55 d4 c0 72 60 00 00 00 47 b3 00 00 00 05"
-    "00 00 00 00 01 00 00 00"
-    "e3 d8 56 bb");
-const auto kRoceV1Ack = hex(
-    "60 20 00 00 00 14 1b 40"
-    "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
-    "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
-    "11 40 ff ff 00 00 01 09 00 a7 88 c0"
-    "00 00 00 05"
-    "25 f0 c0 38");
+const auto kRoceV1Write =
+    hex("60 20 00 00 00 28 1b 40"
+        "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
+        "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
+        "0a 70 ff ff 00 00 01 0a 80 a7 88 bc"
+        "00 00 55 d4 c0 72 60 00 00 00 47 b3 00 00 00 05"
+        "00 00 00 00 01 00 00 00"
+        "e3 d8 56 bb");
+const auto kRoceV1Ack =
+    hex("60 20 00 00 00 14 1b 40"
+        "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
+        "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
+        "11 40 ff ff 00 00 01 09 00 a7 88 c0"
+        "00 00 00 05"
+        "25 f0 c0 38");
 
 }  // namespace
 
@@ -175,8 +175,8 @@ TEST_CASE("icrc: variant fields do not count, invariant ones do") {
     CAPTURE(off);
     CHECK(compute_icrc_roce_v2_ipv4(g) == compute_icrc_roce_v2_ipv4(f));
   }
-  for (size_t off : {size_t{0}, size_t{2}, size_t{6}, size_t{9}, size_t{12}, size_t{19}, size_t{20}, size_t{24},
-                     size_t{28}, size_t{31}, size_t{33}, size_t{40}, size_t{55}}) {
+  for (size_t off : {size_t{0}, size_t{2}, size_t{6}, size_t{9}, size_t{12}, size_t{19}, size_t{20},
+                     size_t{24}, size_t{28}, size_t{31}, size_t{33}, size_t{40}, size_t{55}}) {
     auto g = f;
     g[off] ^= std::byte{0x01};
     CAPTURE(off);
@@ -209,8 +209,10 @@ TEST_CASE("icrc: agrees with the bitwise reference on random frames of every kin
     IcrcEncap e;
     size_t headers;  // the minimum the function needs
   };
-  const Kind kinds[] = {{IcrcEncap::RoceV2Ipv4, 20 + 8 + 12}, {IcrcEncap::RoceV2Ipv6, 40 + 8 + 12},
-                        {IcrcEncap::RoceV1, 40 + 12},         {IcrcEncap::IbLocal, 8 + 12},
+  const Kind kinds[] = {{IcrcEncap::RoceV2Ipv4, 20 + 8 + 12},
+                        {IcrcEncap::RoceV2Ipv6, 40 + 8 + 12},
+                        {IcrcEncap::RoceV1, 40 + 12},
+                        {IcrcEncap::IbLocal, 8 + 12},
                         {IcrcEncap::IbGlobal, 8 + 40 + 12}};
   for (const Kind& k : kinds) {
     for (int i = 0; i < 200; ++i) {
@@ -270,16 +272,17 @@ TEST_CASE("icrc: native IB frame with its VCRC") {
 
   // With a GRH (LNH 3) the whole LRH is variant.
   std::vector<std::byte> g = hex("00 13 00 01 00 18 00 02");  // LNH 3, PktLen 24 words
-  const auto grh = hex(
-      "60 00 00 00 00 28 1b 01"
-      "fe 80 00 00 00 00 00 00 00 02 c9 03 00 00 00 01"
-      "fe 80 00 00 00 00 00 00 00 02 c9 03 00 00 00 02");
+  const auto grh =
+      hex("60 00 00 00 00 28 1b 01"
+          "fe 80 00 00 00 00 00 00 00 02 c9 03 00 00 00 01"
+          "fe 80 00 00 00 00 00 00 00 02 c9 03 00 00 00 02");
   g.insert(g.end(), grh.begin(), grh.end());
   g.insert(g.end(), kTable29.begin() + 8, kTable29.end() - 4);  // BTH .. pad
   g.resize(g.size() + 4 + 2);
   fill_ib_crcs(g);
   const auto covered = std::vector<std::byte>(g.begin(), g.end() - 2);
-  CHECK(load_le32(std::span<const std::byte>(g).subspan(g.size() - 6, 4)) == ref_icrc(IcrcEncap::IbGlobal, covered));
+  CHECK(load_le32(std::span<const std::byte>(g).subspan(g.size() - 6, 4)) ==
+        ref_icrc(IcrcEncap::IbGlobal, covered));
   auto h = g;
   h[2] = std::byte{0x77};  // DLID: a router rewrites it, the ICRC stays
   h[7] = std::byte{0x99};

@@ -9,10 +9,10 @@ using rdmasim::test::hex;
 
 TEST_CASE("arp: a request, RFC 826 layout by hand") {
   // who-has 10.0.0.2 tell 10.0.0.1 (02:00:00:00:00:01)
-  auto b = hex(
-      "00 01 08 00 06 04 00 01"
-      "02 00 00 00 00 01  0a 00 00 01"
-      "00 00 00 00 00 00  0a 00 00 02");
+  auto b =
+      hex("00 01 08 00 06 04 00 01"
+          "02 00 00 00 00 01  0a 00 00 01"
+          "00 00 00 00 00 00  0a 00 00 02");
   const auto v = ConstArpView::check(b);
   REQUIRE(v);
   CHECK(v->valid());

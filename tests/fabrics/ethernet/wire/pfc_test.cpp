@@ -36,9 +36,9 @@ TEST_CASE("pfc: the whole frame is 60 bytes to 01:80:c2:00:00:01") {
   f.quanta[3] = 0x1234;
   std::vector<std::byte> frame(kPfcFrameLen, std::byte{0xEE});
   f.emit_frame(frame, MacAddress::local(5));
-  auto want = hex(
-      "01 80 c2 00 00 01  02 00 00 00 00 05  88 08"
-      "01 01 00 08  00 00 00 00 00 00 12 34 00 00 00 00 00 00 00 00");
+  auto want =
+      hex("01 80 c2 00 00 01  02 00 00 00 00 05  88 08"
+          "01 01 00 08  00 00 00 00 00 00 12 34 00 00 00 00 00 00 00 00");
   want.resize(60);  // zero padding
   CHECK(frame == want);
 }

@@ -49,8 +49,8 @@ TEST_CASE("aeth: syndromes of ACK, RNR NAK and NAK (IBA 9.7.5.2.1)") {
 }
 
 TEST_CASE("aeth: credit count encoding (IBA Table 44)") {
-  const uint32_t table[31] = {0,    1,    2,    3,    4,    6,    8,     12,    16,    24,   32,
-                              48,   64,   96,   128,  192,  256,  384,   512,   768,   1024, 1536,
+  const uint32_t table[31] = {0,    1,    2,    3,    4,    6,     8,     12,    16,   24,   32,
+                              48,   64,   96,   128,  192,  256,   384,   512,   768,  1024, 1536,
                               2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768};
   for (uint8_t c = 0; c < 31; ++c) {
     CHECK(aeth_credits(c) == table[c]);
@@ -63,8 +63,8 @@ TEST_CASE("aeth: credit count encoding (IBA Table 44)") {
 
 TEST_CASE("aeth: RNR NAK timer encoding (IBA Table 45)") {
   // In units of 10 us; code 0 is the longest, 655.36 ms.
-  const uint32_t table[32] = {65536, 1,    2,    3,    4,    6,    8,    12,    16,    24,    32,
-                              48,    64,   96,   128,  192,  256,  384,  512,   768,   1024,  1536,
+  const uint32_t table[32] = {65536, 1,    2,    3,    4,    6,     8,     12,    16,    24,   32,
+                              48,    64,   96,   128,  192,  256,   384,   512,   768,   1024, 1536,
                               2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
   for (uint8_t c = 0; c < 32; ++c) CHECK(rnr_timer_duration(c) == 10_us * table[c]);
   CHECK(rnr_timer_duration(14) == 1280_us);  // "1.28 ms"

@@ -11,9 +11,9 @@ using namespace rdmasim;
 using rdmasim::test::hex;
 
 TEST_CASE("atomic_eth: VA, R_Key, swap/add and compare in order") {
-  const auto bytes = hex(
-      "00 00 7f 00 12 34 56 78  00 00 10 01"
-      "00 00 00 00 00 00 00 2a  ff ff ff ff ff ff ff fe");
+  const auto bytes =
+      hex("00 00 7f 00 12 34 56 78  00 00 10 01"
+          "00 00 00 00 00 00 00 2a  ff ff ff ff ff ff ff fe");
   const auto v = ConstAtomicEthView::check(bytes);
   REQUIRE(v);
   CHECK(v->va() == 0x7f0012345678);

@@ -11,10 +11,10 @@ namespace {
 // The GRH of a ConnectX RoCE v1 RDMA WRITE ONLY (Scapy test/contrib/roce.uts):
 // TClass 2, flow label 0, PayLen 40, NxtHdr 0x1b, HopLmt 64, both GIDs
 // ::ffff:15.0.0.2.
-const auto kGrh = hex(
-    "60 20 00 00 00 28 1b 40"
-    "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
-    "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02");
+const auto kGrh =
+    hex("60 20 00 00 00 28 1b 40"
+        "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02"
+        "00 00 00 00 00 00 00 00 00 00 ff ff 0f 00 00 02");
 }  // namespace
 
 TEST_CASE("grh: fields of a captured RoCE v1 GRH") {

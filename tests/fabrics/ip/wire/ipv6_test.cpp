@@ -10,10 +10,10 @@ using rdmasim::test::hex;
 namespace {
 // Version 6, traffic class 0xb9 (DSCP 46, ECT(1)), flow label 0x12345,
 // payload 16, UDP, hop limit 64, 2001:db8::1 -> 2001:db8::2.
-const auto kHeader = hex(
-    "6b 91 23 45  00 10 11 40"
-    "20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 01"
-    "20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 02");
+const auto kHeader =
+    hex("6b 91 23 45  00 10 11 40"
+        "20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 01"
+        "20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 02");
 
 Ipv6Header expected() {
   Ipv6Header h;

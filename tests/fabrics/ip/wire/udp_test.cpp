@@ -34,11 +34,11 @@ TEST_CASE("udp: checksum over IPv4, a RoCE v2 frame built by Scapy's tests") {
   // Scapy test/contrib/roce.uts "RoCE layer": UDP 49152 -> 4791 between
   // 192.168.0.7 and itself, UC SEND ONLY with a 20-byte payload and ICRC;
   // Scapy expects the UDP checksum 0xaca2.
-  auto udp = hex(
-      "c0 00 12 b7 00 2c 00 00"
-      "24 60 ff ff 00 00 00 d3 00 cf 17 10"
-      "46 30 81 8b e2 89 35 d9 0e 9a 95 50 54 01 be 88 5e 50 00 00"
-      "78 f3 53 f3");
+  auto udp =
+      hex("c0 00 12 b7 00 2c 00 00"
+          "24 60 ff ff 00 00 00 d3 00 cf 17 10"
+          "46 30 81 8b e2 89 35 d9 0e 9a 95 50 54 01 be 88 5e 50 00 00"
+          "78 f3 53 f3");
   const Ipv4Address a{{192, 168, 0, 7}};
   auto v = *UdpView::check(udp);
   CHECK(v.compute_checksum(a, a) == 0xaca2);
