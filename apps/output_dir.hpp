@@ -20,7 +20,9 @@ class StagedDir {
   // Checks that `dir` may be (re)placed and creates the empty temporary
   // sibling, and any missing parents. An existing `dir` is replaced only if
   // it is empty or holds rdmasim output (results.json or compare.json), so
-  // that a mistyped --out never deletes someone's files. Throws OutputError.
+  // that a mistyped --out never deletes someone's files. Leftovers of a
+  // killed run into `dir` (DIR.tmp-<pid>, DIR.old-<pid> of dead pids) are
+  // removed first, or put back when `dir` is missing. Throws OutputError.
   explicit StagedDir(const std::filesystem::path& dir);
   // Unless committed: removes the temporary directory and the parents this
   // object created, leaving any previous `dir` untouched.

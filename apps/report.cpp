@@ -64,7 +64,8 @@ std::string number(const json& j, int decimals, double scale = 1) {
 std::string duration(const json& ps) {
   if (!ps.is_number()) return "-";
   const double v = ps.get<double>();
-  static constexpr std::pair<double, const char*> kUnits[] = {{1e12, "s"}, {1e9, "ms"}, {1e6, "us"}, {1e3, "ns"}};
+  static constexpr std::pair<double, const char*> kUnits[] = {
+      {1e12, "s"}, {1e9, "ms"}, {1e6, "us"}, {1e3, "ns"}};
   for (const auto& [scale, unit] : kUnits)
     if (v >= scale) return fmt::format("{:.3f} {}", v / scale, unit);
   return fmt::format("{:.0f} ps", v);
@@ -134,8 +135,8 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
                       verified(field(w, "data_verified"))});
     }
   out += layout(rows, "lllrlrrrl");
-  out += fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")),
-                     total_drops(results));
+  out +=
+      fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")), total_drops(results));
   const size_t captures = count_captures(dir);
   out += fmt::format("output: {} (results.json", dir.string());
   if (captures > 0) out += fmt::format(", {} capture{} in pcap/", captures, captures == 1 ? "" : "s");

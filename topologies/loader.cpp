@@ -803,14 +803,17 @@ private:
     }
   }
 
+  // Keeps the roots that are switches; reports the others.
   void ib_roots() {
     if (!roots_ || !graph_) return;
-    for (size_t i = 0; i < x_.ib.roots.size(); ++i) {
-      const std::string& n = x_.ib.roots[i];
-      const auto v = graph_->find(n);
-      if (!v || graph_->kind(*v) != NodeKind::switch_node)
-        c_.error(roots_->value[i], index_path(roots_->path, i), "'" + n + "' is not a switch of the topology");
+    std::vector<std::string> valid;
+    for (size_t i = 0; i < roots_->value.size(); ++i) {
+      const Node n = roots_->value[i];
+      const auto v = n.IsScalar() ? graph_->find(n.Scalar()) : std::nullopt;
+      if (v && graph_->kind(*v) == NodeKind::switch_node) valid.push_back(n.Scalar());
+      else if (n.IsScalar()) c_.error(n, index_path(roots_->path, i), "'" + n.Scalar() + "' is not a switch of the topology");
     }
+    x_.ib.roots = std::move(valid);
   }
 
   // ---- workloads ----

@@ -46,8 +46,10 @@ PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node,
     buffer = std::min(buffer, node.port(i).params().buffer_bytes);
     headroom = std::max(headroom, pfc_headroom(node.port(i).params(), max_frame));
   }
-  const uint64_t share = buffer / (n - 1);
-  const uint64_t limit = std::max<uint64_t>(share > headroom ? share - headroom : 0, max_frame);
+  // A port's held bytes pass XOFF by less than a frame before it reacts,
+  // then grow by at most the headroom.
+  const uint64_t share = buffer / (n - 1), reserve = headroom + max_frame;
+  const uint64_t limit = std::max<uint64_t>(share > reserve ? share - reserve : 0, max_frame);
   if (limit < s.xoff) {
     s.xon = static_cast<uint64_t>(static_cast<unsigned __int128>(s.xon) * limit / s.xoff);
     s.xoff = limit;

@@ -65,8 +65,8 @@ enum class PfcAccounting {
 uint64_t pfc_headroom(const LinkParams& link, uint32_t max_frame);
 
 // The thresholds a switch with these ports uses: the configured ones,
-// lowered so that (ports - 1) * (XOFF + headroom) fits in the smallest egress
-// buffer, but XOFF never below one frame. XON scales with XOFF.
+// lowered so that (ports - 1) * (XOFF + a frame + headroom) fits in the
+// smallest egress buffer, but XOFF never below one frame. XON scales with XOFF.
 PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node, uint32_t max_frame);
 
 // PFC on one port: its EgressGate and (hosts) IngressMeter.

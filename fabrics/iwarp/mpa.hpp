@@ -1,0 +1,112 @@
+// MPA request and reply frames (RFC 5044 section 7.1): the first bytes each
+// side sends after the TCP handshake, before any FPDU.
+//
+//  0  Key (16 bytes): "MPA ID Req Frame" or "MPA ID Rep Frame"
+// 16  M(1) C(1) R(1) Res(5) | Rev(8) | PD_Length(16)
+// 20  Private Data (PD_Length bytes, at most 512)
+//
+// M: the sender wants markers in the FPDUs sent *to* it. C: the sender
+// wants CRCs; CRCs are used in both directions when either side asks.
+// R (reply only): the responder rejects the connection. Rev is 1.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "core/bytes.hpp"
+
+namespace rdmasim {
+
+namespace mpa {
+inline constexpr size_t kFrameHeaderLen = 20;
+inline constexpr size_t kMaxPrivateData = 512;
+inline constexpr uint8_t kRevision = 1;
+inline constexpr uint8_t kFlagMarkers = 0x80;
+inline constexpr uint8_t kFlagCrc = 0x40;
+inline constexpr uint8_t kFlagReject = 0x20;
+inline constexpr std::string_view kRequestKey = "MPA ID Req Frame";
+inline constexpr std::string_view kReplyKey = "MPA ID Rep Frame";
+static_assert(kRequestKey.size() == 16 && kReplyKey.size() == 16);
+
+inline bool key_is(std::span<const std::byte> b, std::string_view key) {
+  if (b.size() < key.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i)
+    if (u8(b[i]) != static_cast<uint8_t>(key[i])) return false;
+  return true;
+}
+// Bytes that begin with either key: a request or a reply frame.
+inline bool is_frame(std::span<const std::byte> b) {
+  return key_is(b, kRequestKey) || key_is(b, kReplyKey);
+}
+}  // namespace mpa
+
+template <class B>
+class MpaFrameViewT {
+  template <class>
+  friend class MpaFrameViewT;
+  static constexpr bool kMut = !std::is_const_v<B>;
+  std::span<B> b_;
+  explicit MpaFrameViewT(std::span<B> b) : b_(b) {}
+
+public:
+  // The 20-byte header must be present; complete() says whether the private data is too.
+  static std::optional<MpaFrameViewT> check(std::span<B> b) {
+    if (b.size() < mpa::kFrameHeaderLen) return std::nullopt;
+    return MpaFrameViewT(b);
+  }
+  operator MpaFrameViewT<const std::byte>() const requires kMut { return MpaFrameViewT<const std::byte>(b_); }
+
+  bool is_request() const { return mpa::key_is(b_, mpa::kRequestKey); }
+  bool is_reply() const { return mpa::key_is(b_, mpa::kReplyKey); }
+  uint8_t flags() const { return u8(b_[16]); }
+  bool markers() const { return flags() & mpa::kFlagMarkers; }
+  bool crc() const { return flags() & mpa::kFlagCrc; }
+  bool reject() const { return flags() & mpa::kFlagReject; }
+  uint8_t reserved() const { return flags() & 0x1F; }
+  uint8_t revision() const { return u8(b_[17]); }
+  uint16_t pd_length() const { return load_be16(b_.subspan(18, 2)); }
+  size_t frame_len() const { return mpa::kFrameHeaderLen + pd_length(); }
+  bool complete() const { return b_.size() >= frame_len(); }
+  std::span<B> private_data() const { return b_.subspan(mpa::kFrameHeaderLen, pd_length()); }
+
+  void set_key(std::string_view key) requires kMut {
+    for (size_t i = 0; i < 16; ++i) b_[i] = std::byte{static_cast<uint8_t>(key[i])};
+  }
+  void set_flags(uint8_t v) requires kMut { store_u8(b_.subspan(16), v); }
+  void set_revision(uint8_t v) requires kMut { store_u8(b_.subspan(17), v); }
+  void set_pd_length(uint16_t v) requires kMut { store_be16(b_.subspan(18, 2), v); }
+};
+
+using MpaFrameView = MpaFrameViewT<std::byte>;
+using ConstMpaFrameView = MpaFrameViewT<const std::byte>;
+
+// The header fields of a request or reply (the private data is carried apart).
+struct MpaFrameHeader {
+  bool request = true;
+  bool markers = false;
+  bool crc = true;
+  bool reject = false;
+  uint8_t revision = mpa::kRevision;
+  uint16_t pd_length = 0;
+
+  // nullopt unless the key is one of the two.
+  static std::optional<MpaFrameHeader> parse(ConstMpaFrameView v) {
+    if (!v.is_request() && !v.is_reply()) return std::nullopt;
+    return MpaFrameHeader{v.is_request(), v.markers(), v.crc(), v.reject(), v.revision(), v.pd_length()};
+  }
+  void emit(MpaFrameView v) const {
+    v.set_key(request ? mpa::kRequestKey : mpa::kReplyKey);
+    v.set_flags(static_cast<uint8_t>((markers ? mpa::kFlagMarkers : 0) | (crc ? mpa::kFlagCrc : 0) |
+                                     (reject ? mpa::kFlagReject : 0)));
+    v.set_revision(revision);
+    v.set_pd_length(pd_length);
+  }
+  bool operator==(const MpaFrameHeader&) const = default;
+};
+
+}  // namespace rdmasim
