@@ -21,7 +21,7 @@ namespace rdmasim {
 enum class FabricKind { ib, roce_v1, roce_v2, iwarp };
 
 // A link's properties. `mtu` is the IBA path MTU on ib, roce_v1 and roce_v2
-// (256..4096, IBA 9.6.1.5) and the IP MTU on iwarp (576..9000).
+// (256..4096) and the IP MTU on iwarp (576..9000).
 struct LinkConfig {
   DataRate bandwidth{100'000'000'000};
   Time delay = Time::us(1);
@@ -48,9 +48,24 @@ struct TopologyConfig {
 };
 
 enum class WorkloadKind {
-  send, send_imm, rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd,  // basic verbs operations
-  incast, all_to_all, pingpong,                                                       // patterns, with `op`
-  write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat   // perftest-style
+  send,
+  send_imm,
+  rdma_write,
+  rdma_write_imm,
+  rdma_read,
+  atomic_cas,
+  atomic_fadd,  // basic verbs operations
+  incast,
+  all_to_all,
+  pingpong,  // patterns, with `op`
+  write_bw,
+  write_lat,
+  read_bw,
+  read_lat,
+  send_bw,
+  send_lat,
+  atomic_bw,
+  atomic_lat  // perftest-style
 };
 enum class QpType { rc, uc, ud };
 
@@ -62,15 +77,15 @@ struct WorkloadConfig {
   std::vector<std::string> from;
   std::vector<std::string> to;
   QpType qp = QpType::rc;
-  Bytes size{4096};       // bytes per message (8 for atomics)
-  uint64_t count = 1;     // messages per sender-receiver pair
+  Bytes size{4096};          // bytes per message (8 for atomics)
+  uint64_t count = 1;        // messages per sender-receiver pair
   uint32_t outstanding = 1;  // work requests in flight per QP
   Time start;
   // Verbs knobs, with the real verbs encodings and defaults (ibv_modify_qp):
-  uint8_t timeout = 14;        // local ACK timeout, 4.096us * 2^timeout (IBA 9.7.6.1.3)
+  uint8_t timeout = 14;        // local ACK timeout, 4.096us * 2^timeout
   uint8_t retry_cnt = 7;       // transport retries
   uint8_t rnr_retry = 7;       // RNR retries, 7 = forever
-  uint8_t min_rnr_timer = 12;  // IBA table 45 encoding (12 = 0.64 ms)
+  uint8_t min_rnr_timer = 12;  // IBA RNR NAK timer encoding (12 = 0.64 ms)
   bool post_recvs = true;      // false: the receiver posts no receive buffers (RNR test)
   bool bad_rkey = false;       // the sender uses a wrong rkey (remote access error test)
   // The verbs operation each message uses. Always filled after loading:
@@ -104,9 +119,9 @@ struct CaptureConfig {
 
 // 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).
 struct PfcConfig {
-  uint8_t priority = 3;     // the 802.1p priority RDMA traffic uses and PFC protects
-  Bytes xoff{256 << 10};    // ingress bytes held for a priority at which PAUSE is sent
-  Bytes xon{128 << 10};     // ... and at which it is lifted
+  uint8_t priority = 3;   // the 802.1p priority RDMA traffic uses and PFC protects
+  Bytes xoff{256 << 10};  // ingress bytes held for a priority at which PAUSE is sent
+  Bytes xon{128 << 10};   // ... and at which it is lifted
 };
 
 // RED-like ECN marking at switch egress (roce_v2, iwarp): no mark below
@@ -128,8 +143,8 @@ struct SwitchConfig {
 enum class IbRouting { min_hop, updown };
 struct IbConfig {
   IbRouting routing = IbRouting::min_hop;
-  uint8_t vls = 2;  // data VLs per port: 1, 2, 4, 8 or 15 (IBA 7.6.1)
-  uint8_t sl = 0;   // service level of every QP
+  uint8_t vls = 2;                 // data VLs per port: 1, 2, 4, 8 or 15
+  uint8_t sl = 0;                  // service level of every QP
   std::vector<std::string> roots;  // updown: root switches; empty = those farthest from hosts
 };
 
@@ -138,7 +153,7 @@ struct TcpConfig {
   CongestionControl congestion_control = CongestionControl::newreno;
   Time delayed_ack = Time::us(40);  // 0: acknowledge every segment at once
   Time min_rto = Time::us(200);
-  uint32_t initial_cwnd = 10;       // segments (RFC 6928)
+  uint32_t initial_cwnd = 10;  // segments (RFC 6928)
 };
 
 // MPA (RFC 5044) options iwarp negotiates in the MPA request and reply.
@@ -198,11 +213,11 @@ struct ExperimentConfig {
 // Names of enum values, as written in YAML and printed in results.
 template <class E>
 struct EnumNames;
-#define RDMASIM_ENUM_NAMES(E, last, ...)                                         \
-  template <>                                                                    \
-  struct EnumNames<E> {                                                          \
-    static constexpr std::string_view names[] = {__VA_ARGS__};                   \
-  };                                                                             \
+#define RDMASIM_ENUM_NAMES(E, last, ...)                       \
+  template <>                                                  \
+  struct EnumNames<E> {                                        \
+    static constexpr std::string_view names[] = {__VA_ARGS__}; \
+  };                                                           \
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
 RDMASIM_ENUM_NAMES(FabricKind, iwarp, "ib", "roce_v1", "roce_v2", "iwarp");
 RDMASIM_ENUM_NAMES(WorkloadKind, atomic_lat, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
@@ -220,7 +235,9 @@ RDMASIM_ENUM_NAMES(Doorbell, pio, "dma", "pio");
 #undef RDMASIM_ENUM_NAMES
 
 template <class E>
-concept NamedEnum = std::is_enum_v<E> && requires { EnumNames<E>::names; };
+concept NamedEnum = std::is_enum_v<E> && requires {
+  EnumNames<E>::names;
+};
 
 template <NamedEnum E>
 constexpr std::string_view to_string(E e) {
@@ -239,7 +256,9 @@ constexpr bool is_pattern(WorkloadKind k) {
   return k == WorkloadKind::incast || k == WorkloadKind::all_to_all || k == WorkloadKind::pingpong;
 }
 constexpr bool is_perftest(WorkloadKind k) { return k >= WorkloadKind::write_bw; }
-constexpr bool is_atomic(WorkloadKind k) { return k == WorkloadKind::atomic_cas || k == WorkloadKind::atomic_fadd; }
+constexpr bool is_atomic(WorkloadKind k) {
+  return k == WorkloadKind::atomic_cas || k == WorkloadKind::atomic_fadd;
+}
 constexpr bool has_immediate(WorkloadKind k) {
   return k == WorkloadKind::send_imm || k == WorkloadKind::rdma_write_imm;
 }
@@ -248,7 +267,7 @@ inline WorkloadKind basic_op(const WorkloadConfig& w) {
   return from_string<WorkloadKind>(w.op).value_or(w.kind);
 }
 
-// IBA MTUs (IBA 9.6.1.5 / table of PMTU encodings) and the iWARP IP MTU range.
+// The MTUs an IBA path may have, and the iWARP IP MTU range.
 constexpr bool is_iba_mtu(uint32_t mtu) {
   return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
 }

@@ -37,11 +37,13 @@ TopologyConfig generate_fat_tree(uint32_t k, const LinkConfig& host_link, const 
   for (uint32_t i = 0; i < hosts; ++i) add_link(t, indexed("h", i), indexed("edge", i / half), host_link);
   for (uint32_t e = 0; e < edges; ++e) {
     const uint32_t pod = e / half;
-    for (uint32_t a = 0; a < half; ++a) add_link(t, indexed("edge", e), indexed("agg", pod * half + a), fabric_link);
+    for (uint32_t a = 0; a < half; ++a)
+      add_link(t, indexed("edge", e), indexed("agg", pod * half + a), fabric_link);
   }
   for (uint32_t a = 0; a < edges; ++a) {
     const uint32_t i = a % half;  // position of the aggregation switch in its pod
-    for (uint32_t c = 0; c < half; ++c) add_link(t, indexed("agg", a), indexed("core", i * half + c), fabric_link);
+    for (uint32_t c = 0; c < half; ++c)
+      add_link(t, indexed("agg", a), indexed("core", i * half + c), fabric_link);
   }
   return t;
 }

@@ -32,7 +32,9 @@ using YAML::Node;
 std::string key_path(std::string_view path, std::string_view key) {
   return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
 }
-std::string index_path(std::string_view path, size_t i) { return std::string(path) + "[" + std::to_string(i) + "]"; }
+std::string index_path(std::string_view path, size_t i) {
+  return std::string(path) + "[" + std::to_string(i) + "]";
+}
 
 // Is `path` the key path `prefix` or inside it?
 bool under(std::string_view path, std::string_view prefix) {
@@ -42,10 +44,14 @@ bool under(std::string_view path, std::string_view prefix) {
 
 std::string describe(const Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    default: return "nothing";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    default:
+      return "nothing";
   }
 }
 
@@ -119,7 +125,7 @@ struct Entry {
 
 // The keys of one map, checked against the allowed ones.
 class Fields {
-public:
+ public:
   std::vector<Entry> entries;
   Node node;
   std::string path;
@@ -133,7 +139,7 @@ public:
 };
 
 class Converter {
-public:
+ public:
   explicit Converter(std::string file) : file_(std::move(file)) {}
 
   std::vector<LoadError>& errors() { return errors_; }
@@ -171,8 +177,9 @@ public:
   std::optional<Fields> fields(const Node& node, const std::string& path, std::string_view what,
                                const std::vector<std::string_view>& allowed) {
     if (!node.IsMap()) {
-      error(node, path, "expected " + std::string(what) + " (a map with keys " + join_names(allowed) + "), got " +
-                            describe(node));
+      error(node, path,
+            "expected " + std::string(what) + " (a map with keys " + join_names(allowed) + "), got " +
+                describe(node));
       return std::nullopt;
     }
     Fields f;
@@ -187,7 +194,8 @@ public:
       const std::string& k = it->first.Scalar();
       const std::string kp = key_path(path, k);
       if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
-        error(it->first, kp, "unknown key" + suggestion(k, allowed) + "; allowed keys: " + join_names(allowed));
+        error(it->first, kp,
+              "unknown key" + suggestion(k, allowed) + "; allowed keys: " + join_names(allowed));
         continue;
       }
       if (auto [at, fresh] = seen.emplace(k, mark_of(it->first).line + 1); !fresh) {
@@ -243,9 +251,9 @@ public:
     return std::nullopt;
   }
   std::optional<uint64_t> whole(const Entry& e, uint64_t lo, uint64_t hi) {
-    const std::string range = hi == UINT64_MAX ? "a whole number from " + std::to_string(lo)
-                                               : "a whole number from " + std::to_string(lo) + " to " +
-                                                     std::to_string(hi);
+    const std::string range = hi == UINT64_MAX
+                                  ? "a whole number from " + std::to_string(lo)
+                                  : "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
     auto s = scalar(e.value, e.path, range);
     if (!s) return std::nullopt;
     uint64_t v = 0;
@@ -289,15 +297,17 @@ public:
     auto s = scalar(v, path, std::string(what) + " (" + names + ")");
     if (!s) return std::nullopt;
     if (auto x = from_string<E>(*s)) return x;
-    error(v, path, "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, EnumNames<E>::names) +
-                       "; expected one of " + names);
+    error(v, path,
+          "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, EnumNames<E>::names) +
+              "; expected one of " + names);
     return std::nullopt;
   }
   std::optional<std::string> name(const Node& v, const std::string& path, std::string_view what = "a name") {
     auto s = scalar(v, path, what);
     if (!s) return std::nullopt;
     if (valid_name(*s)) return s;
-    error(v, path, "'" + *s + "' is not a valid name: use letters, digits, '_', and '.' or '-' after the first");
+    error(v, path,
+          "'" + *s + "' is not a valid name: use letters, digits, '_', and '.' or '-' after the first");
     return std::nullopt;
   }
 
@@ -307,7 +317,7 @@ public:
       if (auto v = parse(*e)) out = static_cast<T>(*v);
   }
 
-private:
+ private:
   std::string file_;
   std::vector<LoadError> errors_;
   std::vector<Override> overrides_;
@@ -333,7 +343,8 @@ void apply_override(Converter& c, Node root, std::string_view key, std::string_v
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
     const size_t dot = key.find('.', start);
-    parts.emplace_back(key.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    parts.emplace_back(
+        key.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
@@ -355,12 +366,15 @@ void apply_override(Converter& c, Node root, std::string_view key, std::string_v
         c.command_line_error(o, column,
                              (path.empty() ? std::string("the file") : path) + " is a list of " +
                                  std::to_string(cur.size()) + "; expected an index from 0 to " +
-                                 std::to_string(cur.size() == 0 ? 0 : cur.size() - 1) + ", got '" + part + "'");
+                                 std::to_string(cur.size() == 0 ? 0 : cur.size() - 1) + ", got '" + part +
+                                 "'");
         return;
       }
       path = index_path(path, idx);
-      if (last) cur[idx] = v;
-      else next.reset(cur[idx]);
+      if (last)
+        cur[idx] = v;
+      else
+        next.reset(cur[idx]);
     } else if (cur.IsMap() || cur.IsNull()) {
       path = key_path(path, part);
       if (last) {
@@ -394,18 +408,20 @@ void apply_set(Converter& c, Node root, std::string_view text, Override o) {
 // ---- the conversion --------------------------------------------------------
 
 constexpr std::string_view kWorkloadKeys[] = {
-    "name", "kind", "from", "to", "senders", "hosts", "qp", "size", "count", "outstanding", "start", "timeout",
-    "retry_cnt", "rnr_retry", "min_rnr_timer", "post_recvs", "bad_rkey", "op", "inline_threshold", "add",
-    "compare", "swap"};
+    "name",          "kind",       "from",        "to",    "senders",          "hosts",     "qp",
+    "size",          "count",      "outstanding", "start", "timeout",          "retry_cnt", "rnr_retry",
+    "min_rnr_timer", "post_recvs", "bad_rkey",    "op",    "inline_threshold", "add",       "compare",
+    "swap"};
 
 class ExperimentReader {
-public:
+ public:
   ExperimentReader(Converter& c, ExperimentConfig& x) : c_(c), x_(x) {}
 
   void read(const Node& root) {
-    auto top = c_.fields(root, "", "an experiment",
-                         {"name", "fabric", "seed", "stop", "link", "flow_control", "pfc", "ecn", "ip", "switch",
-                          "ib", "tcp", "mpa", "host", "vlan", "topology", "workloads", "faults", "capture"});
+    auto top =
+        c_.fields(root, "", "an experiment",
+                  {"name", "fabric", "seed", "stop", "link", "flow_control", "pfc", "ecn", "ip", "switch",
+                   "ib", "tcp", "mpa", "host", "vlan", "topology", "workloads", "faults", "capture"});
     if (!top) return;
     if (auto e = top->find("name"))
       if (auto n = c_.name(e->value, e->path, "the experiment's name")) x_.name = *n;
@@ -413,15 +429,19 @@ public:
     c_.read(*top, "seed", x_.seed, [&](const Entry& e) { return c_.whole(e, 0, UINT64_MAX); });
     if (auto e = top->find("stop")) {
       if (auto t = c_.time(*e)) {
-        if (t->count() > 0) x_.stop = *t;
-        else c_.error(e->value, e->path, "must be above 0");
+        if (t->count() > 0)
+          x_.stop = *t;
+        else
+          c_.error(e->value, e->path, "must be above 0");
       }
     }
     if (auto e = top->find("link")) x_.link = link(e->value, e->path, x_.link);
     if (auto e = top->find("flow_control")) {
       auto s = c_.scalar(e->value, e->path, "none or pfc");
-      if (s && (*s == "none" || *s == "pfc")) x_.pfc = *s == "pfc";
-      else if (s) c_.error(e->value, e->path, "unknown flow control '" + *s + "'; expected none or pfc");
+      if (s && (*s == "none" || *s == "pfc"))
+        x_.pfc = *s == "pfc";
+      else if (s)
+        c_.error(e->value, e->path, "unknown flow control '" + *s + "'; expected none or pfc");
     }
     if (auto e = top->find("pfc")) pfc(*e);
     if (auto e = top->find("ecn")) ecn(*e);
@@ -439,21 +459,25 @@ public:
     if (auto e = top->find("vlan")) vlan(*e);
     if (auto e = top->find("capture")) capture(*e);
 
-    if (auto e = top->find("topology")) topology(e->value, e->path);
-    else c_.missing(*top, "topology", "hosts, switches and links, or generate");
+    if (auto e = top->find("topology"))
+      topology(e->value, e->path);
+    else
+      c_.missing(*top, "topology", "hosts, switches and links, or generate");
     // Bad names and links were left out of the topology, so it makes a
     // graph; without hosts, checking workloads against it would only repeat
     // the topology's errors.
     if (!x_.topology.hosts.empty()) graph_.emplace(x_.topology);
     ib_roots();
 
-    if (auto e = top->find("workloads")) workloads(e->value, e->path);
-    else c_.missing(*top, "workloads", "a list such as [{kind: rdma_write, from: a, to: b}]");
+    if (auto e = top->find("workloads"))
+      workloads(e->value, e->path);
+    else
+      c_.missing(*top, "workloads", "a list such as [{kind: rdma_write, from: a, to: b}]");
     if (auto e = top->find("faults")) faults(e->value, e->path);
     capture_nodes();
   }
 
-private:
+ private:
   // ---- links ----
 
   void check_mtu(const Node& at, const std::string& path, uint32_t mtu) {
@@ -461,9 +485,9 @@ private:
       if (mtu < kMinIpMtu || mtu > kMaxIpMtu)
         c_.error(at, path, "iwarp needs an IP MTU from 576 to 9000, got " + std::to_string(mtu));
     } else if (!is_iba_mtu(mtu)) {
-      c_.error(at, path, std::string(to_string(x_.fabric)) +
-                             " needs an IBA MTU: 256, 512, 1024, 2048 or 4096 (IBA 9.6.1.5), got " +
-                             std::to_string(mtu));
+      c_.error(at, path,
+               std::string(to_string(x_.fabric)) + " needs an IBA MTU: 256, 512, 1024, 2048 or 4096, got " +
+                   std::to_string(mtu));
     }
   }
 
@@ -517,18 +541,22 @@ private:
     auto f = c_.fields(e.value, e.path, "switch settings", {"latency", "mode"});
     if (!f) return;
     c_.read(*f, "latency", x_.switch_config.latency, [&](const Entry& v) { return c_.time(v); });
-    c_.read(*f, "mode", x_.switch_config.mode, [&](const Entry& v) { return c_.choice<SwitchMode>(v, "switch mode"); });
+    c_.read(*f, "mode", x_.switch_config.mode,
+            [&](const Entry& v) { return c_.choice<SwitchMode>(v, "switch mode"); });
   }
 
   void ib(const Entry& e) {
     auto f = c_.fields(e.value, e.path, "InfiniBand settings", {"routing", "vls", "sl", "roots"});
     if (!f) return;
-    c_.read(*f, "routing", x_.ib.routing, [&](const Entry& v) { return c_.choice<IbRouting>(v, "IB routing"); });
+    c_.read(*f, "routing", x_.ib.routing,
+            [&](const Entry& v) { return c_.choice<IbRouting>(v, "IB routing"); });
     if (auto v = f->find("vls")) {
-      // IBA 7.6.1 VLCap: 1, 2, 4, 8 or 15 data VLs.
+      // PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs.
       if (auto n = c_.whole(*v, 1, 15)) {
-        if (*n == 1 || *n == 2 || *n == 4 || *n == 8 || *n == 15) x_.ib.vls = static_cast<uint8_t>(*n);
-        else c_.error(v->value, v->path, "an IB port has 1, 2, 4, 8 or 15 data VLs (IBA 7.6.1), got " + std::to_string(*n));
+        if (*n == 1 || *n == 2 || *n == 4 || *n == 8 || *n == 15)
+          x_.ib.vls = static_cast<uint8_t>(*n);
+        else
+          c_.error(v->value, v->path, "an IB port has 1, 2, 4, 8 or 15 data VLs, got " + std::to_string(*n));
       }
     }
     c_.read(*f, "sl", x_.ib.sl, [&](const Entry& v) { return c_.whole(v, 0, 15); });
@@ -538,19 +566,23 @@ private:
         c_.error(v->value, v->path, "expected a list of switch names, got " + describe(v->value));
       } else {
         for (size_t i = 0; i < v->value.size(); ++i)
-          if (auto n = c_.name(v->value[i], index_path(v->path, i), "a switch name")) x_.ib.roots.push_back(*n);
+          if (auto n = c_.name(v->value[i], index_path(v->path, i), "a switch name"))
+            x_.ib.roots.push_back(*n);
       }
     }
   }
 
   void tcp(const Entry& e) {
-    auto f = c_.fields(e.value, e.path, "TCP settings", {"congestion_control", "delayed_ack", "min_rto", "initial_cwnd"});
+    auto f = c_.fields(e.value, e.path, "TCP settings",
+                       {"congestion_control", "delayed_ack", "min_rto", "initial_cwnd"});
     if (!f) return;
     c_.read(*f, "congestion_control", x_.tcp.congestion_control,
             [&](const Entry& v) { return c_.choice<CongestionControl>(v, "congestion control"); });
     if (auto v = f->find("delayed_ack")) {
-      if (v->value.IsScalar() && (v->value.Scalar() == "false" || v->value.Scalar() == "off")) x_.tcp.delayed_ack = Time();
-      else if (auto t = c_.time(*v)) x_.tcp.delayed_ack = *t;
+      if (v->value.IsScalar() && (v->value.Scalar() == "false" || v->value.Scalar() == "off"))
+        x_.tcp.delayed_ack = Time();
+      else if (auto t = c_.time(*v))
+        x_.tcp.delayed_ack = *t;
     }
     c_.read(*f, "min_rto", x_.tcp.min_rto, [&](const Entry& v) { return c_.time(v); });
     c_.read(*f, "initial_cwnd", x_.tcp.initial_cwnd, [&](const Entry& v) { return c_.whole(v, 1, 1000); });
@@ -562,11 +594,13 @@ private:
                         "interrupt_cost", "post_cost"});
     if (!f) return;
     HostConfig& h = x_.host;
-    c_.read(*f, "completion", h.completion, [&](const Entry& v) { return c_.choice<Completion>(v, "completion mode"); });
+    c_.read(*f, "completion", h.completion,
+            [&](const Entry& v) { return c_.choice<Completion>(v, "completion mode"); });
     c_.read(*f, "hybrid_spin", h.hybrid_spin, [&](const Entry& v) { return c_.time(v); });
     if (auto v = f->find("interrupt_coalescing")) {
       if (auto g = c_.fields(v->value, v->path, "interrupt coalescing settings", {"frames", "delay"})) {
-        c_.read(*g, "frames", h.interrupt_coalescing.frames, [&](const Entry& w) { return c_.whole(w, 1, 65535); });
+        c_.read(*g, "frames", h.interrupt_coalescing.frames,
+                [&](const Entry& w) { return c_.whole(w, 1, 65535); });
         c_.read(*g, "delay", h.interrupt_coalescing.delay, [&](const Entry& w) { return c_.time(w); });
       }
     }
@@ -586,7 +620,8 @@ private:
     auto f = c_.fields(e.value, e.path, "VLAN settings", {"id", "pcp"});
     if (!f) return;
     VlanConfig v;
-    c_.read(*f, "id", v.id, [&](const Entry& w) { return c_.whole(w, 1, 4094); });  // 802.1Q: 0 and 4095 reserved
+    c_.read(*f, "id", v.id,
+            [&](const Entry& w) { return c_.whole(w, 1, 4094); });  // 802.1Q: 0 and 4095 reserved
     c_.read(*f, "pcp", v.pcp, [&](const Entry& w) { return c_.whole(w, 0, 7); });
     x_.vlan = v;
   }
@@ -600,14 +635,19 @@ private:
         x_.capture.mode = CaptureMode::list;
       } else if (auto s = c_.scalar(p->value, p->path, "none, hosts, all or a list of node names")) {
         auto m = from_string<CaptureMode>(*s);
-        if (m && *m != CaptureMode::list) x_.capture.mode = *m;
-        else c_.error(p->value, p->path, "expected none, hosts, all or a list of node names, got " + describe(p->value));
+        if (m && *m != CaptureMode::list)
+          x_.capture.mode = *m;
+        else
+          c_.error(p->value, p->path,
+                   "expected none, hosts, all or a list of node names, got " + describe(p->value));
       }
     }
     if (auto v = f->find("ib_linktype")) {
       auto s = c_.scalar(v->value, v->path, "erf or infiniband");
-      if (s && (*s == "erf" || *s == "infiniband")) x_.capture.ib_linktype_infiniband = *s == "infiniband";
-      else if (s) c_.error(v->value, v->path, "unknown linktype '" + *s + "'; expected erf (197) or infiniband (247)");
+      if (s && (*s == "erf" || *s == "infiniband"))
+        x_.capture.ib_linktype_infiniband = *s == "infiniband";
+      else if (s)
+        c_.error(v->value, v->path, "unknown linktype '" + *s + "'; expected erf (197) or infiniband (247)");
     }
     c_.read(*f, "snaplen", x_.capture.snaplen, [&](const Entry& v) { return c_.whole(v, 64, 262144); });
   }
@@ -620,9 +660,12 @@ private:
       const std::string path = index_path(p.path, i);
       auto n = c_.name(p.value[i], path, "a node name");
       if (!n) continue;
-      if (!seen.emplace(*n, 0).second) c_.error(p.value[i], path, "'" + *n + "' is listed twice");
-      else if (graph_ && !graph_->find(*n)) c_.error(p.value[i], path, unknown_node(*n));
-      else x_.capture.nodes.push_back(*n);
+      if (!seen.emplace(*n, 0).second)
+        c_.error(p.value[i], path, "'" + *n + "' is listed twice");
+      else if (graph_ && !graph_->find(*n))
+        c_.error(p.value[i], path, unknown_node(*n));
+      else
+        x_.capture.nodes.push_back(*n);
     }
   }
 
@@ -632,7 +675,8 @@ private:
     std::vector<std::string_view> all;
     for (const auto* list : {&x_.topology.hosts, &x_.topology.switches, &x_.topology.routers})
       all.insert(all.end(), list->begin(), list->end());
-    return "unknown node '" + n + "'" + suggestion(n, all) + "; nodes are the hosts, switches and routers of the topology";
+    return "unknown node '" + n + "'" + suggestion(n, all) +
+           "; nodes are the hosts, switches and routers of the topology";
   }
 
   void topology(const Node& v, const std::string& path) {
@@ -654,22 +698,29 @@ private:
 
   void generate(const Entry& g) {
     if (!g.value.IsMap())
-      return c_.error(g.value, g.path, "expected a generator such as {kind: fat_tree, k: 4}, got " + describe(g.value));
+      return c_.error(g.value, g.path,
+                      "expected a generator such as {kind: fat_tree, k: 4}, got " + describe(g.value));
     const Node kn = g.value["kind"];
     const std::string kp = g.path + ".kind";
-    if (!kn || kn.IsNull()) return c_.error(g.value, g.path, "missing key 'kind' (leaf_spine, fat_tree or star)");
+    if (!kn || kn.IsNull())
+      return c_.error(g.value, g.path, "missing key 'kind' (leaf_spine, fat_tree or star)");
     auto ks = c_.scalar(kn, kp, "leaf_spine, fat_tree or star");
     if (!ks) return;
     auto kind = from_string<GeneratorKind>(*ks);
     std::vector<std::string_view> allowed = {"kind", "host_link"};
-    if (kind == GeneratorKind::leaf_spine) allowed.insert(allowed.end(), {"spines", "leaves", "hosts_per_leaf", "fabric_link"});
-    else if (kind == GeneratorKind::fat_tree) allowed.insert(allowed.end(), {"k", "fabric_link"});
-    else if (kind == GeneratorKind::star) allowed.push_back("hosts");
-    else return c_.error(kn, kp, "unknown generator '" + *ks + "'; expected leaf_spine, fat_tree or star");
+    if (kind == GeneratorKind::leaf_spine)
+      allowed.insert(allowed.end(), {"spines", "leaves", "hosts_per_leaf", "fabric_link"});
+    else if (kind == GeneratorKind::fat_tree)
+      allowed.insert(allowed.end(), {"k", "fabric_link"});
+    else if (kind == GeneratorKind::star)
+      allowed.push_back("hosts");
+    else
+      return c_.error(kn, kp, "unknown generator '" + *ks + "'; expected leaf_spine, fat_tree or star");
     const size_t before = c_.errors().size();
     auto f = c_.fields(g.value, g.path, std::string(to_string(*kind)) + " settings", allowed);
     if (!f || c_.errors().size() != before) return;
-    auto count = [&](std::string_view key, uint64_t lo, uint64_t hi, const char* why) -> std::optional<uint32_t> {
+    auto count = [&](std::string_view key, uint64_t lo, uint64_t hi,
+                     const char* why) -> std::optional<uint32_t> {
       const Entry* e = f->find(key);
       if (!e) {
         c_.missing(*f, key, why);
@@ -687,13 +738,15 @@ private:
       auto per = count("hosts_per_leaf", 1, 4096, "how many hosts on each leaf");
       if (!spines || !leaves || !per) return;
       if (uint64_t{*leaves} * *per > 65536) {
-        return c_.error(g.value, g.path, "at most 65536 hosts, got " + std::to_string(uint64_t{*leaves} * *per));
+        return c_.error(g.value, g.path,
+                        "at most 65536 hosts, got " + std::to_string(uint64_t{*leaves} * *per));
       }
       x_.topology = generate_leaf_spine(*spines, *leaves, *per, host_link, fabric_link);
     } else if (*kind == GeneratorKind::fat_tree) {
       auto k = count("k", 2, 64, "switch radix, an even number");
       if (!k) return;
-      if (*k % 2) return c_.error(f->find("k")->value, f->find("k")->path, "k must be even, got " + std::to_string(*k));
+      if (*k % 2)
+        return c_.error(f->find("k")->value, f->find("k")->path, "k must be even, got " + std::to_string(*k));
       x_.topology = generate_fat_tree(*k, host_link, fabric_link);
     } else {
       auto n = count("hosts", 1, 65536, "how many hosts on the switch");
@@ -722,7 +775,8 @@ private:
         if (!n) continue;
         const int line = mark_of(e->value[i]).line + 1;
         if (auto [at, fresh] = line_of.emplace(*n, line); !fresh) {
-          c_.error(e->value[i], path, "duplicate name '" + *n + "' (first at line " + std::to_string(at->second) + ")");
+          c_.error(e->value[i], path,
+                   "duplicate name '" + *n + "' (first at line " + std::to_string(at->second) + ")");
           continue;
         }
         out.push_back(*n);
@@ -732,15 +786,18 @@ private:
     names("hosts", t.hosts, true);
     names("switches", t.switches, false);
     names("routers", t.routers, false);
-    if (const Entry* h = f.find("hosts"); !h) c_.missing(f, "hosts", "a list of host names");
-    else if (h->value.IsSequence() && h->value.size() == 0) c_.error(h->value, h->path, "at least one host");
+    if (const Entry* h = f.find("hosts"); !h)
+      c_.missing(f, "hosts", "a list of host names");
+    else if (h->value.IsSequence() && h->value.size() == 0)
+      c_.error(h->value, h->path, "at least one host");
     if (const Entry* r = f.find("routers"); r && x_.fabric == FabricKind::ib && !t.routers.empty())
       c_.error(r->value, r->path, "ib has no routers here (one subnet, one subnet manager); use switches");
 
     const Entry* le = f.find("links");
     if (!le) return c_.missing(f, "links", "a list such as [[a, s1], [b, s1]]");
     if (!le->value.IsSequence())
-      return c_.error(le->value, le->path, "expected a list of links such as [a, s1], got " + describe(le->value));
+      return c_.error(le->value, le->path,
+                      "expected a list of links such as [a, s1], got " + describe(le->value));
     std::map<std::pair<std::string, std::string>, int> seen;  // unordered pair -> line
     std::unordered_map<std::string, int> links_of;
     for (size_t i = 0; i < le->value.size(); ++i) {
@@ -769,8 +826,9 @@ private:
       }
       const int line = mark_of(l).line + 1;
       if (auto [at, fresh] = seen.emplace(std::minmax(*a, *b), line); !fresh) {
-        c_.error(l, path, "duplicate link between '" + *a + "' and '" + *b + "' (first at line " +
-                              std::to_string(at->second) + ")");
+        c_.error(l, path,
+                 "duplicate link between '" + *a + "' and '" + *b + "' (first at line " +
+                     std::to_string(at->second) + ")");
         continue;
       }
       ++links_of[*a];
@@ -787,17 +845,19 @@ private:
 
   void ib_limits(const Node& at, const std::string& path) {
     const TopologyConfig& t = x_.topology;
-    // Unicast LIDs are 0x0001..0xBFFF (IBA 4.1.3).
+    // Unicast LIDs are 0x0001..0xBFFF.
     const size_t nodes = t.hosts.size() + t.switches.size() + t.routers.size();
     if (nodes > 0xBFFF)
-      c_.error(at, path, "ib gives every node a unicast LID: at most 49151 nodes, got " + std::to_string(nodes));
+      c_.error(at, path,
+               "ib gives every node a unicast LID: at most 49151 nodes, got " + std::to_string(nodes));
     std::unordered_map<std::string, int> ports;
     for (const LinkSpec& l : t.links) ++ports[l.a], ++ports[l.b];
     for (const std::string& s : t.switches) {
       // Forwarding tables hold 8-bit port numbers; 0 is the switch itself and 255 is reserved.
       if (ports[s] > 254) {
-        c_.error(at, path, "IB switch '" + s + "' would need " + std::to_string(ports[s]) +
-                               " ports; an IB switch has at most 254 (IBA 18.2.4.3.2)");
+        c_.error(at, path,
+                 "IB switch '" + s + "' would need " + std::to_string(ports[s]) +
+                     " ports; an IB switch has at most 254 (8-bit port numbers, 0 and 255 reserved)");
         break;
       }
     }
@@ -810,8 +870,10 @@ private:
     for (size_t i = 0; i < roots_->value.size(); ++i) {
       const Node n = roots_->value[i];
       const auto v = n.IsScalar() ? graph_->find(n.Scalar()) : std::nullopt;
-      if (v && graph_->kind(*v) == NodeKind::switch_node) valid.push_back(n.Scalar());
-      else if (n.IsScalar()) c_.error(n, index_path(roots_->path, i), "'" + n.Scalar() + "' is not a switch of the topology");
+      if (v && graph_->kind(*v) == NodeKind::switch_node)
+        valid.push_back(n.Scalar());
+      else if (n.IsScalar())
+        c_.error(n, index_path(roots_->path, i), "'" + n.Scalar() + "' is not a switch of the topology");
     }
     x_.ib.roots = std::move(valid);
   }
@@ -828,8 +890,9 @@ private:
       return std::nullopt;
     }
     if (!graph_->is_host(*i)) {
-      c_.error(v, path, "'" + *n + "' is a " + (graph_->kind(*i) == NodeKind::router ? "router" : "switch") +
-                            "; workloads run between hosts");
+      c_.error(v, path,
+               "'" + *n + "' is a " + (graph_->kind(*i) == NodeKind::router ? "router" : "switch") +
+                   "; workloads run between hosts");
       return std::nullopt;
     }
     return n;
@@ -891,8 +954,9 @@ private:
       const int line = mark_of(v[i]).line + 1;
       if (auto [at, fresh] = names.emplace(w.name, line); !fresh) {
         const Node n = v[i].IsMap() && v[i]["name"] ? v[i]["name"] : v[i];
-        c_.error(n, wp + ".name", "duplicate workload name '" + w.name + "' (first at line " +
-                                      std::to_string(at->second) + ")");
+        c_.error(
+            n, wp + ".name",
+            "duplicate workload name '" + w.name + "' (first at line " + std::to_string(at->second) + ")");
       }
       if (c_.errors().size() == before) reachability(v[i], wp, w);
       x_.workloads.push_back(std::move(w));
@@ -923,30 +987,46 @@ private:
     };
     const std::string kind_name(to_string(w.kind));
     only("senders", w.kind == WorkloadKind::incast, "only incast takes senders, not " + kind_name);
-    only("hosts", w.kind == WorkloadKind::all_to_all, "only all_to_all takes hosts; " + kind_name + " takes from and to");
+    only("hosts", w.kind == WorkloadKind::all_to_all,
+         "only all_to_all takes hosts; " + kind_name + " takes from and to");
     only("from", w.kind != WorkloadKind::all_to_all, "all_to_all takes hosts: [list], not from and to");
     only("to", w.kind != WorkloadKind::all_to_all, "all_to_all takes hosts: [list], not from and to");
     const bool atomic_kind = w.kind == WorkloadKind::atomic_bw || w.kind == WorkloadKind::atomic_lat;
     only("op", is_pattern(w.kind) || atomic_kind,
-         "only incast, all_to_all, pingpong, atomic_bw and atomic_lat take op; " + kind_name + " implies its operation");
+         "only incast, all_to_all, pingpong, atomic_bw and atomic_lat take op; " + kind_name +
+             " implies its operation");
 
     // The basic operation.
     WorkloadKind op = w.kind;
     const Entry* ope = f->find("op");
     if (is_pattern(w.kind)) op = WorkloadKind::rdma_write;
     switch (w.kind) {
-      case WorkloadKind::write_bw: case WorkloadKind::write_lat: op = WorkloadKind::rdma_write; break;
-      case WorkloadKind::read_bw: case WorkloadKind::read_lat: op = WorkloadKind::rdma_read; break;
-      case WorkloadKind::send_bw: case WorkloadKind::send_lat: op = WorkloadKind::send; break;
-      case WorkloadKind::atomic_bw: case WorkloadKind::atomic_lat: op = WorkloadKind::atomic_fadd; break;
-      default: break;
+      case WorkloadKind::write_bw:
+      case WorkloadKind::write_lat:
+        op = WorkloadKind::rdma_write;
+        break;
+      case WorkloadKind::read_bw:
+      case WorkloadKind::read_lat:
+        op = WorkloadKind::rdma_read;
+        break;
+      case WorkloadKind::send_bw:
+      case WorkloadKind::send_lat:
+        op = WorkloadKind::send;
+        break;
+      case WorkloadKind::atomic_bw:
+      case WorkloadKind::atomic_lat:
+        op = WorkloadKind::atomic_fadd;
+        break;
+      default:
+        break;
     }
     if (ope && (is_pattern(w.kind) || atomic_kind)) {
       auto o = c_.choice<WorkloadKind>(*ope, "operation");
       if (!o) return false;
       if (!is_basic(*o)) {
-        c_.error(ope->value, ope->path, "op must be a basic operation: send, send_imm, rdma_write, rdma_write_imm, "
-                                        "rdma_read, atomic_cas or atomic_fadd");
+        c_.error(ope->value, ope->path,
+                 "op must be a basic operation: send, send_imm, rdma_write, rdma_write_imm, "
+                 "rdma_read, atomic_cas or atomic_fadd");
         return false;
       }
       if (atomic_kind && !is_atomic(*o)) {
@@ -995,7 +1075,8 @@ private:
       auto to = one_host(*f, "to");
       if (from) w.from = {*from};
       if (to) w.to = {*to};
-      if (from && to && *from == *to) c_.error(f->find("to")->value, f->find("to")->path, "from and to are the same host '" + *to + "'");
+      if (from && to && *from == *to)
+        c_.error(f->find("to")->value, f->find("to")->path, "from and to are the same host '" + *to + "'");
     }
 
     // Amounts and timing.
@@ -1005,7 +1086,8 @@ private:
       if (auto b = c_.bytes(*se)) {
         w.size = *b;
         if (is_atomic(op) && b->count() != 8)
-          c_.error(se->value, se->path, "atomic operations move exactly 8 bytes (IBA 9.4.5), got " + to_string(*b));
+          c_.error(se->value, se->path,
+                   "atomic operations move exactly 8 bytes (one 64-bit word), got " + to_string(*b));
       }
     }
     c_.read(*f, "count", w.count, [&](const Entry& e) { return c_.whole(e, 1, UINT64_MAX); });
@@ -1017,8 +1099,10 @@ private:
     c_.read(*f, "min_rnr_timer", w.min_rnr_timer, [&](const Entry& e) { return c_.whole(e, 0, 31); });
     c_.read(*f, "post_recvs", w.post_recvs, [&](const Entry& e) { return c_.boolean(e); });
     c_.read(*f, "bad_rkey", w.bad_rkey, [&](const Entry& e) { return c_.boolean(e); });
-    c_.read(*f, "inline_threshold", w.inline_threshold, [&](const Entry& e) { return c_.whole(e, 0, 65536); });
-    if (const Entry* e = f->find("bad_rkey"); e && w.bad_rkey && (op == WorkloadKind::send || op == WorkloadKind::send_imm))
+    c_.read(*f, "inline_threshold", w.inline_threshold,
+            [&](const Entry& e) { return c_.whole(e, 0, 65536); });
+    if (const Entry* e = f->find("bad_rkey");
+        e && w.bad_rkey && (op == WorkloadKind::send || op == WorkloadKind::send_imm))
       c_.error(e->value, e->path, "SEND uses no rkey; bad_rkey applies to RDMA and atomic operations");
 
     // Atomic operands.
@@ -1030,7 +1114,7 @@ private:
     c_.read(*f, "compare", w.compare_add, [&](const Entry& e) { return c_.whole(e, 0, UINT64_MAX); });
     c_.read(*f, "swap", w.swap, [&](const Entry& e) { return c_.whole(e, 0, UINT64_MAX); });
 
-    // What the transport can carry (IBA 9.8.1 and table 38 for RC/UC/UD; RFC 5040 for iWARP).
+    // What the transport can carry: the operations each IBA service type supports; RFC 5040 for iWARP.
     const Entry* qe = f->find("qp");
     if (qe) {
       auto q = c_.choice<QpType>(*qe, "QP type");
@@ -1040,27 +1124,34 @@ private:
     const Entry& qp_at = qe ? *qe : *ke;
     if (x_.fabric == FabricKind::iwarp) {
       if (w.qp != QpType::rc)
-        c_.error(qp_at.value, qp_at.path, "iwarp has only reliable connections (RFC 5040): no " +
-                                              std::string(to_string(w.qp)) + " QPs; use qp: rc");
+        c_.error(qp_at.value, qp_at.path,
+                 "iwarp has only reliable connections (RFC 5040): no " + std::string(to_string(w.qp)) +
+                     " QPs; use qp: rc");
       if (is_atomic(op))
-        c_.error(op_at.value, op_at.path, "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
+        c_.error(op_at.value, op_at.path,
+                 "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
       if (has_immediate(op))
-        c_.error(op_at.value, op_at.path, "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
+        c_.error(op_at.value, op_at.path,
+                 "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
     } else if (w.qp == QpType::ud && op != WorkloadKind::send && op != WorkloadKind::send_imm) {
-      c_.error(qp_at.value, qp_at.path, "UD QPs carry only SEND (IBA 9.8.1); " + w.op + " needs qp: rc" +
-                                            (op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm ? " or uc" : ""));
+      c_.error(qp_at.value, qp_at.path,
+               "UD QPs carry only SEND; " + w.op + " needs qp: rc" +
+                   (op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm ? " or uc" : ""));
     } else if (w.qp == QpType::uc && (op == WorkloadKind::rdma_read || is_atomic(op))) {
-      c_.error(qp_at.value, qp_at.path, "UC QPs have no RDMA READ or atomics (IBA 9.8.1); " + w.op + " needs qp: rc");
+      c_.error(qp_at.value, qp_at.path, "UC QPs have no RDMA READ or atomics; " + w.op + " needs qp: rc");
     }
-    if (w.qp == QpType::ud && x_.fabric != FabricKind::iwarp && (op == WorkloadKind::send || op == WorkloadKind::send_imm)) {
+    if (w.qp == QpType::ud && x_.fabric != FabricKind::iwarp &&
+        (op == WorkloadKind::send || op == WorkloadKind::send_imm)) {
       const uint32_t mtu = smallest_mtu();
       if (w.size.count() > mtu) {
         const Entry& at = se ? *se : *ke;
-        c_.error(at.value, at.path, "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) +
-                                        " bytes), got " + to_string(w.size));
+        c_.error(at.value, at.path,
+                 "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) +
+                     " bytes), got " + to_string(w.size));
       }
     } else if (w.size.count() > (uint64_t{1} << 31) && se) {
-      c_.error(se->value, se->path, "a message is at most 2GiB (2^31 bytes, IBA 9.4.1), got " + to_string(w.size));
+      c_.error(se->value, se->path,
+               "a message is at most 2GiB (2^31 bytes, the IBA limit), got " + to_string(w.size));
     }
     return true;
   }
@@ -1090,13 +1181,15 @@ private:
         if (a == b) continue;
         const bool connected = common_group(*routed_, {a}, {b});
         if (!connected) {
-          c_.error(v, path, g.name(a) + " cannot reach " + g.name(b) + ": no path through switches and routers");
+          c_.error(v, path,
+                   g.name(a) + " cannot reach " + g.name(b) + ": no path through switches and routers");
           return;
         }
         if (x_.fabric == FabricKind::roce_v1 && !common_group(*bridged_, {a}, {b})) {
-          c_.error(v, path, g.name(a) + " and " + g.name(b) +
-                                " are in different broadcast domains (a router separates them): roce_v1 frames "
-                                "cannot be routed; use roce_v2 or put them on one L2 network");
+          c_.error(v, path,
+                   g.name(a) + " and " + g.name(b) +
+                       " are in different broadcast domains (a router separates them): roce_v1 frames "
+                       "cannot be routed; use roce_v2 or put them on one L2 network");
           return;
         }
         if (updown) {
@@ -1106,9 +1199,10 @@ private:
             ib_table_ = ib_forwarding(g, IbRouting::updown, roots);
           }
           if (!ib_path(g, *ib_table_, a, b) || !ib_path(g, *ib_table_, b, a)) {
-            c_.error(v, path, g.name(a) + " and " + g.name(b) +
-                                  " have no legal up*/down* path between them; name the top switches in ib.roots "
-                                  "or use ib.routing: min_hop");
+            c_.error(v, path,
+                     g.name(a) + " and " + g.name(b) +
+                         " have no legal up*/down* path between them; name the top switches in ib.roots "
+                         "or use ib.routing: min_hop");
             return;
           }
         }
@@ -1158,7 +1252,9 @@ private:
 
   void faults(const Node& v, const std::string& path) {
     if (!v.IsSequence()) {
-      c_.error(v, path, "expected a list of faults such as [{at: 50us, link: [a, s1], action: down}], got " + describe(v));
+      c_.error(
+          v, path,
+          "expected a list of faults such as [{at: 50us, link: [a, s1], action: down}], got " + describe(v));
       return;
     }
     for (size_t i = 0; i < v.size(); ++i) {
@@ -1171,8 +1267,10 @@ private:
       fault.column = m.column + 1;
       bool ok = true;
       if (const Entry* e = f->find("at")) {
-        if (auto t = c_.time(*e)) fault.at = *t;
-        else ok = false;
+        if (auto t = c_.time(*e))
+          fault.at = *t;
+        else
+          ok = false;
       } else {
         c_.missing(*f, "at", "when, such as 50us");
         ok = false;
@@ -1195,7 +1293,8 @@ private:
         continue;
       }
       if (!le->value.IsSequence() || le->value.size() != 2) {
-        c_.error(le->value, le->path, "expected the link's two ends, such as [a, s1], got " + describe(le->value));
+        c_.error(le->value, le->path,
+                 "expected the link's two ends, such as [a, s1], got " + describe(le->value));
         continue;
       }
       auto a = c_.name(le->value[0], index_path(le->path, 0), "a node name");
@@ -1237,9 +1336,9 @@ LoadResult finish(Converter& c, ExperimentConfig&& x) {
   return r;
 }
 
-LoadResult load(std::optional<std::string_view> text, std::string read_error, const std::filesystem::path& file,
-                const std::vector<std::string>& sets, const std::optional<std::string>& fabric,
-                const std::optional<uint64_t>& seed) {
+LoadResult load(std::optional<std::string_view> text, std::string read_error,
+                const std::filesystem::path& file, const std::vector<std::string>& sets,
+                const std::optional<std::string>& fabric, const std::optional<uint64_t>& seed) {
   Converter c(file.string());
   ExperimentConfig x;
   x.file = file;
@@ -1260,8 +1359,13 @@ LoadResult load(std::optional<std::string_view> text, std::string read_error, co
     return finish(c, std::move(x));
   }
   if (!root.IsMap()) {
-    if (root.IsNull()) c.errors().push_back({file.string(), 1, 1, "the file is empty; expected an experiment (see docs/yaml.md)"});
-    else c.error(root, "", "expected an experiment (a map with name, fabric, topology, workloads ...), got " + describe(root));
+    if (root.IsNull())
+      c.errors().push_back(
+          {file.string(), 1, 1, "the file is empty; expected an experiment (see docs/yaml.md)"});
+    else
+      c.error(
+          root, "",
+          "expected an experiment (a map with name, fabric, topology, workloads ...), got " + describe(root));
     return finish(c, std::move(x));
   }
   int index = 0;
@@ -1278,17 +1382,21 @@ LoadResult load(std::optional<std::string_view> text, std::string read_error, co
 }  // namespace
 
 LoadResult load_experiment_text(std::string_view yaml, const std::filesystem::path& file,
-                                const std::vector<std::string>& set_overrides, std::optional<std::string> fabric_override,
+                                const std::vector<std::string>& set_overrides,
+                                std::optional<std::string> fabric_override,
                                 std::optional<uint64_t> seed_override) {
   return load(yaml, "", file, set_overrides, fabric_override, seed_override);
 }
 
 LoadResult load_experiment(const std::filesystem::path& file, const std::vector<std::string>& set_overrides,
-                           std::optional<std::string> fabric_override, std::optional<uint64_t> seed_override) {
+                           std::optional<std::string> fabric_override,
+                           std::optional<uint64_t> seed_override) {
   std::error_code ec;
   std::string why;
-  if (!std::filesystem::exists(file, ec)) why = "cannot open the file: no such file";
-  else if (std::filesystem::is_directory(file, ec)) why = "cannot read the file: it is a directory";
+  if (!std::filesystem::exists(file, ec))
+    why = "cannot open the file: no such file";
+  else if (std::filesystem::is_directory(file, ec))
+    why = "cannot read the file: it is a directory";
   std::ifstream in;
   if (why.empty()) {
     in.open(file, std::ios::binary);
@@ -1297,7 +1405,8 @@ LoadResult load_experiment(const std::filesystem::path& file, const std::vector<
   if (!why.empty()) return load(std::nullopt, why, file, set_overrides, fabric_override, seed_override);
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) return load(std::nullopt, "cannot read the file", file, set_overrides, fabric_override, seed_override);
+  if (in.bad())
+    return load(std::nullopt, "cannot read the file", file, set_overrides, fabric_override, seed_override);
   return load(text.str(), "", file, set_overrides, fabric_override, seed_override);
 }
 

@@ -17,9 +17,9 @@ namespace rdmasim {
 inline constexpr std::string_view kCommandLine = "<command line>";
 
 struct LoadError {
-  std::string file;  // the experiment file, or "<command line>"; line = position of the option
-  int line = 0, column = 0;  // from 1
-  std::string message;       // "key.path: what is wrong"
+  std::string file;            // the experiment file, or "<command line>"; line = position of the option
+  int line = 0, column = 0;    // from 1
+  std::string message;         // "key.path: what is wrong"
   std::string format() const;  // "file:line:column: message"
 };
 
@@ -32,7 +32,8 @@ struct LoadResult {
 // a YAML scalar or flow node and replaces the key in the file's tree before
 // conversion; numeric path parts index lists ("workloads.0.count=10").
 // `fabric_override` (--fabric) and `seed_override` (--seed) act like --set.
-LoadResult load_experiment(const std::filesystem::path& file, const std::vector<std::string>& set_overrides = {},
+LoadResult load_experiment(const std::filesystem::path& file,
+                           const std::vector<std::string>& set_overrides = {},
                            std::optional<std::string> fabric_override = {},
                            std::optional<uint64_t> seed_override = {});
 

@@ -78,7 +78,8 @@ struct ArcFilter {
   const Digraph* d = nullptr;
   const std::function<bool(int, int, int)>* allow = nullptr;
   bool operator()(const ArcId& e) const {
-    return (*allow)(static_cast<int>(boost::source(e, *d)), static_cast<int>(boost::target(e, *d)), (*d)[e].link);
+    return (*allow)(static_cast<int>(boost::source(e, *d)), static_cast<int>(boost::target(e, *d)),
+                    (*d)[e].link);
   }
 };
 
@@ -140,7 +141,8 @@ NextHops ecmp_next_hops(const Graph& g, const RouteOptions& options) {
 
 bool BroadcastDomains::same_domain(int a, int b) const {
   for (const BroadcastDomain& d : domains)
-    if (std::binary_search(d.nodes.begin(), d.nodes.end(), a) && std::binary_search(d.nodes.begin(), d.nodes.end(), b))
+    if (std::binary_search(d.nodes.begin(), d.nodes.end(), a) &&
+        std::binary_search(d.nodes.begin(), d.nodes.end(), b))
       return true;
   return false;
 }
@@ -188,7 +190,9 @@ uint64_t stp_path_cost(DataRate rate) {
   return std::max<uint64_t>(1, 20'000'000'000'000ull / std::max<uint64_t>(1, rate.bps()));
 }
 
-size_t SpanningTree::blocked_count() const { return static_cast<size_t>(std::count(blocked.begin(), blocked.end(), true)); }
+size_t SpanningTree::blocked_count() const {
+  return static_cast<size_t>(std::count(blocked.begin(), blocked.end(), true));
+}
 
 SpanningTree spanning_tree(const Graph& g) {
   SpanningTree st;
@@ -203,10 +207,10 @@ SpanningTree spanning_tree(const Graph& g) {
     };
     boost::filtered_graph<Digraph, ArcFilter> fg(d, ArcFilter{&d, &allow});
     std::vector<uint64_t> cost(boost::num_vertices(d));
-    boost::dijkstra_shortest_paths(
-        fg, static_cast<size_t>(bd.root),
-        boost::weight_map(boost::get(&Arc::cost, d))
-            .distance_map(boost::make_iterator_property_map(cost.begin(), boost::get(boost::vertex_index, d))));
+    boost::dijkstra_shortest_paths(fg, static_cast<size_t>(bd.root),
+                                   boost::weight_map(boost::get(&Arc::cost, d))
+                                       .distance_map(boost::make_iterator_property_map(
+                                           cost.begin(), boost::get(boost::vertex_index, d))));
     // Each node other than the root keeps its root port (802.1D-2004 17.6:
     // root path cost, designated bridge id, designated port id, own port id).
     for (int v : bd.nodes) {
@@ -304,7 +308,8 @@ ForwardingTable updown_forwarding(const Graph& g, std::span<const int> roots) {
           if (below(v, p.peer) && best[p.peer] >= 0 && (best[v] < 0 || best[p.peer] + 1 < best[v]))
             best[v] = best[p.peer] + 1;
         for (uint16_t p = 0; p < ports.size(); ++p)
-          if (below(v, ports[p].peer) && best[v] >= 0 && best[ports[p].peer] == best[v] - 1) choices.push_back(p);
+          if (below(v, ports[p].peer) && best[v] >= 0 && best[ports[p].peer] == best[v] - 1)
+            choices.push_back(p);
       }
       t.set(v, dst, spread(choices, dst));
     }
@@ -319,7 +324,8 @@ ForwardingTable updown_forwarding(const Graph& g, std::span<const int> roots) {
       if (choices.empty()) {
         int32_t least = -1;
         for (const Graph::Port& p : ports)
-          if (!g.is_host(p.peer) && best[p.peer] >= 0 && (least < 0 || best[p.peer] < least)) least = best[p.peer];
+          if (!g.is_host(p.peer) && best[p.peer] >= 0 && (least < 0 || best[p.peer] < least))
+            least = best[p.peer];
         for (uint16_t p = 0; p < ports.size(); ++p)
           if (least >= 0 && !g.is_host(ports[p].peer) && best[ports[p].peer] == least) choices.push_back(p);
       }

@@ -25,7 +25,7 @@ enum class NodeKind { host, switch_node, router };
 // Ports: a node's ports are numbered in the order its links appear in
 // topology.links, from 0. Link indices are positions in topology.links.
 class Graph {
-public:
+ public:
   struct Port {
     int peer;            // node at the other end
     uint16_t peer_port;  // its port number there
@@ -55,7 +55,7 @@ public:
   // Channel (one direction of a link): 2 * link, plus 1 when it runs b -> a.
   int channel(int link, int from) const { return 2 * link + (links_[link].a == from ? 0 : 1); }
 
-private:
+ private:
   int hosts_ = 0;
   std::vector<std::string> names_;
   std::vector<NodeKind> kinds_;
@@ -73,7 +73,7 @@ struct RouteOptions {
 // path (hop count) towards it. Hosts never forward; a host's own entry is
 // empty, as is an unreachable one. Ports are in ascending order.
 class NextHops {
-public:
+ public:
   std::span<const uint16_t> operator()(int node, int host) const {
     const size_t i = static_cast<size_t>(host) * nodes_ + node;
     return {ports_.data() + offset_[i], ports_.data() + offset_[i + 1]};
@@ -81,7 +81,7 @@ public:
   // Hops from node to host; -1 when unreachable.
   int distance(int node, int host) const { return distance_[static_cast<size_t>(host) * nodes_ + node]; }
 
-private:
+ private:
   friend NextHops ecmp_next_hops(const Graph&, const RouteOptions&);
   size_t nodes_ = 0;
   std::vector<uint32_t> offset_;  // (host, node) -> first port in ports_
@@ -126,16 +126,18 @@ uint64_t stp_path_cost(DataRate rate);
 constexpr uint16_t ib_lid(int node) { return static_cast<uint16_t>(node + 1); }
 
 // A linear forwarding table for every node: the one output port towards each
-// destination host (IBA 18.2.4.3.2). A host's entry names the port it sends
+// destination host, as a switch's linear forwarding table holds. A host's entry names the port it sends
 // on. -1: none (the host itself, or unreachable).
 class ForwardingTable {
-public:
+ public:
   ForwardingTable() = default;
   ForwardingTable(int nodes, int hosts) : nodes_(nodes), port_(static_cast<size_t>(nodes) * hosts, -1) {}
   int port(int node, int host) const { return port_[static_cast<size_t>(host) * nodes_ + node]; }
-  void set(int node, int host, int port) { port_[static_cast<size_t>(host) * nodes_ + node] = static_cast<int16_t>(port); }
+  void set(int node, int host, int port) {
+    port_[static_cast<size_t>(host) * nodes_ + node] = static_cast<int16_t>(port);
+  }
 
-private:
+ private:
   size_t nodes_ = 0;
   std::vector<int16_t> port_;
 };

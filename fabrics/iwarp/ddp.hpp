@@ -1,9 +1,9 @@
-// DDP segment headers (RFC 5041 section 4): the start of every ULPDU.
+// DDP segment headers (RFC 5041): the start of every ULPDU.
 //
-// Tagged (section 4.3), 14 bytes, for RDMA Write and Read Response:
+// Tagged buffer model, 14 bytes, for RDMA Write and Read Response:
 //  0  T(1)=1 L(1) Rsvd(4) DV(2) | RsvdULP(8) | STag(32, bytes 2-5)
 //  6  TO (64)
-// Untagged (section 4.4), 18 bytes, for Send, Read Request, Terminate:
+// Untagged buffer model, 18 bytes, for Send, Read Request, Terminate:
 //  0  T(1)=0 L(1) Rsvd(4) DV(2) | RsvdULP(40, bytes 1-5)
 //  6  QN(32) | 10 MSN(32) | 14 MO(32)
 //

@@ -1,6 +1,5 @@
-// MPA FPDUs (RFC 5044 section 4): how a ULPDU (a DDP segment) is framed on
-// the TCP stream, with optional markers (section 5) and the CRC32c
-// (section 4.7).
+// MPA FPDUs (RFC 5044): how a ULPDU (a DDP segment) is framed on
+// the TCP stream, with optional markers and the CRC32c.
 //
 //   FPDU = ULPDU_LENGTH(16) | ULPDU | PAD (0-3, to a multiple of 4) | CRC(32)
 //

@@ -3,7 +3,7 @@
 //
 // Life of a connection:
 //   1. TCP handshake (the caller connects or listens the TcpConnection).
-//   2. MPA startup (RFC 5044 7.1): the initiator sends the MPA Request,
+//   2. MPA startup (RFC 5044 connection setup): the initiator sends the MPA Request,
 //      the responder answers with the MPA Reply; they settle CRCs and
 //      markers and carry private data (the rdma_cm connection data).
 //   3. Full operation: RDMAP messages, each cut into DDP segments that fit
@@ -44,7 +44,7 @@ namespace rdmasim {
 enum class IwarpAccess : uint8_t { local_write, remote_read, remote_write };
 
 // Outcome of validating an STag access: the tagged-buffer checks of
-// RFC 5041 7.2 and the access rights of RFC 5040 7.
+// RFC 5041 and the access rights of RFC 5040.
 enum class StagStatus : uint8_t { ok, invalid_stag, base_bounds, access_rights, not_associated, to_wrap };
 
 class IwarpMemory {
@@ -59,7 +59,7 @@ public:
 
 struct IwarpRecv {
   uint64_t wr_id = 0;
-  uint32_t msn = 0;      // RFC 5041 5.1: message sequence number on queue 0
+  uint32_t msn = 0;      // RFC 5041 message sequence number on queue 0
   uint32_t length = 0;
   bool solicited = false;
   bool invalidate = false;  // Send with Invalidate: `inval_stag` names the STag
@@ -87,7 +87,7 @@ struct IwarpConfig {
   bool crc = true;       // ask for CRCs (C flag); they are used if either side asks
   bool markers = false;  // ask the peer to put markers in what it sends us (M flag)
   bool reject = false;   // responder: answer the request with R set
-  std::vector<std::byte> private_data;  // at most 512 bytes (RFC 5044 7.1)
+  std::vector<std::byte> private_data;  // at most 512 bytes (RFC 5044)
   uint32_t ord = 16;  // RDMA Read Requests this end may have outstanding
   uint32_t ird = 16;  // RDMA Read Requests this end serves at once
   MpaStreamRegistry* streams = nullptr;  // where to publish the sending stream for sealing
@@ -114,7 +114,7 @@ public:
   IwarpEndpoint(const IwarpEndpoint&) = delete;
   IwarpEndpoint& operator=(const IwarpEndpoint&) = delete;
 
-  // Work requests, queued in order (RFC 5040 5.5) until full operation.
+  // Work requests, queued in order (RFC 5040, ordering) until full operation.
   // `data` must stay valid until the completion.
   void post_send(uint64_t wr_id, std::span<const std::byte> data, bool solicited = false);
   void post_write(uint64_t wr_id, std::span<const std::byte> data, uint32_t remote_stag, uint64_t remote_to);
@@ -188,7 +188,7 @@ private:
   // MPA startup.
   void send_frame(bool request, bool reject);
   size_t consume(std::span<const std::byte> in, uint64_t off);
-  size_t take_frame(std::span<const std::byte> in);
+  size_t take_frame(std::span<const std::byte> in, uint64_t pos);
   void enter_full_operation();
 
   // Transmission.
@@ -225,7 +225,7 @@ private:
   Ring<PendingRead> reads_;
   Ring<AwaitAck> await_ack_;
   bool rr_turn_ = false;  // round robin between the send queue and read responses
-  uint32_t tx_msn_[3] = {1, 1, 1};  // RFC 5041 5.1: MSNs start at 1 per queue
+  uint32_t tx_msn_[3] = {1, 1, 1};  // RFC 5041: each queue's MSN starts at 1
   std::vector<std::byte> term_msg_;  // a Terminate waiting to be sent (its ULPDU)
   uint64_t first_fpdu_off_ = 0;      // stream offset of our first FPDU
   std::vector<std::byte> tx_scratch_;

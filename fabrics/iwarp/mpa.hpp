@@ -1,4 +1,4 @@
-// MPA request and reply frames (RFC 5044 section 7.1): the first bytes each
+// MPA request and reply frames (RFC 5044, connection setup): the first bytes each
 // side sends after the TCP handshake, before any FPDU.
 //
 //  0  Key (16 bytes): "MPA ID Req Frame" or "MPA ID Rep Frame"

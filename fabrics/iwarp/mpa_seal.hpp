@@ -1,6 +1,6 @@
 // Sealing iWARP segments: filling, when a frame is observed, the fields the
 // model leaves as placeholders (meta.crc_pending): each FPDU's MPA CRC
-// (RFC 5044 4.7), then the TCP checksum over the IP pseudo-header.
+// (RFC 5044), then the TCP checksum over the IP pseudo-header.
 //
 // The MPA CRC depends on state the bytes do not carry: whether CRCs were
 // negotiated (a zero CRC field is correct when they were not) and where the

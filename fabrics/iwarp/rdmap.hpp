@@ -1,9 +1,9 @@
-// RDMAP (RFC 5040 section 4): the control field in the DDP header, the
+// RDMAP (RFC 5040): the control field in the DDP header, the
 // opcodes, the RDMA Read Request header and the Terminate header, and the
-// error codes a Terminate carries (RFC 5040 section 7, RFC 5041 section 7,
-// RFC 5044 section 8).
+// error codes a Terminate carries (RFC 5040, RFC 5041, RFC 5044; the IANA
+// registry of RFC 6580).
 //
-// Control field (RFC 5040 4.2), the first DDP RsvdULP byte:
+// Control field (RFC 5040, RDMAP Control Field), the first DDP RsvdULP byte:
 //   RV(2) = 01 | Rsv(2) | Opcode(4)
 #pragma once
 
@@ -23,7 +23,7 @@ namespace rdmasim {
 
 namespace rdmap {
 inline constexpr uint8_t kVersion = 1;
-// RFC 5040 4.? / 5.1: the untagged queues.
+// The untagged queues RDMAP uses (RFC 5040, RDMAP over DDP).
 inline constexpr uint32_t kQueueSend = 0;
 inline constexpr uint32_t kQueueReadRequest = 1;
 inline constexpr uint32_t kQueueTerminate = 2;
@@ -46,7 +46,7 @@ constexpr uint8_t rdmap_control(RdmapOpcode op) {
 constexpr uint8_t rdmap_version(uint8_t control) { return control >> 6; }
 constexpr uint8_t rdmap_opcode_bits(uint8_t control) { return control & 0x0F; }
 
-// What each opcode is (RFC 5040 4.3, Table 1): its DDP buffer model, its
+// What each opcode is (RFC 5040, RDMA Message Definitions): its DDP buffer model, its
 // untagged queue, whether its payload is user data.
 struct RdmapOpInfo {
   std::string_view name;
@@ -73,7 +73,7 @@ inline constexpr auto kRdmapOps = [] {
 constexpr const RdmapOpInfo& rdmap_info(uint8_t opcode) { return kRdmapOps[opcode & 0x0F]; }
 static_assert(rdmap_control(RdmapOpcode::send) == 0x43);
 
-// RDMA Read Request header (RFC 5040 4.4), after the untagged DDP header.
+// RDMA Read Request header (RFC 5040), after the untagged DDP header.
 //  0 Data Sink STag | 4 Data Sink TO (64) | 12 RDMA Read Message Size |
 // 16 Data Source STag | 20 Data Source TO (64)
 struct ReadRequestHeader {
@@ -99,7 +99,7 @@ struct ReadRequestHeader {
   bool operator==(const ReadRequestHeader&) const = default;
 };
 
-// Which layer found an error (RFC 5040 4.8).
+// Which layer found an error (RFC 5040, Terminate Header).
 enum class TermLayer : uint8_t { rdmap = 0x0, ddp = 0x1, llp = 0x2 };
 
 // The Layer / Error Type / Error Code triple of a Terminate.
@@ -111,7 +111,8 @@ struct TermError {
 };
 
 namespace term {
-// RFC 5040 4.8 / 7: RDMAP. EType 0 local catastrophic, 1 remote protection, 2 remote operation.
+// RDMAP (RFC 5040; registry of RFC 6580). EType 0 local catastrophic, 1 remote
+// protection, 2 remote operation.
 inline constexpr TermError kRdmapCatastrophic{TermLayer::rdmap, 0x0, 0x00};
 inline constexpr TermError kRdmapInvalidStag{TermLayer::rdmap, 0x1, 0x00};
 inline constexpr TermError kRdmapBaseBounds{TermLayer::rdmap, 0x1, 0x01};
@@ -123,7 +124,7 @@ inline constexpr TermError kRdmapUnexpectedOpcode{TermLayer::rdmap, 0x2, 0x06};
 inline constexpr TermError kRdmapCatastrophicStream{TermLayer::rdmap, 0x2, 0x07};
 inline constexpr TermError kRdmapCannotInvalidate{TermLayer::rdmap, 0x2, 0x09};
 inline constexpr TermError kRdmapUnspecified{TermLayer::rdmap, 0x2, 0xFF};
-// RFC 5041 7.2: DDP. EType 1 tagged buffer, 2 untagged buffer.
+// DDP (RFC 5041; RFC 6580). EType 1 tagged buffer, 2 untagged buffer.
 inline constexpr TermError kDdpCatastrophic{TermLayer::ddp, 0x0, 0x00};
 inline constexpr TermError kDdpTaggedInvalidStag{TermLayer::ddp, 0x1, 0x00};
 inline constexpr TermError kDdpTaggedBaseBounds{TermLayer::ddp, 0x1, 0x01};
@@ -136,7 +137,7 @@ inline constexpr TermError kDdpUntaggedMsnRange{TermLayer::ddp, 0x2, 0x03};
 inline constexpr TermError kDdpUntaggedInvalidMo{TermLayer::ddp, 0x2, 0x04};
 inline constexpr TermError kDdpUntaggedTooLong{TermLayer::ddp, 0x2, 0x05};
 inline constexpr TermError kDdpUntaggedInvalidVersion{TermLayer::ddp, 0x2, 0x06};
-// RFC 5044 8: MPA (the LLP), EType 0.
+// MPA, the LLP (RFC 5044; RFC 6580), EType 0.
 inline constexpr TermError kMpaStreamLost{TermLayer::llp, 0x0, 0x01};
 inline constexpr TermError kMpaCrcError{TermLayer::llp, 0x0, 0x02};
 inline constexpr TermError kMpaMarkerMismatch{TermLayer::llp, 0x0, 0x03};
@@ -146,7 +147,7 @@ inline constexpr TermError kMpaInvalidFrame{TermLayer::llp, 0x0, 0x04};
 // "DDP tagged buffer: invalid STag" and the like, for logs and tests.
 std::string_view describe(const TermError& e);
 
-// Terminate header (RFC 5040 4.8), after the untagged DDP header:
+// Terminate header (RFC 5040), after the untagged DDP header:
 //  0  Layer(4) EType(4) | Error Code(8) | M D R (3) Reserved(13)
 //  4  DDP Segment Length (16)            when M (this model sets M and D together)
 //  6  Terminated DDP header (14 or 18)   when D

@@ -12,7 +12,8 @@ using namespace rdmasim::literals;
 namespace {
 
 TopologyConfig topology(std::vector<std::string> hosts, std::vector<std::string> switches,
-                        std::vector<std::pair<std::string, std::string>> links, std::vector<std::string> routers = {}) {
+                        std::vector<std::pair<std::string, std::string>> links,
+                        std::vector<std::string> routers = {}) {
   TopologyConfig t;
   t.hosts = std::move(hosts);
   t.switches = std::move(switches);
@@ -31,7 +32,8 @@ TopologyConfig ring(int n) {
     t.switches.push_back("s" + std::to_string(i));
     t.links.push_back({t.hosts.back(), t.switches.back(), {}});
   }
-  for (int i = 0; i < n; ++i) t.links.push_back({"s" + std::to_string(i), "s" + std::to_string((i + 1) % n), {}});
+  for (int i = 0; i < n; ++i)
+    t.links.push_back({"s" + std::to_string(i), "s" + std::to_string((i + 1) % n), {}});
   return t;
 }
 
@@ -99,10 +101,12 @@ TEST_CASE("routing: ECMP next hops on a leaf-spine") {
 }
 
 TEST_CASE("routing: hosts never forward, routers only when allowed") {
-  const Graph g(topology({"a", "b", "c"}, {"s1", "s2"}, {{"a", "s1"}, {"a", "b"}, {"b", "s2"}, {"s1", "r"}, {"r", "s2"}, {"c", "s2"}}, {"r"}));
+  const Graph g(topology({"a", "b", "c"}, {"s1", "s2"},
+                         {{"a", "s1"}, {"a", "b"}, {"b", "s2"}, {"s1", "r"}, {"r", "s2"}, {"c", "s2"}},
+                         {"r"}));
   const NextHops routed = ecmp_next_hops(g);
   const int a = 0, b = 1, c = 2, s1 = 3;
-  CHECK(routed.distance(a, c) == 4);              // a s1 r s2 c, not through b
+  CHECK(routed.distance(a, c) == 4);                       // a s1 r s2 c, not through b
   CHECK(ports(routed(a, b)) == std::vector<uint16_t>{1});  // direct link
   CHECK(ports(routed(s1, c)) == std::vector<uint16_t>{1});
   RouteOptions l2;
@@ -113,9 +117,9 @@ TEST_CASE("routing: hosts never forward, routers only when allowed") {
 }
 
 TEST_CASE("routing: broadcast domains end at routers") {
-  const Graph g(topology({"a", "b", "c", "d"}, {"s1", "s2", "s3"},
-                         {{"a", "s1"}, {"b", "s2"}, {"s1", "s2"}, {"s2", "r"}, {"r", "s3"}, {"c", "s3"}, {"c", "d"}},
-                         {"r"}));
+  const Graph g(topology(
+      {"a", "b", "c", "d"}, {"s1", "s2", "s3"},
+      {{"a", "s1"}, {"b", "s2"}, {"s1", "s2"}, {"s2", "r"}, {"r", "s3"}, {"c", "s3"}, {"c", "d"}}, {"r"}));
   const BroadcastDomains d = broadcast_domains(g);
   REQUIRE(d.domains.size() == 3);
   const int a = 0, b = 1, c = 2, dd = 3, r = *g.find("r");
@@ -154,8 +158,15 @@ TEST_CASE("routing: the spanning tree blocks links - nodes + 1 per domain") {
   }
   SUBCASE("two domains split by a router, each with a loop") {
     const Graph g(topology({"a", "b"}, {"s1", "s2", "s3", "t1", "t2"},
-                           {{"a", "s1"}, {"s1", "s2"}, {"s2", "s3"}, {"s3", "s1"}, {"s3", "r"},
-                            {"r", "t1"}, {"t1", "t2"}, {"t2", "t1x"}, {"b", "t2"}},
+                           {{"a", "s1"},
+                            {"s1", "s2"},
+                            {"s2", "s3"},
+                            {"s3", "s1"},
+                            {"s3", "r"},
+                            {"r", "t1"},
+                            {"t1", "t2"},
+                            {"t2", "t1x"},
+                            {"b", "t2"}},
                            {"r", "t1x"}));
     // t1x is a router too, so t1 - t2 - t1x is no loop; only s1 s2 s3 is.
     const SpanningTree st = spanning_tree(g);
@@ -169,7 +180,8 @@ TEST_CASE("routing: the spanning tree blocks links - nodes + 1 per domain") {
     CHECK(st.blocked[*g.find_link(*g.find("s2"), *g.find("s3"))]);  // s2 and s3 both reach root s1 directly
   }
   SUBCASE("faster links win: path cost is 802.1D's 20 Tb/s / rate") {
-    TopologyConfig t = topology({"a"}, {"s1", "s2", "s3"}, {{"a", "s3"}, {"s1", "s2"}, {"s2", "s3"}, {"s1", "s3"}});
+    TopologyConfig t =
+        topology({"a"}, {"s1", "s2", "s3"}, {{"a", "s3"}, {"s1", "s2"}, {"s2", "s3"}, {"s1", "s3"}});
     t.links[1].config.bandwidth = 400_Gbps;
     t.links[2].config.bandwidth = 400_Gbps;
     t.links[3].config.bandwidth = 10_Gbps;  // cost 2000 against 50 + 50
@@ -230,8 +242,9 @@ TEST_CASE("routing: up*/down* roots and ranks") {
 }
 
 TEST_CASE("routing: up*/down* has no credit loops on leaf-spine and fat tree") {
-  for (const TopologyConfig& topo : {generate_leaf_spine(2, 4, 4, {}, {}), generate_leaf_spine(3, 5, 2, {}, {}),
-                                     generate_fat_tree(4, {}, {}), generate_fat_tree(6, {}, {})}) {
+  for (const TopologyConfig& topo :
+       {generate_leaf_spine(2, 4, 4, {}, {}), generate_leaf_spine(3, 5, 2, {}, {}),
+        generate_fat_tree(4, {}, {}), generate_fat_tree(6, {}, {})}) {
     const Graph g(topo);
     CAPTURE(g.size());
     const ForwardingTable t = ib_forwarding(g, IbRouting::updown);

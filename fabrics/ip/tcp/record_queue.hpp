@@ -1,6 +1,6 @@
 // The send buffer of a TCP connection, kept as whole records. The upper layer
 // (MPA) hands TCP one FPDU at a time and TCP must never split one across
-// segments (RFC 5044 section 8, "MPA-aware TCP"), also when it retransmits;
+// segments (RFC 5044, "MPA-aware TCP"), also when it retransmits;
 // so the buffer remembers where each record starts.
 //
 // Bytes live in one contiguous ring where every record is contiguous too (a

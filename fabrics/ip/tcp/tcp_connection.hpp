@@ -20,7 +20,7 @@
 //
 // Records. The upper layer (MPA) submits records of at most max_record()
 // bytes; every segment carries whole records, several if they fit, so each
-// FPDU travels in exactly one segment, retransmissions included (RFC 5044 8).
+// FPDU travels in exactly one segment, retransmissions included (RFC 5044).
 //
 // Frames. Segments are Packets whose bytes start at the TCP header, with
 // `headroom` bytes free in front for IP and Ethernet. The checksum field is

@@ -7,6 +7,7 @@
 // 16  Destination Address
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -27,6 +28,10 @@ class Ipv4ViewT {
   static constexpr bool kMut = !std::is_const_v<B>;
   std::span<B> b_;
   explicit Ipv4ViewT(std::span<B> b) : b_(b) {}
+
+  // The header bytes the checksum covers, kept inside the buffer even when
+  // IHL is bad, so that a broken header gives a wrong sum, not a crash.
+  size_t summed_len() const { return std::clamp(header_len(), kLen, b_.size()); }
 
  public:
   static constexpr size_t kLen = 20;  // without options
@@ -70,10 +75,10 @@ class Ipv4ViewT {
   // RFC 791: the checksum field taken as zero while summing.
   uint16_t compute_checksum() const {
     uint32_t s = checksum_add(0, b_.first(10));
-    return checksum_fold(checksum_add(s, b_.subspan(12, header_len() - 12)));
+    return checksum_fold(checksum_add(s, b_.subspan(12, summed_len() - 12)));
   }
   // Summing a correct header, checksum included, gives 0xFFFF (RFC 1071).
-  bool verify_checksum() const { return checksum_fold(checksum_add(0, header())) == 0; }
+  bool verify_checksum() const { return checksum_fold(checksum_add(0, b_.first(summed_len()))) == 0; }
 
   void set_version_ihl(uint8_t version, uint8_t ihl) requires kMut {
     store_u8(b_, static_cast<uint8_t>(version << 4 | (ihl & 0x0F)));
@@ -95,7 +100,8 @@ class Ipv4ViewT {
   void set_dst(const Ipv4Address& a) requires kMut { store_be32(b_.subspan(16, 4), a.to_u32()); }
   void fill_checksum() requires kMut { set_checksum(compute_checksum()); }
 
-  // A router's TTL decrement with the checksum patched incrementally
+  // A router's TTL decrement with the checksum patched incrementally. The
+  // router drops a packet whose TTL would reach zero (RFC 1812 5.3.1) first.
   // (RFC 1624 eqn. 3 on the TTL/Protocol word, as RFC 1812 5.3.1 suggests).
   void decrement_ttl() requires kMut {
     const uint16_t old_word = load_be16(b_.subspan(8, 2));

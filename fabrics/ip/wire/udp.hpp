@@ -6,6 +6,7 @@
 // an error, and tshark says so).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -28,10 +29,12 @@ class UdpViewT {
   std::span<B> b_;
   explicit UdpViewT(std::span<B> b) : b_(b) {}
 
-  // Sum of the datagram (Length bytes) with the checksum field left out.
+  // Sum of the datagram (Length bytes, kept inside the buffer) with the
+  // checksum field left out.
   uint32_t datagram_sum(uint32_t s) const {
     s = checksum_add(s, b_.first(6));
-    return checksum_add(s, b_.subspan(8, length() - 8));
+    const size_t len = std::clamp<size_t>(length(), kLen, b_.size());
+    return checksum_add(s, b_.subspan(8, len - 8));
   }
 
  public:

@@ -95,10 +95,10 @@ TEST_CASE("pfc: XOFF at the threshold pauses the peer's priority; XON resumes it
 }
 
 TEST_CASE("pfc: a pause lasts its quanta of 512 bit times, and is renewed while congested") {
-  const Time pause = pfc_quanta_to_time(100, 100_Gbps);
+  const Time pause = pfc_quanta_to_time(1000, 100_Gbps);  // 512 bits each at 100 Gb/s
   CHECK(pause == 5120_ns);
   {
-    Pair t(small(100));
+    Pair t(small(1000));
     t.at_b().add(3, 2000);
     t.sim.run(10_us);
     // XOFF at 0, renewed every half pause: 2.56, 5.12 and 7.68 us.
@@ -112,10 +112,10 @@ TEST_CASE("pfc: a pause lasts its quanta of 512 bit times, and is renewed while 
   }
   {
     // One PFC frame and no renewal: the pause ends on its own.
-    Pair t(small(100));
+    Pair t(small(1000));
     PfcFrame f;
     f.class_enable = 1 << 3;
-    f.quanta[3] = 100;
+    f.quanta[3] = 1000;
     t.at_a().on_pfc(f);
     t.a.port(0).send(eth_frame(t.pool, kB, kA, 100, 3));
     t.sim.run();
@@ -200,14 +200,14 @@ TEST_CASE("pfc: a bridge's ingress accounting keeps a 2-to-1 incast lossless") {
     int left[2] = {300, 300};
     ProbeNode* senders[2] = {&s0, &s1};
     for (int i = 0; i < 2; ++i) {
-      Port& port = senders[i]->port(0);
-      auto feed = [&, i] {
-        while (left[i] > 0 && port.queued_frames() < 2) {
-          port.send(eth_frame(pool, kR, i ? kB : kA, frame, 3, 0));
+      Port* port = &senders[i]->port(0);
+      auto feed = [&left, &pool, i, port, kR, frame] {
+        while (left[i] > 0 && port->queued_frames() < 2) {
+          port->send(eth_frame(pool, kR, i ? kB : kA, frame, 3, 0));
           --left[i];
         }
       };
-      port.on_tx_ready(feed);
+      port->on_tx_ready(feed);
       feed();
     }
     sim.run();

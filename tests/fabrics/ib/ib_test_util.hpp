@@ -111,6 +111,15 @@ public:
   void free_all() {
     while (!held.empty()) free_one();
   }
+  // Frees every held frame of one VL.
+  void free_vl(uint8_t vl) {
+    std::deque<uint64_t> keep;
+    for (uint64_t h : held) {
+      if ((h >> 32) == vl) port(0).release_ingress(vl, h & 0xFFFFFFFF);
+      else keep.push_back(h);
+    }
+    held = std::move(keep);
+  }
 
   std::vector<Packet> got;
   std::vector<Time> arrivals;

@@ -27,6 +27,19 @@ TEST_CASE("opcodes: every modelled opcode has a name, a position and a kind") {
     CHECK(o.has(IbaHeader::ImmDt) == o.any(iba_op::kImmediate));
     CHECK(o.has(IbaHeader::IETH) == o.any(iba_op::kInvalidate));
     CHECK(std::string_view(iba_opcode_name(static_cast<uint8_t>(op))) == o.name);
+    // Names cannot drift from the service the opcode's top bits give.
+    const std::string_view name = o.name;
+    const char* const prefix[] = {"RC_", "UC_", "RD_", "UD_", "CNP", "XRC_"};
+    CHECK(name.substr(0, std::string_view(prefix[op >> 5]).size()) == prefix[op >> 5]);
+    // ... nor from the position and kind flags.
+    CHECK((name.find("_FIRST") != std::string_view::npos) == o.any(iba_op::kFirst));
+    CHECK((name.find("_MIDDLE") != std::string_view::npos) == o.any(iba_op::kMiddle));
+    CHECK((name.find("_LAST") != std::string_view::npos) == o.any(iba_op::kLast));
+    CHECK((name.find("_IMM") != std::string_view::npos) == o.any(iba_op::kImmediate));
+    CHECK((name.find("_INV") != std::string_view::npos) == o.any(iba_op::kInvalidate));
+    CHECK((name.find("SEND") != std::string_view::npos) == o.any(iba_op::kSend));
+    CHECK((name.find("WRITE") != std::string_view::npos) == o.any(iba_op::kWrite));
+    CHECK((name.find("READ") != std::string_view::npos) == o.any(iba_op::kRead));
   }
   CHECK(n == 23 + 12 + 2 + 1);  // RC, UC, UD, CNP
   CHECK(std::string_view(iba_opcode_name(0x15)) == "UNKNOWN");

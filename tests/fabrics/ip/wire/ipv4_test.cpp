@@ -135,3 +135,15 @@ TEST_CASE("ipv4: setters leave neighbouring fields alone") {
   CHECK(v.fragment_offset() == 0x1FFF);
   CHECK(v.ttl() == 64);
 }
+
+TEST_CASE("ipv4: a bad IHL gives a wrong checksum, not a read outside the buffer") {
+  auto b = kHeader;  // 20 bytes
+  auto v = *Ipv4View::check(b);
+  v.set_version_ihl(4, 15);  // claims 60 bytes
+  CHECK_FALSE(v.valid());
+  CHECK_FALSE(v.verify_checksum());
+  v.fill_checksum();  // over the 20 bytes there are
+  CHECK(v.verify_checksum());
+  v.set_version_ihl(4, 2);
+  CHECK_FALSE(v.verify_checksum());
+}

@@ -77,3 +77,16 @@ TEST_CASE("udp: a computed zero is sent as 0xFFFF") {
   CHECK(checksum_fold(checksum_add(pseudo_header_sum(z, z, kIpProtoUdp, 10), b)) == 0);
   CHECK(v.compute_checksum(z, z) == 0xFFFF);
 }
+
+TEST_CASE("udp: a bad Length stays inside the buffer") {
+  const Ipv4Address a{{10, 0, 0, 1}};
+  auto b = hex("00 01 00 02 00 03 00 00  aa bb");
+  auto v = *UdpView::check(b);
+  CHECK_FALSE(v.valid());
+  // Length 3: only the header is summed (pseudo-header length as written).
+  const uint16_t c3 = v.compute_checksum(a, a);
+  CHECK(c3 == checksum_fold(checksum_add(pseudo_header_sum(a, a, kIpProtoUdp, 3), hex("00 01 00 02 00 03"))));
+  v.set_length(0xFFFF);  // all 10 bytes there are
+  CHECK(v.compute_checksum(a, a) == checksum_fold(checksum_add(pseudo_header_sum(a, a, kIpProtoUdp, 0xFFFF),
+                                                               hex("00 01 00 02 ff ff 00 00 aa bb"))));
+}

@@ -1,0 +1,38 @@
+"""Every bad experiment file: exit 2, `file:line:column: message` naming the
+key, nothing written; `validate` says the same without running."""
+import os
+import re
+import subprocess
+
+from e2e import BINARY, SOURCE, check, finish, tmpdir
+
+BAD = os.path.join(SOURCE, "tests/e2e/bad")
+# file -> (line, a word the message must contain)
+EXPECT = {
+    "unknown_key.yaml": (8, "sise"),
+    "bad_unit.yaml": (4, "bandwidth"),
+    "unknown_node.yaml": (6, "s2"),
+    "self_link.yaml": (6, "itself"),
+    "disconnected_host.yaml": (4, "c"),
+    "ud_too_big.yaml": (9, "size"),
+    "syntax.yaml": (None, ""),
+    "wrong_type.yaml": (3, "seed"),
+    "unknown_fabric.yaml": (2, "fabric"),
+    "iwarp_atomic.yaml": (9, "atomic"),
+    "ib_mtu.yaml": (3, "mtu"),
+    "bad_fault.yaml": (8, "link"),
+}
+
+for name, (line, word) in sorted(EXPECT.items()):
+    path = os.path.join(BAD, name)
+    for cmd in (["validate", path], ["run", path, "--out", os.path.join(tmpdir(), "o")]):
+        p = subprocess.run([BINARY, *cmd], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2, f"{cmd[0]} {name}: exit {p.returncode}, expected 2 ({p.stderr.strip()[:200]})")
+        found = re.findall(re.escape(path) + r":(\d+):(\d+): (.*)", p.stderr)
+        check(found, f"{cmd[0]} {name}: 'file:line:column: message' on stderr, got: {p.stderr.strip()[:300]}")
+        if found and line is not None:
+            check(any(int(ln) == line and word in msg for ln, _, msg in found),
+                  f"{name}: an error on line {line} naming '{word}', got: {p.stderr.strip()[:300]}")
+        if cmd[0] == "run":
+            check(not os.path.exists(cmd[-1]), f"{name}: a failed run writes no output")
+finish()

@@ -1,0 +1,370 @@
+// The IBA transport and the verbs in front of it, on two hosts joined by one
+// RoCE v2 link: QP state machine checks, errno of misused verbs, and the
+// completion statuses of failed operations.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "fabrics/roce_v2/roce_v2_fabric.hpp"
+#include "nodes/host/host.hpp"
+
+using namespace rdmasim;
+using namespace rdmasim::literals;
+
+namespace {
+
+struct Pair {
+  Simulator sim;
+  PacketPool pool;
+  Host a{sim, pool, "a", NicConfig{}, HostConfig{}};
+  Host b{sim, pool, "b", NicConfig{}, HostConfig{}};
+
+  struct Side {
+    verbs::ProtectionDomain* pd;
+    verbs::CompletionQueue* cq;
+    verbs::QueuePair* qp;
+    verbs::MemoryRegion* mr;
+    uint64_t buf;
+  };
+  Side sa{}, sb{};
+
+  explicit Pair(double loss = 0, ibv_qp_type type = IBV_QPT_RC) {
+    LinkParams p;
+    p.loss = loss;
+    Port::connect(a.port(0), b.port(0), p, 42);
+    IpEndpoint ea = host_endpoint(0), eb = host_endpoint(1);
+    ea.gateway_mac = eb.mac;
+    eb.gateway_mac = ea.mac;
+    a.nic().set_fabric(std::make_unique<RoceV2Fabric>(a.nic(), IpVersion::ipv4, ea, 0, false));
+    b.nic().set_fabric(std::make_unique<RoceV2Fabric>(b.nic(), IpVersion::ipv4, eb, 0, false));
+    a.nic().set_gid(roce_v2_gid(IpVersion::ipv4, ea));
+    b.nic().set_gid(roce_v2_gid(IpVersion::ipv4, eb));
+    sa = make(a, type);
+    sb = make(b, type);
+  }
+
+  Side make(Host& h, ibv_qp_type type) {
+    Side s;
+    s.pd = h.device().alloc_pd();
+    s.cq = h.device().create_cq(256);
+    verbs::QpInitAttr init;
+    init.send_cq = init.recv_cq = s.cq;
+    init.qp_type = type;
+    s.qp = h.device().create_qp(s.pd, init);
+    s.buf = h.memory().allocate(1 << 20);
+    s.mr = h.device().reg_mr(s.pd, s.buf, 1 << 20,
+                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                 IBV_ACCESS_REMOTE_ATOMIC);
+    return s;
+  }
+
+  static void connect(Side& s, Host& peer_host, const Side& peer, uint32_t sq_psn, uint32_t rq_psn,
+                      uint8_t rnr_retry = 7, uint8_t retry_cnt = 7, uint8_t timeout = 10) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+    a = {};
+    a.qp_state = IBV_QPS_RTR;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = peer_host.nic().gid();
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = peer.qp->qp_num();
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;
+    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
+    a = {};
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = sq_psn;
+    a.timeout = timeout;
+    a.retry_cnt = retry_cnt;
+    a.rnr_retry = rnr_retry;
+    a.max_rd_atomic = 4;
+    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+  }
+  void connect_both(uint32_t psn_a = 100, uint32_t psn_b = 200, uint8_t rnr_retry = 7, uint8_t retry_cnt = 7) {
+    connect(sa, b, sb, psn_a, psn_b, rnr_retry, retry_cnt);
+    connect(sb, a, sa, psn_b, psn_a, rnr_retry, retry_cnt);
+  }
+
+  int post(Side& s, ibv_wr_opcode op, uint64_t local, uint32_t len, uint64_t remote, uint32_t rkey,
+           uint64_t wr_id = 1) {
+    ibv_sge sge{local, len, s.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+      wr.wr.atomic.remote_addr = remote;
+      wr.wr.atomic.rkey = rkey;
+      wr.wr.atomic.compare_add = 5;
+    } else {
+      wr.wr.rdma.remote_addr = remote;
+      wr.wr.rdma.rkey = rkey;
+    }
+    ibv_send_wr* bad = nullptr;
+    return s.qp->post_send(&wr, &bad);
+  }
+  int post_recv(Side& s, uint64_t addr, uint32_t len, uint64_t wr_id = 7) {
+    ibv_sge sge{addr, len, s.mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    return s.qp->post_recv(&wr, &bad);
+  }
+  std::vector<ibv_wc> drain(Side& s) {
+    std::vector<ibv_wc> out(64);
+    out.resize(static_cast<size_t>(s.cq->poll(64, out.data())));
+    return out;
+  }
+  void fill(Host& h, uint64_t addr, size_t len, uint8_t seed) {
+    auto v = h.memory().view(addr, len);
+    for (size_t i = 0; i < len; ++i) v[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
+  }
+  bool same(uint64_t addr_a, uint64_t addr_b, size_t len) {
+    return std::memcmp(a.memory().view(addr_a, len).data(), b.memory().view(addr_b, len).data(), len) == 0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("modify_qp enforces the IBA state machine and its required attributes") {
+  Pair p;
+  verbs::QueuePair* qp = p.sa.qp;
+  CHECK(qp->state() == IBV_QPS_RESET);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;  // RESET -> RTR skips INIT
+  CHECK(qp->modify(a, IBV_QP_STATE) == EINVAL);
+  a.qp_state = IBV_QPS_INIT;  // RC INIT needs PKEY_INDEX, PORT, ACCESS_FLAGS
+  a.port_num = 1;
+  CHECK(qp->modify(a, IBV_QP_STATE | IBV_QP_PORT) == EINVAL);
+  CHECK(qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_QKEY) ==
+        EINVAL);  // QKEY is not an RC attribute
+  a.port_num = 2;
+  CHECK(qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL);
+  a.port_num = 1;
+  CHECK(qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+  CHECK(qp->state() == IBV_QPS_INIT);
+  // Posting sends before RTS is EINVAL; receives are fine from INIT on.
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey) == EINVAL);
+  CHECK(p.post_recv(p.sa, p.sa.buf, 64) == 0);
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = IBV_MTU_1024;
+  CHECK(qp->modify(a, IBV_QP_STATE | IBV_QP_PATH_MTU) == EINVAL);  // AV, DEST_QPN, RQ_PSN ... missing
+  a.qp_state = IBV_QPS_ERR;
+  CHECK(qp->modify(a, IBV_QP_STATE) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_WR_FLUSH_ERR);  // the posted receive is flushed
+}
+
+TEST_CASE("verbs misuse returns the errno real verbs return") {
+  Pair p;
+  verbs::Device& d = p.a.device();
+  errno = 0;
+  CHECK(d.reg_mr(p.sa.pd, p.sa.buf, 4096, IBV_ACCESS_REMOTE_WRITE) == nullptr);  // needs LOCAL_WRITE
+  CHECK(errno == EINVAL);
+  CHECK(d.reg_mr(p.sa.pd, 0x1000, 4096, IBV_ACCESS_LOCAL_WRITE) == nullptr);  // not host memory
+  CHECK(errno == EFAULT);
+  CHECK(d.create_cq(0) == nullptr);
+  CHECK(errno == EINVAL);
+  p.connect_both();
+  // A full send queue: ENOMEM.
+  int rc = 0;
+  for (int i = 0; i < 200 && rc == 0; ++i) rc = p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey);
+  CHECK(rc == ENOMEM);
+  // Atomics need exactly 8 bytes.
+  Pair q;
+  q.connect_both();
+  CHECK(q.post(q.sa, IBV_WR_ATOMIC_FETCH_AND_ADD, q.sa.buf, 4, q.sb.buf, q.sb.mr->rkey) == EINVAL);
+}
+
+TEST_CASE("RDMA WRITE, READ, SEND and atomics move the bytes, across the PSN wrap") {
+  Pair p;
+  p.connect_both(0xFFFFF0, 0xFFFFFA);  // PSNs wrap at 2^24 during the transfer
+  p.fill(p.a, p.sa.buf, 64 << 10, 3);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 40000, p.sb.buf, p.sb.mr->rkey, 1) == 0);
+  p.fill(p.b, p.sb.buf + 100000, 30000, 9);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf + 200000, 30000, p.sb.buf + 100000, p.sb.mr->rkey, 2) == 0);
+  CHECK(p.post_recv(p.sb, p.sb.buf + 300000, 8192, 70) == 0);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 5000, 0, 0, 3) == 0);
+  CHECK(p.post(p.sa, IBV_WR_ATOMIC_FETCH_AND_ADD, p.sa.buf + 400000, 8, p.sb.buf + 400000, p.sb.mr->rkey, 4) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  REQUIRE(wa.size() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(wa[i].status == IBV_WC_SUCCESS);
+    CHECK(wa[i].wr_id == i + 1);  // RC completes in order
+  }
+  CHECK(wa[1].opcode == IBV_WC_RDMA_READ);
+  CHECK(wa[3].opcode == IBV_WC_FETCH_ADD);
+  CHECK(p.same(p.sa.buf, p.sb.buf, 40000));
+  CHECK(p.same(p.sa.buf + 200000, p.sb.buf + 100000, 30000));
+  CHECK(p.same(p.sa.buf, p.sb.buf + 300000, 5000));
+  uint64_t v = 0;
+  std::memcpy(&v, p.b.memory().view(p.sb.buf + 400000, 8).data(), 8);
+  CHECK(v == 5);
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 1);
+  CHECK(wb[0].status == IBV_WC_SUCCESS);
+  CHECK(wb[0].opcode == IBV_WC_RECV);
+  CHECK(wb[0].byte_len == 5000);
+}
+
+TEST_CASE("a wrong rkey completes with IBV_WC_REM_ACCESS_ERR and flushes the rest") {
+  Pair p;
+  p.connect_both();
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey ^ 0x100, 1) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey, 2) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 2);
+  CHECK(wc[0].status == IBV_WC_REM_ACCESS_ERR);
+  CHECK(wc[1].status == IBV_WC_WR_FLUSH_ERR);
+  CHECK(p.sa.qp->state() == IBV_QPS_ERR);
+  // In the error state new work is flushed at once.
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey, 3) == 0);
+  p.sim.run();
+  wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_CASE("a READ outside the region and a misaligned atomic fail as real hardware fails them") {
+  Pair p;
+  p.connect_both();
+  CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 4096, p.sb.buf + (1 << 20) - 100, p.sb.mr->rkey) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_REM_ACCESS_ERR);
+
+  Pair q;
+  q.connect_both();
+  CHECK(q.post(q.sa, IBV_WR_ATOMIC_CMP_AND_SWP, q.sa.buf, 8, q.sb.buf + 4, q.sb.mr->rkey) == 0);
+  q.sim.run();
+  wc = q.drain(q.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_REM_INV_REQ_ERR);
+}
+
+TEST_CASE("SEND without a posted receive: RNR NAKs, then IBV_WC_RNR_RETRY_EXC_ERR") {
+  Pair p;
+  p.connect_both(100, 200, /*rnr_retry=*/1);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
+  CHECK(p.b.nic().device().qps().size() == 1);
+}
+
+TEST_CASE("SEND without a receive succeeds once the receiver posts one (RNR retry)") {
+  Pair p;
+  p.connect_both(100, 200, /*rnr_retry=*/7);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0) == 0);
+  p.sim.run(Time::us(50));
+  CHECK(p.drain(p.sa).empty());
+  CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_SUCCESS);
+}
+
+TEST_CASE("a receive buffer too small: local length error there, invalid request here") {
+  Pair p;
+  p.connect_both();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 10) == 0);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  auto wb = p.drain(p.sb);
+  REQUIRE(wa.size() == 1);
+  REQUIRE(wb.size() == 1);
+  CHECK(wa[0].status == IBV_WC_REM_INV_REQ_ERR);
+  CHECK(wb[0].status == IBV_WC_LOC_LEN_ERR);
+}
+
+TEST_CASE("under 5% loss go-back-N still delivers every byte in order") {
+  Pair p(0.05);
+  p.connect_both();
+  p.fill(p.a, p.sa.buf, 1 << 19, 1);
+  for (uint64_t i = 0; i < 8; ++i)
+    CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf + i * 65536, 65536, p.sb.buf + i * 65536, p.sb.mr->rkey, i) ==
+          0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 8);
+  for (const auto& w : wc) CHECK(w.status == IBV_WC_SUCCESS);
+  CHECK(p.same(p.sa.buf, p.sb.buf, 1 << 19));
+  CHECK(p.a.port(0).stats().drops + p.b.port(0).stats().drops > 0);
+}
+
+TEST_CASE("a dead link exhausts retry_cnt: IBV_WC_RETRY_EXC_ERR") {
+  Pair p;
+  p.connect_both(100, 200, 7, /*retry_cnt=*/2);
+  Port::set_link_up(p.a.port(0), false);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey, 1) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey, 2) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 2);
+  CHECK(wc[0].status == IBV_WC_RETRY_EXC_ERR);
+  CHECK(wc[1].status == IBV_WC_WR_FLUSH_ERR);
+  // 1 try + 2 retries, each with a 4.096us * 2^10 timeout.
+  CHECK(p.sim.now() >= Time::ns(4096) * 1024 * 3);
+}
+
+TEST_CASE("UD: a datagram with the wrong Q_Key is dropped silently") {
+  Pair p(0, IBV_QPT_UD);
+  for (auto* s : {&p.sa, &p.sb}) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qkey = 0x1234;
+    REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0);
+    a.qp_state = IBV_QPS_RTR;
+    REQUIRE(s->qp->modify(a, IBV_QP_STATE) == 0);
+    a.qp_state = IBV_QPS_RTS;
+    REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
+  }
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.grh.dgid = p.b.nic().gid();
+  verbs::AddressHandle* h = p.a.device().create_ah(p.sa.pd, ah);
+  CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
+  for (uint32_t qkey : {0x9999u, 0x1234u}) {
+    ibv_sge sge{p.sa.buf, 64, p.sa.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = qkey;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = h;
+    wr.wr.ud.remote_qpn = p.sb.qp->qp_num();
+    wr.wr.ud.remote_qkey = qkey;
+    ibv_send_wr* bad = nullptr;
+    CHECK(p.sa.qp->post_send(&wr, &bad) == 0);
+  }
+  // A UD send over the MTU (1024 here: the port's active MTU is 4096) is EINVAL.
+  p.sim.run();
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 1);  // only the matching Q_Key arrived
+  CHECK(wb[0].status == IBV_WC_SUCCESS);
+  CHECK(wb[0].byte_len == 64 + 40);  // GRH + payload
+  CHECK((wb[0].wc_flags & IBV_WC_GRH) != 0);
+  CHECK(wb[0].src_qp == p.sa.qp->qp_num());
+}
