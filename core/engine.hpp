@@ -141,8 +141,9 @@ private:
   // there; buckets are numbered l * kRadix + d, which sorts them.
   static size_t bucket_of(uint64_t t, uint64_t last) {
     const unsigned high = 63u ^ static_cast<unsigned>(__builtin_clzll(t ^ last));  // highest differing bit
-    const unsigned shift = high & ~(kRadixBits - 1u);
-    return (static_cast<size_t>(shift) << (kRadixBits - 2)) | ((t >> shift) & (kRadix - 1));
+    const unsigned level = high / kRadixBits;
+    const unsigned shift = level * kRadixBits;
+    return static_cast<size_t>(level) * kRadix + ((t >> shift) & (kRadix - 1));
   }
   void mark(size_t b) { occupied_[b >> 6] |= uint64_t{1} << (b & 63); }
 
@@ -170,15 +171,18 @@ private:
   // and last_ differ, digit is t's value there (always above last_'s).
   // Buckets sort by (level, digit). Entries at last_ itself are bucket 0, a
   // FIFO in schedule order read from b0_next_.
-  static constexpr unsigned kRadixBits = 4;  // measured best of 1 .. 6
+#ifndef RDMASIM_RADIX_BITS
+#define RDMASIM_RADIX_BITS 4
+#endif
+  static constexpr unsigned kRadixBits = RDMASIM_RADIX_BITS;
   static constexpr uint64_t kRadix = uint64_t{1} << kRadixBits;
-  static constexpr size_t kBuckets = 64 * kRadix / kRadixBits;  // 16 levels of 16
-  static_assert(kRadixBits == 4, "bucket_of's numbering assumes 4-bit digits");
+  static constexpr size_t kLevels = (64 + kRadixBits - 1) / kRadixBits;
+  static constexpr size_t kBuckets = kLevels * kRadix;
   uint64_t last_ = 0;  // time of the last entry taken out
   Bucket b0_;
   size_t b0_next_ = 0;  // index, not pointer: b0_ may grow while it is read
   std::array<Bucket, kBuckets> buckets_;
-  std::array<uint64_t, kBuckets / 64> occupied_{};  // bit b: buckets_[b] is not empty
+  std::array<uint64_t, (kBuckets + 63) / 64> occupied_{};  // bit b: buckets_[b] is not empty
 
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   uint32_t slot_count_ = 0;

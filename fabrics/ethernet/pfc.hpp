@@ -77,7 +77,7 @@ public:
   PfcPort& operator=(const PfcPort&) = delete;
 
   // EgressGate: a paused priority may not start a frame.
-  bool may_send(uint8_t cls, size_t) const override { return cls || true; }
+  bool may_send(uint8_t cls, size_t) const override { return !(paused_ >> cls & 1); }
   void sent(uint8_t, size_t) override {}
   // IngressMeter (until_released).
   void hold(uint8_t cls, size_t bytes) override { add(cls, bytes); }

@@ -26,6 +26,12 @@ std::string errors(std::string_view yaml, const std::vector<std::string>& sets =
   return errors(load(yaml, sets));
 }
 
+// The unit parsers (core/units.cpp) word their own messages; check what the
+// loader adds around them: location, key path, and the value quoted.
+bool unit_error(const std::string& text, std::string_view head, std::string_view tail) {
+  return text.starts_with(head) && text.ends_with(tail) && text.find('\n') == text.size() - 1;
+}
+
 ExperimentConfig good(std::string_view yaml, const std::vector<std::string>& sets = {}) {
   LoadResult r = load(yaml, sets);
   INFO(errors(r));
@@ -338,10 +344,9 @@ workloads: [{kind: send, from: h0, to: h15}]
   CHECK(r.config->seed == 42);
 
   SUBCASE("errors in overrides name the command line") {
-    CHECK(errors(yaml, {"link.bandwidth=fast"}) ==
-          "<command line>:1:16: link.bandwidth: expected a rate such as 25Gbps or 100Mbps (above 0), got "
-          "'fast' "
-          "(--set link.bandwidth=fast)\n");
+    CHECK(unit_error(errors(yaml, {"link.bandwidth=fast"}),
+                     "<command line>:1:16: link.bandwidth: expected a rate",
+                     "got 'fast' (--set link.bandwidth=fast)\n"));
     CHECK(errors(yaml, {"seed=1", "workloads.0.count=0"}) ==
           "<command line>:2:19: workloads[0].count: expected a whole number from 1, got '0' (--set "
           "workloads.0.count=0)\n");
@@ -385,16 +390,15 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "seed: [1]\n")) ==
         "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
-  CHECK(
-      errors(pair_with("  - {kind: send, from: a, to: b}\n  - {kind: send, from: a, to: b, size: big}\n")) ==
-      "exp.yaml:7:40: workloads[1].size: expected a size such as 4096, 64KiB or 1MiB (whole bytes), got "
-      "'big'\n");
-  CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: soon}\n")) ==
-        "exp.yaml:6:41: workloads[0].start: expected a time such as 500ns, 1.5us, 10ms or 1s (whole "
-        "picoseconds), "
-        "got 'soon'\n");
-  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwidth: 100GB}\n")) ==
-        "exp.yaml:1:19: link.bandwidth: expected a rate such as 25Gbps or 100Mbps (above 0), got '100GB'\n");
+  CHECK(unit_error(
+      errors(pair_with("  - {kind: send, from: a, to: b}\n  - {kind: send, from: a, to: b, size: big}\n")),
+      "exp.yaml:7:40: workloads[1].size: expected a size such as 4096, 64KiB or 1MiB", "got 'big'\n"));
+  CHECK(unit_error(errors(pair_with("  - {kind: send, from: a, to: b, start: soon}\n")),
+                   "exp.yaml:6:41: workloads[0].start: expected a time", "got 'soon'\n"));
+  CHECK(unit_error(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwidth: 100GB}\n")),
+                   "exp.yaml:1:19: link.bandwidth: expected a rate", "got '100GB'\n"));
+  CHECK(unit_error(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwidth: 0}\n")),
+                   "exp.yaml:1:19: link.bandwidth: expected a rate", "got '0'\n"));
   CHECK(
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "fabric: rocev2\n")) ==
       "exp.yaml:1:9: fabric: unknown fabric 'rocev2' (did you mean 'roce_v2'?); expected one of ib, roce_v1, "
