@@ -33,6 +33,7 @@ bool Port::send(Packet p) {
   ++queued_frames_;
   class_bytes_[cls] += n;
   queues_[cls].push_back(std::move(p));
+  nonempty_ |= static_cast<uint8_t>(1u << cls);
   if (!busy_) start_next();
   return true;
 }
@@ -53,16 +54,18 @@ void Port::start_next() {
     transmit(std::move(p));
     return;
   }
-  if (queued_bytes_ == 0) return;
-  for (size_t k = 0; k < kClasses; ++k) {
-    const uint8_t cls = static_cast<uint8_t>((rr_next_ + k) % kClasses);
+  if (nonempty_ == 0) return;
+  // Round robin from rr_next_ over the classes with frames queued.
+  const uint8_t rotated = static_cast<uint8_t>(nonempty_ >> rr_next_ | nonempty_ << (kClasses - rr_next_));
+  for (uint8_t pending = rotated; pending; pending &= static_cast<uint8_t>(pending - 1)) {
+    const uint8_t cls = static_cast<uint8_t>((rr_next_ + __builtin_ctz(pending)) % kClasses);
     auto& q = queues_[cls];
-    if (q.empty()) continue;
     const size_t n = q.front().size();
     if (gate_ && !gate_->may_send(cls, n)) continue;
     if (gate_) gate_->sent(cls, n);
     Packet p = std::move(q.front());
     q.pop_front();
+    if (q.empty()) nonempty_ &= static_cast<uint8_t>(~(1u << cls));
     queued_bytes_ -= n;
     --queued_frames_;
     class_bytes_[cls] -= n;

@@ -141,7 +141,8 @@ private:
   std::array<uint64_t, kClasses> class_bytes_{};
   uint64_t queued_bytes_ = 0;
   size_t queued_frames_ = 0;
-  uint8_t rr_next_ = 0;  // round-robin position among classes
+  uint8_t rr_next_ = 0;    // round-robin position among classes
+  uint8_t nonempty_ = 0;   // bit c set: class c has frames queued
   bool blocked_ = false;
   Time blocked_since_;
 

@@ -47,26 +47,13 @@ struct TopologyConfig {
   GeneratorKind generated = GeneratorKind::none;  // which generator made it, if any
 };
 
+// clang-format off
 enum class WorkloadKind {
-  send,
-  send_imm,
-  rdma_write,
-  rdma_write_imm,
-  rdma_read,
-  atomic_cas,
-  atomic_fadd,  // basic verbs operations
-  incast,
-  all_to_all,
-  pingpong,  // patterns, with `op`
-  write_bw,
-  write_lat,
-  read_bw,
-  read_lat,
-  send_bw,
-  send_lat,
-  atomic_bw,
-  atomic_lat  // perftest-style
+  send, send_imm, rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd,  // basic verbs operations
+  incast, all_to_all, pingpong,                                                       // patterns, with `op`
+  write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat   // perftest-style
 };
+// clang-format on
 enum class QpType { rc, uc, ud };
 
 struct WorkloadConfig {

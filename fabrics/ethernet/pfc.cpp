@@ -12,7 +12,8 @@ namespace {
 constexpr uint32_t kFrameOverhead = 128;
 
 uint64_t bytes_in(DataRate rate, Time t) {
-  const unsigned __int128 bits = static_cast<unsigned __int128>(rate.bps()) * static_cast<uint64_t>(t.count());
+  const unsigned __int128 bits =
+      static_cast<unsigned __int128>(rate.bps()) * static_cast<uint64_t>(t.count());
   return static_cast<uint64_t>((bits + 8'000'000'000'000u - 1) / 8'000'000'000'000u);
 }
 }  // namespace
@@ -123,7 +124,8 @@ void PfcPort::on_pfc(const PfcFrame& f) {
       continue;
     }
     paused_ |= static_cast<uint8_t>(1u << cls);
-    expire_[cls] = sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
+    expire_[cls] =
+        sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
   }
 }
 
@@ -188,7 +190,8 @@ void PfcNode::discarded(const Packet& p) { on_gone(p); }
 
 // ---------------------------------------------------------------- a network
 
-std::vector<PfcNode*> enable_pfc(Network& net, const std::function<MacAddress(int node, uint16_t port)>& port_mac) {
+std::vector<PfcNode*> enable_pfc(Network& net,
+                                 const std::function<MacAddress(int node, uint16_t port)>& port_mac) {
   const PfcSettings configured = pfc_settings(net.cfg.pfc_config);
   uint32_t mtu = net.cfg.link.mtu;
   for (const LinkSpec& l : net.cfg.topology.links) mtu = std::min(mtu, l.config.mtu);
@@ -198,7 +201,8 @@ std::vector<PfcNode*> enable_pfc(Network& net, const std::function<MacAddress(in
     Node& node = *net.nodes[n];
     const bool host = net.graph.is_host(n);
     const PfcSettings s = host ? configured : lossless_thresholds(configured, node, max_frame);
-    out[n] = &PfcNode::attach(node, net.pool, s, host ? PfcAccounting::until_released : PfcAccounting::until_departed,
+    out[n] = &PfcNode::attach(node, net.pool, s,
+                              host ? PfcAccounting::until_released : PfcAccounting::until_departed,
                               [&port_mac, n](uint16_t p) { return port_mac(n, p); });
   }
   return out;

@@ -48,10 +48,10 @@ namespace rdmasim {
 struct Network;
 
 struct PfcSettings {
-  uint8_t classes = 1 << 3;       // bit i: priority i is lossless (paused and counted)
-  uint64_t xoff = 256 << 10;      // held bytes of a priority at which it is paused upstream
-  uint64_t xon = 128 << 10;       // ... and resumed
-  uint16_t pause_quanta = 0xFFFF; // what an XOFF asks for; refreshed at half of it
+  uint8_t classes = 1 << 3;        // bit i: priority i is lossless (paused and counted)
+  uint64_t xoff = 256 << 10;       // held bytes of a priority at which it is paused upstream
+  uint64_t xon = 128 << 10;        // ... and resumed
+  uint16_t pause_quanta = 0xFFFF;  // what an XOFF asks for; refreshed at half of it
 };
 
 enum class PfcAccounting {
@@ -134,7 +134,7 @@ public:
   // forwarding it, so its bytes are free.
   void discarded(const Packet& p);
 
-  PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
+  explicit PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
 
 private:
   struct Held {
@@ -160,6 +160,7 @@ PfcSettings pfc_settings(const PfcConfig& c);
 // other node until departed with lossless_thresholds. `port_mac` gives the
 // source MAC of each node's PFC frames. Returns the PfcNode of each node by
 // graph index.
-std::vector<PfcNode*> enable_pfc(Network& net, const std::function<MacAddress(int node, uint16_t port)>& port_mac);
+std::vector<PfcNode*> enable_pfc(Network& net,
+                                 const std::function<MacAddress(int node, uint16_t port)>& port_mac);
 
 }  // namespace rdmasim

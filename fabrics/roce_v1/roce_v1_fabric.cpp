@@ -34,8 +34,8 @@ Gid roce_v1_gid(const MacAddress& mac) {
   // identifier by inserting ff:fe in the middle and inverting the U/L bit.
   const auto& m = mac.octets;
   const uint64_t iid = uint64_t{static_cast<uint8_t>(m[0] ^ 0x02)} << 56 | uint64_t{m[1]} << 48 |
-                       uint64_t{m[2]} << 40 | uint64_t{0xFF} << 32 | uint64_t{0xFE} << 24 | uint64_t{m[3]} << 16 |
-                       uint64_t{m[4]} << 8 | m[5];
+                       uint64_t{m[2]} << 40 | uint64_t{0xFF} << 32 | uint64_t{0xFE} << 24 |
+                       uint64_t{m[3]} << 16 | uint64_t{m[4]} << 8 | m[5];
   return make_gid(kDefaultGidPrefix, iid);
 }
 
@@ -66,13 +66,18 @@ void seal_roce_v1(Packet& p) {
 // ---------------------------------------------------------------- RoceV1Fabric
 
 RoceV1Fabric::RoceV1Fabric(Rnic& nic, const RoceV1Port& self, NeighborCache::Params nd)
-    : IbaFabric(nic), self_(self), cache_(nic.sim(), nd, [this](const Ipv6Address& a) { send_solicitation(a); }) {}
+    : IbaFabric(nic),
+      self_(self),
+      cache_(nic.sim(), nd, [this](const Ipv6Address& a) { send_solicitation(a); }) {}
 
-RoceV1Fabric::~RoceV1Fabric() { nic_.forget(*this); }
+// The Rnic destroys its fabric last (its scheduler is gone by then), so
+// there is nothing to unregister.
+RoceV1Fabric::~RoceV1Fabric() = default;
 
 size_t RoceV1Fabric::headroom() const { return kEth + kTag + Grh::kLen; }
 
-void RoceV1Fabric::push_ethernet(Packet& p, const MacAddress& dst, uint16_t type, uint8_t pcp, bool data) const {
+void RoceV1Fabric::push_ethernet(Packet& p, const MacAddress& dst, uint16_t type, uint8_t pcp,
+                                 bool data) const {
   // Neighbour discovery is best-effort traffic: a priority tag only carries
   // data frames' priority, a VLAN tags everything.
   const bool tagged = self_.vid && (*self_.vid != 0 || data);

@@ -64,12 +64,12 @@ public:
   const NeighborCache& neighbors() const { return cache_; }
 
   struct RxStats {
-    uint64_t not_for_us = 0;        // destination MAC not ours
-    uint64_t wrong_gid = 0;         // RoCE v1 frame for another DGID
-    uint64_t nd_received = 0;       // valid NS and NA
-    uint64_t nd_invalid = 0;        // bad checksum, hop limit, code or options
+    uint64_t not_for_us = 0;   // destination MAC not ours
+    uint64_t wrong_gid = 0;    // RoCE v1 frame for another DGID
+    uint64_t nd_received = 0;  // valid NS and NA
+    uint64_t nd_invalid = 0;   // bad checksum, hop limit, code or options
     uint64_t advertisements_sent = 0;
-    uint64_t other = 0;             // neither RoCE v1 nor neighbour discovery
+    uint64_t other = 0;  // neither RoCE v1 nor neighbour discovery
   };
   const RxStats& rx_stats() const { return rx_; }
 

@@ -27,72 +27,78 @@ MacAddress port_mac(const Network& net, int node, uint16_t port) {
 }
 
 RoceV1Fabric& fabric_of(Host& h) { return static_cast<RoceV1Fabric&>(h.nic().fabric()); }
+
+void create_nodes(Network& net) {
+  const ExperimentConfig& cfg = net.cfg;
+  for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
+    if (net.graph.kind(n) == NodeKind::router)
+      net.nodes[n] = std::make_unique<L3Switch>(net.sim, net.graph.name(n), switch_mac_base(n),
+                                                cfg.switch_config, cfg.ecn, cfg.seed);
+    else
+      net.nodes[n] =
+          std::make_unique<L2Bridge>(net.sim, net.graph.name(n), switch_mac_base(n), cfg.switch_config);
+  }
+}
+
+void finish(Network& net) {
+  const ExperimentConfig& cfg = net.cfg;
+  const Graph& g = net.graph;
+  auto st = std::make_shared<const SpanningTree>(spanning_tree(g));
+  for (int l = 0; l < g.link_count(); ++l) {
+    if (!st->blocked[l]) continue;
+    const Graph::Link& link = g.link(l);
+    if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[link.a].get())) b->set_blocked(link.port_a, true);
+    if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[link.b].get())) b->set_blocked(link.port_b, true);
+  }
+
+  // The priority of RDMA frames: PFC's when it is on (the tag must carry
+  // it), else the VLAN's PCP. PFC without a VLAN tags frames with VID 0 so
+  // that the PCP is on the wire.
+  const uint8_t priority = cfg.pfc ? cfg.pfc_config.priority : cfg.vlan ? cfg.vlan->pcp : 0;
+  std::optional<uint16_t> vid;
+  if (cfg.vlan)
+    vid = cfg.vlan->id;
+  else if (cfg.pfc)
+    vid = 0;
+  for (int h = 0; h < g.host_count(); ++h) {
+    Rnic& nic = net.host(h).nic();
+    const RoceV1Port self{host_mac(h), roce_v1_gid(host_mac(h)), priority, vid};
+    nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, self));
+    nic.set_gid(to_ibv_gid(self.gid));
+  }
+
+  if (cfg.pfc) {
+    const auto pfc = enable_pfc(net, [&net](int n, uint16_t p) { return port_mac(net, n, p); });
+    for (int n = g.host_count(); n < g.size(); ++n)
+      if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[n].get()))
+        b->on_discard([node = pfc[n]](const Packet& p) { node->discarded(p); });
+  }
+
+  net.sealer = seal_roce_v1;
+  net.address = [&net, st](Host& from, Host& to) {
+    const int a = net.host_index(from), b = net.host_index(to);
+    // A16: RoCE v1 is not routable. The loader refuses what the YAML shows;
+    // this is the connect error for anything else.
+    if (a < 0 || b < 0 || !st->domains.same_domain(a, b))
+      throw std::runtime_error(
+          "roce_v1: " + from.name() + " cannot reach " + to.name() +
+          ": they are in different broadcast domains and RoCE v1 frames cannot be routed "
+          "(rdma_resolve_addr fails with EHOSTUNREACH); use roce_v2 or put them on one L2 "
+          "network");
+    // rdma_resolve_addr: neighbour discovery starts now, not at the first frame.
+    const Gid dgid = from_ibv_gid(to.nic().gid());
+    fabric_of(from).resolve(dgid);
+    ibv_ah_attr ah{};
+    ah.is_global = 1;
+    ah.port_num = 1;
+    ah.grh.dgid = to_ibv_gid(dgid);
+    ah.grh.hop_limit = 64;
+    return ah;
+  };
+}
+
 }  // namespace
 
-FabricBuilder roce_v1_builder() {
-  return {[](Network& net) {
-            const ExperimentConfig& cfg = net.cfg;
-            for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
-              if (net.graph.kind(n) == NodeKind::router)
-                net.nodes[n] = std::make_unique<L3Switch>(net.sim, net.graph.name(n), switch_mac_base(n),
-                                                          cfg.switch_config, cfg.ecn, cfg.seed);
-              else
-                net.nodes[n] = std::make_unique<L2Bridge>(net.sim, net.graph.name(n), switch_mac_base(n),
-                                                          cfg.switch_config);
-            }
-          },
-          [](Network& net) {
-            const ExperimentConfig& cfg = net.cfg;
-            const Graph& g = net.graph;
-            auto st = std::make_shared<const SpanningTree>(spanning_tree(g));
-            for (int l = 0; l < g.link_count(); ++l) {
-              if (!st->blocked[l]) continue;
-              const Graph::Link& link = g.link(l);
-              if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[link.a].get())) b->set_blocked(link.port_a, true);
-              if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[link.b].get())) b->set_blocked(link.port_b, true);
-            }
-
-            // The priority of RDMA frames: PFC's when it is on (the tag must
-            // carry it), else the VLAN's PCP. PFC without a VLAN tags frames
-            // with VID 0 so the PCP is there.
-            const uint8_t priority = cfg.pfc ? cfg.pfc_config.priority : cfg.vlan ? cfg.vlan->pcp : 0;
-            std::optional<uint16_t> vid;
-            if (cfg.vlan) vid = cfg.vlan->id;
-            else if (cfg.pfc) vid = 0;
-            for (int h = 0; h < g.host_count(); ++h) {
-              Rnic& nic = net.host(h).nic();
-              RoceV1Port self{host_mac(h), roce_v1_gid(host_mac(h)), priority, vid};
-              nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, self));
-              nic.set_gid(to_ibv_gid(self.gid));
-            }
-
-            if (cfg.pfc) {
-              const auto pfc = enable_pfc(net, [&net](int n, uint16_t p) { return port_mac(net, n, p); });
-              for (int n = g.host_count(); n < g.size(); ++n)
-                if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[n].get()))
-                  b->on_discard([node = pfc[n]](const Packet& p) { node->discarded(p); });
-            }
-
-            net.sealer = seal_roce_v1;
-            net.address = [&net, st](Host& from, Host& to) {
-              const int a = net.host_index(from), b = net.host_index(to);
-              // A16: RoCE v1 is not routable. The loader refuses what the
-              // YAML shows; this is the connect error for anything else.
-              if (a < 0 || b < 0 || !st->domains.same_domain(a, b))
-                throw std::runtime_error("roce_v1: " + from.name() + " cannot reach " + to.name() +
-                                         ": they are in different broadcast domains and RoCE v1 frames cannot "
-                                         "be routed (rdma_resolve_addr fails with EHOSTUNREACH); use roce_v2 "
-                                         "or put them on one L2 network");
-              const Gid dgid = from_ibv_gid(to.nic().gid());
-              fabric_of(from).resolve(dgid);
-              ibv_ah_attr ah{};
-              ah.is_global = 1;
-              ah.port_num = 1;
-              ah.grh.dgid = to_ibv_gid(dgid);
-              ah.grh.hop_limit = 64;
-              return ah;
-            };
-          }};
-}
+FabricBuilder roce_v1_builder() { return {create_nodes, finish}; }
 
 }  // namespace rdmasim

@@ -172,8 +172,9 @@ struct NdMessage {
       v.set_flags(false, false, false);
     v.set_target(target);
     if (link_layer)
-      v.set_link_layer(type == NdType::NeighborSolicitation ? NdOption::SourceLinkLayer : NdOption::TargetLinkLayer,
-                       *link_layer);
+      v.set_link_layer(
+          type == NdType::NeighborSolicitation ? NdOption::SourceLinkLayer : NdOption::TargetLinkLayer,
+          *link_layer);
     v.fill_checksum(src, dst);
   }
   bool operator==(const NdMessage&) const = default;

@@ -27,7 +27,7 @@ struct Link {
     Port::connect(tx.port(0), rx.port(0), lp, 1);
     credits = install_credit_flow_control(sim, tx.port(0), rx.port(0), buffer, 2, true, rx_frees_at_once);
   }
-  // A frame of exactly `bytes` on `vl`.
+  // A frame of exactly `bytes` (4k + 2, as every IB packet) on `vl`.
   void send(uint8_t vl, size_t bytes) {
     Packet p = test::ib_frame(pool, 2, 1, vl, vl, bytes - 8 - 12 - 6);
     REQUIRE(p.size() == bytes);
@@ -42,7 +42,7 @@ TEST_CASE("credits: a sender stops when the receiver's VL buffer is full, nothin
   CreditChannel& ch = *l.credits.a_to_b;
   CHECK(ch.limit_blocks() == 128);
   CHECK(ch.credits(0) == 128);
-  for (int i = 0; i < 12; ++i) l.send(0, 1024);  // 16 blocks each: 8 fit
+  for (int i = 0; i < 12; ++i) l.send(0, 1022);  // 16 blocks each: 8 fit
   l.sim.run();
   CHECK(l.rx.got.size() == 8);
   CHECK(ch.credits(0) == 0);
@@ -57,7 +57,7 @@ TEST_CASE("credits: a sender stops when the receiver's VL buffer is full, nothin
   l.sim.at(t_free, [&] { l.rx.free_one(); });
   l.sim.run();
   REQUIRE(l.rx.got.size() == 9);
-  const Time tx_time = (100_Gbps).tx_time(1024 + 0);
+  const Time tx_time = (100_Gbps).tx_time(1022);
   CHECK(l.rx.arrivals.back() == t_free + 1_us + tx_time + 1_us);
   // Waiting for credits shows in the port's credit_wait: from the time the
   // 9th frame could have gone (when the 8th finished) to 21 us.
@@ -77,8 +77,8 @@ TEST_CASE("credits: a sender stops when the receiver's VL buffer is full, nothin
 
 TEST_CASE("credits: VLs have their own buffers; a full VL does not hold back another") {
   Link l;
-  for (int i = 0; i < 10; ++i) l.send(0, 1024);  // VL 0 will run out after 8
-  for (int i = 0; i < 4; ++i) l.send(1, 1024);
+  for (int i = 0; i < 10; ++i) l.send(0, 1022);  // VL 0 will run out after 8
+  for (int i = 0; i < 4; ++i) l.send(1, 1022);
   l.sim.run();
   int vl0 = 0, vl1 = 0;
   for (const Packet& p : l.rx.got) (p.meta.vl == 0 ? vl0 : vl1)++;
@@ -102,7 +102,7 @@ TEST_CASE("credits: blocks are 64 bytes, rounded up") {
 
 TEST_CASE("credits: a receiver that takes packets at once returns credits a link delay after arrival") {
   Link l(true);
-  for (int i = 0; i < 40; ++i) l.send(0, 1024);  // 640 blocks through 128 of buffer
+  for (int i = 0; i < 40; ++i) l.send(0, 1022);  // 640 blocks through 128 of buffer
   l.sim.run();
   CHECK(l.rx.got.size() == 40);
   CHECK(l.credits.a_to_b->credits(0) == 128);
@@ -111,21 +111,21 @@ TEST_CASE("credits: a receiver that takes packets at once returns credits a link
   // long: at 100 Gb/s they take 0.66 us, so the sender waits.
   CHECK(l.tx.port(0).stats().credit_wait > Time{});
   // Frames arrive at most 8 a round trip.
-  const Time rtt = 2_us + (100_Gbps).tx_time(1024);
+  const Time rtt = 2_us + (100_Gbps).tx_time(1022);
   CHECK(l.rx.arrivals[8] - l.rx.arrivals[0] >= rtt);
 }
 
 TEST_CASE("credits: frames lost on a down link give their credits back") {
   Link l(true);
   Port::set_link_up(l.tx.port(0), false);
-  for (int i = 0; i < 20; ++i) l.send(0, 1024);
+  for (int i = 0; i < 20; ++i) l.send(0, 1022);
   l.sim.run();
   CHECK(l.rx.got.empty());
   CHECK(l.tx.port(0).stats().drops == 20);
   CHECK(l.credits.a_to_b->stats().lost == 20);
   CHECK(l.credits.a_to_b->credits(0) == 128);
   Port::set_link_up(l.tx.port(0), true);
-  l.send(0, 1024);
+  l.send(0, 1022);
   l.sim.run();
   CHECK(l.rx.got.size() == 1);
 }
@@ -138,7 +138,7 @@ TEST_CASE("credits: a refused frame never took credits") {
   lp.buffer_bytes = 3000;  // egress queue: two 1 KiB frames
   Port::connect(tx.port(0), rx.port(0), lp, 1);
   auto c = install_credit_flow_control(sim, tx.port(0), rx.port(0), 1 << 20, 1, true, false);
-  for (int i = 0; i < 4; ++i) tx.port(0).send(test::ib_frame(pool, 2, 1, 0, 0, 1024 - 26));
+  for (int i = 0; i < 4; ++i) tx.port(0).send(test::ib_frame(pool, 2, 1, 0, 0, 1022 - 26));
   sim.run();
   CHECK(tx.port(0).stats().drops == 1);  // the first left at once, two queued, one refused
   CHECK(rx.got.size() == 3);

@@ -135,8 +135,8 @@ TEST_CASE("ib switch: a new VL on the way out gets a new VCRC and keeps its ICRC
 }
 
 TEST_CASE("ib switch: cut-through and store-and-forward latency") {
-  const size_t payload = 1024 - 26;  // a 1024-byte frame
-  const Time ser = (100_Gbps).tx_time(1024 + 4);
+  const size_t payload = 1022 - 26;  // a 1022-byte frame
+  const Time ser = (100_Gbps).tx_time(1022 + 4);
   SUBCASE("cut-through: the first bit leaves 300 ns after it came in") {
     Star s(SwitchConfig{300_ns, SwitchMode::cut_through});
     s.send(0, 2, 0, payload);
@@ -177,6 +177,7 @@ TEST_CASE("ib switch: two senders into one link lose nothing and keep their orde
   CHECK(s.sw.waiting() == 0);
   // Both senders share the bottleneck evenly: the last frames of each arrive together.
   const Time a = s.e(1).arrivals.back();
+  MESSAGE(a.count());
   CHECK(a < (100_Gbps).tx_time(600 * (2026 + 4)) + 5_us);
 }
 
@@ -195,6 +196,7 @@ TEST_CASE("ib switch: a slow receiver makes the switch wait for credits") {
   s.e(1).free_all();
   s.sim.run();
   CHECK(s.e(1).got.size() == 30);
+  MESSAGE(s.sw.port(1).stats().credit_wait.count());
   CHECK(s.sw.port(1).stats().credit_wait > 50_us);
   CHECK(s.drops() == 0);
 }
