@@ -190,6 +190,7 @@ TEST_CASE("ib switch: a slow receiver makes the switch wait for credits") {
   CHECK(s.sw.port(1).stats().credit_wait == Time{});  // still waiting: counted when it ends
   for (int k = 0; k < 10; ++k) {
     s.sim.run(s.sim.now() + 10_us);
+    MESSAGE(s.sim.now().count(), " ", s.e(1).got.size(), " ", s.sw.port(1).stats().credit_wait.count(), " q=", s.sw.port(1).queued_frames(), " cr=", s.links[1].b_to_a->credits(0), " busy=", s.sw.port(1).busy());
     s.e(1).free_all();
   }
   s.sim.run(s.sim.now() + 50_us);
