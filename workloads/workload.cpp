@@ -253,10 +253,9 @@ int Flow::post_op(uint64_t k) {
   if (is_atomic_op()) {
     wr.wr.atomic.remote_addr = sb_.buf;
     wr.wr.atomic.rkey = rkey;
-    // compare-and-swap: a chain 0 -> 1 -> 2 ... that succeeds only if the
-    // responder executes in order; fetch-and-add: add `compare_add`.
-    wr.wr.atomic.compare_add = op_ == WorkloadKind::atomic_cas ? k : w_.compare_add;
-    wr.wr.atomic.swap = k + 1;
+    // fetch-and-add adds `add`; compare-and-swap compares with `compare` and swaps in `swap`.
+    wr.wr.atomic.compare_add = w_.compare_add;
+    wr.wr.atomic.swap = w_.swap;
   } else if (w_.qp == QpType::ud) {
     wr.wr.ud.ah = sa_.ah;
     wr.wr.ud.remote_qpn = sb_.qp->qp_num();
@@ -450,7 +449,14 @@ FlowStats Flow::result() {
   } else if (is_atomic_op()) {
     uint64_t v;
     std::memcpy(&v, b_.memory().view(sb_.buf, 8).data(), 8);
-    const uint64_t want = op_ == WorkloadKind::atomic_cas ? w_.count : w_.count * w_.compare_add;
+    // The remote operand started at 0; replay the operations in order.
+    uint64_t want = 0;
+    for (uint64_t i = 0; i < w_.count; ++i) {
+      if (op_ == WorkloadKind::atomic_fadd)
+        want += w_.compare_add;
+      else if (want == w_.compare_add)
+        want = w_.swap;
+    }
     s.data_verified = v == want;
   } else if (!pingpong_) {
     s.data_verified = s.data_verified && received_ == w_.count;
