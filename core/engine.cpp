@@ -102,6 +102,7 @@ bool Simulator::refill(uint64_t until) {
 
 void Simulator::run(Time until) {
   stopped_ = false;
+  if (until < now_) return;
   const uint64_t limit = static_cast<uint64_t>(until.count());
   while (!stopped_) {
     if (!refill(limit)) {

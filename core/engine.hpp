@@ -2,18 +2,21 @@
 // (time, schedule order): ties run in the order they were scheduled, so the
 // same experiment and seed always run the same way.
 //
-// How it is fast (numbers and the alternatives measured: docs/performance.md):
-// - The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990).
-//   Simulated time never goes back, so an event's bucket is the highest bit
-//   in which its time differs from the last time taken out: scheduling is an
-//   append, and taking the next event out redistributes one small bucket.
-//   Every access is sequential, which keeps a million pending events fast
-//   where a binary or 4-ary heap waits on a cache miss per level.
-//   Bucket 0 holds the events of the current instant in schedule order.
-// - A queue entry is 16 bytes (time, sequence << 24 | slot); the closure
+// How it is fast (figures, and the 4-ary heap it replaced: docs/performance.md):
+// - The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990)
+//   with 6-bit digits. Simulated time never goes back, so an event's bucket
+//   is the highest digit in which its time differs from the last time taken
+//   out, and its value there: scheduling is an append, and taking the next
+//   event out moves the entries of one small bucket down a level. Accesses
+//   are sequential, where a heap of a million events waits on a cache miss
+//   per level. Ties need no sort: events of one time always share a bucket,
+//   which they enter in schedule order.
+// - A queue entry is 16 bytes (time, sequence << 24 | slot). The closure
 //   lives in a slot of fixed address (chunks that never move), is built in
 //   place when scheduled, runs in place and is destroyed there: no
-//   allocation and no move per event once the pool has grown.
+//   allocation and no move per event once the pool and buckets have grown.
+//   With many events pending, closures about to run are prefetched.
+// A Simulator is about 23 KiB (the bucket table); allocate it once per run.
 #pragma once
 
 #include <array>
@@ -61,7 +64,8 @@ public:
   void cancel(EventId id);
 
   // Runs events until none remain, stop() is called, or the next event is
-  // later than `until` (then now() becomes `until`).
+  // later than `until` (then now() becomes `until`; an `until` before now()
+  // runs nothing and leaves now() alone).
   void run(Time until = Time::max());
   void stop() { stopped_ = true; }
 
@@ -171,10 +175,7 @@ private:
   // and last_ differ, digit is t's value there (always above last_'s).
   // Buckets sort by (level, digit). Entries at last_ itself are bucket 0, a
   // FIFO in schedule order read from b0_next_.
-#ifndef RDMASIM_RADIX_BITS
-#define RDMASIM_RADIX_BITS 4
-#endif
-  static constexpr unsigned kRadixBits = RDMASIM_RADIX_BITS;
+  static constexpr unsigned kRadixBits = 6;  // of 3 .. 8 measured, 6 is fastest (docs/performance.md)
   static constexpr uint64_t kRadix = uint64_t{1} << kRadixBits;
   static constexpr size_t kLevels = (64 + kRadixBits - 1) / kRadixBits;
   static constexpr size_t kBuckets = kLevels * kRadix;

@@ -5,13 +5,14 @@
 // are counted; when they reach XOFF the port sends its upstream neighbour a
 // PFC frame pausing that priority for the longest time (0xFFFF quanta),
 // repeated before it runs out while the bytes stay above XON, and a frame
-// with time 0 (resume) once they fall to XON. Egress: a port that receives a PFC frame stops starting
-// frames of the paused priorities (its EgressGate) for the time the frame
-// asks, quanta of 512 bit times at the link rate (802.3 31B.2), or until a
-// resume. Frames already being sent finish. PFC frames leave ahead of every
-// queued frame (Port::send_control) and are counted in PortStats.pause_frames
-// on both sides. Frame format: IEEE 802.3 annex 31D (wire/pfc.hpp); a time of
-// 0 for an enabled priority means "resume" (802.1Q clause 36).
+// with time 0 (resume) once they fall to XON. Egress: a port that receives a
+// PFC frame stops starting frames of the paused priorities (its EgressGate)
+// for the time the frame asks, quanta of 512 bit times at the link rate
+// (802.3 31B.2), or until a resume. Frames already being sent finish. PFC
+// frames leave ahead of every queued frame (Port::send_control) and are
+// counted in PortStats.pause_frames on both sides. Frame format: IEEE 802.3
+// annex 31D (wire/pfc.hpp); a time of 0 for an enabled priority means
+// "resume" (802.1Q clause 36).
 //
 // How long a node holds a frame: a host's NIC gives its buffer back when the
 // node calls Port::release_ingress (the IngressMeter). A switch holds the
@@ -22,9 +23,10 @@
 //
 // "Headroom so nothing is dropped": after XOFF the upstream keeps sending for
 // a round trip on the link plus a frame on each side. A switch's XOFF is the
-// configured one, lowered where needed so that every ingress port's XOFF plus
-// its headroom fits in any one egress buffer (lossless_thresholds): then no
-// egress queue of a lossless priority can overflow, whatever the pattern.
+// configured one, lowered where needed so that every ingress port's XOFF, the
+// frame that crossed it and its headroom fit in any one egress buffer
+// (lossless_thresholds): then no egress queue of a lossless priority can
+// overflow, whatever the pattern.
 #pragma once
 
 #include <array>

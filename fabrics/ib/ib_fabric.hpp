@@ -40,7 +40,7 @@ inline constexpr uint32_t kIbWireOverhead = 4;
 void seal_ib(Packet& p);
 
 class IbFabric final : public IbaFabric {
-public:
+ public:
   // `sl_to_vl`: the HCA port's SL-to-VL table (IBA 7.6.6). The LID and GID
   // are read from the NIC when a packet is built: the subnet manager sets them.
   IbFabric(Rnic& nic, const SlToVl& sl_to_vl);
@@ -59,7 +59,7 @@ public:
   };
   const IbStats& ib_stats() const { return ib_stats_; }
 
-private:
+ private:
   SlToVl sl_to_vl_;
   IbStats ib_stats_;
 };

@@ -21,7 +21,8 @@ void create_ib_switches(Network& net) {
   net.wire_overhead = kIbWireOverhead;
   for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
     if (net.graph.kind(n) != NodeKind::switch_node)
-      throw std::runtime_error(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) + "'");
+      throw std::runtime_error(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) +
+                               "'");
     net.nodes[n] = std::make_unique<IbSwitch>(net.sim, net.graph.name(n), cfg.switch_config);
   }
 }
@@ -35,12 +36,11 @@ void check_buffers(const Network& net, uint32_t mtu, uint8_t vls) {
   for (const LinkSpec& l : cfg.topology.links) {
     const uint64_t buffer = l.config.buffer.count();
     if (buffer / vls >= need && buffer >= 2 * need) continue;
-    throw std::runtime_error(cfg.file.string() + ":" + std::to_string(l.line) + ":" + std::to_string(l.column) +
-                             ": link " + l.a + " - " + l.b + ": buffer " + to_string(l.config.buffer) +
-                             " is too small for ib: each of the " + std::to_string(vls) +
-                             " data VLs needs room for a " + std::to_string(need) +
-                             "-byte packet (IBA 7.9), so at least " +
-                             to_string(Bytes(std::max<uint64_t>(need * vls, 2 * need))));
+    throw std::runtime_error(
+        cfg.file.string() + ":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ": link " + l.a +
+        " - " + l.b + ": buffer " + to_string(l.config.buffer) + " is too small for ib: each of the " +
+        std::to_string(vls) + " data VLs needs room for a " + std::to_string(need) +
+        "-byte packet (IBA 7.9), so at least " + to_string(Bytes(std::max<uint64_t>(need * vls, 2 * need))));
   }
 }
 
@@ -57,8 +57,9 @@ void finish_ib(Network& net) {
   for (int n = g.host_count(); n < g.size(); ++n) static_cast<IbSwitch&>(*net.nodes[n]).attach_ports();
   for (size_t l = 0; l < net.links.size(); ++l) {
     const Graph::Link& gl = g.link(static_cast<int>(l));
-    install_credit_flow_control(net.sim, *net.links[l].a, *net.links[l].b, cfg.topology.links[l].config.buffer.count(),
-                                vls, g.is_host(gl.a), g.is_host(gl.b));
+    install_credit_flow_control(net.sim, *net.links[l].a, *net.links[l].b,
+                                cfg.topology.links[l].config.buffer.count(), vls, g.is_host(gl.a),
+                                g.is_host(gl.b));
   }
 
   SubnetManager sm(g, cfg.ib);

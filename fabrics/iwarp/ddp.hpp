@@ -39,11 +39,14 @@ class DdpViewT {
   explicit DdpViewT(std::span<B> b) : b_(b) {}
 
 public:
-  // The header the T flag announces must fit.
+  // Reading: the header that the T flag announces must fit.
   static std::optional<DdpViewT> check(std::span<B> b) {
     if (b.empty()) return std::nullopt;
-    const size_t need = (u8(b[0]) & ddp::kFlagTagged) ? ddp::kTaggedLen : ddp::kUntaggedLen;
-    if (b.size() < need) return std::nullopt;
+    return check(b, (u8(b[0]) & ddp::kFlagTagged) != 0);
+  }
+  // Writing: room for the header of the given buffer model.
+  static std::optional<DdpViewT> check(std::span<B> b, bool tagged) {
+    if (b.size() < (tagged ? ddp::kTaggedLen : ddp::kUntaggedLen)) return std::nullopt;
     return DdpViewT(b);
   }
   operator DdpViewT<const std::byte>() const requires kMut { return DdpViewT<const std::byte>(b_); }
@@ -113,7 +116,9 @@ struct DdpHeader {
     return h;
   }
   // Writes DV = 1 whatever `version` says: the model speaks only DDP version 1.
-  void emit(DdpView v) const {
+  // `b` must hold length() bytes.
+  void emit(std::span<std::byte> b) const {
+    DdpView v = *DdpView::check(b, tagged);
     v.set_control(tagged, last);
     v.set_ulp_control(ulp_control);
     if (tagged) {

@@ -262,7 +262,7 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_sq() {
     h.qn = rdmap::kQueueReadRequest;
     h.msn = tx_msn_[rdmap::kQueueReadRequest]++;
     h.mo = 0;
-    h.emit(*DdpView::check(u));
+    h.emit(u);
     ReadRequestHeader{m.stag, m.to, m.read_len, m.source_stag, m.source_to}.emit(u.subspan(ddp::kUntaggedLen));
     end_fpdu();
     reads_.push_back({m.wr_id, m.read_len, 0});
@@ -291,7 +291,7 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_sq() {
     h.msn = tx_msn_[rdmap::kQueueSend];
     h.mo = static_cast<uint32_t>(m.sent);
   }
-  h.emit(*DdpView::check(u));
+  h.emit(u);
   if (chunk) std::memcpy(u.data() + hdr, m.data.data() + m.sent, chunk);
   end_fpdu();
   m.sent += chunk;
@@ -323,7 +323,7 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_read_response() {
   h.ulp_control = rdmap_control(RdmapOpcode::read_response);
   h.stag = r.sink_stag;
   h.to = r.sink_to + r.sent;
-  h.emit(*DdpView::check(u));
+  h.emit(u);
   if (chunk) std::memcpy(u.data() + ddp::kTaggedLen, r.source.data() + r.sent, chunk);
   end_fpdu();
   r.sent += chunk;
@@ -598,7 +598,7 @@ void IwarpEndpoint::fail(const TermError& e, std::span<const std::byte> u, bool 
   h.qn = rdmap::kQueueTerminate;
   h.msn = tx_msn_[rdmap::kQueueTerminate]++;
   h.mo = 0;
-  h.emit(*DdpView::check(std::span<std::byte>(term_msg_)));
+  h.emit(std::span<std::byte>(term_msg_));
   t.emit(std::span<std::byte>(term_msg_).subspan(ddp::kUntaggedLen));
   enter_error();
   events_->iwarp_terminate(e, true);

@@ -17,6 +17,7 @@
 // cache until the advertisement comes, then leave in order.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <optional>
 
@@ -43,9 +44,18 @@ struct RoceV1Port {
   std::optional<uint16_t> vid;  // set: frames carry an 802.1Q tag with this VID (0: priority tag only)
 };
 
+// The QP's frames wait for the MAC rather than being dropped: in a RoCE NIC
+// the destination MAC is part of the QP's address vector, so the send queue
+// stalls until it is known. The QP's send window bounds what waits.
+inline NeighborCache::Params roce_v1_neighbor_params() {
+  NeighborCache::Params p;
+  p.hold_bytes = UINT64_MAX;
+  return p;
+}
+
 class RoceV1Fabric final : public IbaFabric, private TxSource {
 public:
-  RoceV1Fabric(Rnic& nic, const RoceV1Port& self, NeighborCache::Params nd = {});
+  RoceV1Fabric(Rnic& nic, const RoceV1Port& self, NeighborCache::Params nd = roce_v1_neighbor_params());
   ~RoceV1Fabric() override;
 
   size_t headroom() const override;  // Ethernet, 802.1Q, GRH

@@ -7,8 +7,8 @@
 
 namespace rdmasim {
 
-CreditChannel::CreditChannel(Simulator& sim, Port& sender, Port& receiver, uint64_t buffer_bytes, uint8_t data_vls,
-                             bool receiver_frees_on_arrival)
+CreditChannel::CreditChannel(Simulator& sim, Port& sender, Port& receiver, uint64_t buffer_bytes,
+                             uint8_t data_vls, bool receiver_frees_on_arrival)
     : sim_(sim),
       sender_(sender),
       receiver_(receiver),
@@ -68,8 +68,8 @@ void CreditChannel::give_back(uint8_t vl, uint64_t blocks) {
   });
 }
 
-CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes, uint8_t data_vls,
-                                       bool a_frees_on_arrival, bool b_frees_on_arrival) {
+CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes,
+                                       uint8_t data_vls, bool a_frees_on_arrival, bool b_frees_on_arrival) {
   CreditLink link{std::make_shared<CreditChannel>(sim, a, b, buffer_bytes, data_vls, b_frees_on_arrival),
                   std::make_shared<CreditChannel>(sim, b, a, buffer_bytes, data_vls, a_frees_on_arrival)};
   for (const auto& ch : {link.a_to_b, link.b_to_a}) {

@@ -29,7 +29,7 @@ inline constexpr uint64_t kCreditBlock = 64;  // bytes a credit stands for (IBA 
 constexpr uint64_t credit_blocks(uint64_t bytes) { return (bytes + kCreditBlock - 1) / kCreditBlock; }
 
 class CreditChannel final : public EgressGate, public IngressMeter {
-public:
+ public:
   // Gate on `sender`, meter on `receiver` (its link peer). Each of `data_vls`
   // VLs gets buffer_bytes / data_vls, rounded down to whole blocks.
   // `receiver_frees_on_arrival`: the receiving node takes every packet out of
@@ -53,19 +53,19 @@ public:
   Port& sender() const { return sender_; }
   Port& receiver() const { return receiver_; }
   uint8_t data_vls() const { return data_vls_; }
-  uint64_t limit_blocks() const { return limit_; }                    // buffer of one VL, in blocks
-  uint64_t credits(uint8_t vl) const { return credits_[vl]; }          // blocks the sender may still send
-  uint64_t occupied_blocks(uint8_t vl) const { return occupied_[vl]; } // blocks in the receiver's buffer
+  uint64_t limit_blocks() const { return limit_; }                      // buffer of one VL, in blocks
+  uint64_t credits(uint8_t vl) const { return credits_[vl]; }           // blocks the sender may still send
+  uint64_t occupied_blocks(uint8_t vl) const { return occupied_[vl]; }  // blocks in the receiver's buffer
 
   struct Stats {
-    uint64_t packets = 0;           // packets sent on this channel
-    uint64_t lost = 0;              // lost on the wire; their credits came back at once
-    uint64_t overruns = 0;          // packets that found the buffer full: never, if the gate works
-    uint64_t peak_blocks = 0;       // highest occupancy of any one VL's buffer
+    uint64_t packets = 0;      // packets sent on this channel
+    uint64_t lost = 0;         // lost on the wire; their credits came back
+    uint64_t overruns = 0;     // packets that found the buffer full: never, if the gate works
+    uint64_t peak_blocks = 0;  // highest occupancy of any one VL's buffer
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   struct OnWire {
     uint64_t id;
     uint8_t vl;
@@ -93,7 +93,7 @@ private:
 struct CreditLink {
   std::shared_ptr<CreditChannel> a_to_b, b_to_a;
 };
-CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes, uint8_t data_vls,
-                                       bool a_frees_on_arrival, bool b_frees_on_arrival);
+CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes,
+                                       uint8_t data_vls, bool a_frees_on_arrival, bool b_frees_on_arrival);
 
 }  // namespace rdmasim

@@ -41,8 +41,9 @@ void SubnetManager::sweep(std::span<const std::unique_ptr<Node>> nodes) {
       discovered_.push_back(n);
       const Node& node = *nodes[n];
       if (node.port_count() != g_.ports(n).size())
-        throw std::logic_error("subnet manager: " + node.name() + " has " + std::to_string(node.port_count()) +
-                               " ports, the topology gives it " + std::to_string(g_.ports(n).size()));
+        throw std::logic_error("subnet manager: " + node.name() + " has " +
+                               std::to_string(node.port_count()) + " ports, the topology gives it " +
+                               std::to_string(g_.ports(n).size()));
       for (uint16_t p = 0; p < node.port_count(); ++p) {
         const Port* peer = node.port(p).peer();
         const Graph::Port& want = g_.ports(n)[p];

@@ -23,12 +23,14 @@ namespace rdmasim {
 
 // Port GUIDs: an EUI-64 with the locally administered bit set and graph node
 // index + 1 (the LID the SM gives the node) in the low bytes.
-constexpr uint64_t ib_port_guid(int node) { return 0x0200'0000'0000'0000ull | static_cast<uint64_t>(node + 1); }
+constexpr uint64_t ib_port_guid(int node) {
+  return 0x0200'0000'0000'0000ull | static_cast<uint64_t>(node + 1);
+}
 // A port's GID 0: the default subnet prefix fe80::/64 and the port GUID (IBA 4.1.1).
 ibv_gid ib_gid(uint64_t port_guid);
 
 class SubnetManager {
-public:
+ public:
   SubnetManager(const Graph& g, const IbConfig& cfg);
 
   // Sweeps, assigns and programs. `nodes` are the network's nodes by graph
@@ -45,7 +47,7 @@ public:
   bool credit_loop_free() const { return loop_free_; }
   const SlToVl& sl_to_vl() const { return sl2vl_; }
 
-private:
+ private:
   void sweep(std::span<const std::unique_ptr<Node>> nodes);
 
   const Graph& g_;

@@ -22,7 +22,7 @@ constexpr uint8_t modelled_data_vls(uint8_t configured) {
 
 // One port's SLtoVLMappingTable (IBA 14.2.5.8): 16 service levels to a data VL.
 class SlToVl {
-public:
+ public:
   constexpr SlToVl() = default;
   // SL s runs on VL s mod `data_vls`: with 2 VLs, even SLs on VL 0, odd on VL 1.
   static constexpr SlToVl modulo(uint8_t data_vls) {
@@ -35,7 +35,7 @@ public:
   constexpr void set(uint8_t sl, uint8_t vl) { vl_[sl & 0xF] = vl; }
   constexpr bool operator==(const SlToVl&) const = default;
 
-private:
+ private:
   std::array<uint8_t, 16> vl_{};
 };
 

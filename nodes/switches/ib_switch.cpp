@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
-#include "fabrics/iba/icrc.hpp"
 #include "fabrics/ib/wire/lrh.hpp"
+#include "fabrics/iba/icrc.hpp"
 
 namespace rdmasim {
 
-IbSwitch::IbSwitch(Simulator& sim, std::string name, const SwitchConfig& cfg) : Node(sim, std::move(name)), cfg_(cfg) {}
+IbSwitch::IbSwitch(Simulator& sim, std::string name, const SwitchConfig& cfg)
+    : Node(sim, std::move(name)), cfg_(cfg) {}
 
 void IbSwitch::set_forwarding(uint16_t dlid, uint16_t port) {
   if (lft_.size() <= dlid) lft_.resize(size_t{dlid} + 1, -1);

@@ -25,7 +25,7 @@
 namespace rdmasim {
 
 class IbSwitch final : public Node {
-public:
+ public:
   IbSwitch(Simulator& sim, std::string name, const SwitchConfig& cfg);
 
   // The switch's own LID (port 0, IBA 18.2.4.1): the subnet manager sets it.
@@ -58,7 +58,7 @@ public:
   // Packets waiting inside the switch for an output port (all ports, all VLs).
   size_t waiting() const;
 
-private:
+ private:
   // A packet inside the switch and the input buffer it holds.
   struct Held {
     Packet packet;
@@ -76,7 +76,7 @@ private:
     Time last;                  // when the newest pipelined packet reaches the output
     std::array<std::deque<Held>, Port::kClasses> vl_queue;
     std::array<std::deque<Release>, Port::kClasses> in_port_queue;  // handed to the port, not yet sent
-    std::deque<Release> on_wire;  // being serialised, oldest first
+    std::deque<Release> on_wire;                                    // being serialised, oldest first
   };
 
   void reached_output(uint16_t out);

@@ -64,7 +64,8 @@ inline uint16_t carried_vcrc(std::span<const std::byte> frame) {
                                static_cast<uint8_t>(frame[frame.size() - 1]) << 8);
 }
 inline bool ib_crcs_ok(std::span<const std::byte> frame) {
-  return carried_icrc(frame) == ref_ib_icrc(frame) && carried_vcrc(frame) == bit_crc16_iba(frame.first(frame.size() - 2));
+  return carried_icrc(frame) == ref_ib_icrc(frame) &&
+         carried_vcrc(frame) == bit_crc16_iba(frame.first(frame.size() - 2));
 }
 
 // A local (no GRH) RC SEND ONLY frame: LRH, BTH, payload of `len` bytes of
@@ -91,15 +92,17 @@ inline Packet ib_frame(PacketPool& pool, uint16_t dlid, uint16_t slid, uint8_t s
 // buffer (the port's ingress meter) until free() or free_all(), or frees at
 // once when `frees_at_once`.
 class Endpoint final : public Node {
-public:
+ public:
   Endpoint(Simulator& sim, std::string name, bool frees_at_once = false)
       : Node(sim, std::move(name)), frees_at_once_(frees_at_once) {
     add_port();
   }
   void receive(Port& in, Packet p) override {
     arrivals.push_back(sim_.now());
-    if (frees_at_once_) in.release_ingress(p.meta.vl & 7, p.size());
-    else held.push_back(p.size() | uint64_t{p.meta.vl} << 32);
+    if (frees_at_once_)
+      in.release_ingress(p.meta.vl & 7, p.size());
+    else
+      held.push_back(p.size() | uint64_t{p.meta.vl} << 32);
     got.push_back(std::move(p));
   }
   // Frees the oldest held frame's buffer.
@@ -115,8 +118,10 @@ public:
   void free_vl(uint8_t vl) {
     std::deque<uint64_t> keep;
     for (uint64_t h : held) {
-      if ((h >> 32) == vl) port(0).release_ingress(vl, h & 0xFFFFFFFF);
-      else keep.push_back(h);
+      if ((h >> 32) == vl)
+        port(0).release_ingress(vl, h & 0xFFFFFFFF);
+      else
+        keep.push_back(h);
     }
     held = std::move(keep);
   }
@@ -125,7 +130,7 @@ public:
   std::vector<Time> arrivals;
   std::deque<uint64_t> held;  // size | vl << 32
 
-private:
+ private:
   bool frees_at_once_;
 };
 

@@ -197,14 +197,14 @@ TEST_CASE("iwarp: access violation, bounds, too-short buffer, no buffer, bad Rea
                  Case{"send with no buffer", term::kDdpUntaggedNoBuffer},
                  Case{"read from an invalid STag", term::kRdmapInvalidStag},
                  Case{"read without remote read", term::kRdmapAccessRights}}) {
-    CAPTURE(std::string(c.name));
+    const std::string n = c.name;
+    CAPTURE(n);
     IwarpPair p(config(), config(), link(10, 1_us), link(10, 1_us));
     p.mb.add(0x300, 0x1000, 4096, true, false);  // readable, not writable
     p.mb.add(0x301, 0x1000, 4096, false, true);  // writable, not readable
     p.ma.add(0x100, 0, 4096, false, false);
     const auto data = pattern_bytes(100, 1);
     std::vector<std::byte> small(50);
-    const std::string n = c.name;
     if (n == "write to a read-only region") p.a->post_write(1, data, 0x300, 0x1000);
     if (n == "write past the end") p.a->post_write(1, data, 0x301, 0x1000 + 4050);
     if (n == "send into a short buffer") {

@@ -1,0 +1,113 @@
+// The RoCE v1 network builder: bridges with the spanning tree's blocked
+// ports, routers as domain boundaries, the address function's connect
+// error, PFC on every port.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "apps/network.hpp"
+#include "fabrics/roce_v1/roce_v1_fabric.hpp"
+#include "nodes/switches/l2_bridge.hpp"
+#include "nodes/switches/l3_switch.hpp"
+
+using namespace rdmasim;
+
+namespace {
+
+ExperimentConfig config(std::vector<std::string> hosts, std::vector<std::string> switches,
+                        std::vector<std::string> routers, std::vector<std::pair<std::string, std::string>> links) {
+  ExperimentConfig c;
+  c.fabric = FabricKind::roce_v1;
+  c.topology.hosts = std::move(hosts);
+  c.topology.switches = std::move(switches);
+  c.topology.routers = std::move(routers);
+  for (auto& [a, b] : links) c.topology.links.push_back({a, b, c.link, 0, 0});
+  return c;
+}
+
+// What the runner does: hosts, the fabric's nodes, links in order, finish.
+void build(Network& net) {
+  const FabricBuilder b = roce_v1_builder();
+  net.nodes.resize(net.graph.size());
+  for (int h = 0; h < net.graph.host_count(); ++h) {
+    auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), NicConfig{}, HostConfig{});
+    net.hosts.push_back(host.get());
+    net.nodes[h] = std::move(host);
+  }
+  b.create_nodes(net);
+  for (int l = 0; l < net.graph.link_count(); ++l) {
+    const Graph::Link& gl = net.graph.link(l);
+    auto port_of = [&](int n) -> Port& { return net.graph.is_host(n) ? net.nodes[n]->port(0) : net.nodes[n]->add_port(); };
+    Port& a = port_of(gl.a);
+    Port& b2 = port_of(gl.b);
+    Port::connect(a, b2, LinkParams{}, 1);
+    net.links.push_back({&a, &b2});
+  }
+  b.finish(net);
+}
+
+}  // namespace
+
+TEST_CASE("roce_v1 network: bridges, a router, and the connect error across it") {
+  const ExperimentConfig cfg = config({"a", "b", "c"}, {"s1", "s2", "s3"}, {"r1"},
+                                      {{"a", "s1"}, {"b", "s2"}, {"s1", "s2"}, {"s2", "s3"}, {"s3", "s1"},
+                                       {"s3", "r1"}, {"r1", "c"}});
+  Network net(cfg);
+  build(net);
+  auto& s1 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s1")]);
+  auto& s2 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s2")]);
+  auto& s3 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s3")]);
+  CHECK(dynamic_cast<L3Switch*>(net.nodes[*net.graph.find("r1")].get()));
+  // Root s1; s2 and s3 both reach it directly, so s2 - s3 is blocked at both ends.
+  CHECK(s2.blocked(2));  // s2's ports: b, s1, s3
+  CHECK(s3.blocked(0));  // s3's ports: s2, s1, r1
+  CHECK_FALSE(s1.blocked(0));
+  CHECK_FALSE(s1.blocked(1));
+  CHECK_FALSE(s1.blocked(2));
+  CHECK_FALSE(s2.blocked(1));
+  CHECK_FALSE(s3.blocked(1));
+  CHECK_FALSE(s3.blocked(2));
+
+  Host& a = net.host(0);
+  Host& b = net.host(1);
+  Host& c = net.host(2);
+  CHECK(from_ibv_gid(a.nic().gid()) == roce_v1_gid(MacAddress::local(1)));
+
+  // a to b: the address names b's GID and a starts resolving it at once.
+  const ibv_ah_attr ah = net.address(a, b);
+  CHECK(ah.is_global == 1);
+  CHECK(from_ibv_gid(ah.grh.dgid) == from_ibv_gid(b.nic().gid()));
+  auto& fa = static_cast<RoceV1Fabric&>(a.nic().fabric());
+  CHECK(fa.neighbors().stats().solicitations == 1);
+  net.sim.run();
+  CHECK(fa.neighbor(from_ibv_gid(b.nic().gid())) == MacAddress::local(2));
+
+  // a to c crosses r1: the connect error a user would get.
+  std::string what;
+  try {
+    net.address(a, c);
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("a cannot reach c") != std::string::npos);
+  CHECK(what.find("different broadcast domains") != std::string::npos);
+  CHECK(net.sealer);
+}
+
+TEST_CASE("roce_v1 network: flow_control pfc puts a PFC meter on host ports") {
+  ExperimentConfig cfg = config({"a", "b"}, {"s1"}, {}, {{"a", "s1"}, {"b", "s1"}});
+  {
+    Network net(cfg);
+    build(net);
+    CHECK(net.host(0).port(0).meter() == nullptr);
+  }
+  cfg.pfc = true;
+  Network net(cfg);
+  build(net);
+  CHECK(net.host(0).port(0).meter() != nullptr);
+  auto& fa = static_cast<RoceV1Fabric&>(net.host(0).nic().fabric());
+  CHECK(fa.self().priority == cfg.pfc_config.priority);
+  CHECK(fa.self().vid == 0);  // priority-tagged
+}
