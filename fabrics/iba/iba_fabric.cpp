@@ -17,6 +17,7 @@ std::unique_ptr<verbs::QueuePair> IbaFabric::create_qp(verbs::Device& d, verbs::
 }
 
 void IbaFabric::receive(Packet p) {
+  if (is_link_control(p)) return;
   IbaSource src;
   if (!decap(p, src)) {
     ++stats_.malformed;

@@ -35,6 +35,8 @@ public:
   virtual void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) = 0;
   // Strips this fabric's headers and the ICRC; false drops the frame.
   virtual bool decap(Packet& p, IbaSource& src) = 0;
+  // Link-level frames the port's MAC consumes (PFC PAUSE): not for the transport.
+  virtual bool is_link_control(const Packet&) const { return false; }
 
   struct Stats {
     uint64_t unknown_qp = 0, malformed = 0;

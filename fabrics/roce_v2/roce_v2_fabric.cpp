@@ -80,6 +80,11 @@ void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
   eth.emit(*EthernetView::check(p.push_front(kEth)));
 }
 
+bool RoceV2Fabric::is_link_control(const Packet& p) const {
+  auto eth = ConstEthernetView::check(p.bytes());
+  return eth && eth->ethertype() == ethertype::kMacControl;
+}
+
 bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
   auto eth = ConstEthernetView::check(p.bytes());
   if (!eth) return false;

@@ -64,7 +64,7 @@ void L3Switch::receive(Port& in, Packet p) {
     } else {
       ++stats_.no_route;
     }
-  } else {
+  } else if (!eth || eth->ethertype() != ethertype::kMacControl) {  // PAUSE frames end at the MAC
     ++stats_.not_ip;
   }
   if (!ports) {

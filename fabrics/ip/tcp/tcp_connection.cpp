@@ -655,7 +655,6 @@ void TcpConnection::take_syn_options(const TcpHeader& h) {
 
 void TcpConnection::become_established() {
   state_ = TcpState::established;
-  syn_acked_ = true;
   rto_timer_.disarm();
   consecutive_timeouts_ = 0;
   // The window starts from the negotiated send MSS (RFC 5681 3.1, RFC 6928).

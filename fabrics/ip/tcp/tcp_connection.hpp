@@ -186,6 +186,10 @@ public:
   uint32_t iss() const { return iss_; }
   uint32_t irs() const { return irs_; }
 
+  // Fills the checksum of a segment this connection sent (bytes from the TCP
+  // header on), over the pseudo-header of its own addresses.
+  void seal(std::span<std::byte> segment) const { tcp_fill_checksum(segment, flow_.ip); }
+
 private:
   enum class Tx : uint8_t { none, ctrl, syn, retransmit, data, fin, probe, ack };
   enum class CaState : uint8_t { open, recovery, loss };
@@ -301,7 +305,6 @@ private:
   uint8_t snd_wscale_ = 0, rcv_wscale_ = 0;
   bool wscale_ok_ = false, sack_ok_ = false, ecn_ok_ = false;
   bool syn_pending_ = false;
-  bool syn_acked_ = false;
   uint16_t syn_transmissions_ = 0;
   Time syn_sent_at_;
   bool fin_queued_ = false, fin_sent_ = false;
