@@ -38,7 +38,7 @@ class DdpViewT {
   std::span<B> b_;
   explicit DdpViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   // Reading: the header that the T flag announces must fit.
   static std::optional<DdpViewT> check(std::span<B> b) {
     if (b.empty()) return std::nullopt;
@@ -69,7 +69,8 @@ public:
   uint32_t mo() const { return load_be32(b_.subspan(14, 4)); }
 
   void set_control(bool tagged, bool last) requires kMut {
-    store_u8(b_, static_cast<uint8_t>((tagged ? ddp::kFlagTagged : 0) | (last ? ddp::kFlagLast : 0) | ddp::kVersion));
+    store_u8(b_, static_cast<uint8_t>((tagged ? ddp::kFlagTagged : 0) | (last ? ddp::kFlagLast : 0) |
+                                      ddp::kVersion));
   }
   void set_ulp_control(uint8_t v) requires kMut { store_u8(b_.subspan(1), v); }
   void set_stag(uint32_t v) requires kMut { store_be32(b_.subspan(2, 4), v); }

@@ -37,7 +37,9 @@ inline constexpr size_t kMarkerInterval = 512;
 
 constexpr size_t pad_length(size_t ulpdu_len) { return (4 - (ulpdu_len + kLengthLen) % 4) % 4; }
 // Length of the FPDU without markers.
-constexpr size_t fpdu_length(size_t ulpdu_len) { return kLengthLen + ulpdu_len + pad_length(ulpdu_len) + kCrcLen; }
+constexpr size_t fpdu_length(size_t ulpdu_len) {
+  return kLengthLen + ulpdu_len + pad_length(ulpdu_len) + kCrcLen;
+}
 
 // RFC 5044 (MULPDU): the largest ULPDU whose FPDU, markers included, fits a
 // TCP segment of `emss` bytes wherever it starts in the stream.

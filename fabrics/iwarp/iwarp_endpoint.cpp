@@ -14,12 +14,18 @@ namespace {
 // RDMAP's (RFC 5040 error management; Linux siw reports them the same way).
 TermError tagged_error(StagStatus s) {
   switch (s) {
-    case StagStatus::invalid_stag: return term::kDdpTaggedInvalidStag;
-    case StagStatus::base_bounds: return term::kDdpTaggedBaseBounds;
-    case StagStatus::not_associated: return term::kDdpTaggedStagNotAssociated;
-    case StagStatus::to_wrap: return term::kDdpTaggedToWrap;
-    case StagStatus::access_rights: return term::kRdmapAccessRights;
-    case StagStatus::ok: break;
+    case StagStatus::invalid_stag:
+      return term::kDdpTaggedInvalidStag;
+    case StagStatus::base_bounds:
+      return term::kDdpTaggedBaseBounds;
+    case StagStatus::not_associated:
+      return term::kDdpTaggedStagNotAssociated;
+    case StagStatus::to_wrap:
+      return term::kDdpTaggedToWrap;
+    case StagStatus::access_rights:
+      return term::kRdmapAccessRights;
+    case StagStatus::ok:
+      break;
   }
   return term::kDdpCatastrophic;
 }
@@ -27,12 +33,18 @@ TermError tagged_error(StagStatus s) {
 // The Data Source STag of a Read Request is RDMAP's to check (RFC 5040).
 TermError read_source_error(StagStatus s) {
   switch (s) {
-    case StagStatus::invalid_stag: return term::kRdmapInvalidStag;
-    case StagStatus::base_bounds: return term::kRdmapBaseBounds;
-    case StagStatus::access_rights: return term::kRdmapAccessRights;
-    case StagStatus::not_associated: return term::kRdmapStagNotAssociated;
-    case StagStatus::to_wrap: return term::kRdmapToWrap;
-    case StagStatus::ok: break;
+    case StagStatus::invalid_stag:
+      return term::kRdmapInvalidStag;
+    case StagStatus::base_bounds:
+      return term::kRdmapBaseBounds;
+    case StagStatus::access_rights:
+      return term::kRdmapAccessRights;
+    case StagStatus::not_associated:
+      return term::kRdmapStagNotAssociated;
+    case StagStatus::to_wrap:
+      return term::kRdmapToWrap;
+    case StagStatus::ok:
+      break;
   }
   return term::kRdmapCatastrophicStream;
 }
@@ -263,7 +275,8 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_sq() {
     h.msn = tx_msn_[rdmap::kQueueReadRequest]++;
     h.mo = 0;
     h.emit(u);
-    ReadRequestHeader{m.stag, m.to, m.read_len, m.source_stag, m.source_to}.emit(u.subspan(ddp::kUntaggedLen));
+    ReadRequestHeader{m.stag, m.to, m.read_len, m.source_stag, m.source_to}.emit(
+        u.subspan(ddp::kUntaggedLen));
     end_fpdu();
     reads_.push_back({m.wr_id, m.read_len, 0});
     ++stats_.reads;
@@ -467,8 +480,9 @@ void IwarpEndpoint::on_tagged(const DdpHeader& h, std::span<const std::byte> u, 
     // RFC 5041 tagged model: the STag and TO say where the bytes go; the Data Sink
     // checks them before placing (a zero-length segment places nothing).
     std::span<std::byte> dst;
-    const StagStatus s = mem_.resolve(h.stag, h.to, payload.size(),
-                                      read_response ? IwarpAccess::local_write : IwarpAccess::remote_write, dst);
+    const StagStatus s =
+        mem_.resolve(h.stag, h.to, payload.size(),
+                     read_response ? IwarpAccess::local_write : IwarpAccess::remote_write, dst);
     if (s != StagStatus::ok) {
       fail(tagged_error(s), u);
       return;
@@ -622,8 +636,9 @@ void IwarpEndpoint::tcp_peer_closed() {
 }
 
 void IwarpEndpoint::tcp_closed(TcpCloseReason) {
+  // The stream stays published: frames of it may still be on the wire, to
+  // be sealed when observed. The destructor withdraws it.
   phase_ = Phase::closed;
-  if (cfg_.streams) cfg_.streams->forget(tcp_.flow());
   events_->iwarp_closed();
 }
 

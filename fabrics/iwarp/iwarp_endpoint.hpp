@@ -48,7 +48,7 @@ enum class IwarpAccess : uint8_t { local_write, remote_read, remote_write };
 enum class StagStatus : uint8_t { ok, invalid_stag, base_bounds, access_rights, not_associated, to_wrap };
 
 class IwarpMemory {
-public:
+ public:
   virtual ~IwarpMemory() = default;
   // The bytes [to, to + length) of the buffer `stag` names, when `access` is
   // allowed; `out` is set only on ok. The span must stay valid while the
@@ -59,7 +59,7 @@ public:
 
 struct IwarpRecv {
   uint64_t wr_id = 0;
-  uint32_t msn = 0;      // RFC 5041 message sequence number on queue 0
+  uint32_t msn = 0;  // RFC 5041 message sequence number on queue 0
   uint32_t length = 0;
   bool solicited = false;
   bool invalidate = false;  // Send with Invalidate: `inval_stag` names the STag
@@ -67,7 +67,7 @@ struct IwarpRecv {
 };
 
 class IwarpEvents {
-public:
+ public:
   virtual ~IwarpEvents() = default;
   virtual void iwarp_established(std::span<const std::byte> /*peer_private_data*/) {}
   virtual void iwarp_rejected(std::span<const std::byte> /*peer_private_data*/) {}
@@ -84,12 +84,12 @@ public:
 };
 
 struct IwarpConfig {
-  bool crc = true;       // ask for CRCs (C flag); they are used if either side asks
-  bool markers = false;  // ask the peer to put markers in what it sends us (M flag)
-  bool reject = false;   // responder: answer the request with R set
-  std::vector<std::byte> private_data;  // at most 512 bytes (RFC 5044)
-  uint32_t ord = 16;  // RDMA Read Requests this end may have outstanding
-  uint32_t ird = 16;  // RDMA Read Requests this end serves at once
+  bool crc = true;                       // ask for CRCs (C flag); they are used if either side asks
+  bool markers = false;                  // ask the peer to put markers in what it sends us (M flag)
+  bool reject = false;                   // responder: answer the request with R set
+  std::vector<std::byte> private_data;   // at most 512 bytes (RFC 5044)
+  uint32_t ord = 16;                     // RDMA Read Requests this end may have outstanding
+  uint32_t ird = 16;                     // RDMA Read Requests this end serves at once
   MpaStreamRegistry* streams = nullptr;  // where to publish the sending stream for sealing
 };
 
@@ -102,7 +102,7 @@ struct IwarpStats {
 };
 
 class IwarpEndpoint final : public TcpUpper {
-public:
+ public:
   enum class Role : uint8_t { initiator, responder };
   enum class Phase : uint8_t { tcp_connecting, mpa_startup, full_operation, error, closed };
 
@@ -148,7 +148,7 @@ public:
   void tcp_peer_closed() override;
   void tcp_closed(TcpCloseReason why) override;
 
-private:
+ private:
   enum class MsgKind : uint8_t { send, write, read };
   struct OutMsg {
     MsgKind kind = MsgKind::send;
@@ -224,8 +224,8 @@ private:
   Ring<ReadResp> rrq_;
   Ring<PendingRead> reads_;
   Ring<AwaitAck> await_ack_;
-  bool rr_turn_ = false;  // round robin between the send queue and read responses
-  uint32_t tx_msn_[3] = {1, 1, 1};  // RFC 5041: each queue's MSN starts at 1
+  bool rr_turn_ = false;             // round robin between the send queue and read responses
+  uint32_t tx_msn_[3] = {1, 1, 1};   // RFC 5041: each queue's MSN starts at 1
   std::vector<std::byte> term_msg_;  // a Terminate waiting to be sent (its ULPDU)
   uint64_t first_fpdu_off_ = 0;      // stream offset of our first FPDU
   std::vector<std::byte> tx_scratch_;

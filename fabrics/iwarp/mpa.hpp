@@ -40,9 +40,7 @@ inline bool key_is(std::span<const std::byte> b, std::string_view key) {
   return true;
 }
 // Bytes that begin with either key: a request or a reply frame.
-inline bool is_frame(std::span<const std::byte> b) {
-  return key_is(b, kRequestKey) || key_is(b, kReplyKey);
-}
+inline bool is_frame(std::span<const std::byte> b) { return key_is(b, kRequestKey) || key_is(b, kReplyKey); }
 }  // namespace mpa
 
 template <class B>
@@ -53,7 +51,7 @@ class MpaFrameViewT {
   std::span<B> b_;
   explicit MpaFrameViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   // The 20-byte header must be present; complete() says whether the private data is too.
   static std::optional<MpaFrameViewT> check(std::span<B> b) {
     if (b.size() < mpa::kFrameHeaderLen) return std::nullopt;

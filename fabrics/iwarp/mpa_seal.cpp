@@ -29,7 +29,8 @@ void MpaStreamRegistry::seal(std::span<std::byte> tcp_segment, const TcpPseudoHe
   iwarp_seal(tcp_segment, ph, info);
 }
 
-MpaStreamRegistry::Key MpaStreamRegistry::key(const TcpPseudoHeader& ip, uint16_t src_port, uint16_t dst_port) {
+MpaStreamRegistry::Key MpaStreamRegistry::key(const TcpPseudoHeader& ip, uint16_t src_port,
+                                              uint16_t dst_port) {
   Key k{};
   k[0] = ip.ipv6;
   if (ip.ipv6) {

@@ -36,9 +36,13 @@ void iwarp_seal(std::span<std::byte> tcp_segment, const TcpPseudoHeader& ph, con
 
 // MPA stream descriptions by sending 4-tuple.
 class MpaStreamRegistry {
-public:
-  void publish(const TcpFlow& sender, const MpaStreamInfo& info) { streams_[key(sender.ip, sender.local_port, sender.remote_port)] = info; }
-  void forget(const TcpFlow& sender) { streams_.erase(key(sender.ip, sender.local_port, sender.remote_port)); }
+ public:
+  void publish(const TcpFlow& sender, const MpaStreamInfo& info) {
+    streams_[key(sender.ip, sender.local_port, sender.remote_port)] = info;
+  }
+  void forget(const TcpFlow& sender) {
+    streams_.erase(key(sender.ip, sender.local_port, sender.remote_port));
+  }
   const MpaStreamInfo* find(const TcpPseudoHeader& ip, uint16_t src_port, uint16_t dst_port) const {
     auto it = streams_.find(key(ip, src_port, dst_port));
     return it == streams_.end() ? nullptr : &it->second;
@@ -47,7 +51,7 @@ public:
   void seal(std::span<std::byte> tcp_segment, const TcpPseudoHeader& ph) const;
   size_t size() const { return streams_.size(); }
 
-private:
+ private:
   using Key = std::array<uint8_t, 37>;
   static Key key(const TcpPseudoHeader& ip, uint16_t src_port, uint16_t dst_port);
   std::map<Key, MpaStreamInfo> streams_;

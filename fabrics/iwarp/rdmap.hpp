@@ -86,8 +86,9 @@ struct ReadRequestHeader {
 
   static std::optional<ReadRequestHeader> parse(std::span<const std::byte> b) {
     if (b.size() < kLen) return std::nullopt;
-    return ReadRequestHeader{load_be32(b.subspan(0, 4)), load_be64(b.subspan(4, 8)), load_be32(b.subspan(12, 4)),
-                             load_be32(b.subspan(16, 4)), load_be64(b.subspan(20, 8))};
+    return ReadRequestHeader{load_be32(b.subspan(0, 4)), load_be64(b.subspan(4, 8)),
+                             load_be32(b.subspan(12, 4)), load_be32(b.subspan(16, 4)),
+                             load_be64(b.subspan(20, 8))};
   }
   void emit(std::span<std::byte> b) const {
     store_be32(b.subspan(0, 4), sink_stag);
@@ -158,9 +159,9 @@ struct TerminateHeader {
 
   TermError error;
   bool m = false, d = false, r = false;
-  uint16_t ddp_segment_length = 0;           // the ULPDU_LENGTH of the offending FPDU
-  std::span<const std::byte> ddp_header;     // its DDP header, if d
-  std::span<const std::byte> rdmap_header;   // its Read Request header, if r
+  uint16_t ddp_segment_length = 0;          // the ULPDU_LENGTH of the offending FPDU
+  std::span<const std::byte> ddp_header;    // its DDP header, if d
+  std::span<const std::byte> rdmap_header;  // its Read Request header, if r
 
   size_t length() const {
     return kControlLen + (m || d ? 2 : 0) + (d ? ddp_header.size() : 0) + (r ? rdmap_header.size() : 0);

@@ -24,7 +24,8 @@ void CongestionControl::observe_ack(const AckSample& a) {
   bytes_acked_ += a.acked;
   if (a.ece) bytes_marked_ += a.acked;
   if (a.snd_una >= window_end_) {
-    const double f = bytes_acked_ ? static_cast<double>(bytes_marked_) / static_cast<double>(bytes_acked_) : 0.0;
+    const double f =
+        bytes_acked_ ? static_cast<double>(bytes_marked_) / static_cast<double>(bytes_acked_) : 0.0;
     alpha_ = (1.0 - g_) * alpha_ + g_ * f;
     bytes_acked_ = bytes_marked_ = 0;
     window_end_ = a.snd_nxt;

@@ -18,16 +18,16 @@ namespace rdmasim {
 // What one ACK told the sender, for window growth.
 struct AckSample {
   Time now;
-  uint64_t acked = 0;        // bytes newly acknowledged (cumulatively)
-  bool ece = false;          // the ACK carried ECN-Echo
-  Time srtt;                 // smoothed RTT (zero before the first sample)
-  uint64_t snd_una = 0;      // stream offsets after this ACK
+  uint64_t acked = 0;    // bytes newly acknowledged (cumulatively)
+  bool ece = false;      // the ACK carried ECN-Echo
+  Time srtt;             // smoothed RTT (zero before the first sample)
+  uint64_t snd_una = 0;  // stream offsets after this ACK
   uint64_t snd_nxt = 0;
   bool cwnd_limited = true;  // the sender was limited by cwnd, not by data or rwnd
 };
 
 class CongestionControl {
-public:
+ public:
   CongestionControl(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments, double dctcp_g);
 
   CongestionControlKind kind() const { return kind_; }
@@ -58,7 +58,7 @@ public:
 
   double dctcp_alpha() const { return alpha_; }
 
-private:
+ private:
   void grow(const AckSample& a);
   void cubic_reduce(Time now);
 
@@ -71,10 +71,10 @@ private:
   // CUBIC (RFC 9438 4): segments and seconds.
   bool epoch_started_ = false;
   Time epoch_start_;
-  double w_max_ = 0;      // window before the last reduction
-  double k_ = 0;          // time to get back to w_max
-  double w_est_ = 0;      // Reno-friendly estimate
-  double cubic_frac_ = 0; // fraction of a byte carried between ACKs
+  double w_max_ = 0;       // window before the last reduction
+  double k_ = 0;           // time to get back to w_max
+  double w_est_ = 0;       // Reno-friendly estimate
+  double cubic_frac_ = 0;  // fraction of a byte carried between ACKs
 
   // DCTCP (RFC 8257 3.3).
   double g_;

@@ -12,7 +12,7 @@
 namespace rdmasim {
 
 class LazyTimer {
-public:
+ public:
   using Callback = void (*)(void* ctx);
 
   LazyTimer(Simulator& sim, void* ctx, Callback fn) : sim_(sim), ctx_(ctx), fn_(fn) {}
@@ -32,7 +32,7 @@ public:
   void arm_after(Time delay) { arm_at(sim_.now() + delay); }
   void disarm() { deadline_ = Time::max(); }  // the pending event, if any, finds nothing to do
 
-private:
+ private:
   void schedule(Time when) {
     scheduled_for_ = when;
     event_ = sim_.at(when, [this] { fire(); });

@@ -21,7 +21,7 @@
 namespace rdmasim {
 
 class RecordQueue {
-public:
+ public:
   explicit RecordQueue(size_t capacity) : buf_(capacity), recs_(64) {}
 
   size_t capacity() const { return buf_.size(); }
@@ -113,7 +113,7 @@ public:
     }
   }
 
-private:
+ private:
   struct Rec {
     uint64_t off = 0;  // stream offset of the first byte
     uint32_t pos = 0;  // where it lies in buf_

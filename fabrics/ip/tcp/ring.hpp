@@ -12,7 +12,7 @@ namespace rdmasim {
 
 template <class T>
 class Ring {
-public:
+ public:
   explicit Ring(size_t capacity = 16) {
     size_t c = 1;
     while (c < capacity) c <<= 1;
@@ -43,7 +43,7 @@ public:
     head_ = 0;
   }
 
-private:
+ private:
   void grow() {
     std::vector<T> n(v_.size() * 2);
     for (size_t i = 0; i < size_; ++i) n[i] = std::move((*this)[i]);

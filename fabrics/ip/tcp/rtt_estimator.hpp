@@ -11,7 +11,7 @@
 namespace rdmasim {
 
 class RttEstimator {
-public:
+ public:
   RttEstimator(Time initial_rto, Time min_rto, Time max_rto)
       : min_rto_(min_rto), max_rto_(max_rto), base_rto_(clamp(initial_rto)) {}
 
@@ -48,7 +48,7 @@ public:
   Time srtt() const { return srtt_; }
   Time rttvar() const { return rttvar_; }
 
-private:
+ private:
   Time clamp(Time t) const { return std::clamp(t, min_rto_, max_rto_); }
 
   Time min_rto_, max_rto_;

@@ -45,8 +45,8 @@ struct TcpConfig {
   // covers receive_buffer.
   std::optional<uint8_t> window_scale;
 
-  bool sack = true;        // RFC 2018 / RFC 6675
-  bool ecn = false;        // RFC 3168; forced on by dctcp
+  bool sack = true;           // RFC 2018 / RFC 6675
+  bool ecn = false;           // RFC 3168; forced on by dctcp
   double dctcp_g = 1.0 / 16;  // RFC 8257 4.2 gain of the marked-fraction estimate
 
   Time time_wait = Time::ms(1);  // 2*MSL, shortened like the timers above

@@ -23,17 +23,28 @@ uint32_t fnv1a(uint32_t h, std::span<const std::byte> b) {
 
 const char* to_string(TcpState s) {
   switch (s) {
-    case TcpState::closed: return "CLOSED";
-    case TcpState::listen: return "LISTEN";
-    case TcpState::syn_sent: return "SYN-SENT";
-    case TcpState::syn_received: return "SYN-RECEIVED";
-    case TcpState::established: return "ESTABLISHED";
-    case TcpState::fin_wait_1: return "FIN-WAIT-1";
-    case TcpState::fin_wait_2: return "FIN-WAIT-2";
-    case TcpState::close_wait: return "CLOSE-WAIT";
-    case TcpState::closing: return "CLOSING";
-    case TcpState::last_ack: return "LAST-ACK";
-    case TcpState::time_wait: return "TIME-WAIT";
+    case TcpState::closed:
+      return "CLOSED";
+    case TcpState::listen:
+      return "LISTEN";
+    case TcpState::syn_sent:
+      return "SYN-SENT";
+    case TcpState::syn_received:
+      return "SYN-RECEIVED";
+    case TcpState::established:
+      return "ESTABLISHED";
+    case TcpState::fin_wait_1:
+      return "FIN-WAIT-1";
+    case TcpState::fin_wait_2:
+      return "FIN-WAIT-2";
+    case TcpState::close_wait:
+      return "CLOSE-WAIT";
+    case TcpState::closing:
+      return "CLOSING";
+    case TcpState::last_ack:
+      return "LAST-ACK";
+    case TcpState::time_wait:
+      return "TIME-WAIT";
   }
   return "?";
 }
@@ -47,8 +58,8 @@ uint32_t TcpFlow::hash() const {
     h = fnv1a(h, ip.src4.bytes());
     h = fnv1a(h, ip.dst4.bytes());
   }
-  std::array<std::byte, 4> ports{std::byte(local_port >> 8), std::byte(local_port), std::byte(remote_port >> 8),
-                                 std::byte(remote_port)};
+  std::array<std::byte, 4> ports{std::byte(local_port >> 8), std::byte(local_port),
+                                 std::byte(remote_port >> 8), std::byte(remote_port)};
   return fnv1a(h, ports);
 }
 
@@ -257,8 +268,8 @@ void TcpConnection::update_cwnd_limited() {
   // RFC 7661 in spirit: the window only grows while it is used. It counts as
   // used when data waits for it, or when at least half of it is in flight.
   const uint64_t p = pipe();
-  const bool waiting = !fin_sent_ && snd_nxt_ < sndq_.end_offset() && new_data_length() == 0 &&
-                       snd_una_ + snd_wnd_ > snd_nxt_;
+  const bool waiting =
+      !fin_sent_ && snd_nxt_ < sndq_.end_offset() && new_data_length() == 0 && snd_una_ + snd_wnd_ > snd_nxt_;
   cwnd_limited_ = waiting || 2 * p >= cc_.cwnd();
 }
 
@@ -283,7 +294,8 @@ TcpOptions TcpConnection::syn_options(bool syn_ack) const {
 }
 
 uint8_t TcpConnection::our_wscale() const {
-  return cfg_.window_scale ? std::min<uint8_t>(*cfg_.window_scale, 14) : auto_window_scale(cfg_.receive_buffer);
+  return cfg_.window_scale ? std::min<uint8_t>(*cfg_.window_scale, 14)
+                           : auto_window_scale(cfg_.receive_buffer);
 }
 
 uint16_t TcpConnection::window_field() {
@@ -292,8 +304,7 @@ uint16_t TcpConnection::window_field() {
   // Receiver SWS avoidance (RFC 9293 3.8.6.2.2): the right edge moves only in
   // steps of min(half the buffer, one MSS), and never back (3.8.6.2.1).
   const uint64_t step = std::min<uint64_t>(cfg_.receive_buffer / 2, local_mss_);
-  if (want >= rcv_adv_ + step || (rcv_adv_ <= rcv_nxt_ && want > rcv_adv_ && want - rcv_nxt_ >= step))
-    rcv_adv_ = want;
+  if (want >= rcv_adv_ + step) rcv_adv_ = want;
   if (rcv_adv_ < rcv_nxt_) rcv_adv_ = rcv_nxt_;
   uint64_t wnd = rcv_adv_ - rcv_nxt_;
   // Round up to the scale unit so the advertised edge never recedes (RFC 7323 2.4).
@@ -512,7 +523,8 @@ void TcpConnection::receive_segment(Packet& p, const TcpHeader& h, size_t hlen, 
   if (seg_len == 0) {
     acceptable = wnd == 0 ? off == nxt : (off >= nxt && off < nxt + wnd);
   } else {
-    acceptable = wnd > 0 && ((off >= nxt && off < nxt + wnd) || (off + seg_len - 1 >= nxt && off + seg_len - 1 < nxt + wnd));
+    acceptable = wnd > 0 && ((off >= nxt && off < nxt + wnd) ||
+                             (off + seg_len - 1 >= nxt && off + seg_len - 1 < nxt + wnd));
   }
 
   // Second: RST (RFC 9293 3.10.7.4; the exact-match rule of RFC 5961 is not modelled).
@@ -906,7 +918,8 @@ void TcpConnection::seg_forget(const Seg& s) {
 
 void TcpConnection::process_data(Packet& p, const TcpHeader& h, size_t hlen, size_t payload, bool ce) {
   if (payload == 0) return;
-  if (state_ != TcpState::established && state_ != TcpState::fin_wait_1 && state_ != TcpState::fin_wait_2) return;
+  if (state_ != TcpState::established && state_ != TcpState::fin_wait_1 && state_ != TcpState::fin_wait_2)
+    return;
   if (peer_fin_seen_ && rcv_nxt_ > peer_fin_off_) return;
 
   if (ecn_ok_) {
@@ -971,7 +984,8 @@ void TcpConnection::deliver(std::span<const std::byte> bytes) {
 }
 
 void TcpConnection::insert_ooo(Packet& p, uint64_t start, uint64_t end, uint32_t data_at) {
-  auto it = std::lower_bound(ooo_.begin(), ooo_.end(), start, [](const OooSeg& s, uint64_t v) { return s.start < v; });
+  auto it = std::lower_bound(ooo_.begin(), ooo_.end(), start,
+                             [](const OooSeg& s, uint64_t v) { return s.start < v; });
   if (it != ooo_.begin()) {
     const OooSeg& prev = *(it - 1);
     if (prev.end >= end) {

@@ -93,8 +93,8 @@ struct TcpStats {
   uint64_t timeouts = 0;            // retransmission timer expirations
   uint64_t fast_retransmits = 0;    // loss recovery episodes entered on duplicate ACKs / SACK
   uint64_t dupacks_received = 0;
-  uint64_t ecn_reductions = 0;      // window cuts on ECN-Echo
-  uint64_t ce_received = 0;         // segments that arrived marked CE
+  uint64_t ecn_reductions = 0;  // window cuts on ECN-Echo
+  uint64_t ce_received = 0;     // segments that arrived marked CE
   uint64_t window_probes = 0;
   uint64_t out_of_order = 0;        // data segments that arrived ahead of a hole
   uint64_t duplicate_segments = 0;  // data segments that carried nothing new
@@ -103,7 +103,7 @@ struct TcpStats {
 // What sits on top of a connection: the iWARP endpoint, or a test.
 // Callbacks must not destroy the connection.
 class TcpUpper {
-public:
+ public:
   virtual ~TcpUpper() = default;
   virtual void tcp_established() {}
   // The next in-order bytes of the peer's stream. With auto_consume off the
@@ -124,7 +124,7 @@ struct TcpTx {
 };
 
 class TcpConnection {
-public:
+ public:
   using Output = std::function<void(Packet, bool ect)>;
 
   TcpConnection(Simulator& sim, PacketPool& pool, const TcpConfig& cfg, const TcpFlow& flow, uint32_t iss);
@@ -190,7 +190,7 @@ public:
   // header on), over the pseudo-header of its own addresses.
   void seal(std::span<std::byte> segment) const { tcp_fill_checksum(segment, flow_.ip); }
 
-private:
+ private:
   enum class Tx : uint8_t { none, ctrl, syn, retransmit, data, fin, probe, ack };
   enum class CaState : uint8_t { open, recovery, loss };
 
@@ -312,7 +312,7 @@ private:
   RecordQueue sndq_;
   Ring<Seg> scoreboard_;
   uint64_t sacked_bytes_ = 0, lost_bytes_ = 0, retrans_bytes_ = 0;
-  size_t lost_unsent_ = 0;  // lost segments not yet retransmitted
+  size_t lost_unsent_ = 0;    // lost segments not yet retransmitted
   uint64_t reno_sacked_ = 0;  // duplicate ACKs counted as delivered segments without SACK
 
   // Congestion and loss recovery.
@@ -325,8 +325,8 @@ private:
   bool fast_rtx_pending_ = false;  // the first retransmission ignores cwnd
   uint64_t prr_delivered_ = 0, prr_out_ = 0, recover_fs_ = 0;
   bool cwnd_limited_ = false;
-  uint64_t ecn_recover_ = 0;   // no second ECN reduction before this is acked
-  bool cwr_pending_ = false;   // set CWR on the next new data segment
+  uint64_t ecn_recover_ = 0;  // no second ECN reduction before this is acked
+  bool cwr_pending_ = false;  // set CWR on the next new data segment
   uint32_t persist_backoff_ = 0;
   bool probe_pending_ = false;
 

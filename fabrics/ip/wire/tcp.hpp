@@ -59,7 +59,7 @@ class TcpViewT {
   std::span<B> b_;
   explicit TcpViewT(std::span<B> b) : b_(b) {}
 
-public:
+ public:
   static constexpr size_t kLen = 20;  // without options
   static constexpr size_t kMaxLen = 60;
 
@@ -93,7 +93,9 @@ public:
   void set_seq(uint32_t v) requires kMut { store_be32(b_.subspan(4, 4), v); }
   void set_ack(uint32_t v) requires kMut { store_be32(b_.subspan(8, 4), v); }
   // The reserved bits and AE are written as zero.
-  void set_data_offset(uint8_t words) requires kMut { store_u8(b_.subspan(12), static_cast<uint8_t>(words << 4)); }
+  void set_data_offset(uint8_t words) requires kMut {
+    store_u8(b_.subspan(12), static_cast<uint8_t>(words << 4));
+  }
   void set_flags(uint8_t v) requires kMut { store_u8(b_.subspan(13), v); }
   void set_window(uint16_t v) requires kMut { store_be16(b_.subspan(14, 2), v); }
   void set_checksum(uint16_t v) requires kMut { store_be16(b_.subspan(16, 2), v); }
@@ -137,8 +139,8 @@ struct TcpOptions {
     size_t n = 0;
     if (mss) n += 4;
     if (sack_permitted || timestamps) n += timestamps ? 12 : 4;  // [NOP NOP] SACKOK | [SACKOK|NOP NOP] TS
-    if (window_scale) n += 4;                                   // NOP WS
-    const size_t room = (40 - n - 4) / 8;                       // NOP NOP SACK(2 + 8k)
+    if (window_scale) n += 4;                                    // NOP WS
+    const size_t room = (40 - n - 4) / 8;                        // NOP NOP SACK(2 + 8k)
     if (sack_count > 0) n += 4 + 8 * std::min<size_t>(sack_count, room);
     return n;
   }
@@ -169,7 +171,8 @@ struct TcpOptions {
     if (window_scale) put(tcp_option::kNop), put(tcp_option::kWindowScale), put(3), put(*window_scale);
     if (sack_count > 0) {
       const size_t k = std::min<size_t>(sack_count, (40 - i - 4) / 8);
-      put(tcp_option::kNop), put(tcp_option::kNop), put(tcp_option::kSack), put(static_cast<uint8_t>(2 + 8 * k));
+      put(tcp_option::kNop), put(tcp_option::kNop), put(tcp_option::kSack),
+          put(static_cast<uint8_t>(2 + 8 * k));
       for (size_t j = 0; j < k; ++j) {
         store_be32(out.subspan(i, 4), sack[j].left);
         store_be32(out.subspan(i + 4, 4), sack[j].right);
@@ -252,8 +255,8 @@ struct TcpHeader {
     if (!v.valid()) return std::nullopt;
     auto opts = TcpOptions::parse(v.options());
     if (!opts) return std::nullopt;
-    return TcpHeader{v.src_port(), v.dst_port(), v.seq(), v.ack(), v.flags(), v.window(), v.checksum(),
-                     v.urgent(),   *opts};
+    return TcpHeader{v.src_port(), v.dst_port(), v.seq(),    v.ack(), v.flags(),
+                     v.window(),   v.checksum(), v.urgent(), *opts};
   }
   // `v` must span at least header_len() bytes.
   void emit(TcpView v) const {
@@ -281,7 +284,9 @@ struct TcpPseudoHeader {
   Ipv6Address src6, dst6;
 
   static TcpPseudoHeader v4(Ipv4Address src, Ipv4Address dst) { return {false, src, dst, {}, {}}; }
-  static TcpPseudoHeader v6(const Ipv6Address& src, const Ipv6Address& dst) { return {true, {}, {}, src, dst}; }
+  static TcpPseudoHeader v6(const Ipv6Address& src, const Ipv6Address& dst) {
+    return {true, {}, {}, src, dst};
+  }
   static TcpPseudoHeader of(ConstIpv4View ip) { return v4(ip.src(), ip.dst()); }
   static TcpPseudoHeader of(ConstIpv6View ip) { return v6(ip.src(), ip.dst()); }
 

@@ -12,7 +12,7 @@
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
-using namespace rdmasim::test;
+using namespace rdmasim::iwarp_test;
 
 namespace {
 
@@ -233,7 +233,8 @@ TEST_CASE("iwarp: ORD bounds outstanding reads; responses interleave with sends"
   src.bytes = pattern_bytes(64 << 10, 3);
   p.ma.add(0x101, 0, 16 * (4 << 10), false, false);
   for (int i = 0; i < 16; ++i)
-    p.a->post_read(i, 0x101, static_cast<uint64_t>(i) * (4 << 10), 4 << 10, 0x201, static_cast<uint64_t>(i) * 1024);
+    p.a->post_read(i, 0x101, static_cast<uint64_t>(i) * (4 << 10), 4 << 10, 0x201,
+                   static_cast<uint64_t>(i) * 1024);
   size_t max_outstanding = 0;
   p.t.ha.port(0).on_tx([&](Time, Packet&) {
     max_outstanding = std::max<size_t>(max_outstanding, p.a->stats().reads - p.ea.reads_done.size());
@@ -244,6 +245,7 @@ TEST_CASE("iwarp: ORD bounds outstanding reads; responses interleave with sends"
   CHECK(max_outstanding <= 2);
   for (int i = 0; i < 16; ++i) {
     const auto& got = p.ma.regions[0x101].bytes;
-    CHECK(std::equal(got.begin() + i * (4 << 10), got.begin() + (i + 1) * (4 << 10), src.bytes.begin() + i * 1024));
+    CHECK(std::equal(got.begin() + i * (4 << 10), got.begin() + (i + 1) * (4 << 10),
+                     src.bytes.begin() + i * 1024));
   }
 }

@@ -20,14 +20,15 @@
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
-using namespace rdmasim::test;
+using namespace rdmasim::iwarp_test;
 
 namespace {
 
 // A host whose frames carry real Ethernet and IPv4 headers around its TCP segments.
 class EthHost : public Node {
-public:
-  EthHost(Simulator& sim, std::string name, uint32_t n) : Node(sim, std::move(name)), mac_(MacAddress::local(n)) {
+ public:
+  EthHost(Simulator& sim, std::string name, uint32_t n)
+      : Node(sim, std::move(name)), mac_(MacAddress::local(n)) {
     add_port();
   }
   Ipv4Address ip, peer_ip;
@@ -43,7 +44,8 @@ public:
     ih.src = ip;
     ih.dst = peer_ip;
     ih.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
-    EthernetHeader{peer_mac, mac_, ethertype::kIpv4}.emit(*EthernetView::check(p.push_front(EthernetHeader::kLen)));
+    EthernetHeader{peer_mac, mac_, ethertype::kIpv4}.emit(
+        *EthernetView::check(p.push_front(EthernetHeader::kLen)));
     if (p.size() < EthernetView::kMinFrameLen) {  // the NIC pads short frames on the wire
       auto pad = p.push_back(EthernetView::kMinFrameLen - p.size());
       std::fill(pad.begin(), pad.end(), std::byte{0});
@@ -62,13 +64,13 @@ public:
   }
   const MacAddress& mac() const { return mac_; }
 
-private:
+ private:
   MacAddress mac_;
   uint16_t ip_id_ = 1;
 };
 
 class Wire : public Node {  // a two-port switch
-public:
+ public:
   explicit Wire(Simulator& sim) : Node(sim, "sw") {
     add_port();
     add_port();
@@ -81,7 +83,7 @@ public:
 
 // Seals a frame the first time it is observed, then writes it.
 class Capture {
-public:
+ public:
   Capture(const std::filesystem::path& path, const MpaStreamRegistry& streams) : streams_(streams) {
     dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
     dumper_ = pcap_dump_open(dead_, path.c_str());
@@ -97,20 +99,22 @@ public:
     if (p.meta.crc_pending) {
       auto frame = p.bytes();
       auto ip4 = *ConstIpv4View::check(frame.subspan(EthernetHeader::kLen));
-      auto seg = frame.subspan(EthernetHeader::kLen + ip4.header_len(), ip4.total_length() - ip4.header_len());
+      auto seg =
+          frame.subspan(EthernetHeader::kLen + ip4.header_len(), ip4.total_length() - ip4.header_len());
       streams_.seal(seg, TcpPseudoHeader::of(ip4));
       p.meta.crc_pending = false;
     }
     pcap_pkthdr h{};
     h.ts.tv_sec = t.count() / 1'000'000'000'000;
-    h.ts.tv_usec = (t.count() % 1'000'000'000'000) / 1000;  // nanoseconds: the dumper was opened with nano precision
+    h.ts.tv_usec =
+        (t.count() % 1'000'000'000'000) / 1000;  // nanoseconds: the dumper was opened with nano precision
     h.caplen = h.len = static_cast<uint32_t>(p.size());
     pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, reinterpret_cast<const u_char*>(p.bytes().data()));
     ++frames;
   }
   uint64_t frames = 0;
 
-private:
+ private:
   const MpaStreamRegistry& streams_;
   pcap_t* dead_ = nullptr;
   pcap_dumper_t* dumper_ = nullptr;
@@ -218,10 +222,10 @@ void capture_and_check(bool markers) {
   const auto s1 = pattern_bytes(2000, 1), w = pattern_bytes(4000, 2), s2 = pattern_bytes(64, 3);
   x.tb->listen();
   x.ta->connect();
-  x.a->post_send(10, s1);                                  // 2 FPDUs: Send
-  x.a->post_write(11, w, 0x200, 0x10000);                   // 3 FPDUs: Write
+  x.a->post_send(10, s1);                                       // 2 FPDUs: Send
+  x.a->post_write(11, w, 0x200, 0x10000);                       // 3 FPDUs: Write
   x.a->post_read(12, 0x100, 0x0, 3000, 0x200, 0x10000 + 4096);  // Read Request; 3 Read Responses
-  x.a->post_send(13, s2, true);                            // Send with Solicited Event
+  x.a->post_send(13, s2, true);                                 // Send with Solicited Event
   x.sim.run(2_ms);
   REQUIRE(x.ea.reads_done.size() == 1);
   REQUIRE(x.eb.recvs.size() == 2);
@@ -268,8 +272,9 @@ void capture_and_check(bool markers) {
   // DDP fields tell the same story. Without markers the Read Request and the
   // Send with SE share a segment; tshark lists both PDUs' fields.
   {
-    const std::string f = run(base + " -Y 'iwarp_rdma.opcode == 0x05' -T fields -E occurrence=a -E aggregator=, "
-                                      "-e iwarp_ddp.qn -e iwarp_ddp.msn 2>/dev/null");
+    const std::string f = run(base +
+                              " -Y 'iwarp_rdma.opcode == 0x05' -T fields -E occurrence=a -E aggregator=, "
+                              "-e iwarp_ddp.qn -e iwarp_ddp.msn 2>/dev/null");
     const auto tab = f.find('\t');
     REQUIRE(tab != std::string::npos);
     auto split = [](const std::string& s) {
@@ -288,7 +293,8 @@ void capture_and_check(bool markers) {
     const auto qn = split(f.substr(0, tab)), msn = split(f.substr(tab + 1));
     REQUIRE(qn.size() == msn.size());
     bool found = false;
-    for (size_t i = 0; i < qn.size(); ++i) found |= qn[i] == "0" && msn[i] == "2";  // the second Send on queue 0
+    for (size_t i = 0; i < qn.size(); ++i)
+      found |= qn[i] == "0" && msn[i] == "2";  // the second Send on queue 0
     CHECK(found);
   }
   CHECK(run(base + " -Y 'iwarp_rdma.opcode == 0x01' -T fields -e iwarp_rdma.rdmardsz -e iwarp_rdma.srcstag "
@@ -304,6 +310,8 @@ void capture_and_check(bool markers) {
 
 }  // namespace
 
-TEST_CASE("iwarp pcap: tshark dissects MPA, DDP and RDMAP with good CRCs and checksums") { capture_and_check(false); }
+TEST_CASE("iwarp pcap: tshark dissects MPA, DDP and RDMAP with good CRCs and checksums") {
+  capture_and_check(false);
+}
 
 TEST_CASE("iwarp pcap: the same with MPA markers") { capture_and_check(true); }

@@ -11,7 +11,9 @@
 #include "fabrics/iwarp/iwarp_endpoint.hpp"
 #include "tests/fabrics/ip/tcp/tcp_testbed.hpp"
 
-namespace rdmasim::test {
+namespace rdmasim::iwarp_test {
+
+using namespace rdmasim::tcp_test;
 
 // Registered regions by STag, each with a base TO and access rights.
 struct TestMemory : IwarpMemory {
@@ -30,11 +32,12 @@ struct TestMemory : IwarpMemory {
     r.remote_write = remote_write;
     return r;
   }
-  StagStatus resolve(uint32_t stag, uint64_t to, uint64_t len, IwarpAccess a, std::span<std::byte>& out) override {
+  StagStatus resolve(uint32_t stag, uint64_t to, uint64_t len, IwarpAccess a,
+                     std::span<std::byte>& out) override {
     auto it = regions.find(stag);
     if (it == regions.end()) return StagStatus::invalid_stag;
     Region& r = it->second;
-    const bool allowed = a == IwarpAccess::local_write ? r.local_write
+    const bool allowed = a == IwarpAccess::local_write   ? r.local_write
                          : a == IwarpAccess::remote_read ? r.remote_read
                                                          : r.remote_write;
     if (!allowed) return StagStatus::access_rights;
@@ -72,7 +75,9 @@ struct Recorder : IwarpEvents {
   void iwarp_write_done(uint64_t id) override { writes_done.push_back(id); }
   void iwarp_read_done(uint64_t id) override { reads_done.push_back(id); }
   void iwarp_recv(const IwarpRecv& r) override { recvs.push_back(r); }
-  void iwarp_write_placed(uint32_t stag, uint64_t to, uint64_t len) override { placed.push_back({stag, to, len}); }
+  void iwarp_write_placed(uint32_t stag, uint64_t to, uint64_t len) override {
+    placed.push_back({stag, to, len});
+  }
   void iwarp_terminate(const TermError& e, bool local) override { terms.push_back({e, local}); }
   void iwarp_closed() override { closed = true; }
 };
@@ -99,4 +104,4 @@ struct IwarpPair {
   }
 };
 
-}  // namespace rdmasim::test
+}  // namespace rdmasim::iwarp_test

@@ -39,8 +39,8 @@ uint32_t bitwise_crc32c(std::span<const std::byte> b) {
 
 TEST_CASE("mpa: request and reply frames byte for byte") {
   // Request: key, C set, Rev 1, 4 bytes of private data.
-  auto req = bytes({'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R', 'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e', 0x40, 0x01, 0x00,
-                    0x04, 0xDE, 0xAD, 0xBE, 0xEF});
+  auto req = bytes({'M', 'P', 'A', ' ', 'I',  'D',  ' ',  'R',  'e',  'q',  ' ',  'F',
+                    'r', 'a', 'm', 'e', 0x40, 0x01, 0x00, 0x04, 0xDE, 0xAD, 0xBE, 0xEF});
   auto v = ConstMpaFrameView::check(req);
   REQUIRE(v);
   CHECK(v->is_request());
@@ -111,8 +111,8 @@ TEST_CASE("ddp/rdmap: an untagged Send with Solicited Event and a Read Request")
   ReadRequestHeader rr{0xAABBCCDD, 0x1000, 65536, 0x01020304, 0xFFFF000000000000ull};
   std::vector<std::byte> b(ReadRequestHeader::kLen);
   rr.emit(b);
-  CHECK(b == bytes({0xAA, 0xBB, 0xCC, 0xDD, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 0, 0, 1, 2, 3, 4, 0xFF, 0xFF, 0, 0, 0, 0,
-                    0, 0}));
+  CHECK(b == bytes({0xAA, 0xBB, 0xCC, 0xDD, 0, 0, 0,    0,    0, 0, 0x10, 0, 0, 1,
+                    0,    0,    1,    2,    3, 4, 0xFF, 0xFF, 0, 0, 0,    0, 0, 0}));
   CHECK(ReadRequestHeader::parse(b) == rr);
 }
 
@@ -152,7 +152,8 @@ TEST_CASE("rdmap: terminate header with the offending DDP and Read Request heade
   std::vector<std::byte> c(d.length());
   d.emit(c);
   CHECK(c == bytes({0x12, 0x05, 0x00, 0x00}));
-  CHECK(describe(term::kDdpUntaggedTooLong) == "DDP untagged buffer: DDP message too long for available buffer");
+  CHECK(describe(term::kDdpUntaggedTooLong) ==
+        "DDP untagged buffer: DDP message too long for available buffer");
   CHECK(describe(term::kRdmapAccessRights) == "RDMAP: access rights violation");
 }
 
@@ -189,7 +190,8 @@ TEST_CASE("mpa: markers every 512 octets, FPDUPTR pointing back, scatter and gat
   p.scatter(start, fpdu, rec);
   // First marker 8 bytes in: reserved 0, FPDUPTR 8.
   CHECK(std::vector<std::byte>(rec.begin() + 8, rec.begin() + 12) == bytes({0, 0, 0, 8}));
-  CHECK(std::vector<std::byte>(rec.begin() + 520, rec.begin() + 524) == bytes({0, 0, 0x02, 0x08}));  // 520 back
+  CHECK(std::vector<std::byte>(rec.begin() + 520, rec.begin() + 524) ==
+        bytes({0, 0, 0x02, 0x08}));  // 520 back
   std::vector<std::byte> back(fpdu.size());
   CHECK(p.gather(start, rec, back) == fpdu.size());
   CHECK(back == fpdu);
@@ -296,7 +298,8 @@ TEST_CASE("mpa seal: CRCs of every FPDU in a segment, then the TCP checksum") {
   CHECK(reg.find(ph, 49152, 18515));
   CHECK(!reg.find(ph.reversed(), 18515, 49152));
   reg.seal(seg, ph);
-  CHECK(load_le32(std::span<const std::byte>(seg).last(4)) == bitwise_crc32c(std::span<const std::byte>(seg).subspan(20, 32)));
+  CHECK(load_le32(std::span<const std::byte>(seg).last(4)) ==
+        bitwise_crc32c(std::span<const std::byte>(seg).subspan(20, 32)));
   reg.forget(f);
   CHECK(reg.size() == 0);
 }

@@ -1,8 +1,9 @@
 // fabrics/ip/tcp/congestion_control.hpp and rtt_estimator.hpp against the
 // numbers their RFCs give.
+#include "fabrics/ip/tcp/congestion_control.hpp"
+
 #include <doctest/doctest.h>
 
-#include "fabrics/ip/tcp/congestion_control.hpp"
 #include "fabrics/ip/tcp/rtt_estimator.hpp"
 
 using namespace rdmasim;

@@ -10,7 +10,7 @@
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
-using namespace rdmasim::test;
+using namespace rdmasim::tcp_test;
 
 namespace {
 
@@ -48,14 +48,14 @@ TEST_CASE("tcp: the handshake negotiates MSS, window scale, SACK") {
   CHECK(t.b->state() == TcpState::established);
   CHECK(x.src.established);
   CHECK(x.sink.established);
-  CHECK(t.a->max_record() == 1460);  // 1500 - 20 - 20
+  CHECK(t.a->max_record() == 1460);         // 1500 - 20 - 20
   CHECK(t.a->receive_window_scale() == 5);  // 1 MiB >> 5 fits 16 bits
   CHECK(t.b->send_window_scale() == 5);
   CHECK(t.a->sack_enabled());
   CHECK(t.b->sack_enabled());
   CHECK(!t.a->ecn_enabled());
   CHECK(t.a->send_window() == 65535);  // the SYN-ACK's window, never scaled (RFC 7323 2.2)
-  CHECK(t.a->srtt() > 4_us);  // sampled from the SYN: two hops each way
+  CHECK(t.a->srtt() > 4_us);           // sampled from the SYN: two hops each way
   CHECK(t.a->srtt() < 10_us);
 }
 
@@ -220,7 +220,7 @@ TEST_CASE("tcp: the receive window limits the sender; probes find it open again"
   CHECK(x.sink.received <= (64u << 10));
   CHECK(x.sink.received > (64u << 10) - 1460);
   CHECK(max_flight <= (64u << 10));
-  CHECK(t.a->send_window() < 1460);  // closed
+  CHECK(t.a->send_window() < 1460);       // closed
   CHECK(t.a->stats().window_probes > 0);  // the persist timer kept asking
   CHECK(t.a->stats().timeouts == 0);
 

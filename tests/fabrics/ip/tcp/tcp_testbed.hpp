@@ -19,7 +19,7 @@
 #include "nodes/node.hpp"
 #include "nodes/port.hpp"
 
-namespace rdmasim::test {
+namespace rdmasim::tcp_test {
 
 // One byte in front of the TCP header: the ECN field.
 inline void push_ecn(Packet& p, Ecn e) { p.push_front(1)[0] = std::byte{static_cast<uint8_t>(e)}; }
@@ -30,7 +30,7 @@ inline Ecn pop_ecn(Packet& p) {
 }
 
 class TestHost : public Node {
-public:
+ public:
   TestHost(Simulator& sim, std::string name) : Node(sim, std::move(name)) { add_port(); }
   std::function<void(Packet, bool ce)> on_frame;
   void receive(Port& in, Packet p) override {
@@ -47,7 +47,7 @@ public:
 // Forwards between its two ports. `drop` sees each frame (TCP bytes) with
 // the port it arrived on and may discard it.
 class TestSwitch : public Node {
-public:
+ public:
   TestSwitch(Simulator& sim, std::string name) : Node(sim, std::move(name)) {
     add_port();
     add_port();
@@ -75,7 +75,9 @@ public:
 };
 
 // Bytes that differ at every offset, so a misplaced byte shows.
-inline std::byte pattern(uint64_t i) { return std::byte(static_cast<uint8_t>(i * 131 + (i >> 8) + (i >> 16))); }
+inline std::byte pattern(uint64_t i) {
+  return std::byte(static_cast<uint8_t>(i * 131 + (i >> 8) + (i >> 16)));
+}
 
 // Sends `total` bytes as records of `record` bytes, as fast as TCP takes them.
 struct Source : TcpUpper {
@@ -153,8 +155,9 @@ struct Testbed {
           uint64_t seed = 1) {
     Port::connect(ha.port(0), sw.port(0), near, seed);
     Port::connect(sw.port(1), hb.port(0), far, seed);
-    const TcpFlow fa{TcpPseudoHeader::v4(Ipv4Address::from_u32(0x0A000001), Ipv4Address::from_u32(0x0A000002)),
-                     49152, 4791 + 1};
+    const TcpFlow fa{
+        TcpPseudoHeader::v4(Ipv4Address::from_u32(0x0A000001), Ipv4Address::from_u32(0x0A000002)), 49152,
+        4791 + 1};
     a = std::make_unique<TcpConnection>(sim, pool, ca, fa, 0x10000000u);
     b = std::make_unique<TcpConnection>(sim, pool, cb, fa.reversed(), 0xF0000000u);
     a->set_output([this](Packet p, bool ect) { ha.transmit(std::move(p), ect); });
@@ -178,4 +181,4 @@ inline LinkParams link(uint64_t gbps, Time delay, uint64_t buffer = 4 << 20, dou
   return l;
 }
 
-}  // namespace rdmasim::test
+}  // namespace rdmasim::tcp_test
