@@ -23,7 +23,7 @@ std::string experiment(uint64_t messages, bool capture) {
          "link: {bandwidth: 100Gbps, delay: 1us, mtu: 4096, buffer: 1MiB}\n"
          "topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}\n"
          "workloads:\n  - {kind: rdma_write, from: a, to: b, qp: rc, size: 64KiB, count: " +
-         std::to_string(messages) + ", outstanding: 16}\ncapture: {pcap: " + (capture ? "hosts" : "none") + "}\n";
+         std::to_string(messages) + ", outstanding: 4}\ncapture: {pcap: " + (capture ? "hosts" : "none") + "}\n";
 }
 
 void measure(uint64_t messages, bool capture) {

@@ -1,5 +1,7 @@
 #include "nodes/port.hpp"
 
+#include <algorithm>
+
 #include "nodes/node.hpp"
 
 namespace rdmasim {
@@ -21,14 +23,14 @@ void Port::set_link_up(Port& a, bool up) {
   }
 }
 
-bool Port::send(Packet p) {
+bool Port::send(Packet p, Time ready) {
   const uint8_t cls = class_of(p);
   const size_t n = p.size();
   if (!peer_ || queued_bytes_ + n > params_.buffer_bytes) {
     drop(p);
     return false;
   }
-  p.meta.enqueued = sim_.now();
+  p.meta.enqueued = std::max(sim_.now(), ready);  // when it may start
   queued_bytes_ += n;
   ++queued_frames_;
   class_bytes_[cls] += n;
@@ -57,11 +59,21 @@ void Port::start_next() {
   if (nonempty_ == 0) return;
   // Round robin from rr_next_ over the classes with frames queued.
   const uint8_t rotated = static_cast<uint8_t>(nonempty_ >> rr_next_ | nonempty_ << (kClasses - rr_next_));
+  const Time now = sim_.now();
+  Time earliest = Time::max();
+  bool gated = false;
   for (uint8_t pending = rotated; pending; pending &= static_cast<uint8_t>(pending - 1)) {
     const uint8_t cls = static_cast<uint8_t>((rr_next_ + __builtin_ctz(pending)) % kClasses);
     auto& q = queues_[cls];
+    if (q.front().meta.enqueued > now) {
+      earliest = std::min(earliest, q.front().meta.enqueued);
+      continue;
+    }
     const size_t n = q.front().size();
-    if (gate_ && !gate_->may_send(cls, n)) continue;
+    if (gate_ && !gate_->may_send(cls, n)) {
+      gated = true;
+      continue;
+    }
     if (gate_) gate_->sent(cls, n);
     Packet p = std::move(q.front());
     q.pop_front();
@@ -73,7 +85,18 @@ void Port::start_next() {
     transmit(std::move(p));
     return;
   }
-  note_blocked(true);  // frames wait, but flow control holds every class back
+  if (earliest != Time::max()) wake_at(earliest);
+  if (gated) note_blocked(true);  // frames wait, but flow control holds them back
+}
+
+void Port::wake_at(Time t) {
+  if (wake_ && wake_time_ <= t) return;
+  sim_.cancel(wake_);
+  wake_time_ = t;
+  wake_ = sim_.at(t, [this] {
+    wake_ = {};
+    if (!busy_) start_next();
+  });
 }
 
 void Port::note_blocked(bool blocked) {

@@ -79,7 +79,9 @@ public:
 
   // Queues a frame for transmission in class meta.priority (or meta.vl when
   // the node says so). Returns false and counts a drop when the queue is full.
-  bool send(Packet p);
+  // A frame may not start before `ready` (a switch's forwarding latency): it
+  // holds its buffer space from now on, and frames of one class keep their order.
+  bool send(Packet p, Time ready = Time{});
   // Like send(), ahead of every queued frame and past any gate: MAC control
   // frames (PFC PAUSE) and IB link packets.
   void send_control(Packet p);
@@ -125,6 +127,7 @@ private:
   void arrive();
   void drop(Packet& p);
   void note_blocked(bool blocked);
+  void wake_at(Time t);
 
   Simulator& sim_;
   Node& owner_;
@@ -145,6 +148,8 @@ private:
   uint8_t nonempty_ = 0;   // bit c set: class c has frames queued
   bool blocked_ = false;
   Time blocked_since_;
+  EventId wake_;     // pending re-examination for a frame not ready yet
+  Time wake_time_;
 
   std::deque<InFlight> wire_;  // frames serialised onto the link, oldest first
 

@@ -89,20 +89,8 @@ void L3Switch::forward(Port& in, uint16_t out, Packet p) {
     delay = std::max(Time{}, cfg_.latency - in_tx);
   }
   in.release_ingress(p.meta.priority, p.size());
-  if (pipeline_.size() < port_count()) pipeline_.resize(port_count());
-  Pending& q = pipeline_[out];
-  const Time when = std::max(sim_.now() + delay, q.last);  // keep per-port order
-  q.last = when;
-  q.frames.push_back(std::move(p));
   ++stats_.forwarded;
-  sim_.at(when, [this, out] { egress(out); });
-}
-
-void L3Switch::egress(uint16_t out) {
-  Packet p = std::move(pipeline_[out].frames.front());
-  pipeline_[out].frames.pop_front();
   if (ecn_.enabled && mark(out)) {
-    auto eth = EthernetView::check(p.bytes());
     bool marked = false;
     if (eth->ethertype() == ethertype::kIpv4) {
       auto ip = Ipv4View::check(eth->payload());
@@ -122,10 +110,15 @@ void L3Switch::egress(uint16_t out) {
       ++port(out).stats().ecn_marks;
     }
   }
-  port(out).send(std::move(p));
+  // The frame takes its place in the egress queue now and may start once
+  // the forwarding latency has passed; per-port order is kept.
+  if (last_ready_.size() < port_count()) last_ready_.resize(port_count());
+  const Time ready = std::max(sim_.now() + delay, last_ready_[out]);
+  last_ready_[out] = ready;
+  port(out).send(std::move(p), ready);
 }
 
-// RED on the instantaneous egress queue (as DCQCN switches configure it).
+// RED on the instantaneous egress queue at enqueue (as DCQCN switches configure it).
 bool L3Switch::mark(uint16_t out) {
   const uint64_t q = port(out).queued_bytes();
   if (q <= ecn_.kmin.count()) return false;

@@ -4,8 +4,8 @@
 // marks ECN-capable packets CE when the egress queue is deep (RED-style).
 #pragma once
 
-#include <deque>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "core/random.hpp"
@@ -37,22 +37,16 @@ public:
 
 private:
   void forward(Port& in, uint16_t out, Packet p);
-  void egress(uint16_t out);
   bool mark(uint16_t out);
 
   SwitchConfig cfg_;
   EcnConfig ecn_;
   uint32_t mac_base_;
   Rng rng_;
-  std::map<uint32_t, std::vector<uint16_t>> v4_;
+  std::unordered_map<uint32_t, std::vector<uint16_t>> v4_;
   std::map<Ipv6Address, std::vector<uint16_t>> v6_;
   std::vector<MacAddress> neighbors_;
-  // Frames in the forwarding pipeline, per egress port, in order.
-  struct Pending {
-    std::deque<Packet> frames;
-    Time last;
-  };
-  std::deque<Pending> pipeline_;  // a deque: growing it never moves the queues
+  std::vector<Time> last_ready_;  // per egress port: keeps frames in order
   Stats stats_;
 };
 

@@ -13,11 +13,11 @@ constexpr double kCubicBeta = 0.7;
 constexpr double kCubicAlpha = 3.0 * (1.0 - kCubicBeta) / (1.0 + kCubicBeta);
 }  // namespace
 
-CongestionControl::CongestionControl(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments,
+CongestionController::CongestionController(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments,
                                      double dctcp_g)
     : kind_(kind), smss_(smss), cwnd_(uint64_t{smss} * std::max(1u, initial_segments)), g_(dctcp_g) {}
 
-void CongestionControl::observe_ack(const AckSample& a) {
+void CongestionController::observe_ack(const AckSample& a) {
   if (kind_ != CongestionControlKind::dctcp) return;
   // RFC 8257 3.3: count acknowledged and marked bytes over one window of
   // data, then fold the marked fraction F into alpha with gain g.
@@ -32,13 +32,13 @@ void CongestionControl::observe_ack(const AckSample& a) {
   }
 }
 
-void CongestionControl::on_ack(const AckSample& a) {
+void CongestionController::on_ack(const AckSample& a) {
   observe_ack(a);
   if (a.acked == 0 || !a.cwnd_limited) return;  // RFC 7661: do not grow a window that is not used
   grow(a);
 }
 
-void CongestionControl::grow(const AckSample& a) {
+void CongestionController::grow(const AckSample& a) {
   if (cwnd_ < ssthresh_) {
     // RFC 5681 3.1 slow start with RFC 3465 byte counting (L = 2 SMSS).
     cwnd_ += std::min<uint64_t>(a.acked, 2ull * smss_);
@@ -83,7 +83,7 @@ void CongestionControl::grow(const AckSample& a) {
   cubic_frac_ -= whole;
 }
 
-void CongestionControl::cubic_reduce(Time) {
+void CongestionController::cubic_reduce(Time) {
   const double cwnd = static_cast<double>(cwnd_) / smss_;
   // RFC 9438 4.7 fast convergence: release bandwidth to newer flows.
   w_max_ = cwnd < w_max_ ? cwnd * (1.0 + kCubicBeta) / 2.0 : cwnd;
@@ -92,7 +92,7 @@ void CongestionControl::cubic_reduce(Time) {
   ssthresh_ = std::max<uint64_t>(cwnd_ * 7 / 10, 2ull * smss_);  // beta_cubic = 0.7, exactly
 }
 
-void CongestionControl::on_loss(Time now, uint64_t flight) {
+void CongestionController::on_loss(Time now, uint64_t flight) {
   ca_acked_ = 0;
   if (kind_ == CongestionControlKind::cubic) {
     cubic_reduce(now);
@@ -101,14 +101,14 @@ void CongestionControl::on_loss(Time now, uint64_t flight) {
   ssthresh_ = std::max<uint64_t>(flight / 2, 2ull * smss_);  // RFC 5681 eq. 4 (DCTCP too: RFC 8257 3.5)
 }
 
-void CongestionControl::on_timeout(Time now, uint64_t flight, bool first_of_series) {
+void CongestionController::on_timeout(Time now, uint64_t flight, bool first_of_series) {
   if (first_of_series) on_loss(now, flight);
   cwnd_ = smss_;  // loss window
   ca_acked_ = 0;
   epoch_started_ = false;
 }
 
-void CongestionControl::on_ecn(Time now, uint64_t flight) {
+void CongestionController::on_ecn(Time now, uint64_t flight) {
   ca_acked_ = 0;
   switch (kind_) {
     case CongestionControlKind::dctcp:

@@ -26,9 +26,9 @@ struct AckSample {
   bool cwnd_limited = true;  // the sender was limited by cwnd, not by data or rwnd
 };
 
-class CongestionControl {
+class CongestionController {
  public:
-  CongestionControl(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments, double dctcp_g);
+  CongestionController(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments, double dctcp_g);
 
   CongestionControlKind kind() const { return kind_; }
   uint64_t cwnd() const { return cwnd_; }

@@ -16,7 +16,7 @@ enum class CongestionControlKind : uint8_t {
   dctcp,    // RFC 8257; turns ECN on
 };
 
-struct TcpConfig {
+struct TcpEndpointConfig {
   // IP MTU; the MSS we announce is the MTU less the IP and TCP headers
   // (RFC 9293 3.7.1) unless `mss` is set.
   uint32_t mtu = 1500;

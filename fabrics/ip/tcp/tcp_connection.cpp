@@ -63,7 +63,7 @@ uint32_t TcpFlow::hash() const {
   return fnv1a(h, ports);
 }
 
-TcpConnection::TcpConnection(Simulator& sim, PacketPool& pool, const TcpConfig& cfg, const TcpFlow& flow,
+TcpConnection::TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpointConfig& cfg, const TcpFlow& flow,
                              uint32_t iss)
     : sim_(sim),
       pool_(pool),
@@ -670,7 +670,7 @@ void TcpConnection::become_established() {
   rto_timer_.disarm();
   consecutive_timeouts_ = 0;
   // The window starts from the negotiated send MSS (RFC 5681 3.1, RFC 6928).
-  cc_ = CongestionControl(cfg_.congestion_control, smss_, cfg_.initial_cwnd_segments, cfg_.dctcp_g);
+  cc_ = CongestionController(cfg_.congestion_control, smss_, cfg_.initial_cwnd_segments, cfg_.dctcp_g);
   if (upper_) upper_->tcp_established();
 }
 

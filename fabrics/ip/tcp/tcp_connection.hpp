@@ -127,7 +127,7 @@ class TcpConnection {
  public:
   using Output = std::function<void(Packet, bool ect)>;
 
-  TcpConnection(Simulator& sim, PacketPool& pool, const TcpConfig& cfg, const TcpFlow& flow, uint32_t iss);
+  TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpointConfig& cfg, const TcpFlow& flow, uint32_t iss);
   ~TcpConnection();
   TcpConnection(const TcpConnection&) = delete;
   TcpConnection& operator=(const TcpConnection&) = delete;
@@ -169,11 +169,11 @@ class TcpConnection {
 
   TcpState state() const { return state_; }
   const TcpFlow& flow() const { return flow_; }
-  const TcpConfig& config() const { return cfg_; }
+  const TcpEndpointConfig& config() const { return cfg_; }
   const TcpStats& stats() const { return stats_; }
   uint64_t cwnd() const { return cc_.cwnd(); }
   uint64_t ssthresh() const { return cc_.ssthresh(); }
-  const CongestionControl& congestion() const { return cc_; }
+  const CongestionController& congestion() const { return cc_; }
   Time srtt() const { return rtt_.srtt(); }
   Time rto() const { return rtt_.rto(); }
   uint64_t send_window() const { return snd_wnd_; }  // peer's advertised window, scaled
@@ -282,7 +282,7 @@ class TcpConnection {
 
   Simulator& sim_;
   PacketPool& pool_;
-  TcpConfig cfg_;
+  TcpEndpointConfig cfg_;
   TcpFlow flow_;
   uint32_t flow_hash_;
   TcpUpper* upper_ = nullptr;
@@ -316,7 +316,7 @@ class TcpConnection {
   uint64_t reno_sacked_ = 0;  // duplicate ACKs counted as delivered segments without SACK
 
   // Congestion and loss recovery.
-  CongestionControl cc_;
+  CongestionController cc_;
   RttEstimator rtt_;
   CaState ca_state_ = CaState::open;
   uint64_t recover_ = 0;  // RFC 6582 "recover": snd_nxt when recovery began

@@ -79,7 +79,7 @@ TEST_CASE("iwarp: Write, Read and Send move exact bytes") {
     CAPTURE(c.markers);
     CAPTURE(c.loss);
     IwarpPair p(config(c.markers), config(c.markers), link(10, 2_us, 4 << 20, c.loss),
-                link(10, 2_us, 4 << 20, c.loss), TcpConfig{}, 3);
+                link(10, 2_us, 4 << 20, c.loss), TcpEndpointConfig{}, 3);
     constexpr size_t kLen = 1 << 20;
     // b exposes one region for RDMA Write and one for RDMA Read.
     p.mb.add(0x200, 0x10000, kLen, false, true);

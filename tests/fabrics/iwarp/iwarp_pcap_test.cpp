@@ -180,8 +180,8 @@ struct Exchange {
     ha.peer_mac = hb.mac();
     hb.peer_mac = ha.mac();
     const TcpFlow fa{TcpPseudoHeader::v4(ha.ip, hb.ip), 49200, 18515};
-    ta = std::make_unique<TcpConnection>(sim, pool, TcpConfig{}, fa, 0x6A3B0000u);
-    tb = std::make_unique<TcpConnection>(sim, pool, TcpConfig{}, fa.reversed(), 0x1C2D0000u);
+    ta = std::make_unique<TcpConnection>(sim, pool, TcpEndpointConfig{}, fa, 0x6A3B0000u);
+    tb = std::make_unique<TcpConnection>(sim, pool, TcpEndpointConfig{}, fa.reversed(), 0x1C2D0000u);
     ta->set_output([this](Packet p, bool ect) { ha.transmit(std::move(p), ect); });
     tb->set_output([this](Packet p, bool ect) { hb.transmit(std::move(p), ect); });
     ha.on_segment = [this](Packet p, bool ce) { ta->receive(std::move(p), ce); };

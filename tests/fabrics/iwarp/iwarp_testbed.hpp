@@ -96,7 +96,7 @@ struct IwarpPair {
   std::unique_ptr<IwarpEndpoint> a, b;
 
   IwarpPair(const IwarpConfig& ca, const IwarpConfig& cb, const LinkParams& near, const LinkParams& far,
-            const TcpConfig& tcp = TcpConfig{}, uint64_t seed = 1)
+            const TcpEndpointConfig& tcp = TcpEndpointConfig{}, uint64_t seed = 1)
       : t(tcp, tcp, near, far, seed) {
     a = std::make_unique<IwarpEndpoint>(*t.a, ma, ca, IwarpEndpoint::Role::initiator, &ea);
     b = std::make_unique<IwarpEndpoint>(*t.b, mb, cb, IwarpEndpoint::Role::responder, &eb);

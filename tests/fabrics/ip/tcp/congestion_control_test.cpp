@@ -46,7 +46,7 @@ TEST_CASE("rtt estimator: RFC 6298 2.2, 2.3, 5.5") {
 }
 
 TEST_CASE("newreno: slow start by byte counting, then one MSS per window") {
-  CongestionControl cc(CongestionControlKind::newreno, kMss, 10, 1.0 / 16);
+  CongestionController cc(CongestionControlKind::newreno, kMss, 10, 1.0 / 16);
   CHECK(cc.cwnd() == 10 * kMss);
   CHECK(cc.in_slow_start());
   cc.on_ack(ack(kMss));
@@ -79,7 +79,7 @@ TEST_CASE("newreno: slow start by byte counting, then one MSS per window") {
 }
 
 TEST_CASE("dctcp: alpha tracks the marked fraction, the cut is alpha / 2") {
-  CongestionControl cc(CongestionControlKind::dctcp, kMss, 10, 1.0 / 16);
+  CongestionController cc(CongestionControlKind::dctcp, kMss, 10, 1.0 / 16);
   CHECK(cc.dctcp_alpha() == doctest::Approx(1.0));  // RFC 8257 3.3: starts at 1
   // Windows of 100 segments, a quarter of them marked.
   uint64_t una = 0;
@@ -97,7 +97,7 @@ TEST_CASE("dctcp: alpha tracks the marked fraction, the cut is alpha / 2") {
 }
 
 TEST_CASE("cubic: beta 0.7 and the window is back at W_max after K seconds") {
-  CongestionControl cc(CongestionControlKind::cubic, kMss, 10, 1.0 / 16);
+  CongestionController cc(CongestionControlKind::cubic, kMss, 10, 1.0 / 16);
   cc.set_cwnd(100 * kMss);
   cc.on_loss(Time(), 100 * kMss);
   CHECK(cc.ssthresh() == 70 * kMss);  // RFC 9438 4.6

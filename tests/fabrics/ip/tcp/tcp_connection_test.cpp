@@ -14,8 +14,8 @@ using namespace rdmasim::tcp_test;
 
 namespace {
 
-TcpConfig dc(CongestionControlKind cc = CongestionControlKind::newreno) {
-  TcpConfig c;
+TcpEndpointConfig dc(CongestionControlKind cc = CongestionControlKind::newreno) {
+  TcpEndpointConfig c;
   c.congestion_control = cc;
   return c;
 }
@@ -112,7 +112,7 @@ TEST_CASE("tcp: bulk throughput is close to the line rate") {
 TEST_CASE("tcp: 10 MB across 1% loss in both directions arrives exactly") {
   for (bool sack : {true, false}) {
     CAPTURE(sack);
-    TcpConfig c = dc();
+    TcpEndpointConfig c = dc();
     c.sack = sack;
     Testbed t(c, c, link(10, 2_us, 4 << 20, 0.01), link(10, 2_us, 4 << 20, 0.01), 7);
     Transfer x(t, 10'000'000);
@@ -132,7 +132,7 @@ TEST_CASE("tcp: 10 MB across 1% loss in both directions arrives exactly") {
 TEST_CASE("tcp: one lost segment is repaired by fast retransmit, not a timeout") {
   for (bool sack : {true, false}) {
     CAPTURE(sack);
-    TcpConfig c = dc();
+    TcpEndpointConfig c = dc();
     c.sack = sack;
     Testbed t(c, c, link(10, 2_us), link(10, 2_us));
     Transfer x(t, 2'000'000);
@@ -152,7 +152,7 @@ TEST_CASE("tcp: one lost segment is repaired by fast retransmit, not a timeout")
 TEST_CASE("tcp: several losses in one window recover without a timeout") {
   for (bool sack : {true, false}) {
     CAPTURE(sack);
-    TcpConfig c = dc();
+    TcpEndpointConfig c = dc();
     c.sack = sack;
     Testbed t(c, c, link(10, 2_us), link(10, 2_us));
     Transfer x(t, 3'000'000);
@@ -207,7 +207,7 @@ TEST_CASE("tcp: the retransmission timer backs off exponentially in a blackhole"
 }
 
 TEST_CASE("tcp: the receive window limits the sender; probes find it open again") {
-  TcpConfig cb = dc();
+  TcpEndpointConfig cb = dc();
   cb.receive_buffer = 64 << 10;
   Testbed t(dc(), cb, link(10, 2_us), link(10, 2_us));
   Transfer x(t, 1'000'000);
@@ -234,7 +234,7 @@ TEST_CASE("tcp: the receive window limits the sender; probes find it open again"
 }
 
 TEST_CASE("tcp: a lone segment is acknowledged after the delayed-ACK timeout") {
-  TcpConfig c = dc();
+  TcpEndpointConfig c = dc();
   c.delayed_ack = 40_us;
   Testbed t(c, c, link(10, 1_us), link(10, 1_us));
   Transfer x(t, 0, false);
@@ -291,7 +291,7 @@ TEST_CASE("tcp: dctcp keeps the queue near K without loss; newreno fills the buf
   // 40 Gb/s into a 10 Gb/s bottleneck with 256 KB of buffer, marking above 30 KB.
   auto run = [](CongestionControlKind kind, bool ecn, uint64_t* max_q, uint64_t* drops, TcpStats* st,
                 double* alpha) {
-    TcpConfig c = dc(kind);
+    TcpEndpointConfig c = dc(kind);
     c.ecn = ecn;
     Testbed t(c, c, link(40, 2_us), link(10, 2_us, 256 << 10));
     t.sw.mark_threshold = 30 << 10;
@@ -327,7 +327,7 @@ TEST_CASE("tcp: dctcp keeps the queue near K without loss; newreno fills the buf
 }
 
 TEST_CASE("tcp: cubic recovers from bottleneck loss and backs off by beta") {
-  TcpConfig c = dc(CongestionControlKind::cubic);
+  TcpEndpointConfig c = dc(CongestionControlKind::cubic);
   Testbed t(c, c, link(40, 2_us), link(10, 2_us, 128 << 10));
   Transfer x(t, 20'000'000);
   uint64_t cwnd_before = 0, ssthresh_after = 0;

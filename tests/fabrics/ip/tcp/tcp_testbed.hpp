@@ -151,7 +151,7 @@ struct Testbed {
   std::unique_ptr<TcpConnection> a, b;  // a connects, b listens
 
   // Link a-sw uses `near`, sw-b uses `far` (make it the bottleneck).
-  Testbed(const TcpConfig& ca, const TcpConfig& cb, const LinkParams& near, const LinkParams& far,
+  Testbed(const TcpEndpointConfig& ca, const TcpEndpointConfig& cb, const LinkParams& near, const LinkParams& far,
           uint64_t seed = 1) {
     Port::connect(ha.port(0), sw.port(0), near, seed);
     Port::connect(sw.port(1), hb.port(0), far, seed);

@@ -1,0 +1,110 @@
+// A verbs RC queue pair on an iWARP RNIC: the verbs API of nodes/host/
+// verbs.hpp mapped onto an IwarpEndpoint (RDMAP/DDP/MPA) over a
+// TcpConnection, as siw and iw_cxgb4 map it.
+//
+// Connection. iWARP connects with rdma_cm; the model keeps the verbs
+// sequence every fabric uses (INIT, RTR, RTS with the peer's address and
+// QPN) and derives the rest: the peer's IP address from ah_attr.grh.dgid
+// (IPv4-mapped for IPv4), the TCP ports from both QPNs
+// (IwarpFabric::port_of). At RTR the connection is created; the end whose
+// (address, QPN) is lower opens actively at RTS (TCP SYN, then the MPA
+// Request), the other listens from RTR. Work posted before the MPA
+// exchange ends waits in the endpoint's queue.
+//
+// Keys. An MR's lkey and rkey are its STags; the tagged offset is the
+// virtual address (the MR is not zero-based).
+//
+// What is refused, as siw does: QP types other than RC at ibv_create_qp
+// (EOPNOTSUPP), atomics and *_WITH_IMM at ibv_post_send (EINVAL: iWARP has
+// neither, RFC 5040). A READ gathers into one SGE only (EINVAL otherwise).
+//
+// Completions. A SEND or WRITE completes when TCP has its last byte
+// acknowledged, a READ when its last Read Response is placed, in posting
+// order. A Terminate received for an access error completes the oldest
+// outstanding WQE with IBV_WC_REM_ACCESS_ERR (a too-short receive buffer
+// or a missing one: IBV_WC_REM_INV_REQ_ERR; others IBV_WC_REM_OP_ERR); the
+// QP enters the error state and flushes the rest (IBV_WC_WR_FLUSH_ERR). A
+// connection that times out completes the oldest WQE with
+// IBV_WC_RETRY_EXC_ERR.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "core/engine.hpp"
+#include "fabrics/ip/tcp/tcp_connection.hpp"
+#include "fabrics/iwarp/iwarp_endpoint.hpp"
+#include "nodes/host/rnic.hpp"
+#include "nodes/host/verbs.hpp"
+
+namespace rdmasim {
+
+class IwarpFabric;
+
+class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMemory, private IwarpEvents {
+public:
+  IwarpQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init, Rnic& nic,
+          IwarpFabric& fabric);
+  ~IwarpQp() override;
+
+  // TxSource: the next TCP segment with IP and Ethernet in front.
+  bool has_tx() const override;
+  Packet next_frame() override;
+
+  // A TCP segment of this connection (bytes from the TCP header on).
+  void tcp_input(Packet p, bool ce);
+
+  TcpConnection* tcp() const { return tcp_.get(); }
+  IwarpEndpoint* endpoint() const { return ep_.get(); }
+  bool active() const { return active_; }
+
+protected:
+  int check_send(const ibv_send_wr& wr) const override;
+  void send_posted() override;
+  void recv_posted() override;
+  void state_changed(ibv_qp_state from) override;
+
+private:
+  // IwarpMemory: STags are the MRs' keys, the tagged offset is the VA.
+  StagStatus resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAccess access,
+                     std::span<std::byte>& out) override;
+  // IwarpEvents.
+  void iwarp_send_done(uint64_t id) override { done(id); }
+  void iwarp_write_done(uint64_t id) override { done(id); }
+  void iwarp_read_done(uint64_t id) override { done(id); }
+  void iwarp_recv(const IwarpRecv& r) override;
+  void iwarp_rejected(std::span<const std::byte>) override;
+  void iwarp_terminate(const TermError& e, bool local) override;
+  void iwarp_closed() override;
+
+  void open_connection();
+  void hand_next();
+  void hand_recv(const verbs::RecvWqe& r);
+  void done(uint64_t seq);
+  void schedule_completions();
+  void complete_in_order();
+  void fail(ibv_wc_status front_status);
+
+  Rnic& nic_;
+  IwarpFabric& fabric_;
+  std::array<uint8_t, 16> remote_{};  // the peer's address (IPv4-mapped for IPv4)
+  bool active_ = false;
+  std::unique_ptr<TcpConnection> tcp_;
+  std::unique_ptr<IwarpEndpoint> ep_;  // after tcp_: goes first
+
+  // sq_ mirror: per WQE, handed to the endpoint and finished there.
+  struct Track {
+    bool handed = false;
+    bool finished = false;
+  };
+  std::deque<Track> track_;
+  uint64_t sq_base_ = 0;  // endpoint wr_id of sq_.front()
+  size_t to_hand_ = 0;    // send_posted calls owed (one per posted WQE)
+  uint64_t rq_base_ = 0;  // endpoint wr_id of rq_.front()
+  size_t rq_handed_ = 0;
+  bool completion_pass_ = false;
+};
+
+}  // namespace rdmasim
