@@ -63,5 +63,6 @@ struct FabricBuilder {
 FabricBuilder roce_v2_builder();
 FabricBuilder roce_v1_builder();
 FabricBuilder ib_builder();  // fabrics/ib/ib_network.cpp
+FabricBuilder iwarp_builder();  // fabrics/iwarp/iwarp_network.cpp
 
 }  // namespace rdmasim

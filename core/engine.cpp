@@ -95,8 +95,8 @@ bool Simulator::refill(uint64_t until) {
   // and last_ alone, so entries of one time always share a bucket, which
   // they enter in schedule order (directly, or moved in order from the one
   // bucket above that held them all).
-  const Entry* const end = std::min(b0_.end, b0_.begin + kPrefetch);
-  for (const Entry* p = b0_.begin + 1; p < end; ++p) prefetch_slot(*p);
+  const size_t n = std::min(static_cast<size_t>(b0_.end - b0_.begin), kPrefetch);
+  for (size_t k = 1; k < n; ++k) prefetch_slot(b0_.begin[k]);
   return true;
 }
 
@@ -119,7 +119,8 @@ void Simulator::run(Time until) {
     // With many pending events the closures are cold: fetch the one
     // kPrefetch events ahead while this one runs (refill fetched the first
     // few but the very first, needed at once).
-    if (b0_.begin + b0_next_ + (kPrefetch - 1) < b0_.end) prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
+    if (b0_next_ + kPrefetch - 1 < static_cast<size_t>(b0_.end - b0_.begin))
+      prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
     now_ = Time::ps(static_cast<int64_t>(e.time));
     s.key = 0;  // running: cancelling its own id is now a no-op
     --live_;

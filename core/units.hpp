@@ -67,6 +67,7 @@ public:
 
   // Time to serialise n bytes, rounded up to a whole picosecond.
   constexpr Time tx_time(uint64_t n) const {
+    if (bps_ == 0) return Time::max();  // a link with no rate never finishes a frame
     // 64-bit arithmetic whenever n * 8e12 fits (any frame); 128-bit beyond.
     if (n < (uint64_t{1} << 20)) return Time::ps(static_cast<int64_t>((n * 8'000'000'000'000u + bps_ - 1) / bps_));
     const unsigned __int128 bits_ps = static_cast<unsigned __int128>(n) * 8u * 1'000'000'000'000u;

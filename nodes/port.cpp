@@ -36,7 +36,10 @@ bool Port::send(Packet p, Time ready) {
   class_bytes_[cls] += n;
   queues_[cls].push_back(std::move(p));
   nonempty_ |= static_cast<uint8_t>(1u << cls);
-  if (!busy_) start_next();
+  if (!busy())
+    start_next();
+  else
+    arm_tx_done();
   return true;
 }
 
@@ -46,7 +49,10 @@ void Port::send_control(Packet p) {
     return;
   }
   control_.push_back(std::move(p));
-  if (!busy_) start_next();
+  if (!busy())
+    start_next();
+  else
+    arm_tx_done();
 }
 
 void Port::start_next() {
@@ -95,7 +101,7 @@ void Port::wake_at(Time t) {
   wake_time_ = t;
   wake_ = sim_.at(t, [this] {
     wake_ = {};
-    if (!busy_) start_next();
+    if (!busy()) start_next();
   });
 }
 
@@ -110,21 +116,29 @@ void Port::note_blocked(bool blocked) {
 
 void Port::transmit(Packet p) {
   note_blocked(false);
-  busy_ = true;
   ++stats_.tx_frames;
   stats_.tx_bytes += p.size();
   for (auto& f : tx_observers_) f(sim_.now(), p);
   const Time t = params_.rate.tx_time(p.size() + params_.wire_overhead);
   const bool lost = !up_ || loss_rng_.chance(params_.loss);
   wire_.push_back({std::move(p), lost});
-  sim_.after(t, [this] { tx_done(); });
+  busy_until_ = sim_.now() + t;
+  // The end of this frame matters only to someone waiting: queued frames or
+  // a NIC with more to send. An idle port schedules nothing for it.
+  if (queued_frames_ > 0 || !control_.empty() || want_ready_) arm_tx_done();
   sim_.after(t + params_.delay, [this] { arrive(); });
 }
 
+void Port::arm_tx_done() {
+  if (tx_done_pending_ || !busy()) return;
+  tx_done_pending_ = true;
+  sim_.at(busy_until_, [this] { tx_done(); });
+}
+
 void Port::tx_done() {
-  busy_ = false;
+  tx_done_pending_ = false;
   start_next();
-  if (tx_ready_) tx_ready_();
+  if (tx_ready_ && want_ready_) tx_ready_();
 }
 
 void Port::arrive() {

@@ -92,13 +92,14 @@ public:
   uint64_t queued_bytes() const { return queued_bytes_; }
   size_t queued_frames() const { return queued_frames_; }
   uint64_t queued_bytes(uint8_t cls) const { return class_bytes_[cls]; }
-  bool busy() const { return busy_; }
+  // Serialising a frame right now.
+  bool busy() const { return sim_.now() < busy_until_; }
 
   void set_gate(EgressGate* g) { gate_ = g; }
   void set_meter(IngressMeter* m) { meter_ = m; }
   IngressMeter* meter() const { return meter_; }
   // Re-examines the queues: a gate calls this when a class may send again.
-  void kick() { if (!busy_) start_next(); }
+  void kick() { if (!busy()) start_next(); }
   // The class a frame queues in: its priority, or its VL on InfiniBand.
   void classify_by_vl(bool on) { by_vl_ = on; }
 
@@ -108,8 +109,17 @@ public:
   void on_tx(Observer f) { tx_observers_.push_back(std::move(f)); }
   void on_rx(Observer f) { rx_observers_.push_back(std::move(f)); }
   void on_drop(Observer f) { drop_observers_.push_back(std::move(f)); }
-  // Called each time a frame has left: a host NIC refills the queue from it.
-  void on_tx_ready(std::function<void()> f) { tx_ready_ = std::move(f); }
+  // Called each time a frame has left (a switch or NIC refills the queue
+  // from it). A user that is often idle may turn it off meanwhile with
+  // want_tx_ready(false), which spares an event per frame.
+  void on_tx_ready(std::function<void()> f) {
+    tx_ready_ = std::move(f);
+    want_ready_ = true;
+  }
+  void want_tx_ready(bool on) {
+    want_ready_ = on;
+    if (on) arm_tx_done();
+  }
 
   PortStats& stats() { return stats_; }
   const PortStats& stats() const { return stats_; }
@@ -124,6 +134,7 @@ private:
   void start_next();
   void transmit(Packet p);
   void tx_done();
+  void arm_tx_done();
   void arrive();
   void drop(Packet& p);
   void note_blocked(bool blocked);
@@ -136,7 +147,9 @@ private:
   LinkParams params_;
   Rng loss_rng_;
   bool up_ = true;
-  bool busy_ = false;
+  Time busy_until_;           // the wire is taken until then
+  bool tx_done_pending_ = false;
+  bool want_ready_ = false;
   bool by_vl_ = false;
 
   std::deque<Packet> control_;

@@ -48,6 +48,7 @@ struct IwarpNicConfig {
   bool mpa_crc = true;
   bool mpa_markers = false;
   IwarpNicCost cost;
+  uint8_t priority = 0;  // 802.1p class (and DSCP 8p + 2) when PFC protects it; 0 otherwise
   uint64_t seed = 1;  // initial sequence numbers come from it
   std::shared_ptr<MpaStreamRegistry> streams;  // shared with the network's sealer
 };
@@ -98,6 +99,7 @@ private:
   Rnic& nic_;
   IwarpNicConfig cfg_;
   std::map<Key, IwarpQp*> conns_;
+  std::deque<IwarpQp*> lru_;     // connections whose TCB is on chip, most recent first
   std::deque<Pending> rx_pipe_;  // segments in the TCP offload pipeline, oldest first
   Time rx_last_;                 // when the last of them leaves the pipeline (FIFO order)
   uint16_t ip_id_ = 0;

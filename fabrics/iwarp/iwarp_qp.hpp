@@ -26,6 +26,11 @@
 // QP enters the error state and flushes the rest (IBV_WC_WR_FLUSH_ERR). A
 // connection that times out completes the oldest WQE with
 // IBV_WC_RETRY_EXC_ERR.
+//
+// The RNIC acknowledges the TCP segment that ends a message (a Write placed,
+// a Send delivered) at once instead of after the delayed-ACK timer: the
+// requester completes on that ACK, and a 40 us delayed ACK would otherwise be
+// all of a small message's latency.
 #pragma once
 
 #include <array>
@@ -75,6 +80,7 @@ private:
   void iwarp_write_done(uint64_t id) override { done(id); }
   void iwarp_read_done(uint64_t id) override { done(id); }
   void iwarp_recv(const IwarpRecv& r) override;
+  void iwarp_write_placed(uint32_t, uint64_t, uint64_t) override;
   void iwarp_rejected(std::span<const std::byte>) override;
   void iwarp_terminate(const TermError& e, bool local) override;
   void iwarp_closed() override;
@@ -94,14 +100,11 @@ private:
   std::unique_ptr<TcpConnection> tcp_;
   std::unique_ptr<IwarpEndpoint> ep_;  // after tcp_: goes first
 
-  // sq_ mirror: per WQE, handed to the endpoint and finished there.
-  struct Track {
-    bool handed = false;
-    bool finished = false;
-  };
-  std::deque<Track> track_;
+  // Per WQE of sq_ (same order): the endpoint reported it finished. WQEs
+  // are handed to the endpoint in order, so the handed ones are a prefix.
+  std::deque<bool> finished_;
+  size_t handed_ = 0;
   uint64_t sq_base_ = 0;  // endpoint wr_id of sq_.front()
-  size_t to_hand_ = 0;    // send_posted calls owed (one per posted WQE)
   uint64_t rq_base_ = 0;  // endpoint wr_id of rq_.front()
   size_t rq_handed_ = 0;
   bool completion_pass_ = false;

@@ -21,7 +21,7 @@ void Rnic::wake(TxSource& s) {
     s.scheduled_ = true;
     ready_.push_back(&s);
   }
-  if (!port_.busy() || port_.queued_frames() < cfg_.tx_queue_frames) pump();
+  pump();
 }
 
 void Rnic::forget(TxSource& s) {
@@ -32,6 +32,12 @@ void Rnic::forget(TxSource& s) {
 
 // Round robin over sources with work, one frame each, while the port has room.
 void Rnic::pump() {
+  pump_frames();
+  // Hear from the port when a frame leaves only while there is more to send.
+  port_.want_tx_ready(!ready_.empty());
+}
+
+void Rnic::pump_frames() {
   while (!ready_.empty() && port_.queued_frames() < cfg_.tx_queue_frames) {
     TxSource* s = ready_.front();
     ready_.pop_front();

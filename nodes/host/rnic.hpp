@@ -125,6 +125,7 @@ public:
 
 private:
   void rx_done();
+  void pump_frames();
 
   Simulator& sim_;
   PacketPool& pool_;

@@ -63,6 +63,13 @@ const Transition* transition(ibv_qp_state from, ibv_qp_state to) {
 
 // ------------------------------------------------------------ CompletionQueue
 
+CompletionQueue::~CompletionQueue() {
+  device_.sim().cancel(waiter_timeout_);
+  device_.sim().cancel(irq_timer_);
+  if (waiter_) waiter_.destroy();
+  if (irq_waiter_) irq_waiter_.destroy();
+}
+
 int CompletionQueue::poll(int n, ibv_wc* wc) {
   int got = 0;
   while (got < n && !ring_.empty()) {

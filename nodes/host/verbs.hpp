@@ -55,6 +55,10 @@ struct MemoryRegion {
 class CompletionQueue {
 public:
   CompletionQueue(Device& d, int cqe) : device_(d), capacity_(cqe) {}
+  // A program still waiting on this CQ when it goes away is dropped with it.
+  ~CompletionQueue();
+  CompletionQueue(const CompletionQueue&) = delete;
+  CompletionQueue& operator=(const CompletionQueue&) = delete;
 
   // Like ibv_poll_cq: up to n completions into wc; returns how many.
   int poll(int n, ibv_wc* wc);

@@ -162,6 +162,14 @@ class TcpConnection {
   uint64_t stream_end() const { return sndq_.end_offset(); }
   uint64_t acked_offset() const { return snd_una_ > sndq_.end_offset() ? sndq_.end_offset() : snd_una_; }
 
+  // Acknowledge what has just arrived now rather than after the delayed-ACK
+  // timer: for an upper layer that knows a message ended (an RNIC sees the
+  // DDP Last flag) and whose peer waits for the ACK to complete it. Call it
+  // from tcp_receive.
+  void ack_now() {
+    ack_now_ = true;
+    kick();
+  }
   // Receive buffer accounting (the window really limits the sender).
   void set_auto_consume(bool on) { auto_consume_ = on; }
   void consume(size_t n);

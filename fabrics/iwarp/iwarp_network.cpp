@@ -1,0 +1,83 @@
+// Builds an iWARP network: the IP network of nodes/switches/l3_network.hpp
+// (the same L3 switches as roce_v2), hosts whose RNICs run RDMAP/DDP/MPA
+// over TCP (iwarp_fabric.hpp).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "apps/network.hpp"
+#include "fabrics/ethernet/pfc.hpp"
+#include "fabrics/iwarp/iwarp_fabric.hpp"
+#include "nodes/switches/l3_network.hpp"
+#include "nodes/switches/l3_switch.hpp"
+
+namespace rdmasim {
+
+namespace {
+
+// The experiment's `tcp:` section as the TCP model's endpoint options.
+TcpEndpointConfig tcp_config(const ExperimentConfig& cfg, uint32_t ip_mtu) {
+  TcpEndpointConfig t;
+  t.mtu = ip_mtu;
+  switch (cfg.tcp.congestion_control) {
+    case CongestionControl::newreno: t.congestion_control = CongestionControlKind::newreno; break;
+    case CongestionControl::cubic: t.congestion_control = CongestionControlKind::cubic; break;
+    case CongestionControl::dctcp: t.congestion_control = CongestionControlKind::dctcp; break;
+  }
+  t.initial_cwnd_segments = cfg.tcp.initial_cwnd;
+  t.min_rto = cfg.tcp.min_rto;
+  if (t.initial_rto < t.min_rto) t.initial_rto = t.min_rto;
+  t.delayed_acks = cfg.tcp.delayed_ack > Time{};
+  if (t.delayed_acks) t.delayed_ack = cfg.tcp.delayed_ack;
+  t.ecn = cfg.ecn.enabled;  // ECN-marking switches: negotiate ECN (DCTCP turns it on anyway)
+  return t;
+}
+
+ibv_gid gid_of(IpVersion v, const IpEndpoint& e) {
+  const Ipv6Address a = v == IpVersion::ipv4 ? Ipv6Address::v4_mapped(e.ipv4) : e.ipv6;
+  ibv_gid g;
+  std::memcpy(g.raw, a.octets.data(), 16);
+  return g;
+}
+
+}  // namespace
+
+FabricBuilder iwarp_builder() {
+  return {build_l3_switches, [](Network& net) {
+            const ExperimentConfig& cfg = net.cfg;
+            const auto eps = finish_l3(net);
+            uint32_t mtu = cfg.link.mtu;  // the IP MTU of the path: the smallest of any link
+            for (const auto& l : cfg.topology.links) mtu = std::min(mtu, l.config.mtu);
+            auto streams = std::make_shared<MpaStreamRegistry>();
+            IwarpNicConfig nc;
+            nc.ip = cfg.ip;
+            nc.tcp = tcp_config(cfg, mtu);
+            nc.mpa_crc = cfg.mpa.crc;
+            nc.mpa_markers = cfg.mpa.markers;
+            nc.priority = cfg.pfc ? cfg.pfc_config.priority : 0;
+            nc.seed = cfg.seed;
+            nc.streams = streams;
+            for (int h = 0; h < net.graph.host_count(); ++h) {
+              Rnic& nic = net.host(h).nic();
+              nc.self = eps[h];
+              nic.set_fabric(std::make_unique<IwarpFabric>(nic, nc));
+              nic.set_gid(gid_of(cfg.ip, eps[h]));
+            }
+            if (cfg.pfc)  // 802.1Qbb on every port, as roce_v2 (fabrics/ethernet/pfc.hpp)
+              enable_pfc(net, [&net, &eps](int n, uint16_t p) {
+                return net.graph.is_host(n) ? eps[n].mac : static_cast<L3Switch&>(*net.nodes[n]).port_mac(p);
+              });
+            net.sealer = [streams](Packet& p) { seal_iwarp(p, *streams); };
+            net.address = [](Host& from, Host& to) {
+              (void)from;
+              ibv_ah_attr ah{};
+              ah.is_global = 1;
+              ah.port_num = 1;
+              ah.grh.dgid = to.nic().gid();
+              ah.grh.hop_limit = 64;
+              return ah;
+            };
+          }};
+}
+
+}  // namespace rdmasim

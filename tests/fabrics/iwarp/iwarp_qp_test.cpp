@@ -1,0 +1,203 @@
+// Verbs over iWARP (IwarpFabric, IwarpQp): what is refused as siw refuses
+// it, the connection made at RTR/RTS, work posted before the MPA exchange
+// ends, data placed, a bad rkey completing with IBV_WC_REM_ACCESS_ERR.
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "apps/network.hpp"
+#include "fabrics/iwarp/iwarp_fabric.hpp"
+#include "fabrics/iwarp/iwarp_qp.hpp"
+
+using namespace rdmasim;
+
+namespace {
+
+ExperimentConfig config() {
+  ExperimentConfig c;
+  c.fabric = FabricKind::iwarp;
+  c.link.mtu = 1500;
+  c.topology.hosts = {"a", "b"};
+  c.topology.switches = {"s1"};
+  c.topology.links.push_back({"a", "s1", c.link, 0, 0});
+  c.topology.links.push_back({"b", "s1", c.link, 0, 0});
+  return c;
+}
+
+struct Bed {
+  ExperimentConfig cfg = config();
+  Network net{cfg};
+  struct Side {
+    Host* host;
+    verbs::ProtectionDomain* pd;
+    verbs::CompletionQueue* cq;
+    verbs::QueuePair* qp;
+    uint64_t buf;
+    verbs::MemoryRegion* mr;
+  } a{}, b{};
+
+  Bed() {
+    const FabricBuilder fb = iwarp_builder();
+    net.nodes.resize(net.graph.size());
+    for (int h = 0; h < net.graph.host_count(); ++h) {
+      auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), NicConfig{}, HostConfig{});
+      net.hosts.push_back(host.get());
+      net.nodes[h] = std::move(host);
+    }
+    fb.create_nodes(net);
+    for (int l = 0; l < net.graph.link_count(); ++l) {
+      const Graph::Link& gl = net.graph.link(l);
+      auto port_of = [&](int n) -> Port& {
+        return net.graph.is_host(n) ? net.nodes[n]->port(0) : net.nodes[n]->add_port();
+      };
+      Port& pa = port_of(gl.a);
+      Port& pb = port_of(gl.b);
+      Port::connect(pa, pb, LinkParams{}, 1);
+      net.links.push_back({&pa, &pb});
+    }
+    fb.finish(net);
+    make(a, net.host(0));
+    make(b, net.host(1));
+  }
+
+  void make(Side& s, Host& h) {
+    verbs::Device& d = h.device();
+    s.host = &h;
+    s.pd = d.alloc_pd();
+    s.cq = d.create_cq(64);
+    verbs::QpInitAttr init;
+    init.send_cq = init.recv_cq = s.cq;
+    s.qp = d.create_qp(s.pd, init);
+    REQUIRE(s.qp);
+    s.buf = h.memory().allocate(64 << 10);
+    s.mr = d.reg_mr(s.pd, s.buf, 64 << 10,
+                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+    REQUIRE(s.mr);
+  }
+
+  void connect(Side& s, const Side& peer) {
+    ibv_qp_attr at{};
+    at.qp_state = IBV_QPS_INIT;
+    at.port_num = 1;
+    at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+    at = {};
+    at.qp_state = IBV_QPS_RTR;
+    at.ah_attr = net.address(*s.host, *peer.host);
+    at.path_mtu = IBV_MTU_1024;
+    at.dest_qp_num = peer.qp->qp_num();
+    at.max_dest_rd_atomic = 16;
+    REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
+    at = {};
+    at.qp_state = IBV_QPS_RTS;
+    at.timeout = 14;
+    at.retry_cnt = 7;
+    at.rnr_retry = 7;
+    at.max_rd_atomic = 16;
+    REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                 IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+  }
+
+  int post(Side& s, ibv_wr_opcode op, uint64_t off, uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t id) {
+    ibv_sge sge{s.buf + off, len, s.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = op;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+    ibv_send_wr* bad = nullptr;
+    return s.qp->post_send(&wr, &bad);
+  }
+
+  std::span<std::byte> mem(Side& s, uint64_t off, size_t len) { return s.host->memory().view(s.buf + off, len); }
+};
+
+}  // namespace
+
+TEST_CASE("iwarp verbs: only RC queue pairs, no atomics, no immediate data") {
+  Bed t;
+  verbs::QpInitAttr init;
+  init.send_cq = init.recv_cq = t.a.cq;
+  for (ibv_qp_type type : {IBV_QPT_UD, IBV_QPT_UC}) {
+    init.qp_type = type;
+    errno = 0;
+    CHECK(t.a.host->device().create_qp(t.a.pd, init) == nullptr);
+    CHECK(errno == EOPNOTSUPP);
+  }
+  t.connect(t.a, t.b);
+  t.connect(t.b, t.a);
+  for (ibv_wr_opcode op : {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_SEND_WITH_IMM,
+                           IBV_WR_RDMA_WRITE_WITH_IMM})
+    CHECK(t.post(t.a, op, 0, 8, t.b.buf, t.b.mr->rkey, 1) == EINVAL);
+}
+
+TEST_CASE("iwarp verbs: write, read and send posted before the connection is up") {
+  Bed t;
+  t.connect(t.a, t.b);
+  t.connect(t.b, t.a);
+  auto src = t.mem(t.a, 0, 20000);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 7 + 3);
+  auto far = t.mem(t.b, 32768, 3000);
+  for (size_t i = 0; i < far.size(); ++i) far[i] = std::byte(i * 5 + 1);
+  // b posts a receive; a posts at once: the TCP and MPA handshakes come first.
+  ibv_sge rsge{t.b.buf + 40000, 4096, t.b.mr->lkey};
+  ibv_recv_wr rwr{};
+  rwr.wr_id = 77;
+  rwr.sg_list = &rsge;
+  rwr.num_sge = 1;
+  ibv_recv_wr* rbad = nullptr;
+  REQUIRE(t.b.qp->post_recv(&rwr, &rbad) == 0);
+  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, 20000, t.b.buf, t.b.mr->rkey, 1) == 0);
+  REQUIRE(t.post(t.a, IBV_WR_RDMA_READ, 24000, 3000, t.b.buf + 32768, t.b.mr->rkey, 2) == 0);
+  REQUIRE(t.post(t.a, IBV_WR_SEND, 100, 1000, 0, 0, 3) == 0);
+  t.net.sim.run(Time::ms(5));
+
+  ibv_wc wc[8];
+  REQUIRE(t.a.cq->poll(8, wc) == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(wc[i].status == IBV_WC_SUCCESS);
+    CHECK(wc[i].wr_id == uint64_t(i + 1));  // in posting order
+  }
+  CHECK(wc[0].opcode == IBV_WC_RDMA_WRITE);
+  CHECK(wc[1].opcode == IBV_WC_RDMA_READ);
+  CHECK(wc[2].opcode == IBV_WC_SEND);
+  REQUIRE(t.b.cq->poll(8, wc) == 1);
+  CHECK(wc[0].wr_id == 77);
+  CHECK(wc[0].opcode == IBV_WC_RECV);
+  CHECK(wc[0].byte_len == 1000);
+  auto placed = t.mem(t.b, 0, 20000);
+  CHECK(std::memcmp(placed.data(), src.data(), 20000) == 0);
+  CHECK(std::memcmp(t.mem(t.a, 24000, 3000).data(), far.data(), 3000) == 0);
+  CHECK(std::memcmp(t.mem(t.b, 40000, 1000).data(), src.data() + 100, 1000) == 0);
+
+  auto* qa = dynamic_cast<IwarpQp*>(t.a.qp);
+  auto* qb = dynamic_cast<IwarpQp*>(t.b.qp);
+  REQUIRE(qa);
+  REQUIRE(qb);
+  CHECK(qa->active() != qb->active());  // one end opened, the other listened
+  CHECK(qa->endpoint()->phase() == IwarpEndpoint::Phase::full_operation);
+  CHECK(qa->tcp()->flow().local_port == IwarpFabric::port_of(t.a.qp->qp_num()));
+}
+
+TEST_CASE("iwarp verbs: a bad rkey ends in IBV_WC_REM_ACCESS_ERR, the rest flushed") {
+  Bed t;
+  t.connect(t.a, t.b);
+  t.connect(t.b, t.a);
+  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, 2000, t.b.buf, t.b.mr->rkey ^ 0x5A5A00, 1) == 0);
+  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, 2000, t.b.buf, t.b.mr->rkey, 2) == 0);
+  t.net.sim.run(Time::ms(5));
+  ibv_wc wc[4];
+  REQUIRE(t.a.cq->poll(4, wc) == 2);
+  CHECK(wc[0].wr_id == 1);
+  CHECK(wc[0].status == IBV_WC_REM_ACCESS_ERR);
+  CHECK(wc[1].wr_id == 2);
+  CHECK(wc[1].status == IBV_WC_WR_FLUSH_ERR);
+  CHECK(t.a.qp->state() == IBV_QPS_ERR);
+  CHECK(t.b.qp->state() == IBV_QPS_ERR);
+}
