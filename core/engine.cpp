@@ -106,7 +106,9 @@ void Simulator::run(Time until) {
   const uint64_t limit = static_cast<uint64_t>(until.count());
   while (!stopped_) {
     if (!refill(limit)) {
-      if (b0_.begin + b0_next_ != b0_.end || occupied_ != decltype(occupied_){}) now_ = until;  // events remain
+      // Live events remain past `until`: time has reached it. Only cancelled
+      // ones left (or none): the run is over and now() stays at the last event.
+      if (live_ > 0) now_ = until;
       return;
     }
     const Entry e = b0_.begin[b0_next_++];

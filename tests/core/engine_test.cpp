@@ -204,3 +204,18 @@ TEST_CASE("the queue agrees with a reference ordering on random workloads") {
     CHECK(w.ran.size() > 1000);
   }
 }
+
+TEST_CASE("run(until) ends at the last event when only cancelled events lie beyond") {
+  rdmasim::Simulator sim;
+  using namespace rdmasim::literals;
+  int ran = 0;
+  sim.after(5_us, [&] { ++ran; });
+  rdmasim::EventId late = sim.after(50_us, [&] { ++ran; });
+  sim.cancel(late);
+  sim.run(20_us);
+  CHECK(ran == 1);
+  CHECK(sim.now() == 5_us);  // nothing live remains: time stays at the last event
+  sim.after(100_us, [&] { ++ran; });
+  sim.run(30_us);
+  CHECK(sim.now() == 30_us);  // a live event lies beyond: time reaches the limit
+}
