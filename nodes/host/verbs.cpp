@@ -1,5 +1,6 @@
 #include "nodes/host/verbs.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -320,6 +321,40 @@ ibv_wc_opcode QueuePair::wc_opcode(ibv_wr_opcode op) const {
     default:
       return IBV_WC_SEND;
   }
+}
+
+namespace {
+// Walks `sges` from byte `offset` for `len` bytes, handing each piece's host
+// bytes to `copy(piece, done)`; false when a piece fails its region's checks.
+template <typename Copy>
+bool walk_sges(const Device& d, const ProtectionDomain& pd, const std::vector<ibv_sge>& sges, uint64_t offset,
+               size_t len, int access, Copy&& copy) {
+  size_t done = 0;
+  for (const ibv_sge& sge : sges) {
+    if (done == len) break;
+    if (offset >= sge.length) {
+      offset -= sge.length;
+      continue;
+    }
+    const uint64_t n = std::min<uint64_t>(sge.length - offset, len - done);
+    const MemoryRegion* mr = d.mr_by_lkey(sge.lkey);
+    if (!mr || mr->pd != &pd || !mr->contains(sge.addr + offset, n) || (mr->access & access) != access) return false;
+    copy(mr->bytes(sge.addr + offset, n), done);
+    done += n;
+    offset = 0;
+  }
+  return done == len;
+}
+}  // namespace
+
+bool QueuePair::gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<std::byte> out) const {
+  return walk_sges(device_, pd_, sges, offset, out.size(), 0,
+                   [&](std::span<std::byte> piece, size_t done) { std::memcpy(out.data() + done, piece.data(), piece.size()); });
+}
+
+bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<const std::byte> in) const {
+  return walk_sges(device_, pd_, sges, offset, in.size(), IBV_ACCESS_LOCAL_WRITE,
+                   [&](std::span<std::byte> piece, size_t done) { std::memcpy(piece.data(), in.data() + done, piece.size()); });
 }
 
 void QueuePair::complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len) {

@@ -212,6 +212,13 @@ protected:
                      uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false);
   ibv_wc_opcode wc_opcode(ibv_wr_opcode op) const;
 
+  // Copies between a scatter/gather list, from its byte `offset` on, and
+  // `bytes`; each piece is checked against the region its lkey names: valid,
+  // in this QP's PD, covering the piece, with LOCAL_WRITE when written to.
+  // False on a protection error (the WQE completes with IBV_WC_LOC_PROT_ERR).
+  bool gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<std::byte> out) const;
+  bool scatter(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<const std::byte> in) const;
+
   Device& device_;
   ProtectionDomain& pd_;
   const uint32_t qpn_;

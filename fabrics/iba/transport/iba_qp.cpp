@@ -124,22 +124,9 @@ bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, std::span<std::byte> dst
     std::memcpy(dst.data(), w.inline_data.data() + offset, dst.size());
     return true;
   }
-  size_t done = 0;
-  for (const ibv_sge& sge : w.sges) {
-    if (done == dst.size()) break;
-    if (offset >= sge.length) {
-      offset -= sge.length;
-      continue;
-    }
-    const uint64_t n = std::min<uint64_t>(sge.length - offset, dst.size() - done);
-    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
-    if (!mr || !mr->contains(sge.addr + offset, n) || &mr->pd->device != &device_ || mr->pd != &pd_) {
-      err = IBV_WC_LOC_PROT_ERR;
-      return false;
-    }
-    std::memcpy(dst.data() + done, mr->bytes(sge.addr + offset, n).data(), n);
-    done += n;
-    offset = 0;
+  if (!gather(w.sges, offset, dst)) {
+    err = IBV_WC_LOC_PROT_ERR;
+    return false;
   }
   return true;
 }
@@ -364,23 +351,9 @@ void IbaQp::on_read_response(const IbaParsed& p, std::span<const std::byte> payl
     return;
   }
   // Land the data in the local SGEs.
-  uint64_t offset = w.done_bytes;
-  size_t done = 0;
-  for (const ibv_sge& sge : w.sges) {
-    if (done == payload.size()) break;
-    if (offset >= sge.length) {
-      offset -= sge.length;
-      continue;
-    }
-    const uint64_t n = std::min<uint64_t>(sge.length - offset, payload.size() - done);
-    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
-    if (!mr || mr->pd != &pd_ || !mr->contains(sge.addr + offset, n) || !(mr->access & IBV_ACCESS_LOCAL_WRITE)) {
-      fail_front(IBV_WC_LOC_PROT_ERR);
-      return;
-    }
-    std::memcpy(mr->bytes(sge.addr + offset, n).data(), payload.data() + done, n);
-    done += n;
-    offset = 0;
+  if (!scatter(w.sges, w.done_bytes, payload)) {
+    fail_front(IBV_WC_LOC_PROT_ERR);
+    return;
   }
   w.done_bytes += payload.size();
   unacked_psn_ = psn_add(p.h.psn, 1);
@@ -554,23 +527,7 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
 }
 
 bool IbaQp::place_recv(std::span<const std::byte> payload) {
-  uint64_t offset = recv_offset_;
-  size_t done = 0;
-  if (recv_offset_ + payload.size() > recv_.length) return false;
-  for (const ibv_sge& sge : recv_.sges) {
-    if (done == payload.size()) break;
-    if (offset >= sge.length) {
-      offset -= sge.length;
-      continue;
-    }
-    const uint64_t n = std::min<uint64_t>(sge.length - offset, payload.size() - done);
-    const MemoryRegion* mr = device_.mr_by_lkey(sge.lkey);
-    if (!mr || mr->pd != &pd_ || !mr->contains(sge.addr + offset, n) || !(mr->access & IBV_ACCESS_LOCAL_WRITE))
-      return false;
-    std::memcpy(mr->bytes(sge.addr + offset, n).data(), payload.data() + done, n);
-    done += n;
-    offset = 0;
-  }
+  if (recv_offset_ + payload.size() > recv_.length || !scatter(recv_.sges, recv_offset_, payload)) return false;
   recv_offset_ += payload.size();
   return true;
 }
