@@ -30,9 +30,10 @@ inline constexpr size_t kIbCrcLen = 4 + 2;
 // ICRC, VCRC.
 constexpr size_t ib_max_packet(uint32_t mtu) { return kIbLrhLen + kIbGrhLen + 12 + 28 + mtu + kIbCrcLen; }
 
-// Link-level bytes a packet costs beyond what a capture shows: the start and
-// end delimiters (SDP/SLP, EGP) of a 4x link take a 4-byte column each way
-// round a packet of 4k + 2 bytes (IBA 5.x, physical lane striping), so 4.
+// Link-level bytes a packet costs beyond what a capture shows: its start
+// delimiter (SDP) and end delimiter (EGP), one symbol each, which with the
+// packet's 4k + 2 bytes fill whole columns of a 4x link's lanes (IBA volume
+// 2, lane striping): 4 byte times a packet.
 inline constexpr uint32_t kIbWireOverhead = 4;
 
 // Fills the ICRC and VCRC of a native IB frame whose meta.crc_pending is
