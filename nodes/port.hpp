@@ -105,6 +105,8 @@ public:
 
   // Tells the ingress meter that the node is done with a received frame.
   void release_ingress(uint8_t cls, size_t bytes) { if (meter_) meter_->release(cls, bytes); }
+  // The same for a whole frame, in the class it was counted in on arrival.
+  void release_ingress(const Packet& p) { release_ingress(class_of(p), p.size()); }
 
   void on_tx(Observer f) { tx_observers_.push_back(std::move(f)); }
   void on_rx(Observer f) { rx_observers_.push_back(std::move(f)); }

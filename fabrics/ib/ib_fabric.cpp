@@ -83,6 +83,8 @@ bool IbFabric::decap(Packet& p, IbaSource& src) {
     return false;
   }
   src.slid = lrh->slid();
+  src.sl = lrh->sl();
+  src.has_grh = lrh->lnh() == Lnh::IbaGlobal;
   if (p.size() < headers + kIbCrcLen) {
     ++ib_stats_.bad_header;
     return false;

@@ -16,7 +16,9 @@ namespace rdmasim {
 
 // Where a received packet came from (for UD completions and the GRH).
 struct IbaSource {
+  bool has_grh = true;  // RoCE always carries one (GRH or IP header); native IB only when global
   uint16_t slid = 0;
+  uint8_t sl = 0;
   std::array<uint8_t, 16> sgid{};
   std::array<uint8_t, 16> dgid{};
   bool ecn_ce = false;

@@ -12,7 +12,7 @@ Host::~Host() = default;
 
 void Host::receive(Port& in, Packet p) {
   // The NIC takes the frame off the wire into its own buffers at once.
-  in.release_ingress(p.meta.priority, p.size());
+  in.release_ingress(p);
   nic_->receive(std::move(p));
 }
 

@@ -369,7 +369,8 @@ void QueuePair::complete_send(const SendWqe& w, ibv_wc_status status, uint32_t b
 }
 
 void QueuePair::complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opcode op, uint32_t byte_len,
-                              uint32_t imm_be, bool with_imm, uint32_t src_qp, bool grh) {
+                              uint32_t imm_be, bool with_imm, uint32_t src_qp, bool grh, uint16_t slid,
+                              uint8_t sl) {
   ibv_wc wc{};
   wc.wr_id = w.wr_id;
   wc.status = status;
@@ -377,6 +378,8 @@ void QueuePair::complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opc
   wc.byte_len = byte_len;
   wc.qp_num = qpn_;
   wc.src_qp = src_qp;
+  wc.slid = slid;
+  wc.sl = sl;
   if (with_imm) {
     wc.imm_data = imm_be;
     wc.wc_flags |= IBV_WC_WITH_IMM;
@@ -510,6 +513,8 @@ int Device::query_port(uint8_t port, ibv_port_attr& out) const {
   out.max_mtu = IBV_MTU_4096;
   out.active_mtu = nic_.active_mtu();
   out.lid = nic_.lid();
+  // Only the subnet manager of a native IB fabric gives a port a LID.
+  out.link_layer = nic_.lid() ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
   out.gid_tbl_len = 1;
   return 0;
 }

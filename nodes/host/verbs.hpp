@@ -209,7 +209,8 @@ protected:
   void enter_error();
   void complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len = 0);
   void complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opcode op, uint32_t byte_len,
-                     uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false);
+                     uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false, uint16_t slid = 0,
+                     uint8_t sl = 0);
   ibv_wc_opcode wc_opcode(ibv_wr_opcode op) const;
 
   // Copies between a scatter/gather list, from its byte `offset` on, and

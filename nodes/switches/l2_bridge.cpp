@@ -41,7 +41,7 @@ void L2Bridge::learn(uint16_t vid, const MacAddress& src, uint16_t port) {
 }
 
 void L2Bridge::discard(Port& in, Packet& p) {
-  in.release_ingress(p.meta.priority, p.size());
+  in.release_ingress(p);
   if (on_discard_) on_discard_(p);
 }
 
@@ -70,7 +70,7 @@ void L2Bridge::receive(Port& in, Packet p) {
         return discard(in, p);
       }
       ++stats_.forwarded;
-      in.release_ingress(p.meta.priority, p.size());  // handed to its egress
+      in.release_ingress(p);  // handed to its egress
       return relay(in, *out, std::move(p));
     }
   }
@@ -80,7 +80,7 @@ void L2Bridge::receive(Port& in, Packet p) {
     if (o != in.index() && !blocked(o) && port(o).connected()) flood_.push_back(o);
   if (flood_.empty()) return discard(in, p);
   ++stats_.flooded;
-  in.release_ingress(p.meta.priority, p.size());
+  in.release_ingress(p);
   for (size_t i = 0; i + 1 < flood_.size(); ++i) relay(in, flood_[i], p.clone());
   relay(in, flood_.back(), std::move(p));
 }

@@ -68,7 +68,7 @@ void L3Switch::receive(Port& in, Packet p) {
     ++stats_.not_ip;
   }
   if (!ports) {
-    in.release_ingress(p.meta.priority, p.size());
+    in.release_ingress(p);
     return;
   }
   // DSCP says the traffic class (8p + x -> p), as the sender set it.
@@ -88,7 +88,7 @@ void L3Switch::forward(Port& in, uint16_t out, Packet p) {
     const Time in_tx = in.params().rate.tx_time(p.size() + in.params().wire_overhead);
     delay = std::max(Time{}, cfg_.latency - in_tx);
   }
-  in.release_ingress(p.meta.priority, p.size());
+  in.release_ingress(p);
   ++stats_.forwarded;
   if (ecn_.enabled && mark(out)) {
     bool marked = false;

@@ -717,12 +717,13 @@ void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, c
   grh[7] = std::byte{64};
   std::memcpy(grh.data() + 8, src.sgid.data(), 16);
   std::memcpy(grh.data() + 24, src.dgid.data(), 16);
+  // Without a GRH the 40 bytes are still consumed, their contents undefined.
   if (!place_recv(grh) || !place_recv(payload)) {
-    complete_recv(recv_, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, true);
+    complete_recv(recv_, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, src.has_grh, src.slid, src.sl);
     return;
   }
-  complete_recv(recv_, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(recv_offset_), htonl(p.h.imm), info.any(iba_op::kImmediate),
-                p.h.src_qp, true);
+  complete_recv(recv_, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(recv_offset_), htonl(p.h.imm),
+                info.any(iba_op::kImmediate), p.h.src_qp, src.has_grh, src.slid, src.sl);
 }
 
 Packet IbaQp::next_response() {
