@@ -15,7 +15,7 @@ namespace rdmasim {
 
 PcapWriter::PcapWriter(const std::filesystem::path& path, Linktype linktype, uint32_t snaplen)
     : path_(path), linktype_(linktype), snaplen_(snaplen) {
-  if (linktype == Linktype::Erf && snaplen < erf::kHeaderLen)
+  if (linktype == Linktype::Erf && snaplen < ErfHeader::kLen)
     throw std::logic_error("an ERF capture needs a snap length of at least 16 bytes");
   pcap_ = pcap_open_dead_with_tstamp_precision(static_cast<int>(linktype), static_cast<int>(snaplen),
                                                PCAP_TSTAMP_PRECISION_NANO);
@@ -38,20 +38,16 @@ void PcapWriter::write(Time t, std::span<const std::byte> frame, Direction dir) 
   std::span<const std::byte> record = frame;
   if (linktype_ == Linktype::Erf) {
     // The ERF length fields are 16 bits; no frame of any fabric comes near.
-    if (frame.size() > UINT16_MAX - erf::kHeaderLen)
-      throw std::logic_error("frame too long for an ERF record");
-    const size_t kept = std::min<size_t>(frame.size(), snaplen_ - erf::kHeaderLen);
-    record_.resize(erf::kHeaderLen + kept);
-    auto h = *erf::HeaderView::check(record_);
-    h.set_timestamp(erf::timestamp_from_ns(ns));
-    h.set_type(erf::kTypeInfiniband);
-    // Records are packed back to back with no padding: say so (varying
-    // length), and tell the direction through the interface bits.
-    h.set_flags(erf::kFlagVaryingLength | (dir == Direction::Rx ? 1 : 0));
-    h.set_rlen(static_cast<uint16_t>(record_.size()));
-    h.set_lctr(0);
-    h.set_wlen(static_cast<uint16_t>(frame.size()));
-    std::memcpy(record_.data() + erf::kHeaderLen, frame.data(), kept);
+    if (frame.size() > UINT16_MAX - ErfHeader::kLen) throw std::logic_error("frame too long for an ERF record");
+    const size_t kept = std::min<size_t>(frame.size(), snaplen_ - ErfHeader::kLen);
+    record_.resize(ErfHeader::kLen + kept);
+    ErfHeader h = ErfHeader::infiniband(ns, static_cast<uint16_t>(frame.size()));
+    h.rlen = static_cast<uint16_t>(record_.size());
+    // Records are packed back to back with no padding (varying length); the
+    // interface bits tell the direction.
+    h.flags = kErfFlagVaryingLength | (dir == Direction::Rx ? 1 : 0);
+    h.emit(*ErfView::check(record_));
+    std::memcpy(record_.data() + ErfHeader::kLen, frame.data(), kept);
     record = record_;
   }
 
@@ -59,7 +55,7 @@ void PcapWriter::write(Time t, std::span<const std::byte> frame, Direction dir) 
   hdr.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
   hdr.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000);  // nanoseconds: the file says so
   hdr.len =
-      static_cast<bpf_u_int32>(linktype_ == Linktype::Erf ? erf::kHeaderLen + frame.size() : frame.size());
+      static_cast<bpf_u_int32>(linktype_ == Linktype::Erf ? ErfHeader::kLen + frame.size() : frame.size());
   hdr.caplen = static_cast<bpf_u_int32>(std::min<size_t>(record.size(), snaplen_));
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, reinterpret_cast<const u_char*>(record.data()));
   ++frames_;

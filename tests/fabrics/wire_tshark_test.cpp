@@ -17,7 +17,7 @@
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/ethernet/wire/pfc.hpp"
 #include "fabrics/ethernet/wire/vlan.hpp"
-#include "fabrics/ib/wire/erf.hpp"
+#include "pcap/erf.hpp"
 #include "fabrics/ib/wire/lrh.hpp"
 #include "fabrics/iba/icrc.hpp"
 #include "fabrics/iba/opcodes.hpp"

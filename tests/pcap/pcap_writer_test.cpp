@@ -126,13 +126,13 @@ const char* kTsharkQuiet =
 }  // namespace
 
 TEST_CASE("ERF timestamps are 32.32 fixed point seconds that round-trip to the nanosecond") {
-  CHECK(erf::timestamp_from_ns(0) == 0);
-  CHECK(erf::timestamp_from_ns(1'000'000'000) == uint64_t{1} << 32);
-  CHECK(erf::timestamp_from_ns(1'500'000'000) == (uint64_t{1} << 32 | 0x80000000u));
-  CHECK(erf::timestamp_from_ns(2'999'999'999) == (uint64_t{2} << 32 | 0xfffffffc));
+  CHECK(erf_timestamp_from_ns(0) == 0);
+  CHECK(erf_timestamp_from_ns(1'000'000'000) == uint64_t{1} << 32);
+  CHECK(erf_timestamp_from_ns(1'500'000'000) == (uint64_t{1} << 32 | 0x80000000u));
+  CHECK(erf_timestamp_from_ns(2'999'999'999) == (uint64_t{2} << 32 | 0xfffffffc));
   for (uint64_t ns : {1ull, 7ull, 999ull, 123'456'789ull, 999'999'999ull, 5'000'000'001ull}) {
     // The conversion Wireshark applies when it reads an ERF record (wiretap/pcap-common.c).
-    const uint64_t ts = erf::timestamp_from_ns(ns);
+    const uint64_t ts = erf_timestamp_from_ns(ns);
     uint64_t frac = (ts & 0xffffffff) * 1'000'000'000;
     frac += (frac & 0x80000000) << 1;
     uint64_t secs = ts >> 32, nsec = frac >> 32;
@@ -210,19 +210,19 @@ TEST_CASE("ib frames in ERF records: 16-byte header of type INFINIBAND, then the
   REQUIRE(r.records.size() == 2);
   for (size_t i = 0; i < 2; ++i) {
     const Record& rec = r.records[i];
-    REQUIRE(rec.data.size() == erf::kHeaderLen + f.size());
-    CHECK(rec.len == erf::kHeaderLen + f.size());
+    REQUIRE(rec.data.size() == ErfHeader::kLen + f.size());
+    CHECK(rec.len == ErfHeader::kLen + f.size());
     auto copy = rec.data;
-    auto h = *erf::HeaderView::check(copy);
-    CHECK(h.type() == erf::kTypeInfiniband);
-    CHECK(h.flags() == (erf::kFlagVaryingLength | i));  // interface 0 sent, 1 received
-    CHECK(h.rlen() == erf::kHeaderLen + f.size());
+    auto h = *ErfView::check(copy);
+    CHECK(h.type() == kErfTypeInfiniband);
+    CHECK(h.flags() == (kErfFlagVaryingLength | i));  // interface 0 sent, 1 received
+    CHECK(h.rlen() == ErfHeader::kLen + f.size());
     CHECK(h.lctr() == 0);
     CHECK(h.wlen() == f.size());
-    CHECK(std::equal(f.begin(), f.end(), rec.data.begin() + erf::kHeaderLen));
+    CHECK(std::equal(f.begin(), f.end(), rec.data.begin() + ErfHeader::kLen));
   }
   auto copy = r.records[0].data;
-  CHECK(erf::HeaderView::check(copy)->timestamp() == (uint64_t{2} << 32 | erf::timestamp_from_ns(250)));
+  CHECK(ErfView::check(copy)->timestamp() == (uint64_t{2} << 32 | erf_timestamp_from_ns(250)));
   CHECK(r.records[0].sec == 2);
   CHECK(r.records[0].nsec == 250);
   CHECK(r.records[1].nsec == 1000);
@@ -245,8 +245,8 @@ TEST_CASE("an ERF record keeps its whole header when the snap length cuts the fr
   CHECK(r.records[0].data.size() == 36);
   CHECK(r.records[0].len == 16 + f.size());
   auto copy = r.records[0].data;
-  CHECK(erf::HeaderView::check(copy)->rlen() == 36);
-  CHECK(erf::HeaderView::check(copy)->wlen() == f.size());
+  CHECK(ErfView::check(copy)->rlen() == 36);
+  CHECK(ErfView::check(copy)->wlen() == f.size());
 }
 
 TEST_CASE("linktype 247 holds the raw ib frame") {

@@ -1,4 +1,4 @@
-#include "fabrics/ib/wire/erf.hpp"
+#include "pcap/erf.hpp"
 
 #include <doctest/doctest.h>
 
