@@ -35,27 +35,7 @@ import zlib
 RDMASIM = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/rdmasim"
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
 
-TSHARK_OPTS = ["-n"] + sum([["--disable-heuristic", h] for h in (
-    "rpcrdma_iwarp", "smb_direct_iwarp", "rpcrdma_infiniband", "smb_direct_infiniband", "smcr_infiniband",
-    "nvme_rdma", "lnet_ib", "iser_infiniband", "eth_over_ib", "mellanox_eoib", "sdp_infiniband",
-    "fc_infiniband", "drbd_rdma")], [])
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
-
-
-def finish():
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        sys.exit(1)
-    print("ok")
-    sys.exit(0)
+from e2e import TSHARK_OPTS, check, finish  # noqa: E402  (shared helpers)
 
 
 def run(yaml_path, out, *args, expect=0):
