@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -168,10 +169,16 @@ struct HostConfig {
   Time post_cost = Time::ns(100);
 };
 
-// 802.1Q tag on roce_v1 frames.
+// 802.1Q tag on roce_v1 frames. Every host is in VLAN `id` unless `hosts`
+// puts it in another; each VLAN is a broadcast domain of its own.
 struct VlanConfig {
   uint16_t id = 100;
   uint8_t pcp = 3;
+  std::map<std::string, uint16_t> hosts;  // host -> VLAN, for hosts not in `id`
+  uint16_t of(const std::string& host) const {
+    auto it = hosts.find(host);
+    return it == hosts.end() ? id : it->second;
+  }
 };
 
 struct ExperimentConfig {

@@ -475,6 +475,7 @@ class ExperimentReader {
       c_.missing(*top, "workloads", "a list such as [{kind: rdma_write, from: a, to: b}]");
     if (auto e = top->find("faults")) faults(e->value, e->path);
     capture_nodes();
+    vlan_hosts();
   }
 
  private:
@@ -617,13 +618,39 @@ class ExperimentReader {
   }
 
   void vlan(const Entry& e) {
-    auto f = c_.fields(e.value, e.path, "VLAN settings", {"id", "pcp"});
+    auto f = c_.fields(e.value, e.path, "VLAN settings", {"id", "pcp", "hosts"});
     if (!f) return;
     VlanConfig v;
     c_.read(*f, "id", v.id,
             [&](const Entry& w) { return c_.whole(w, 1, 4094); });  // 802.1Q: 0 and 4095 reserved
     c_.read(*f, "pcp", v.pcp, [&](const Entry& w) { return c_.whole(w, 0, 7); });
+    if (auto h = f->find("hosts")) {
+      // hosts: {c: 200, d: 200} puts hosts in other VLANs; names are checked
+      // once the topology is known (vlan_hosts()).
+      if (!h->value.IsMap()) {
+        c_.error(h->value, h->path, "expected a map of host name to VLAN id, such as {c: 200}, got " +
+                                        describe(h->value));
+      } else {
+        for (auto it = h->value.begin(); it != h->value.end(); ++it) {
+          const Entry item{it->first, it->second, key_path(h->path, it->first.Scalar())};
+          if (auto vid = c_.whole(item, 1, 4094)) {
+            v.hosts[it->first.Scalar()] = static_cast<uint16_t>(*vid);
+            vlan_host_keys_.push_back(item);
+          }
+        }
+      }
+    }
     x_.vlan = v;
+  }
+
+  void vlan_hosts() {
+    for (const Entry& e : vlan_host_keys_) {
+      const std::string n = e.key.Scalar();
+      if (graph_ && !graph_->find(n))
+        c_.error(e.key, e.path, unknown_node(n));
+      else if (graph_ && !graph_->is_host(*graph_->find(n)))
+        c_.error(e.key, e.path, "'" + n + "' is not a host: only hosts are put in VLANs (switch ports carry them all)");
+    }
   }
 
   void capture(const Entry& e) {
@@ -1173,6 +1200,21 @@ class ExperimentReader {
     std::vector<int> from, to;
     for (const std::string& n : w.from) from.push_back(*g.find(n));
     for (const std::string& n : w.to) to.push_back(*g.find(n));
+    // RoCE v1: hosts in different VLANs are in different broadcast domains.
+    if (x_.fabric == FabricKind::roce_v1 && x_.vlan) {
+      for (const std::string& a : w.from) {
+        for (const std::string& b : w.to) {
+          if (a != b && x_.vlan->of(a) != x_.vlan->of(b)) {
+            c_.error(v, path,
+                     a + " (VLAN " + std::to_string(x_.vlan->of(a)) + ") and " + b + " (VLAN " +
+                         std::to_string(x_.vlan->of(b)) +
+                         ") are in different broadcast domains: roce_v1 frames cannot leave their VLAN; "
+                         "use roce_v2 or put them in one VLAN");
+            return;
+          }
+        }
+      }
+    }
     const bool updown = x_.fabric == FabricKind::ib && x_.ib.routing == IbRouting::updown;
     // The common case, all in one network, needs no look at every pair.
     if (!updown && common_group(x_.fabric == FabricKind::roce_v1 ? *bridged_ : *routed_, from, to)) return;
@@ -1320,6 +1362,7 @@ class ExperimentReader {
   ExperimentConfig& x_;
   std::optional<Graph> graph_;
   std::optional<Entry> roots_, capture_list_;
+  std::vector<Entry> vlan_host_keys_;
   std::optional<ForwardingTable> ib_table_;
   std::optional<std::vector<std::vector<int>>> routed_, bridged_;  // link_groups()
 };

@@ -62,9 +62,15 @@ void finish(Network& net) {
     vid = 0;
   for (int h = 0; h < g.host_count(); ++h) {
     Rnic& nic = net.host(h).nic();
-    const RoceV1Port self{host_mac(h), roce_v1_gid(host_mac(h)), priority, vid};
+    const std::optional<uint16_t> host_vid = cfg.vlan ? std::optional<uint16_t>(cfg.vlan->of(g.name(h))) : vid;
+    const RoceV1Port self{host_mac(h), roce_v1_gid(host_mac(h)), priority, host_vid};
     nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, self));
     nic.set_gid(to_ibv_gid(self.gid));
+    // The bridge port facing the host is an access port of the host's VLAN.
+    if (cfg.vlan && !g.ports(h).empty()) {
+      const auto& up = g.ports(h)[0];
+      if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[up.peer].get())) b->set_access_vlan(up.peer_port, *host_vid);
+    }
   }
 
   if (cfg.pfc) {
@@ -79,7 +85,8 @@ void finish(Network& net) {
     const int a = net.host_index(from), b = net.host_index(to);
     // A16: RoCE v1 is not routable. The loader refuses what the YAML shows;
     // this is the connect error for anything else.
-    if (a < 0 || b < 0 || !st->domains.same_domain(a, b))
+    const bool other_vlan = net.cfg.vlan && net.cfg.vlan->of(from.name()) != net.cfg.vlan->of(to.name());
+    if (a < 0 || b < 0 || other_vlan || !st->domains.same_domain(a, b))
       throw std::runtime_error(
           "roce_v1: " + from.name() + " cannot reach " + to.name() +
           ": they are in different broadcast domains and RoCE v1 frames cannot be routed "

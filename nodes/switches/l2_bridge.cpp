@@ -22,6 +22,11 @@ void L2Bridge::set_blocked(uint16_t port, bool blocked) {
   blocked_[port] = blocked;
 }
 
+void L2Bridge::set_access_vlan(uint16_t port, uint16_t vid) {
+  if (access_vlan_.size() <= port) access_vlan_.resize(port + 1, 0);
+  access_vlan_[port] = vid;
+}
+
 uint64_t L2Bridge::key(uint16_t vid, const MacAddress& m) {
   uint64_t k = vid & 0x0FFF;
   for (uint8_t o : m.octets) k = k << 8 | o;
@@ -77,7 +82,7 @@ void L2Bridge::receive(Port& in, Packet p) {
   // Flood: every forwarding port but the one it came in on.
   flood_.clear();
   for (uint16_t o = 0; o < port_count(); ++o)
-    if (o != in.index() && !blocked(o) && port(o).connected()) flood_.push_back(o);
+    if (o != in.index() && !blocked(o) && port(o).connected() && carries(o, vid)) flood_.push_back(o);
   if (flood_.empty()) return discard(in, p);
   ++stats_.flooded;
   in.release_ingress(p);

@@ -42,7 +42,14 @@ public:
 
   // The spanning tree's verdict for a port (ports forward by default).
   void set_blocked(uint16_t port, bool blocked);
+  // An access port carries one VLAN (802.1Q): frames of other VLANs are not
+  // flooded to it. Ports not set are trunks and carry every VLAN.
+  void set_access_vlan(uint16_t port, uint16_t vid);
   bool blocked(uint16_t port) const { return port < blocked_.size() && blocked_[port]; }
+  // Does `port` carry VLAN `vid`? (VID 0, priority tagged, belongs to every VLAN.)
+  bool carries(uint16_t port, uint16_t vid) const {
+    return vid == 0 || port >= access_vlan_.size() || access_vlan_[port] == 0 || access_vlan_[port] == vid;
+  }
   MacAddress port_mac(uint16_t port) const { return MacAddress::local(mac_base_ + port); }
 
   // Filtering database: the port a (VID, MAC) was learned on, if not aged out.
@@ -79,6 +86,7 @@ private:
   SwitchConfig cfg_;
   uint32_t mac_base_;
   Time ageing_;
+  std::vector<uint16_t> access_vlan_;  // per port: 0 for a trunk
   std::vector<bool> blocked_;
   std::unordered_map<uint64_t, FdbEntry> fdb_;  // looked up only, never iterated
   std::function<void(const Packet&)> on_discard_;

@@ -688,3 +688,19 @@ TEST_CASE("loader: LoadError formats as file:line:column: message") {
   CHECK(LoadError{"exp.yaml", 14, 15, "workloads[1].size: bad"}.format() ==
         "exp.yaml:14:15: workloads[1].size: bad");
 }
+
+TEST_CASE("loader: RoCE v1 VLANs are broadcast domains") {
+  const std::string w = "  - {kind: send, from: a, to: b}\n";
+  // On roce_v2 the hosts route between VLANs: the file loads.
+  const ExperimentConfig c = good(pair_with(w, "fabric: roce_v2\nvlan: {id: 100, hosts: {b: 200}}\n"));
+  REQUIRE(c.vlan);
+  CHECK(c.vlan->of("a") == 100);
+  CHECK(c.vlan->of("b") == 200);
+  // On roce_v1 each VLAN is a broadcast domain (the workload is on line 8).
+  CHECK(errors(pair_with(w, "fabric: roce_v1\nvlan: {id: 100, hosts: {b: 200}}\n")) ==
+        "exp.yaml:8:5: workloads[0]: a (VLAN 100) and b (VLAN 200) are in different broadcast domains: roce_v1 "
+        "frames cannot leave their VLAN; use roce_v2 or put them in one VLAN\n");
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {zz: 200}}\n")).find("exp.yaml:2:16: vlan.hosts.zz: unknown node 'zz'") == 0);
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {s1: 200}}\n")).find("'s1' is not a host") != std::string::npos);
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {b: 4095}}\n")).find("exp.yaml:2:19: vlan.hosts.b:") == 0);
+}
