@@ -32,16 +32,24 @@ def check(cond, what):
     return cond
 
 
+_tmpdirs = []
+
+
 def finish():
+    """Exits 1 if a check failed (keeping the output to look at), else
+    removes the test's temporary directories and exits 0."""
     if failures:
-        print(f"{len(failures)} check(s) failed")
+        print(f"{len(failures)} check(s) failed; output kept in {' '.join(_tmpdirs)}")
         sys.exit(1)
+    for d in _tmpdirs:
+        shutil.rmtree(d, ignore_errors=True)
     print("ok")
     sys.exit(0)
 
 
 def tmpdir():
     d = tempfile.mkdtemp(prefix="rdmasim-e2e-")
+    _tmpdirs.append(d)
     return d
 
 
