@@ -17,15 +17,7 @@ using nlohmann::json;
 NicConfig nic_config(const HostConfig& h) {
   NicConfig n;
   n.pcie_latency = h.pcie.latency;
-  n.pcie_rate = h.pcie.bandwidth;
   n.doorbell = h.doorbell;
-  n.completion = h.completion;
-  n.poll_cost = h.poll_cost;
-  n.post_cost = h.post_cost;
-  n.interrupt_cost = h.interrupt_cost;
-  n.coalesce_frames = h.interrupt_coalescing.frames;
-  n.coalesce_delay = h.interrupt_coalescing.delay;
-  n.hybrid_poll = h.hybrid_spin;
   return n;
 }
 

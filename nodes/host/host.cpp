@@ -2,6 +2,9 @@
 
 namespace rdmasim {
 
+// From the NIC's MSI-X to the program running again (wake-up and scheduling).
+constexpr Time kInterruptLatency = Time::us(1);
+
 Host::Host(Simulator& sim, PacketPool& pool, std::string name, const NicConfig& nic, const HostConfig& cfg)
     : Node(sim, std::move(name)), cfg_(cfg) {
   Port& port = add_port();
@@ -27,7 +30,7 @@ Task Host::wait(verbs::CompletionQueue& cq) {
     cpu_busy_ += cfg_.poll_cost;
     co_return;
   }
-  cq.set_moderation({cfg_.interrupt_coalescing.frames, cfg_.interrupt_coalescing.delay, Time::us(1)});
+  cq.set_moderation({cfg_.interrupt_coalescing.frames, cfg_.interrupt_coalescing.delay, kInterruptLatency});
   switch (cfg_.completion) {
     case Completion::polling:
       // Spinning on ibv_poll_cq: the core is busy until the CQE lands.

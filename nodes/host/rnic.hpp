@@ -55,21 +55,13 @@ public:
   virtual void seal(Packet& p) const = 0;
 };
 
-
+// The NIC's own timing. What the CPU pays (posting, polling, interrupts) is
+// the host's: HostConfig, in nodes/host/host.hpp.
 struct NicConfig {
   Time pcie_latency = Time::ns(400);         // one PCIe transaction, one way
-  DataRate pcie_rate{128'000'000'000};       // PCIe Gen4 x8-ish usable rate
   Time rx_pipeline = Time::ns(250);          // NIC processing per frame received (tx and rx together)
   Doorbell doorbell = Doorbell::dma;         // dma: NIC fetches the WQE; pio: CPU writes it (BlueFlame)
   uint32_t max_inline = 256;                 // bytes a PIO doorbell may carry inline
-  Completion completion = Completion::polling;
-  Time poll_cost = Time::ns(50);             // CPU time per poll of the CQ
-  Time post_cost = Time::ns(100);            // CPU time to build a WQE and ring the doorbell
-  Time interrupt_cost = Time::us(2);         // CPU time per interrupt (handler, wake-up)
-  Time interrupt_latency = Time::us(1);      // MSI-X to the program running again
-  uint32_t coalesce_frames = 1;              // interrupt after this many CQEs...
-  Time coalesce_delay = Time::ns(0);         // ...or this long after the first
-  Time hybrid_poll = Time::us(2);            // hybrid: poll this long before arming an interrupt
   uint32_t tx_queue_frames = 2;              // frames the NIC keeps queued at its port
 };
 
@@ -139,7 +131,6 @@ private:
   std::deque<TxSource*> ready_;
   std::deque<Packet> rx_pipe_;
   std::deque<std::pair<verbs::CompletionQueue*, ibv_wc>> cqe_pipe_;  // CQE writes in flight over PCIe
-  bool pump_scheduled_ = false;
   Stats stats_;
 };
 
