@@ -10,6 +10,7 @@ void Port::connect(Port& a, Port& b, const LinkParams& params, uint64_t seed) {
   a.peer_ = &b;
   b.peer_ = &a;
   a.params_ = b.params_ = params;
+  a.last_tx_bytes_ = b.last_tx_bytes_ = SIZE_MAX;
   a.loss_rng_ = Rng::stream(seed, "loss:" + a.owner_.name() + ":" + std::to_string(a.index_));
   b.loss_rng_ = Rng::stream(seed, "loss:" + b.owner_.name() + ":" + std::to_string(b.index_));
 }
@@ -119,7 +120,7 @@ void Port::transmit(Packet p) {
   ++stats_.tx_frames;
   stats_.tx_bytes += p.size();
   for (auto& f : tx_observers_) f(sim_.now(), p);
-  const Time t = params_.rate.tx_time(p.size() + params_.wire_overhead);
+  const Time t = tx_time(p.size());
   const bool lost = !up_ || loss_rng_.chance(params_.loss);
   wire_.push_back({std::move(p), lost});
   busy_until_ = sim_.now() + t;

@@ -75,6 +75,16 @@ public:
   Port* peer() const { return peer_; }
   const LinkParams& params() const { return params_; }
   bool connected() const { return peer_ != nullptr; }
+  // Time to serialise a frame of `bytes` (captured bytes; the link's
+  // per-frame overhead is added). Frames come in few sizes: the last answer
+  // is kept, which spares a division on most frames.
+  Time tx_time(size_t bytes) const {
+    if (bytes != last_tx_bytes_) {
+      last_tx_bytes_ = bytes;
+      last_tx_time_ = params_.rate.tx_time(bytes + params_.wire_overhead);
+    }
+    return last_tx_time_;
+  }
   bool up() const { return up_; }
 
   // Queues a frame for transmission in class meta.priority (or meta.vl when
@@ -147,6 +157,8 @@ private:
   uint16_t index_;
   Port* peer_ = nullptr;
   LinkParams params_;
+  mutable size_t last_tx_bytes_ = SIZE_MAX;
+  mutable Time last_tx_time_;
   Rng loss_rng_;
   bool up_ = true;
   Time busy_until_;           // the wire is taken until then

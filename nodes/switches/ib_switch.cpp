@@ -77,7 +77,7 @@ void IbSwitch::receive(Port& in, Packet p) {
   // serialisation. Store-and-forward: `latency` after the last bit.
   Time delay = cfg_.latency;
   if (cfg_.mode == SwitchMode::cut_through) {
-    const Time in_tx = in.params().rate.tx_time(p.size() + in.params().wire_overhead);
+    const Time in_tx = in.tx_time(p.size());
     delay = std::max(Time{}, cfg_.latency - in_tx);
   }
   Output& o = out_[*out];

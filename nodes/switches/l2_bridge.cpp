@@ -96,7 +96,7 @@ void L2Bridge::relay(Port& in, uint16_t out, Packet p) {
   // serialisation time. Store-and-forward: `latency` after the last bit.
   Time delay = cfg_.latency;
   if (cfg_.mode == SwitchMode::cut_through) {
-    const Time in_tx = in.params().rate.tx_time(p.size() + in.params().wire_overhead);
+    const Time in_tx = in.tx_time(p.size());
     delay = std::max(Time{}, cfg_.latency - in_tx);
   }
   if (pipeline_.size() < port_count()) pipeline_.resize(port_count());

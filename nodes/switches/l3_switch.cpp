@@ -46,7 +46,7 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.ttl_expired;  // RFC 1812 5.3.1 (no ICMP is modelled)
     } else if (auto it = v4_.find(ip->dst().to_u32()); it != v4_.end() && !it->second.empty()) {
       ports = &it->second;
-      hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
+      if (ports->size() > 1) hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
       ip->decrement_ttl();
     } else {
       ++stats_.no_route;
@@ -59,7 +59,7 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.ttl_expired;
     } else if (auto it = v6_.find(ip->dst()); it != v6_.end() && !it->second.empty()) {
       ports = &it->second;
-      hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
+      if (ports->size() > 1) hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
       ip->set_hop_limit(static_cast<uint8_t>(ip->hop_limit() - 1));
     } else {
       ++stats_.no_route;
@@ -85,7 +85,7 @@ void L3Switch::forward(Port& in, uint16_t out, Packet p) {
   // ingress serialisation time. Store-and-forward starts after the last bit.
   Time delay = cfg_.latency;
   if (cfg_.mode == SwitchMode::cut_through) {
-    const Time in_tx = in.params().rate.tx_time(p.size() + in.params().wire_overhead);
+    const Time in_tx = in.tx_time(p.size());
     delay = std::max(Time{}, cfg_.latency - in_tx);
   }
   in.release_ingress(p);
