@@ -180,16 +180,21 @@ void RoceV1Fabric::send_solicitation(const Gid& target) {
   ns.type = NdType::NeighborSolicitation;
   ns.target = target;
   ns.link_layer = self_.mac;
+  send_nd(ns, dst, ipv6_multicast_mac(dst));
+}
+
+// An ICMPv6 ND message from our GID, hop limit 255 (RFC 4861 7.1.1), untagged priority.
+void RoceV1Fabric::send_nd(const NdMessage& m, const Ipv6Address& dst, const MacAddress& dst_mac) {
   Packet p = nic_.alloc();
-  ns.emit(*NdView::check(p.push_back(ns.length())), self_.gid, dst);
+  m.emit(*NdView::check(p.push_back(m.length())), self_.gid, dst);
   Ipv6Header ip;
-  ip.payload_length = static_cast<uint16_t>(ns.length());
+  ip.payload_length = static_cast<uint16_t>(m.length());
   ip.next_header = kIpProtoIcmpv6;
   ip.hop_limit = kNdHopLimit;
   ip.src = self_.gid;
   ip.dst = dst;
   ip.emit(*Ipv6View::check(p.push_front(Ipv6Header::kLen)));
-  push_ethernet(p, ipv6_multicast_mac(dst), ethertype::kIpv6, 0, false);
+  push_ethernet(p, dst_mac, ethertype::kIpv6, 0, false);
   queue_out(std::move(p));
 }
 
@@ -202,18 +207,8 @@ void RoceV1Fabric::send_advertisement(const Gid& to, const MacAddress& to_mac) {
   na.override_flag = true;
   na.target = self_.gid;
   na.link_layer = self_.mac;
-  Packet p = nic_.alloc();
-  na.emit(*NdView::check(p.push_back(na.length())), self_.gid, to);
-  Ipv6Header ip;
-  ip.payload_length = static_cast<uint16_t>(na.length());
-  ip.next_header = kIpProtoIcmpv6;
-  ip.hop_limit = kNdHopLimit;
-  ip.src = self_.gid;
-  ip.dst = to;
-  ip.emit(*Ipv6View::check(p.push_front(Ipv6Header::kLen)));
-  push_ethernet(p, to_mac, ethertype::kIpv6, 0, false);
   ++rx_.advertisements_sent;
-  queue_out(std::move(p));
+  send_nd(na, to, to_mac);
 }
 
 void RoceV1Fabric::on_ipv6(std::span<const std::byte> l3, const MacAddress& eth_src) {

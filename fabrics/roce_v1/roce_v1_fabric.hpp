@@ -28,6 +28,8 @@
 
 namespace rdmasim {
 
+struct NdMessage;  // fabrics/roce_v1/wire/icmpv6_nd.hpp
+
 // fe80::/64 + modified EUI-64 of `mac` (the U/L bit flipped, ff:fe in the middle).
 Gid roce_v1_gid(const MacAddress& mac);
 ibv_gid to_ibv_gid(const Gid& g);
@@ -95,6 +97,7 @@ private:
   void push_ethernet(Packet& p, const MacAddress& dst, uint16_t ethertype, uint8_t pcp, bool data) const;
   void send_solicitation(const Gid& target);
   void send_advertisement(const Gid& to, const MacAddress& to_mac);
+  void send_nd(const NdMessage& m, const Ipv6Address& dst, const MacAddress& dst_mac);
   void on_ipv6(std::span<const std::byte> ip, const MacAddress& eth_src);
   void release(const Gid& g, const MacAddress& mac);
 

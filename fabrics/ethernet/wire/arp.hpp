@@ -27,14 +27,8 @@ class ArpViewT {
   std::span<B> b_;
   explicit ArpViewT(std::span<B> b) : b_(b) {}
 
-  MacAddress mac_at(size_t off) const {
-    MacAddress m;
-    for (size_t i = 0; i < 6; ++i) m.octets[i] = u8(b_[off + i]);
-    return m;
-  }
-  void set_mac_at(size_t off, const MacAddress& m) requires kMut {
-    for (size_t i = 0; i < 6; ++i) b_[off + i] = std::byte{m.octets[i]};
-  }
+  MacAddress mac_at(size_t off) const { return load_mac(b_.subspan(off, 6)); }
+  void set_mac_at(size_t off, const MacAddress& m) requires kMut { store_mac(b_.subspan(off, 6), m); }
 
  public:
   static constexpr size_t kLen = 28;

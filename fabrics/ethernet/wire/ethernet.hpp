@@ -36,6 +36,16 @@ struct MacAddress {
   constexpr auto operator<=>(const MacAddress&) const = default;
 };
 
+// A MAC address stored in 6 bytes of a header, in wire order.
+inline MacAddress load_mac(std::span<const std::byte> b) {
+  MacAddress m;
+  for (size_t i = 0; i < 6; ++i) m.octets[i] = u8(b[i]);
+  return m;
+}
+inline void store_mac(std::span<std::byte> b, const MacAddress& m) {
+  for (size_t i = 0; i < 6; ++i) b[i] = std::byte{m.octets[i]};
+}
+
 namespace ethertype {
 inline constexpr uint16_t kIpv4 = 0x0800;
 inline constexpr uint16_t kArp = 0x0806;
@@ -53,14 +63,8 @@ class EthernetViewT {
   std::span<B> b_;
   explicit EthernetViewT(std::span<B> b) : b_(b) {}
 
-  MacAddress mac_at(size_t off) const {
-    MacAddress m;
-    for (size_t i = 0; i < 6; ++i) m.octets[i] = u8(b_[off + i]);
-    return m;
-  }
-  void set_mac_at(size_t off, const MacAddress& m) requires kMut {
-    for (size_t i = 0; i < 6; ++i) b_[off + i] = std::byte{m.octets[i]};
-  }
+  MacAddress mac_at(size_t off) const { return load_mac(b_.subspan(off, 6)); }
+  void set_mac_at(size_t off, const MacAddress& m) requires kMut { store_mac(b_.subspan(off, 6), m); }
 
  public:
   static constexpr size_t kLen = 14;
