@@ -64,19 +64,9 @@ FabricBuilder iwarp_builder() {
               nic.set_gid(gid_of(cfg.ip, eps[h]));
             }
             if (cfg.pfc)  // 802.1Qbb on every port, as roce_v2 (fabrics/ethernet/pfc.hpp)
-              enable_pfc(net, [&net, &eps](int n, uint16_t p) {
-                return net.graph.is_host(n) ? eps[n].mac : static_cast<L3Switch&>(*net.nodes[n]).port_mac(p);
-              });
+              enable_l3_pfc(net, eps);
             net.sealer = [streams](Packet& p) { seal_iwarp(p, *streams); };
-            net.address = [](Host& from, Host& to) {
-              (void)from;
-              ibv_ah_attr ah{};
-              ah.is_global = 1;
-              ah.port_num = 1;
-              ah.grh.dgid = to.nic().gid();
-              ah.grh.hop_limit = 64;
-              return ah;
-            };
+            net.address = ip_address;
           }};
 }
 

@@ -1,12 +1,9 @@
 // Builds a RoCE v2 network: the IP network of nodes/switches/l3_network.hpp,
 // hosts with the RoCE v2 encapsulation.
-#include <cstring>
 
 #include "apps/network.hpp"
-#include "fabrics/ethernet/pfc.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
 #include "nodes/switches/l3_network.hpp"
-#include "nodes/switches/l3_switch.hpp"
 
 namespace rdmasim {
 
@@ -21,19 +18,9 @@ FabricBuilder roce_v2_builder() {
               nic.set_gid(roce_v2_gid(cfg.ip, eps[h]));
             }
             if (cfg.pfc)  // 802.1Qbb on every port (fabrics/ethernet/pfc.hpp)
-              enable_pfc(net, [&net, &eps](int n, uint16_t p) {
-                return net.graph.is_host(n) ? eps[n].mac : static_cast<L3Switch&>(*net.nodes[n]).port_mac(p);
-              });
+              enable_l3_pfc(net, eps);
             net.sealer = seal_roce_v2;
-            net.address = [](Host& from, Host& to) {
-              (void)from;
-              ibv_ah_attr ah{};
-              ah.is_global = 1;
-              ah.port_num = 1;
-              ah.grh.dgid = to.nic().gid();
-              ah.grh.hop_limit = 64;
-              return ah;
-            };
+            net.address = ip_address;
           }};
 }
 

@@ -2,6 +2,7 @@
 // address, and the hosts' addressing plan.
 #include "nodes/switches/l3_network.hpp"
 
+#include "fabrics/ethernet/pfc.hpp"
 #include "nodes/switches/l3_switch.hpp"
 
 namespace rdmasim {
@@ -60,6 +61,22 @@ std::vector<IpEndpoint> finish_l3(Network& net) {
     eps.push_back(e);
   }
   return eps;
+}
+
+void enable_l3_pfc(Network& net, const std::vector<IpEndpoint>& eps) {
+  enable_pfc(net, [&net, &eps](int n, uint16_t p) {
+    return net.graph.is_host(n) ? eps[n].mac : static_cast<L3Switch&>(*net.nodes[n]).port_mac(p);
+  });
+}
+
+ibv_ah_attr ip_address(Host& from, Host& to) {
+  (void)from;
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.port_num = 1;
+  ah.grh.dgid = to.nic().gid();
+  ah.grh.hop_limit = 64;
+  return ah;
 }
 
 }  // namespace rdmasim

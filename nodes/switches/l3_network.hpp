@@ -23,5 +23,9 @@ IpEndpoint host_endpoint(int i);
 void build_l3_switches(Network& net);
 // After the links: neighbour MACs and ECMP routes; returns each host's endpoint.
 std::vector<IpEndpoint> finish_l3(Network& net);
+// 802.1Qbb on every port of hosts and L3 switches.
+void enable_l3_pfc(Network& net, const std::vector<IpEndpoint>& eps);
+// The address vector towards `to` on an IP fabric: its GID (its IP address).
+ibv_ah_attr ip_address(Host& from, Host& to);
 
 }  // namespace rdmasim
