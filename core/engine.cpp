@@ -68,8 +68,58 @@ void Simulator::cancel(EventId id) {
   s.fn.reset();
 }
 
+void Simulator::to_radix() {
+  // Every queued entry is at or after now(): now() is a valid last time.
+  // Entries of one time must enter their bucket in schedule order: they
+  // leave the small queue in that order.
+  last_ = static_cast<uint64_t>(now_.count());
+  b0_.reset();
+  b0_next_ = 0;
+  while (small_n_ > 0) push(small_pop());
+  small_mode_ = false;
+}
+
+void Simulator::to_small() {
+  // Called with bucket 0 used up: every entry is in the other buckets.
+  for (size_t w = 0; w < occupied_.size(); ++w) {
+    for (uint64_t bits = occupied_[w]; bits; bits &= bits - 1) {
+      Bucket& b = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
+      for (const Entry* p = b.begin; p != b.end; ++p) small_push(*p);
+      b.reset();
+    }
+    occupied_[w] = 0;
+  }
+  b0_.reset();
+  b0_next_ = 0;
+  small_mode_ = true;
+}
+
+bool Simulator::take(uint64_t until, Entry& e) {
+  if (!small_mode_) {
+    if (b0_.begin + b0_next_ != b0_.end) {
+      if (b0_.begin[b0_next_].time > until) return false;
+    } else if (queued_ > kSmallBack) {
+      if (!refill(until)) return false;
+    } else {
+      to_small();
+    }
+  }
+  if (small_mode_) {
+    if (small_n_ == 0 || small_[small_n_ - 1].time > until) return false;
+    e = small_pop();
+  } else {
+    e = b0_.begin[b0_next_++];
+    // With many pending events the closures are cold: fetch the one
+    // kPrefetch events ahead while this one runs (refill fetched the first
+    // few but the very first, needed at once).
+    if (b0_next_ + kPrefetch - 1 < static_cast<size_t>(b0_.end - b0_.begin))
+      prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
+  }
+  --queued_;
+  return true;
+}
+
 bool Simulator::refill(uint64_t until) {
-  if (b0_.begin + b0_next_ != b0_.end) return b0_.begin[b0_next_].time <= until;
   size_t w = 0;
   while (occupied_[w] == 0)
     if (++w == occupied_.size()) return false;
@@ -105,24 +155,19 @@ void Simulator::run(Time until) {
   if (until < now_) return;
   const uint64_t limit = static_cast<uint64_t>(until.count());
   while (!stopped_) {
-    if (!refill(limit)) {
+    Entry e;
+    if (!take(limit, e)) {
       // Live events remain past `until`: time has reached it. Only cancelled
       // ones left (or none): the run is over and now() stays at the last event.
       if (live_ > 0) now_ = until;
       return;
     }
-    const Entry e = b0_.begin[b0_next_++];
     const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);
     Slot& s = slot(i);
     if (s.key != e.key) {  // cancelled
       free_slot(i);
       continue;
     }
-    // With many pending events the closures are cold: fetch the one
-    // kPrefetch events ahead while this one runs (refill fetched the first
-    // few but the very first, needed at once).
-    if (b0_next_ + kPrefetch - 1 < static_cast<size_t>(b0_.end - b0_.begin))
-      prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
     now_ = Time::ps(static_cast<int64_t>(e.time));
     s.key = 0;  // running: cancelling its own id is now a no-op
     --live_;
@@ -139,6 +184,9 @@ void Simulator::clear() {
   // slot before destroying it, and repeat until nothing is left.
   for (;;) {
     std::vector<Entry> all(b0_.begin + b0_next_, b0_.end);
+    all.insert(all.end(), small_.begin(), small_.begin() + static_cast<ptrdiff_t>(small_n_));
+    small_n_ = 0;
+    queued_ = 0;
     b0_.reset();
     b0_next_ = 0;
     for (Bucket& b : buckets_) {

@@ -16,7 +16,11 @@
 //   place when scheduled, runs in place and is destroyed there: no
 //   allocation and no move per event once the pool and buckets have grown.
 //   With many events pending, closures about to run are prefetched.
-// A Simulator is about 23 KiB (the bucket table); allocate it once per run.
+// - While few events are pending (a two-host stream keeps about ten), a
+//   sorted array is cheaper than moving entries down the radix levels; the queue switches between the two as it grows
+//   and shrinks. Both order by (time, schedule order), so which one holds
+//   the events never changes what runs when.
+// A Simulator is about 24 KiB (the bucket table); allocate it once per run.
 #pragma once
 
 #include <array>
@@ -115,7 +119,7 @@ private:
     if (next_seq_ > kMaxSeq) sequence_exhausted(i);
     const uint64_t key = next_seq_++ << kSlotBits | i;
     slot(i).key = key;
-    push({static_cast<uint64_t>(when.count()), key});
+    enqueue({static_cast<uint64_t>(when.count()), key});
     ++live_;
     return EventId{key};
   }
@@ -151,6 +155,32 @@ private:
   }
   void mark(size_t b) { occupied_[b >> 6] |= uint64_t{1} << (b & 63); }
 
+  // Entry order: time, then schedule order (the sequence in the key's high bits).
+  static bool later(const Entry& a, const Entry& b) { return a.time > b.time || (a.time == b.time && a.key > b.key); }
+  void enqueue(Entry e) {
+    ++queued_;
+    if (small_mode_) {
+      if (small_n_ < kSmallMax) {
+        small_push(e);
+        return;
+      }
+      to_radix();
+    }
+    push(e);
+  }
+  // Inserts e keeping small_ sorted latest first. A new entry is the last
+  // scheduled, so among equal times it goes after (nearer the front).
+  void small_push(Entry e) {
+    size_t i = small_n_++;
+    for (; i > 0 && later(e, small_[i - 1]); --i) small_[i] = small_[i - 1];
+    small_[i] = e;
+  }
+  Entry small_pop() { return small_[--small_n_]; }
+  // Takes the next entry out if its time is at most `until`.
+  bool take(uint64_t until, Entry& e);
+  void to_radix();
+  void to_small();
+
   void push(Entry e) {
     if (e.time == last_) {
       b0_.add(e);
@@ -160,7 +190,7 @@ private:
     buckets_[b].add(e);
     mark(b);
   }
-  // Refills bucket 0 from the lowest non-empty bucket if it is empty and the
+  // Refills the used-up bucket 0 from the lowest non-empty bucket if the
   // next time is at most `until`; false if there is no event to take.
   bool refill(uint64_t until);
 
@@ -184,6 +214,17 @@ private:
   size_t b0_next_ = 0;  // index, not pointer: b0_ may grow while it is read
   std::array<Bucket, kBuckets> buckets_;
   std::array<uint64_t, (kBuckets + 63) / 64> occupied_{};  // bit b: buckets_[b] is not empty
+
+  // The small queue: a sorted array (the next entry last) used instead of
+  // the radix heap while at most kSmallMax entries are queued. It hands over
+  // to the radix heap when full and takes back when the radix heap holds
+  // kSmallBack or fewer.
+  static constexpr size_t kSmallMax = 32;
+  static constexpr size_t kSmallBack = 12;
+  bool small_mode_ = true;
+  size_t small_n_ = 0;
+  std::array<Entry, kSmallMax> small_;
+  size_t queued_ = 0;  // entries in either queue, cancelled ones included
 
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   uint32_t slot_count_ = 0;

@@ -219,3 +219,26 @@ TEST_CASE("run(until) ends at the last event when only cancelled events lie beyo
   sim.run(30_us);
   CHECK(sim.now() == 30_us);  // a live event lies beyond: time reaches the limit
 }
+
+TEST_CASE("order holds while the queue moves between its small and large forms") {
+  // Waves of events: each wave schedules a random number of events (a few,
+  // or hundreds), many of them at equal times, so the queue repeatedly
+  // grows past the small form's size and shrinks back below it.
+  Simulator sim;
+  Rng rng(7);
+  std::vector<std::pair<int64_t, uint64_t>> ran;  // (time, schedule number)
+  uint64_t next = 0;
+  std::function<void()> wave = [&] {
+    const uint64_t n = rng.chance(0.5) ? rng.between(1, 8) : rng.between(20, 300);
+    for (uint64_t k = 0; k < n; ++k) {
+      const Time when = sim.now() + Time::ns(static_cast<int64_t>(rng.between(0, 5)) * 100);
+      const uint64_t id = next++;
+      sim.at(when, [&ran, &sim, id] { ran.emplace_back(sim.now().count(), id); });
+    }
+    if (next < 20000) sim.after(Time::ns(static_cast<int64_t>(rng.between(0, 700))), wave);
+  };
+  sim.after(Time::ns(1), wave);
+  sim.run();
+  CHECK(ran.size() == next);
+  CHECK(std::is_sorted(ran.begin(), ran.end()));  // by time, ties in schedule order
+}

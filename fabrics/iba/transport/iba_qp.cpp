@@ -45,10 +45,12 @@ bool is_atomic(const SendWqe& w) {
 
 IbaQp::IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init,
              Rnic& nic, IbaFabric& fabric)
-    : QueuePair(d, pd, qpn, init), nic_(nic), fabric_(fabric) {}
+    : QueuePair(d, pd, qpn, init),
+      nic_(nic),
+      fabric_(fabric),
+      retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }) {}
 
 IbaQp::~IbaQp() {
-  nic_.sim().cancel(retry_timer_);
   nic_.sim().cancel(rnr_timer_);
   nic_.forget(*this);
 }
@@ -77,7 +79,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     if (!sq_.empty()) nic_.wake(*this);
   }
   if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
-    nic_.sim().cancel(retry_timer_);
+    retry_timer_.stop();
     nic_.sim().cancel(rnr_timer_);
     responses_.clear();
     req_wqe_ = 0;
@@ -249,7 +251,7 @@ Packet IbaQp::next_request() {
       --req_wqe_;
       complete_send(done, IBV_WC_SUCCESS);
     }
-  } else if (!retry_timer_) {
+  } else if (!retry_timer_.armed()) {
     arm_retry_timer();
   }
   if (psn_before(high_psn_, req_psn_)) high_psn_ = req_psn_;
@@ -282,16 +284,13 @@ void IbaQp::go_back_to(uint32_t psn) {
 // ---------------------------------------------------------------- completer
 
 void IbaQp::arm_retry_timer() {
-  nic_.sim().cancel(retry_timer_);
-  retry_timer_ = {};
   const Time t = ack_timeout(attr_.timeout);
-  if (t == Time::max()) return;
   const bool outstanding = !sq_.empty() && sq_.front().started;
-  if (!outstanding) return;
-  retry_timer_ = nic_.sim().after(t, [this] {
-    retry_timer_ = {};
-    on_retry_timeout();
-  });
+  if (t == Time::max() || !outstanding) {
+    retry_timer_.stop();
+    return;
+  }
+  retry_timer_.arm_after(t);
 }
 
 void IbaQp::note_progress() {
@@ -407,8 +406,7 @@ void IbaQp::on_nak(const IbaParsed& p) {
       --rnr_left_;
     }
     rnr_wait_ = true;
-    nic_.sim().cancel(retry_timer_);
-    retry_timer_ = {};
+    retry_timer_.stop();
     const uint32_t psn = p.h.psn;
     rnr_timer_ = nic_.sim().after(rnr_delay(s & 0x1F), [this, psn] {
       rnr_timer_ = {};

@@ -17,6 +17,7 @@
 #include <span>
 
 #include "core/engine.hpp"
+#include "core/lazy_timer.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
 #include "fabrics/iba/transport/headers.hpp"
 #include "nodes/host/rnic.hpp"
@@ -97,7 +98,7 @@ private:
   uint32_t unacked_psn_ = 0;  // oldest PSN not yet acknowledged
   int retry_left_ = 0;
   int rnr_left_ = 0;
-  EventId retry_timer_;
+  LazyTimer retry_timer_;
   EventId rnr_timer_;
 
   // responder

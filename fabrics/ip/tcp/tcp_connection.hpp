@@ -45,7 +45,7 @@
 #include "core/packet.hpp"
 #include "core/units.hpp"
 #include "fabrics/ip/tcp/congestion_control.hpp"
-#include "fabrics/ip/tcp/lazy_timer.hpp"
+#include "core/lazy_timer.hpp"
 #include "fabrics/ip/tcp/record_queue.hpp"
 #include "fabrics/ip/tcp/ring.hpp"
 #include "fabrics/ip/tcp/rtt_estimator.hpp"

@@ -1,7 +1,7 @@
-// A restartable timer that keeps at most one event in the engine. TCP moves
-// its retransmission deadline on almost every ACK (RFC 6298 5.3); cancelling
-// and rescheduling each time would leave a dead entry in the event heap per
-// ACK. Instead the pending event checks, when it fires, whether the deadline
+// A restartable timer that keeps at most one event in the engine. TCP and
+// the IBA requester move their retransmission deadline on almost every ACK
+// (RFC 6298 5.3, IBA 9.7.6.1.1); cancelling and rescheduling each time would
+// leave a dead entry in the event queue per ACK. Instead the pending event checks, when it fires, whether the deadline
 // moved later and, if so, sleeps again until then. Only moving a deadline
 // earlier than the pending event costs a cancel.
 #pragma once
@@ -31,6 +31,13 @@ class LazyTimer {
   }
   void arm_after(Time delay) { arm_at(sim_.now() + delay); }
   void disarm() { deadline_ = Time::max(); }  // the pending event, if any, finds nothing to do
+  // Disarms and takes the pending event out too, so that an idle owner
+  // leaves nothing in the engine (a run ends when no event is left).
+  void stop() {
+    deadline_ = scheduled_for_ = Time::max();
+    sim_.cancel(event_);
+    event_ = {};
+  }
 
  private:
   void schedule(Time when) {
