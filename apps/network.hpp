@@ -24,6 +24,11 @@ namespace rdmasim {
 
 struct Network {
   explicit Network(const ExperimentConfig& c) : cfg(c), graph(c.topology) {}
+  // Pending events hold frames (on the wire) and point at nodes: drop them
+  // while the pool and the nodes still exist.
+  ~Network() { sim.clear(); }
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
 
   const ExperimentConfig& cfg;
   Graph graph;

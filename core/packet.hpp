@@ -1,6 +1,13 @@
 // A packet is real bytes with headroom, plus a small fixed struct of
 // simulation-only metadata that never goes on the wire. Buffers come from a
 // pool and go back to it when the Packet handle is destroyed.
+//
+// A payload may be deferred: the frame holds its place, and the bytes are
+// read from the sender's memory the first time anyone needs them (bytes()),
+// or handed straight to the receiver (source_of()), which saves a copy of
+// every payload byte on the way. Only a sender whose memory cannot change
+// while the frame is in flight may defer (an RC requester: the buffer is the
+// NIC's until the work completes, and that needs the responder's ACK).
 #pragma once
 
 #include <cassert>
@@ -31,6 +38,11 @@ struct PacketBuffer {
   static constexpr size_t kCapacity = 10240;  // a 9000-byte IP MTU frame and headers
   PacketPool* pool;
   PacketBuffer* next_free;
+  // A deferred payload: deferred_len bytes at data + deferred_at still to be
+  // read from deferred_src (0: none). In the padding before data.
+  const std::byte* deferred_src;
+  uint32_t deferred_at;
+  uint32_t deferred_len;
   alignas(64) std::byte data[kCapacity];
 };
 
@@ -48,8 +60,37 @@ public:
   explicit operator bool() const { return buf_ != nullptr; }
   size_t size() const { return tail_ - head_; }
   size_t headroom() const { return head_; }
-  std::span<std::byte> bytes() { return {buf_->data + head_, size()}; }
-  std::span<const std::byte> bytes() const { return {buf_->data + head_, size()}; }
+  // The frame's bytes, a deferred payload read in first.
+  std::span<std::byte> bytes() {
+    fill();
+    return raw_bytes();
+  }
+  std::span<const std::byte> bytes() const {
+    fill();
+    return raw_bytes();
+  }
+  // The frame's bytes as they stand: a deferred payload's place holds
+  // nothing yet. For code that reads or writes headers only.
+  std::span<std::byte> raw_bytes() { return {buf_->data + head_, size()}; }
+  std::span<const std::byte> raw_bytes() const { return {buf_->data + head_, size()}; }
+
+  // `place` (bytes of this frame) is a payload to read from `src` later.
+  void defer(std::span<std::byte> place, const std::byte* src) {
+    assert(place.data() >= buf_->data && place.data() + place.size() <= buf_->data + PacketBuffer::kCapacity);
+    fill();
+    buf_->deferred_src = src;
+    buf_->deferred_at = static_cast<uint32_t>(place.data() - buf_->data);
+    buf_->deferred_len = static_cast<uint32_t>(place.size());
+  }
+  bool deferred() const { return buf_ && buf_->deferred_len != 0; }
+  // The bytes of `part`, a piece of raw_bytes(): when part is exactly the
+  // deferred payload, the sender's bytes themselves, without a copy.
+  std::span<const std::byte> source_of(std::span<const std::byte> part) const {
+    if (deferred() && part.data() == buf_->data + buf_->deferred_at && part.size() == buf_->deferred_len)
+      return {buf_->deferred_src, part.size()};
+    fill();
+    return part;
+  }
 
   // Prepend n bytes (a header) into the headroom; returns them.
   std::span<std::byte> push_front(size_t n) {
@@ -74,6 +115,12 @@ public:
 private:
   friend class PacketPool;
   void release();
+  // Reads a deferred payload in (logically const: the frame's bytes do not change).
+  void fill() const {
+    if (!deferred()) return;
+    std::memcpy(buf_->data + buf_->deferred_at, buf_->deferred_src, buf_->deferred_len);
+    buf_->deferred_len = 0;
+  }
 
   PacketBuffer* buf_ = nullptr;
   uint32_t head_ = 0;
@@ -92,6 +139,7 @@ public:
     if (!free_) grow();
     PacketBuffer* b = free_;
     free_ = b->next_free;
+    b->deferred_len = 0;
     Packet p;
     p.buf_ = b;
     p.head_ = p.tail_ = static_cast<uint32_t>(headroom);

@@ -20,7 +20,7 @@ void Port::set_link_up(Port& a, bool up) {
     if (!p) continue;
     p->up_ = up;
     if (!up)
-      for (InFlight& f : p->wire_) f.lost = true;
+      for (size_t i = 0; i < p->wire_.size(); ++i) p->wire_[i].lost = true;
   }
 }
 
@@ -58,9 +58,7 @@ void Port::send_control(Packet p) {
 
 void Port::start_next() {
   if (!control_.empty()) {
-    Packet p = std::move(control_.front());
-    control_.pop_front();
-    transmit(std::move(p));
+    transmit(control_.take_front());
     return;
   }
   if (nonempty_ == 0) return;
@@ -82,8 +80,7 @@ void Port::start_next() {
       continue;
     }
     if (gate_) gate_->sent(cls, n);
-    Packet p = std::move(q.front());
-    q.pop_front();
+    Packet p = q.take_front();
     if (q.empty()) nonempty_ &= static_cast<uint8_t>(~(1u << cls));
     queued_bytes_ -= n;
     --queued_frames_;
@@ -122,11 +119,11 @@ void Port::transmit(Packet p) {
   for (auto& f : tx_observers_) f(sim_.now(), p);
   const Time t = tx_time(p.size());
   const bool lost = !up_ || loss_rng_.chance(params_.loss);
-  wire_.push_back({std::move(p), lost});
   busy_until_ = sim_.now() + t;
   // The end of this frame matters only to someone waiting: queued frames or
   // a NIC with more to send. An idle port schedules nothing for it.
   if (queued_frames_ > 0 || !control_.empty() || want_ready_) arm_tx_done();
+  wire_.push_back({std::move(p), lost});
   sim_.after(t + params_.delay, [this] { arrive(); });
 }
 
@@ -143,19 +140,18 @@ void Port::tx_done() {
 }
 
 void Port::arrive() {
-  InFlight f = std::move(wire_.front());
-  wire_.pop_front();
-  if (f.lost) {
-    drop(f.packet);
+  auto [p, lost] = wire_.take_front();
+  if (lost) {
+    drop(p);
     return;
   }
   Port& in = *peer_;
   ++in.stats_.rx_frames;
-  in.stats_.rx_bytes += f.packet.size();
-  f.packet.meta.ingress_port = in.index_;
-  if (in.meter_) in.meter_->hold(in.class_of(f.packet), f.packet.size());
-  for (auto& obs : in.rx_observers_) obs(sim_.now(), f.packet);
-  in.owner_.receive(in, std::move(f.packet));
+  in.stats_.rx_bytes += p.size();
+  p.meta.ingress_port = in.index_;
+  if (in.meter_) in.meter_->hold(in.class_of(p), p.size());
+  for (auto& obs : in.rx_observers_) obs(sim_.now(), p);
+  in.owner_.receive(in, std::move(p));
 }
 
 void Port::drop(Packet& p) {

@@ -8,7 +8,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "core/engine.hpp"
 #include "core/packet.hpp"
 #include "core/random.hpp"
+#include "core/ring.hpp"
 #include "core/units.hpp"
 
 namespace rdmasim {
@@ -166,8 +166,8 @@ private:
   bool want_ready_ = false;
   bool by_vl_ = false;
 
-  std::deque<Packet> control_;
-  std::array<std::deque<Packet>, kClasses> queues_;
+  Ring<Packet> control_;
+  std::array<Ring<Packet>, kClasses> queues_;
   std::array<uint64_t, kClasses> class_bytes_{};
   uint64_t queued_bytes_ = 0;
   size_t queued_frames_ = 0;
@@ -178,7 +178,7 @@ private:
   EventId wake_;     // pending re-examination for a frame not ready yet
   Time wake_time_;
 
-  std::deque<InFlight> wire_;  // frames serialised onto the link, oldest first
+  Ring<InFlight> wire_;  // frames serialised onto the link, oldest first
 
   EgressGate* gate_ = nullptr;
   IngressMeter* meter_ = nullptr;

@@ -166,8 +166,8 @@ PfcNode& PfcNode::attach(Node& node, PacketPool& pool, const PfcSettings& s, Pfc
 }
 
 void PfcNode::on_rx(uint16_t port, const Packet& p) {
-  if (is_pfc_frame(p.bytes())) {
-    auto eth = ConstEthernetView::check(p.bytes());
+  if (is_pfc_frame(p.raw_bytes())) {
+    auto eth = ConstEthernetView::check(p.raw_bytes());
     ports_[port]->on_pfc(PfcFrame::parse(*ConstPfcView::check(eth->payload())));
     return;
   }

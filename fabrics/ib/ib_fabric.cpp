@@ -58,7 +58,7 @@ void IbFabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint3
 }
 
 bool IbFabric::decap(Packet& p, IbaSource& src) {
-  auto lrh = ConstLrhView::check(std::as_const(p).bytes());
+  auto lrh = ConstLrhView::check(std::as_const(p).raw_bytes());
   if (!lrh || size_t{lrh->pkt_len()} * 4 + 2 != p.size()) {
     ++ib_stats_.bad_header;
     return false;

@@ -23,7 +23,7 @@ void IbaFabric::receive(Packet p) {
     ++stats_.malformed;
     return;
   }
-  auto parsed = iba_parse(p.bytes());
+  auto parsed = iba_parse(p.raw_bytes());  // headers only: a deferred payload stays where it is
   if (!parsed) {
     ++stats_.malformed;
     return;
@@ -34,7 +34,7 @@ void IbaFabric::receive(Packet p) {
     ++stats_.unknown_qp;  // IBA 9.6.1.2: no such QP, silently dropped
     return;
   }
-  qp->receive(*parsed, p.bytes().subspan(parsed->header_len, parsed->payload_len), src);
+  qp->receive(*parsed, p.source_of(p.raw_bytes().subspan(parsed->header_len, parsed->payload_len)), src);
 }
 
 }  // namespace rdmasim

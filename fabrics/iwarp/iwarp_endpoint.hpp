@@ -32,7 +32,7 @@
 #include <span>
 #include <vector>
 
-#include "fabrics/ip/tcp/ring.hpp"
+#include "core/ring.hpp"
 #include "fabrics/ip/tcp/tcp_connection.hpp"
 #include "fabrics/iwarp/ddp.hpp"
 #include "fabrics/iwarp/fpdu.hpp"

@@ -121,7 +121,7 @@ void RoceV1Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
 }
 
 bool RoceV1Fabric::decap(Packet& p, IbaSource& src) {
-  auto eth = ConstEthernetView::check(p.bytes());
+  auto eth = ConstEthernetView::check(p.raw_bytes());
   if (!eth) return false;
   auto [type, l3] = inner(*eth);
   if (type != ethertype::kRoce) return false;
@@ -135,7 +135,7 @@ bool RoceV1Fabric::decap(Packet& p, IbaSource& src) {
   }
   src.sgid = grh->sgid().octets;
   src.dgid = grh->dgid().octets;
-  const size_t front = static_cast<size_t>(l3.data() - p.bytes().data()) + Grh::kLen;
+  const size_t front = static_cast<size_t>(l3.data() - p.raw_bytes().data()) + Grh::kLen;
   p.pull_front(front);
   p.pull_back(p.size() - (pay_len - kIcrcLen));
   return true;
@@ -147,7 +147,7 @@ bool RoceV1Fabric::accepts(const MacAddress& dst) const {
 }
 
 void RoceV1Fabric::receive(Packet p) {
-  auto eth = ConstEthernetView::check(p.bytes());
+  auto eth = ConstEthernetView::check(p.raw_bytes());
   if (!eth) {
     ++stats_.malformed;
     return;
@@ -247,7 +247,7 @@ void RoceV1Fabric::on_ipv6(std::span<const std::byte> l3, const MacAddress& eth_
 void RoceV1Fabric::release(const Gid& g, const MacAddress& mac) {
   std::deque<Packet> ready = cache_.learn(g, mac);
   for (Packet& p : ready) {
-    EthernetView::check(p.bytes())->set_dst(mac);
+    EthernetView::check(p.raw_bytes())->set_dst(mac);
     queue_out(std::move(p));
   }
 }

@@ -81,12 +81,12 @@ void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
 }
 
 bool RoceV2Fabric::is_link_control(const Packet& p) const {
-  auto eth = ConstEthernetView::check(p.bytes());
+  auto eth = ConstEthernetView::check(p.raw_bytes());
   return eth && eth->ethertype() == ethertype::kMacControl;
 }
 
 bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
-  auto eth = ConstEthernetView::check(p.bytes());
+  auto eth = ConstEthernetView::check(p.raw_bytes());
   if (!eth) return false;
   std::span<const std::byte> l3 = eth->payload();
   size_t ip_len = 0;

@@ -26,7 +26,7 @@ void Rnic::wake(TxSource& s) {
 
 void Rnic::forget(TxSource& s) {
   if (!s.scheduled_) return;
-  ready_.erase(std::remove(ready_.begin(), ready_.end(), &s), ready_.end());
+  ready_.remove_if([&s](TxSource* x) { return x == &s; });
   s.scheduled_ = false;
 }
 
@@ -39,8 +39,7 @@ void Rnic::pump() {
 
 void Rnic::pump_frames() {
   while (!ready_.empty() && port_.queued_frames() < cfg_.tx_queue_frames) {
-    TxSource* s = ready_.front();
-    ready_.pop_front();
+    TxSource* s = ready_.take_front();
     s->scheduled_ = false;
     if (!s->has_tx()) continue;
     Packet p = s->next_frame();
@@ -61,9 +60,7 @@ void Rnic::receive(Packet p) {
 }
 
 void Rnic::rx_done() {
-  Packet p = std::move(rx_pipe_.front());
-  rx_pipe_.pop_front();
-  fabric_->receive(std::move(p));
+  fabric_->receive(rx_pipe_.take_front());
 }
 
 Time Rnic::doorbell_delay(bool inline_pio) const {
@@ -77,8 +74,7 @@ void Rnic::deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc) {
   ++stats_.cqes;
   cqe_pipe_.push_back({&cq, wc});
   sim_.after(cfg_.pcie_latency, [this] {
-    auto [q, c] = cqe_pipe_.front();
-    cqe_pipe_.pop_front();
+    auto [q, c] = cqe_pipe_.take_front();
     q->push(c);
   });
 }

@@ -6,12 +6,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
 #include "core/engine.hpp"
 #include "core/packet.hpp"
+#include "core/ring.hpp"
 #include "core/units.hpp"
 #include "nodes/port.hpp"
 #include "topologies/config.hpp"
@@ -128,9 +128,9 @@ private:
   uint16_t lid_ = 0;
   ibv_gid gid_{};
   ibv_mtu active_mtu_ = IBV_MTU_4096;
-  std::deque<TxSource*> ready_;
-  std::deque<Packet> rx_pipe_;
-  std::deque<std::pair<verbs::CompletionQueue*, ibv_wc>> cqe_pipe_;  // CQE writes in flight over PCIe
+  Ring<TxSource*> ready_;
+  Ring<Packet> rx_pipe_;
+  Ring<std::pair<verbs::CompletionQueue*, ibv_wc>> cqe_pipe_;  // CQE writes in flight over PCIe
   Stats stats_;
 };
 

@@ -352,6 +352,14 @@ bool QueuePair::gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::s
                    [&](std::span<std::byte> piece, size_t done) { std::memcpy(out.data() + done, piece.data(), piece.size()); });
 }
 
+std::span<const std::byte> QueuePair::source(const std::vector<ibv_sge>& sges, uint64_t offset, size_t len) const {
+  std::span<const std::byte> whole;
+  const bool ok = walk_sges(device_, pd_, sges, offset, len, 0, [&](std::span<std::byte> piece, size_t done) {
+    if (done == 0 && piece.size() == len) whole = piece;
+  });
+  return ok ? whole : std::span<const std::byte>{};
+}
+
 bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<const std::byte> in) const {
   return walk_sges(device_, pd_, sges, offset, in.size(), IBV_ACCESS_LOCAL_WRITE,
                    [&](std::span<std::byte> piece, size_t done) { std::memcpy(piece.data(), in.data() + done, piece.size()); });

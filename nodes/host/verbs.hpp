@@ -219,6 +219,10 @@ protected:
   // False on a protection error (the WQE completes with IBV_WC_LOC_PROT_ERR).
   bool gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<std::byte> out) const;
   bool scatter(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<const std::byte> in) const;
+  // The host bytes of `len` bytes of the list from `offset` on, when they
+  // lie in one SGE and pass its region's checks; else empty (gather() then
+  // copies them piece by piece, or says what is wrong).
+  std::span<const std::byte> source(const std::vector<ibv_sge>& sges, uint64_t offset, size_t len) const;
 
   Device& device_;
   ProtectionDomain& pd_;

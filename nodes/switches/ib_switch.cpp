@@ -47,7 +47,7 @@ size_t IbSwitch::waiting() const {
 
 void IbSwitch::receive(Port& in, Packet p) {
   const uint8_t in_class = p.meta.vl & (Port::kClasses - 1);  // what the input buffer counted
-  auto lrh = LrhView::check(p.bytes());
+  auto lrh = LrhView::check(p.raw_bytes());
   // IBA 7.7.8: PktLen counts LRH through ICRC in words; the VCRC follows.
   if (!lrh || (lrh->lnh() != Lnh::IbaLocal && lrh->lnh() != Lnh::IbaGlobal) ||
       size_t{lrh->pkt_len()} * 4 + kVcrcLen != p.size()) {

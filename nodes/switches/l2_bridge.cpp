@@ -51,7 +51,7 @@ void L2Bridge::discard(Port& in, Packet& p) {
 }
 
 void L2Bridge::receive(Port& in, Packet p) {
-  auto eth = ConstEthernetView::check(p.bytes());
+  auto eth = ConstEthernetView::check(p.raw_bytes());
   if (!eth) return discard(in, p);
   if (blocked(in.index())) {  // 802.1D 8.4: a blocking port discards what it receives
     ++stats_.blocked;

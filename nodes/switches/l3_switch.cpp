@@ -35,7 +35,7 @@ void L3Switch::set_neighbor(uint16_t port, const MacAddress& mac) {
 MacAddress L3Switch::port_mac(uint16_t port) const { return MacAddress::local(mac_base_ + port); }
 
 void L3Switch::receive(Port& in, Packet p) {
-  auto eth = EthernetView::check(p.bytes());
+  auto eth = EthernetView::check(p.raw_bytes());
   const std::vector<uint16_t>* ports = nullptr;
   uint32_t hash = 0;
   if (eth && eth->ethertype() == ethertype::kIpv4) {
@@ -77,7 +77,7 @@ void L3Switch::receive(Port& in, Packet p) {
 }
 
 void L3Switch::forward(Port& in, uint16_t out, Packet p) {
-  auto eth = EthernetView::check(p.bytes());
+  auto eth = EthernetView::check(p.raw_bytes());
   eth->set_src(port_mac(out));
   if (out < neighbors_.size()) eth->set_dst(neighbors_[out]);
   // Cut-through: the frame's first bit leaves `latency` after its first bit

@@ -121,10 +121,20 @@ Packet IbaQp::next_frame() {
   return next_request();
 }
 
-bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, std::span<std::byte> dst, ibv_wc_status& err) {
+// The payload of `w` from `offset` on, into `dst` (bytes of p). An RC
+// requester's buffer is the NIC's until the work completes, which needs the
+// responder's ACK: a payload from one SGE is deferred (core/packet.hpp),
+// read when the responder places it or a capture shows it.
+bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst, ibv_wc_status& err) {
   if (!w.inline_data.empty() || (w.send_flags & IBV_SEND_INLINE)) {
     std::memcpy(dst.data(), w.inline_data.data() + offset, dst.size());
     return true;
+  }
+  if (type() == IBV_QPT_RC && !dst.empty()) {
+    if (auto src = source(w.sges, offset, dst.size()); !src.empty()) {
+      p.defer(dst, src.data());
+      return true;
+    }
   }
   if (!gather(w.sges, offset, dst)) {
     err = IBV_WC_LOC_PROT_ERR;
@@ -145,7 +155,7 @@ Packet IbaQp::next_ud_request(SendWqe& w) {
   h.src_qp = qpn_;
   h.imm = ntohl(w.imm_data);
   ibv_wc_status err = IBV_WC_SUCCESS;
-  if (!copy_out(w, 0, p.push_back(w.length), err)) {
+  if (!copy_out(w, 0, p, p.push_back(w.length), err)) {
     fail_front(err);
     return Packet{};
   }
@@ -229,7 +239,7 @@ Packet IbaQp::next_request() {
     h.solicited = last && h.solicited;
     h.ack_req = rc && last;  // ACK coalescing: ask once a message
     ibv_wc_status err = IBV_WC_SUCCESS;
-    if (!copy_out(w, req_offset_, p.push_back(n), err)) {
+    if (!copy_out(w, req_offset_, p, p.push_back(n), err)) {
       fail_front(err);
       return Packet{};
     }

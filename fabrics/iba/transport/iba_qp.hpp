@@ -58,7 +58,7 @@ private:
   Packet next_ud_request(verbs::SendWqe& w);
   void go_back_to(uint32_t psn);
   uint32_t packets_of(const verbs::SendWqe& w) const;
-  bool copy_out(const verbs::SendWqe& w, uint64_t offset, std::span<std::byte> dst, ibv_wc_status& err);
+  bool copy_out(const verbs::SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst, ibv_wc_status& err);
 
   // ---- completer ----
   void on_ack(const IbaParsed& p);

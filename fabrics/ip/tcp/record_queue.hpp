@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "fabrics/ip/tcp/ring.hpp"
+#include "core/ring.hpp"
 
 namespace rdmasim {
 

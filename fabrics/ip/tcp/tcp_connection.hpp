@@ -47,7 +47,7 @@
 #include "fabrics/ip/tcp/congestion_control.hpp"
 #include "core/lazy_timer.hpp"
 #include "fabrics/ip/tcp/record_queue.hpp"
-#include "fabrics/ip/tcp/ring.hpp"
+#include "core/ring.hpp"
 #include "fabrics/ip/tcp/rtt_estimator.hpp"
 #include "fabrics/ip/tcp/tcp_config.hpp"
 #include "fabrics/ip/wire/tcp.hpp"

@@ -1,0 +1,92 @@
+#include "core/packet.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+
+#include "core/ring.hpp"
+
+using namespace rdmasim;
+
+namespace {
+
+std::array<std::byte, 64> pattern() {
+  std::array<std::byte, 64> a{};
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::byte>(i * 7 + 1);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("a deferred payload is read in when the frame's bytes are needed") {
+  PacketPool pool;
+  const auto src = pattern();
+  Packet p = pool.make(32);
+  auto place = p.push_back(src.size());
+  p.defer(place, src.data());
+  std::memset(p.push_back(4).data(), 0xEE, 4);   // a trailer after the payload
+  std::memset(p.push_front(8).data(), 0xAA, 8);  // a header in front
+  CHECK(p.deferred());
+  CHECK(p.size() == 8 + src.size() + 4);
+
+  SUBCASE("source_of hands the sender's bytes over without a copy") {
+    const auto part = p.raw_bytes().subspan(8, src.size());
+    const auto got = p.source_of(part);
+    CHECK(got.data() == src.data());
+    CHECK(got.size() == src.size());
+    CHECK(p.deferred());
+  }
+  SUBCASE("a part that is not the whole payload is read in first") {
+    const auto part = p.raw_bytes().subspan(8, 16);
+    const auto got = p.source_of(part);
+    CHECK(got.data() == part.data());
+    CHECK(!p.deferred());
+    CHECK(std::memcmp(got.data(), src.data(), 16) == 0);
+  }
+  SUBCASE("bytes() reads it in; headers around it are untouched") {
+    const auto b = std::as_const(p).bytes();
+    CHECK(!p.deferred());
+    CHECK(b[0] == std::byte{0xAA});
+    CHECK(std::memcmp(b.data() + 8, src.data(), src.size()) == 0);
+    CHECK(b[8 + src.size()] == std::byte{0xEE});
+  }
+  SUBCASE("a clone carries the payload's bytes") {
+    Packet c = p.clone();
+    CHECK(!c.deferred());
+    CHECK(std::memcmp(c.bytes().data() + 8, src.data(), src.size()) == 0);
+  }
+  SUBCASE("a buffer handed out again has nothing deferred") {
+    p = Packet{};
+    Packet q = pool.make(32);
+    CHECK(!q.deferred());
+    std::memset(q.push_back(src.size()).data(), 0x55, src.size());
+    CHECK(q.bytes()[0] == std::byte{0x55});
+  }
+}
+
+TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
+  Ring<Packet> r;
+  PacketPool pool;
+  uint64_t pushed = 0, popped = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (int k = 0; k < round % 13 + 1; ++k) {
+      Packet p = pool.make();
+      p.meta.flow_hash = static_cast<uint32_t>(pushed++);
+      r.push_back(std::move(p));
+    }
+    for (int k = 0; k < round % 7 + 1 && !r.empty(); ++k)
+      CHECK(r.take_front().meta.flow_hash == popped++);
+  }
+  CHECK(r.size() == pushed - popped);
+  r.remove_if([](const Packet& p) { return p.meta.flow_hash % 2 == 0; });
+  uint32_t last = 0;
+  bool first = true;
+  for (size_t i = 0; i < r.size(); ++i) {
+    CHECK(r[i].meta.flow_hash % 2 == 1);
+    if (!first) CHECK(r[i].meta.flow_hash > last);
+    last = r[i].meta.flow_hash;
+    first = false;
+  }
+  r.clear();
+  CHECK(pool.in_use() == 0);
+}
