@@ -76,7 +76,14 @@ void Simulator::to_radix() {
   b0_.reset();
   b0_next_ = 0;
   while (small_n_ > 0) push(small_pop());
+  small_head_ = 0;
   small_mode_ = false;
+}
+
+void Simulator::compact_small() {
+  std::copy(small_.begin() + static_cast<ptrdiff_t>(small_head_),
+            small_.begin() + static_cast<ptrdiff_t>(small_head_ + small_n_), small_.begin());
+  small_head_ = 0;
 }
 
 void Simulator::to_small() {
@@ -105,7 +112,7 @@ bool Simulator::take(uint64_t until, Entry& e) {
     }
   }
   if (small_mode_) {
-    if (small_n_ == 0 || small_[small_n_ - 1].time > until) return false;
+    if (small_n_ == 0 || small_next().time > until) return false;
     e = small_pop();
   } else {
     e = b0_.begin[b0_next_++];
@@ -184,8 +191,9 @@ void Simulator::clear() {
   // slot before destroying it, and repeat until nothing is left.
   for (;;) {
     std::vector<Entry> all(b0_.begin + b0_next_, b0_.end);
-    all.insert(all.end(), small_.begin(), small_.begin() + static_cast<ptrdiff_t>(small_n_));
-    small_n_ = 0;
+    all.insert(all.end(), small_.begin() + static_cast<ptrdiff_t>(small_head_),
+               small_.begin() + static_cast<ptrdiff_t>(small_head_ + small_n_));
+    small_head_ = small_n_ = 0;
     queued_ = 0;
     b0_.reset();
     b0_next_ = 0;

@@ -168,14 +168,21 @@ private:
     }
     push(e);
   }
-  // Inserts e keeping small_ sorted latest first. A new entry is the last
-  // scheduled, so among equal times it goes after (nearer the front).
+  // Inserts e into small_[small_head_, +small_n_), sorted next first. It
+  // is searched for from the back: a new event is usually among the latest
+  // (and, the last scheduled, goes after any of equal time).
   void small_push(Entry e) {
-    size_t i = small_n_++;
-    for (; i > 0 && later(e, small_[i - 1]); --i) small_[i] = small_[i - 1];
+    if (small_head_ + small_n_ == small_.size()) compact_small();
+    size_t i = small_head_ + small_n_++;
+    for (; i > small_head_ && later(small_[i - 1], e); --i) small_[i] = small_[i - 1];
     small_[i] = e;
   }
-  Entry small_pop() { return small_[--small_n_]; }
+  const Entry& small_next() const { return small_[small_head_]; }
+  Entry small_pop() {
+    --small_n_;
+    return small_[small_head_++];
+  }
+  void compact_small();
   // Takes the next entry out if its time is at most `until`.
   bool take(uint64_t until, Entry& e);
   void to_radix();
@@ -215,15 +222,16 @@ private:
   std::array<Bucket, kBuckets> buckets_;
   std::array<uint64_t, (kBuckets + 63) / 64> occupied_{};  // bit b: buckets_[b] is not empty
 
-  // The small queue: a sorted array (the next entry last) used instead of
+  // The small queue: a sorted array (the next entry first) used instead of
   // the radix heap while at most kSmallMax entries are queued. It hands over
   // to the radix heap when full and takes back when the radix heap holds
   // kSmallBack or fewer.
   static constexpr size_t kSmallMax = 32;
   static constexpr size_t kSmallBack = 12;
   bool small_mode_ = true;
+  size_t small_head_ = 0;  // entries are taken from the front: it moves up
   size_t small_n_ = 0;
-  std::array<Entry, kSmallMax> small_;
+  std::array<Entry, 4 * kSmallMax> small_;  // room to move up before compacting
   size_t queued_ = 0;  // entries in either queue, cancelled ones included
 
   std::vector<std::unique_ptr<Slot[]>> chunks_;
