@@ -91,7 +91,13 @@ void Simulator::to_small() {
   for (size_t w = 0; w < occupied_.size(); ++w) {
     for (uint64_t bits = occupied_[w]; bits; bits &= bits - 1) {
       Bucket& b = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
-      for (const Entry* p = b.begin; p != b.end; ++p) small_push(*p);
+      for (const Entry* p = b.begin; p != b.end; ++p) {
+        const uint32_t i = static_cast<uint32_t>(p->key & kSlotMask);
+        if (slot(i).key == p->key)
+          small_push(*p);
+        else
+          free_slot(i);  // cancelled: nothing to run, and the live ones fit
+      }
       b.reset();
     }
     occupied_[w] = 0;
@@ -103,26 +109,25 @@ void Simulator::to_small() {
 
 bool Simulator::take(uint64_t until, Entry& e) {
   if (!small_mode_) {
-    if (b0_.begin + b0_next_ != b0_.end) {
-      if (b0_.begin[b0_next_].time > until) return false;
-    } else if (queued_ > kSmallBack) {
+    if (b0_.begin + b0_next_ == b0_.end) {
+      if (live_ <= kSmallBack) {
+        to_small();
+        return take(until, e);
+      }
       if (!refill(until)) return false;
-    } else {
-      to_small();
+    } else if (b0_.begin[b0_next_].time > until) {
+      return false;
     }
-  }
-  if (small_mode_) {
-    if (small_n_ == 0 || small_next().time > until) return false;
-    e = small_pop();
-  } else {
     e = b0_.begin[b0_next_++];
     // With many pending events the closures are cold: fetch the one
     // kPrefetch events ahead while this one runs (refill fetched the first
     // few but the very first, needed at once).
     if (b0_next_ + kPrefetch - 1 < static_cast<size_t>(b0_.end - b0_.begin))
       prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
+    return true;
   }
-  --queued_;
+  if (small_n_ == 0 || small_next().time > until) return false;
+  e = small_pop();
   return true;
 }
 
@@ -194,7 +199,6 @@ void Simulator::clear() {
     all.insert(all.end(), small_.begin() + static_cast<ptrdiff_t>(small_head_),
                small_.begin() + static_cast<ptrdiff_t>(small_head_ + small_n_));
     small_head_ = small_n_ = 0;
-    queued_ = 0;
     b0_.reset();
     b0_next_ = 0;
     for (Bucket& b : buckets_) {

@@ -158,7 +158,6 @@ private:
   // Entry order: time, then schedule order (the sequence in the key's high bits).
   static bool later(const Entry& a, const Entry& b) { return a.time > b.time || (a.time == b.time && a.key > b.key); }
   void enqueue(Entry e) {
-    ++queued_;
     if (small_mode_) {
       if (small_n_ < kSmallMax) {
         small_push(e);
@@ -184,7 +183,7 @@ private:
   }
   void compact_small();
   // Takes the next entry out if its time is at most `until`.
-  bool take(uint64_t until, Entry& e);
+  [[gnu::always_inline]] inline bool take(uint64_t until, Entry& e);
   void to_radix();
   void to_small();
 
@@ -199,7 +198,7 @@ private:
   }
   // Refills the used-up bucket 0 from the lowest non-empty bucket if the
   // next time is at most `until`; false if there is no event to take.
-  bool refill(uint64_t until);
+  [[gnu::always_inline]] inline bool refill(uint64_t until);
 
   Time now_;
   bool stopped_ = false;
@@ -224,15 +223,14 @@ private:
 
   // The small queue: a sorted array (the next entry first) used instead of
   // the radix heap while at most kSmallMax entries are queued. It hands over
-  // to the radix heap when full and takes back when the radix heap holds
-  // kSmallBack or fewer.
+  // to the radix heap when full and takes back, leaving cancelled entries
+  // behind, when kSmallBack or fewer live events remain.
   static constexpr size_t kSmallMax = 32;
   static constexpr size_t kSmallBack = 12;
   bool small_mode_ = true;
   size_t small_head_ = 0;  // entries are taken from the front: it moves up
   size_t small_n_ = 0;
   std::array<Entry, 4 * kSmallMax> small_;  // room to move up before compacting
-  size_t queued_ = 0;  // entries in either queue, cancelled ones included
 
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   uint32_t slot_count_ = 0;
