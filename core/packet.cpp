@@ -16,9 +16,9 @@ void PacketPool::grow() {
 Packet Packet::clone() const {
   Packet p = buf_->pool->make(head_);
   std::memcpy(p.push_back(size()).data(), bytes().data(), size());
-  const uint64_t id = p.meta.id;
-  p.meta = meta;
-  p.meta.id = id;
+  const uint64_t id = p.meta().id;
+  p.meta() = meta();
+  p.meta().id = id;
   return p;
 }
 

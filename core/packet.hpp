@@ -43,6 +43,9 @@ struct PacketBuffer {
   const std::byte* deferred_src;
   uint32_t deferred_at;
   uint32_t deferred_len;
+  // The metadata lives with the bytes, so that a Packet handle is small and
+  // cheap to move through queues and events.
+  PacketMeta meta;
   alignas(64) std::byte data[kCapacity];
 };
 
@@ -51,7 +54,7 @@ public:
   static constexpr size_t kDefaultHeadroom = 128;
 
   Packet() = default;
-  Packet(Packet&& o) noexcept : meta(o.meta), buf_(o.buf_), head_(o.head_), tail_(o.tail_) { o.buf_ = nullptr; }
+  Packet(Packet&& o) noexcept : buf_(o.buf_), head_(o.head_), tail_(o.tail_) { o.buf_ = nullptr; }
   Packet& operator=(Packet&& o) noexcept;
   Packet(const Packet&) = delete;
   Packet& operator=(const Packet&) = delete;
@@ -110,7 +113,8 @@ public:
 
   Packet clone() const;  // a copy in a fresh buffer from the same pool (flooding)
 
-  PacketMeta meta;
+  PacketMeta& meta() { return buf_->meta; }
+  const PacketMeta& meta() const { return buf_->meta; }
 
 private:
   friend class PacketPool;
@@ -140,10 +144,11 @@ public:
     PacketBuffer* b = free_;
     free_ = b->next_free;
     b->deferred_len = 0;
+    b->meta = PacketMeta{};
+    b->meta.id = ++next_id_;
     Packet p;
     p.buf_ = b;
     p.head_ = p.tail_ = static_cast<uint32_t>(headroom);
-    p.meta.id = ++next_id_;
     ++in_use_;
     return p;
   }
@@ -178,7 +183,6 @@ inline void Packet::release() {
 inline Packet& Packet::operator=(Packet&& o) noexcept {
   if (this != &o) {
     release();
-    meta = o.meta;
     buf_ = o.buf_;
     head_ = o.head_;
     tail_ = o.tail_;

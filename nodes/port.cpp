@@ -31,7 +31,7 @@ bool Port::send(Packet p, Time ready) {
     drop(p);
     return false;
   }
-  p.meta.enqueued = std::max(sim_.now(), ready);  // when it may start
+  p.meta().enqueued = std::max(sim_.now(), ready);  // when it may start
   queued_bytes_ += n;
   ++queued_frames_;
   class_bytes_[cls] += n;
@@ -70,8 +70,8 @@ void Port::start_next() {
   for (uint8_t pending = rotated; pending; pending &= static_cast<uint8_t>(pending - 1)) {
     const uint8_t cls = static_cast<uint8_t>((rr_next_ + __builtin_ctz(pending)) % kClasses);
     auto& q = queues_[cls];
-    if (q.front().meta.enqueued > now) {
-      earliest = std::min(earliest, q.front().meta.enqueued);
+    if (q.front().meta().enqueued > now) {
+      earliest = std::min(earliest, q.front().meta().enqueued);
       continue;
     }
     const size_t n = q.front().size();
@@ -148,7 +148,7 @@ void Port::arrive() {
   Port& in = *peer_;
   ++in.stats_.rx_frames;
   in.stats_.rx_bytes += p.size();
-  p.meta.ingress_port = in.index_;
+  p.meta().ingress_port = in.index_;
   if (in.meter_) in.meter_->hold(in.class_of(p), p.size());
   for (auto& obs : in.rx_observers_) obs(sim_.now(), p);
   in.owner_.receive(in, std::move(p));

@@ -142,7 +142,7 @@ private:
     bool lost;
   };
 
-  uint8_t class_of(const Packet& p) const { return (by_vl_ ? p.meta.vl : p.meta.priority) & 7; }
+  uint8_t class_of(const Packet& p) const { return (by_vl_ ? p.meta().vl : p.meta().priority) & 7; }
   void start_next();
   void transmit(Packet p);
   void tx_done();

@@ -41,7 +41,7 @@ void CaptureSet::capture(Port& port) {
   auto observe = [point, sealer = sealer_](Direction dir) {
     return [point, sealer, dir](Time t, Packet& p) {
       if (!point->writer.is_open()) return;
-      if (p.meta.crc_pending && *sealer) (*sealer)(p);
+      if (p.meta().crc_pending && *sealer) (*sealer)(p);
       point->writer.write(t, p.bytes(), dir);
     };
   };

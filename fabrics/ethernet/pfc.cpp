@@ -172,14 +172,14 @@ void PfcNode::on_rx(uint16_t port, const Packet& p) {
     return;
   }
   if (accounting_ != PfcAccounting::until_departed) return;
-  const uint8_t cls = p.meta.priority & 7;
+  const uint8_t cls = p.meta().priority & 7;
   if (!(ports_[port]->settings().classes >> cls & 1)) return;
-  held_[p.meta.id] = {port, cls, static_cast<uint32_t>(p.size())};
+  held_[p.meta().id] = {port, cls, static_cast<uint32_t>(p.size())};
   ports_[port]->add(cls, p.size());
 }
 
 void PfcNode::on_gone(const Packet& p) {
-  auto it = held_.find(p.meta.id);
+  auto it = held_.find(p.meta().id);
   if (it == held_.end()) return;  // not held here: a PFC frame, a flood copy, the node's own
   const Held h = it->second;
   held_.erase(it);

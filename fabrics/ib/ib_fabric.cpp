@@ -18,8 +18,8 @@ Gid to_gid(const ibv_gid& g) {
 }  // namespace
 
 void seal_ib(Packet& p) {
-  if (!p.meta.crc_pending) return;
-  p.meta.crc_pending = false;
+  if (!p.meta().crc_pending) return;
+  p.meta().crc_pending = false;
   fill_ib_crcs(p.bytes());
 }
 
@@ -30,7 +30,7 @@ void IbFabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint3
   (void)dest_qpn;
   // ICRC and VCRC: placeholders until someone observes the frame.
   std::memset(p.push_back(kIbCrcLen).data(), 0, kIbCrcLen);
-  p.meta.crc_pending = true;
+  p.meta().crc_pending = true;
 
   const bool global = dest.is_global != 0;
   if (global) {
@@ -53,8 +53,8 @@ void IbFabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint3
   lrh.slid = static_cast<uint16_t>(nic_.lid() | (dest.src_path_bits & 0x7F));
   lrh.pkt_len = lrh_pkt_len(p.size() + kIbLrhLen - 2);  // LRH through ICRC
   lrh.emit(*LrhView::check(p.push_front(kIbLrhLen)));
-  p.meta.priority = sl;
-  p.meta.vl = vl;
+  p.meta().priority = sl;
+  p.meta().vl = vl;
 }
 
 bool IbFabric::decap(Packet& p, IbaSource& src) {

@@ -48,8 +48,8 @@ void IwarpFabric::detach(IwarpQp& qp) {
 }
 
 void IwarpFabric::encap(Packet& p, const std::array<uint8_t, 16>& remote, bool ect) {
-  p.meta.crc_pending = true;  // TCP checksum and MPA CRCs: filled when observed
-  p.meta.priority = cfg_.priority;
+  p.meta().crc_pending = true;  // TCP checksum and MPA CRCs: filled when observed
+  p.meta().priority = cfg_.priority;
   const uint8_t dscp = cfg_.priority ? static_cast<uint8_t>(cfg_.priority << 3 | 2) : 0;
   const Ecn ecn = ect ? Ecn::Ect0 : Ecn::NotEct;
   if (cfg_.ip == IpVersion::ipv4) {
@@ -159,8 +159,8 @@ void IwarpFabric::rx_done() {
 void IwarpFabric::seal(Packet& p) const { seal_iwarp(p, *cfg_.streams); }
 
 void seal_iwarp(Packet& p, const MpaStreamRegistry& streams) {
-  if (!p.meta.crc_pending) return;
-  p.meta.crc_pending = false;
+  if (!p.meta().crc_pending) return;
+  p.meta().crc_pending = false;
   auto eth = EthernetView::check(p.bytes());
   if (!eth) return;
   std::span<std::byte> l3 = eth->payload();

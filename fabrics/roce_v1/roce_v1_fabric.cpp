@@ -52,8 +52,8 @@ Gid from_ibv_gid(const ibv_gid& g) {
 }
 
 void seal_roce_v1(Packet& p) {
-  if (!p.meta.crc_pending) return;
-  p.meta.crc_pending = false;
+  if (!p.meta().crc_pending) return;
+  p.meta().crc_pending = false;
   auto eth = EthernetView::check(p.bytes());
   if (!eth) return;
   auto [type, l3] = inner(*eth);
@@ -92,8 +92,8 @@ void RoceV1Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
   (void)src_qpn;
   (void)dest_qpn;
   std::memset(p.push_back(kIcrcLen).data(), 0, kIcrcLen);  // filled when observed (seal)
-  p.meta.crc_pending = true;
-  p.meta.priority = self_.priority;
+  p.meta().crc_pending = true;
+  p.meta().priority = self_.priority;
 
   // A16.4.1: the GRH is mandatory; PayLen covers BTH through ICRC.
   const Gid dgid = from_ibv_gid(dest.grh.dgid);

@@ -40,8 +40,8 @@ uint16_t RoceV2Fabric::source_port(uint32_t src_qpn, uint32_t dest_qpn) {
 
 void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) {
   std::memset(p.push_back(kIcrcLen).data(), 0, kIcrcLen);  // filled when observed (seal)
-  p.meta.crc_pending = true;
-  p.meta.priority = priority_;
+  p.meta().crc_pending = true;
+  p.meta().priority = priority_;
 
   const uint16_t udp_len = static_cast<uint16_t>(p.size() + UdpHeader::kLen);
   UdpHeader udp{source_port(src_qpn, dest_qpn), kUdpPortRoceV2, udp_len, 0};
@@ -123,8 +123,8 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
 void RoceV2Fabric::seal(Packet& p) const { seal_roce_v2(p); }
 
 void seal_roce_v2(Packet& p) {
-  if (!p.meta.crc_pending) return;
-  p.meta.crc_pending = false;
+  if (!p.meta().crc_pending) return;
+  p.meta().crc_pending = false;
   auto eth = EthernetView::check(p.bytes());
   if (!eth) return;
   std::span<std::byte> l3 = eth->payload();

@@ -27,8 +27,8 @@ void CreditChannel::sent(uint8_t vl, size_t bytes) {
 }
 
 void CreditChannel::on_tx(const Packet& p) {
-  const uint8_t vl = p.meta.vl & (Port::kClasses - 1);
-  wire_.push_back({p.meta.id, vl, credit_blocks(p.size())});
+  const uint8_t vl = p.meta().vl & (Port::kClasses - 1);
+  wire_.push_back({p.meta().id, vl, credit_blocks(p.size())});
 }
 
 void CreditChannel::hold(uint8_t vl, size_t bytes) {
@@ -54,7 +54,7 @@ void CreditChannel::release(uint8_t vl, size_t bytes) {
 void CreditChannel::on_drop(const Packet& p) {
   // A frame the queue refused never took credits; one lost on the wire did,
   // and it is the oldest on the wire (frames arrive, or are lost, in order).
-  if (wire_.empty() || wire_.front().id != p.meta.id) return;
+  if (wire_.empty() || wire_.front().id != p.meta().id) return;
   const OnWire w = wire_.front();
   wire_.pop_front();
   ++stats_.lost;

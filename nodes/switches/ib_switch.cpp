@@ -46,7 +46,7 @@ size_t IbSwitch::waiting() const {
 }
 
 void IbSwitch::receive(Port& in, Packet p) {
-  const uint8_t in_class = p.meta.vl & (Port::kClasses - 1);  // what the input buffer counted
+  const uint8_t in_class = p.meta().vl & (Port::kClasses - 1);  // what the input buffer counted
   auto lrh = LrhView::check(p.raw_bytes());
   // IBA 7.7.8: PktLen counts LRH through ICRC in words; the VCRC follows.
   if (!lrh || (lrh->lnh() != Lnh::IbaLocal && lrh->lnh() != Lnh::IbaGlobal) ||
@@ -68,9 +68,9 @@ void IbSwitch::receive(Port& in, Packet p) {
   if (vl != lrh->vl()) {
     lrh->set_vl(vl);
     ++stats_.vl_changes;
-    if (!p.meta.crc_pending) fill_vcrc(p.bytes());
+    if (!p.meta().crc_pending) fill_vcrc(p.bytes());
   }
-  p.meta.vl = vl;
+  p.meta().vl = vl;
 
   // Cut-through: the first bit leaves `latency` after the first bit came in;
   // the port model delivers at the last bit, so take back the ingress
@@ -93,7 +93,7 @@ void IbSwitch::reached_output(uint16_t out) {
   Output& o = out_[out];
   Held h = std::move(o.pipeline.front());
   o.pipeline.pop_front();
-  o.vl_queue[h.packet.meta.vl & (Port::kClasses - 1)].push_back(std::move(h));
+  o.vl_queue[h.packet.meta().vl & (Port::kClasses - 1)].push_back(std::move(h));
   feed(out);
 }
 
@@ -119,7 +119,7 @@ void IbSwitch::feed(uint16_t out) {
 
 void IbSwitch::on_tx(uint16_t out, const Packet& p) {
   Output& o = out_[out];
-  auto& q = o.in_port_queue[p.meta.vl & (Port::kClasses - 1)];
+  auto& q = o.in_port_queue[p.meta().vl & (Port::kClasses - 1)];
   if (q.empty()) return;
   o.on_wire.push_back(q.front());
   q.pop_front();

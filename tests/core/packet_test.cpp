@@ -71,20 +71,20 @@ TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
   for (int round = 0; round < 50; ++round) {
     for (int k = 0; k < round % 13 + 1; ++k) {
       Packet p = pool.make();
-      p.meta.flow_hash = static_cast<uint32_t>(pushed++);
+      p.meta().flow_hash = static_cast<uint32_t>(pushed++);
       r.push_back(std::move(p));
     }
     for (int k = 0; k < round % 7 + 1 && !r.empty(); ++k)
-      CHECK(r.take_front().meta.flow_hash == popped++);
+      CHECK(r.take_front().meta().flow_hash == popped++);
   }
   CHECK(r.size() == pushed - popped);
-  r.remove_if([](const Packet& p) { return p.meta.flow_hash % 2 == 0; });
+  r.remove_if([](const Packet& p) { return p.meta().flow_hash % 2 == 0; });
   uint32_t last = 0;
   bool first = true;
   for (size_t i = 0; i < r.size(); ++i) {
-    CHECK(r[i].meta.flow_hash % 2 == 1);
-    if (!first) CHECK(r[i].meta.flow_hash > last);
-    last = r[i].meta.flow_hash;
+    CHECK(r[i].meta().flow_hash % 2 == 1);
+    if (!first) CHECK(r[i].meta().flow_hash > last);
+    last = r[i].meta().flow_hash;
     first = false;
   }
   r.clear();

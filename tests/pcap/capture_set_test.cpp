@@ -24,7 +24,7 @@ class Sink : public Node {
   int received = 0;
   void receive(Port& in, Packet p) override {
     ++received;
-    in.release_ingress(p.meta.priority, p.size());
+    in.release_ingress(p.meta().priority, p.size());
   }
 };
 
@@ -74,7 +74,7 @@ struct Net {
     auto b = p.push_back(100);
     for (auto& x : b) x = std::byte{tag};
     b[99] = std::byte{0};
-    p.meta.crc_pending = crc_pending;
+    p.meta().crc_pending = crc_pending;
     return p;
   }
 };
@@ -89,7 +89,7 @@ TEST_CASE("a captured port's file holds what it sends and receives, sealed once"
   caps.emplace(dir.path, Linktype::Ethernet, [&](Packet& p) {
     ++sealed;
     p.bytes()[99] = std::byte{0xcc};
-    p.meta.crc_pending = false;
+    p.meta().crc_pending = false;
   });
   caps->capture(net.a);  // a-0
   caps->capture(net.b.port(0));
@@ -128,7 +128,7 @@ TEST_CASE("frames on ports nobody captures are never sealed") {
   int sealed = 0;
   CaptureSet caps(dir.path, Linktype::Ethernet, [&](Packet& p) {
     ++sealed;
-    p.meta.crc_pending = false;
+    p.meta().crc_pending = false;
   });
   net.a.port(0).send(net.frame(1));
   net.sim.run();

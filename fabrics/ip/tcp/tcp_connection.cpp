@@ -337,8 +337,8 @@ Packet TcpConnection::make_packet(const TcpHeader& h, uint64_t data_off, size_t 
   auto b = p.push_back(hl + data_len);
   h.emit(*TcpView::check(b));
   if (data_len) sndq_.copy_out(data_off, data_len, b.data() + hl);
-  p.meta.crc_pending = true;  // checksum filled by tcp_fill_checksum when observed
-  p.meta.flow_hash = flow_hash_;
+  p.meta().crc_pending = true;  // checksum filled by tcp_fill_checksum when observed
+  p.meta().flow_hash = flow_hash_;
   ++stats_.segments_sent;
   if (data_len) {
     ++stats_.data_segments_sent;

@@ -26,8 +26,8 @@ public:
   std::vector<Got> got;
 
   void receive(Port& in, Packet p) override {
-    in.release_ingress(p.meta.priority, p.size());
-    got.push_back({sim_.now(), {p.bytes().begin(), p.bytes().end()}, p.meta.priority});
+    in.release_ingress(p.meta().priority, p.size());
+    got.push_back({sim_.now(), {p.bytes().begin(), p.bytes().end()}, p.meta().priority});
   }
 };
 
@@ -44,7 +44,7 @@ inline Packet eth_frame(PacketPool& pool, const MacAddress& dst, const MacAddres
     type = ethertype::kVlan;
   }
   EthernetHeader{dst, src, type}.emit(*EthernetView::check(b));
-  p.meta.priority = priority;
+  p.meta().priority = priority;
   return p;
 }
 

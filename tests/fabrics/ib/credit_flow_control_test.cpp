@@ -81,7 +81,7 @@ TEST_CASE("credits: VLs have their own buffers; a full VL does not hold back ano
   for (int i = 0; i < 4; ++i) l.send(1, 1022);
   l.sim.run();
   int vl0 = 0, vl1 = 0;
-  for (const Packet& p : l.rx.got) (p.meta.vl == 0 ? vl0 : vl1)++;
+  for (const Packet& p : l.rx.got) (p.meta().vl == 0 ? vl0 : vl1)++;
   CHECK(vl0 == 8);
   CHECK(vl1 == 4);
   CHECK(l.credits.a_to_b->credits(1) == 128 - 4 * 16);

@@ -61,16 +61,16 @@ TEST_CASE("ib fabric: a local packet is LRH, transport, ICRC, VCRC with the SM's
   ah.sl = 3;
   hca.fabric->encap(p, ah, 0x77, 0xABCDE);
   REQUIRE(p.size() == 8 + 12 + 16 + 4 + 2);
-  CHECK(p.meta.crc_pending);
-  CHECK(p.meta.priority == 3);
-  CHECK(p.meta.vl == 1);  // SL 3 on 2 data VLs: VL 1
+  CHECK(p.meta().crc_pending);
+  CHECK(p.meta().priority == 3);
+  CHECK(p.meta().vl == 1);  // SL 3 on 2 data VLs: VL 1
   // VL 1, LVer 0 | SL 3, LNH 2 (IBA local) | DLID 9 | PktLen 10 words (LRH..ICRC = 40 bytes) | SLID 5
   CHECK(std::vector<std::byte>(p.bytes().begin(), p.bytes().begin() + 8) == hex("10 32 00 09 00 0a 00 05"));
   CHECK(std::vector<std::byte>(p.bytes().begin() + 8, p.bytes().end() - 6) == transport);
   CHECK(test::carried_icrc(p.bytes()) == 0);  // placeholders until sealed
 
   seal_ib(p);
-  CHECK_FALSE(p.meta.crc_pending);
+  CHECK_FALSE(p.meta().crc_pending);
   CHECK(test::carried_icrc(p.bytes()) == test::ref_ib_icrc(p.bytes()));
   CHECK(test::carried_vcrc(p.bytes()) == test::bit_crc16_iba(p.bytes().first(p.size() - 2)));
   const auto sealed = bytes_of(p);

@@ -52,7 +52,7 @@ struct Star {
     Packet p = test::ib_frame(pool, dlid, static_cast<uint16_t>(from + 1), sl, sl % 2, payload, psn);
     if (sealed) {
       fill_ib_crcs(p.bytes());
-      p.meta.crc_pending = false;
+      p.meta().crc_pending = false;
     }
     e(from).port(0).send(std::move(p));
   }
@@ -77,7 +77,7 @@ TEST_CASE("ib switch: forwards on the DLID through its table, bytes unchanged") 
   s.sim.run();
   REQUIRE(s.e(2).got.size() == 1);
   CHECK(std::vector<std::byte>(s.e(2).got[0].bytes().begin(), s.e(2).got[0].bytes().end()) == sent);
-  CHECK(s.e(2).got[0].meta.crc_pending);  // nobody observed it: CRCs still owed
+  CHECK(s.e(2).got[0].meta().crc_pending);  // nobody observed it: CRCs still owed
   CHECK(s.e(1).got.size() == 1);
   CHECK(s.e(0).got.empty());
   CHECK(s.sw.stats().forwarded == 2);
@@ -119,11 +119,11 @@ TEST_CASE("ib switch: a new VL on the way out gets a new VCRC and keeps its ICRC
   REQUIRE(s.e(1).got.size() == 2);
   Packet& a = s.e(1).got[0];
   CHECK(ConstLrhView::check(std::as_const(a).bytes())->vl() == 1);
-  CHECK(a.meta.vl == 1);
-  CHECK_FALSE(a.meta.crc_pending);
+  CHECK(a.meta().vl == 1);
+  CHECK_FALSE(a.meta().crc_pending);
   CHECK(test::ib_crcs_ok(a.bytes()));
   Packet& b = s.e(1).got[1];
-  CHECK(b.meta.crc_pending);
+  CHECK(b.meta().crc_pending);
   fill_ib_crcs(b.bytes());
   CHECK(test::ib_crcs_ok(b.bytes()));
   // Two packets identical but for the PSN: ICRCs differ, but both VL 1.
@@ -215,7 +215,7 @@ TEST_CASE("ib switch: a VL out of credits does not block the other VL") {
   for (int k = 1; k <= 40; ++k) s.sim.at(2_us * k, [&s] { s.e(1).free_vl(1); });
   s.sim.run();
   int vl0 = 0, vl1 = 0;
-  for (const Packet& p : s.e(1).got) (p.meta.vl == 0 ? vl0 : vl1)++;
+  for (const Packet& p : s.e(1).got) (p.meta().vl == 0 ? vl0 : vl1)++;
   CHECK(vl0 == 4);   // e1's VL 0 buffer: 8 KiB
   CHECK(vl1 == 20);  // all of VL 1 went past the stuck VL 0
   CHECK(s.drops() == 0);
@@ -232,7 +232,7 @@ TEST_CASE("ib switch: the output arbitrates between VLs that both have credits")
   // Round robin: neither VL gets more than one packet ahead of the other.
   int lead = 0, worst = 0;
   for (const Packet& p : s.e(1).got) {
-    lead += p.meta.vl == 0 ? 1 : -1;
+    lead += p.meta().vl == 0 ? 1 : -1;
     worst = std::max(worst, std::abs(lead));
   }
   CHECK(worst <= 2);

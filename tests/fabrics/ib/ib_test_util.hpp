@@ -82,9 +82,9 @@ inline Packet ib_frame(PacketPool& pool, uint16_t dlid, uint16_t slid, uint8_t s
   std::memset(p.push_back(6).data(), 0, 6);
   Lrh lrh{vl, 0, sl, Lnh::IbaLocal, dlid, lrh_pkt_len(p.size() + 8 - 2), slid};
   lrh.emit(*LrhView::check(p.push_front(8)));
-  p.meta.vl = vl;
-  p.meta.priority = sl;
-  p.meta.crc_pending = true;
+  p.meta().vl = vl;
+  p.meta().priority = sl;
+  p.meta().crc_pending = true;
   return p;
 }
 
@@ -100,9 +100,9 @@ class Endpoint final : public Node {
   void receive(Port& in, Packet p) override {
     arrivals.push_back(sim_.now());
     if (frees_at_once_)
-      in.release_ingress(p.meta.vl & 7, p.size());
+      in.release_ingress(p.meta().vl & 7, p.size());
     else
-      held.push_back(p.size() | uint64_t{p.meta.vl} << 32);
+      held.push_back(p.size() | uint64_t{p.meta().vl} << 32);
     got.push_back(std::move(p));
   }
   // Frees the oldest held frame's buffer.

@@ -96,13 +96,13 @@ class Capture {
     dead_ = nullptr;
   }
   void observe(Time t, Packet& p) {
-    if (p.meta.crc_pending) {
+    if (p.meta().crc_pending) {
       auto frame = p.bytes();
       auto ip4 = *ConstIpv4View::check(frame.subspan(EthernetHeader::kLen));
       auto seg =
           frame.subspan(EthernetHeader::kLen + ip4.header_len(), ip4.total_length() - ip4.header_len());
       streams_.seal(seg, TcpPseudoHeader::of(ip4));
-      p.meta.crc_pending = false;
+      p.meta().crc_pending = false;
     }
     pcap_pkthdr h{};
     h.ts.tv_sec = t.count() / 1'000'000'000'000;

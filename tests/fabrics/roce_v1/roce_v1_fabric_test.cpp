@@ -144,15 +144,15 @@ TEST_CASE("roce_v1: seal fills an ICRC that covers the GRH and BTH with variant 
   Packet copy;
   b.hosts[1]->port(0).on_rx([&](Time, Packet& p) {
     if (look(p).type == ethertype::kRoce) {
-      CHECK(p.meta.crc_pending);
+      CHECK(p.meta().crc_pending);
       copy = pool.make_copy(p.bytes());
-      copy.meta = p.meta;
+      copy.meta() = p.meta();
     }
   });
   b.sim.run();
   REQUIRE(copy);
   seal_roce_v1(copy);
-  CHECK_FALSE(copy.meta.crc_pending);
+  CHECK_FALSE(copy.meta().crc_pending);
   auto l3 = copy.bytes().subspan(14);
   CHECK(icrc_ok(IcrcEncap::RoceV1, l3));
   CHECK(load_le32(l3.last(4)) != 0);
