@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -61,6 +62,7 @@ class PcapWriter {
   uint32_t snaplen_;
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
+  std::unique_ptr<char[]> buffer_;  // the file's stdio buffer; outlives the FILE
   uint64_t frames_ = 0;
   std::vector<std::byte> record_;  // ERF header + frame, reused between writes
 };
