@@ -135,7 +135,12 @@ void Port::arm_tx_done() {
 
 void Port::tx_done() {
   tx_done_pending_ = false;
-  start_next();
+  // A frame sent at this very instant may have started already (send()
+  // found the wire free): then the wire is taken, and its end needs an event.
+  if (busy())
+    arm_tx_done();
+  else
+    start_next();
   if (tx_ready_ && want_ready_) tx_ready_();
 }
 

@@ -75,6 +75,14 @@ for fabric in ("roce_v1", "roce_v2"):
         check(bad == 0, f"{fabric}: {h}: every ICRC right ({bad} wrong)")
     check(ports[("s0", 8)]["pause_frames"] == 0 and ports[("h8", 0)]["pause_frames"] == 0,
           f"{fabric}: the receiver's link is never paused")
+    # The bottleneck port sends one frame at a time: each frame reaches h8
+    # at least its own serialisation time (with preamble, FCS and gap, 24
+    # bytes, at 100 Gb/s) after the one before, however many senders
+    # converge on the switch in the same picosecond.
+    _, frames = read_pcap(os.path.join(pdir, "h8-0.pcap"))
+    rx = [(t, f) for t, f in frames if f[6:12] != bytes.fromhex("020000000009")]  # not h8's own
+    overlap = sum(1 for (t0, _), (t1, f1) in zip(rx, rx[1:]) if (t1 - t0) * 1e-9 < (len(f1) + 24) * 8 / 100e9 - 1e-9)
+    check(len(rx) > 1000 and overlap == 0, f"{fabric}: frames to h8 never overlap on its link ({overlap} did)")
 
     # tshark: PFC frames are MAC control CBFC with the right vector and quanta.
     for f in ("h0-0.pcap", "s0-0.pcap", "s0-8.pcap"):
