@@ -222,7 +222,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                      {"interrupts", h->interrupts()},
                      {"completion", std::string(to_string(cfg.host.completion))},
                      {"nic_frames_sent", h->nic().stats().frames_sent},
-                     {"nic_frames_received", h->nic().stats().frames_received}});
+                     {"nic_frames_received", h->nic().stats().frames_received},
+                     {"cnps_sent", h->nic().stats().cnps_sent},
+                     {"cnps_received", h->nic().stats().cnps_received}});
   }
   out["hosts"] = std::move(hosts);
   // Programs still waiting (a flow whose peer failed) go before the hosts they point into.

@@ -121,6 +121,23 @@ struct EcnConfig {
   double pmax = 0.2;
 };
 
+// DCQCN congestion control at RoCE v2 NICs (Zhu et al., SIGCOMM 2015; the
+// defaults are the paper's). The receiver of an ECN CE-marked packet sends
+// its sender a CNP, at most one per QP per cnp_interval; the sender cuts its
+// QP's rate on a CNP and recovers it in steps on timers and bytes sent.
+struct DcqcnConfig {
+  bool enabled = false;
+  Time cnp_interval = Time::us(50);  // NP: least time between two CNPs of one QP
+  double g = 1.0 / 256;              // RP: gain of the congestion estimate alpha
+  Time alpha_period = Time::us(55);  // alpha decays after a period without a CNP
+  Time rate_period = Time::us(55);   // rate increase timer
+  Bytes byte_counter{10'000'000};    // a rate increase every this many bytes sent
+  uint32_t fast_recovery = 5;        // steps that halve the gap to the target rate
+  DataRate additive{40'000'000};     // target rate step in additive increase
+  DataRate hyper{100'000'000};       // target rate step in hyper increase
+  DataRate min_rate{10'000'000};     // the rate never falls below this
+};
+
 enum class IpVersion { ipv4, ipv6 };
 enum class SwitchMode { cut_through, store_and_forward };
 struct SwitchConfig {
@@ -191,6 +208,7 @@ struct ExperimentConfig {
   bool pfc = false;  // flow_control: pfc (Ethernet fabrics; ib is always credit-based)
   PfcConfig pfc_config;
   EcnConfig ecn;
+  DcqcnConfig dcqcn;
   IpVersion ip = IpVersion::ipv4;
   SwitchConfig switch_config;
   IbConfig ib;

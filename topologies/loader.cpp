@@ -420,7 +420,7 @@ class ExperimentReader {
   void read(const Node& root) {
     auto top =
         c_.fields(root, "", "an experiment",
-                  {"name", "fabric", "seed", "stop", "link", "flow_control", "pfc", "ecn", "ip", "switch",
+                  {"name", "fabric", "seed", "stop", "link", "flow_control", "pfc", "ecn", "dcqcn", "ip", "switch",
                    "ib", "tcp", "mpa", "host", "vlan", "topology", "workloads", "faults", "capture"});
     if (!top) return;
     if (auto e = top->find("name"))
@@ -445,6 +445,7 @@ class ExperimentReader {
     }
     if (auto e = top->find("pfc")) pfc(*e);
     if (auto e = top->find("ecn")) ecn(*e);
+    if (auto e = top->find("dcqcn")) dcqcn(*e);
     c_.read(*top, "ip", x_.ip, [&](const Entry& e) { return c_.choice<IpVersion>(e, "IP version"); });
     if (auto e = top->find("switch")) switch_block(*e);
     if (auto e = top->find("ib")) ib(*e);
@@ -536,6 +537,40 @@ class ExperimentReader {
       c_.error(at ? at->value : e.value, at ? at->path : e.path,
                "kmin (" + to_string(x_.ecn.kmin) + ") must not exceed kmax (" + to_string(x_.ecn.kmax) + ")");
     }
+  }
+
+  void dcqcn(const Entry& e) {
+    auto f = c_.fields(e.value, e.path, "DCQCN settings",
+                       {"enabled", "cnp_interval", "g", "alpha_period", "rate_period", "byte_counter",
+                        "fast_recovery", "additive", "hyper", "min_rate"});
+    if (!f) return;
+    DcqcnConfig& d = x_.dcqcn;
+    c_.read(*f, "enabled", d.enabled, [&](const Entry& v) { return c_.boolean(v); });
+    c_.read(*f, "cnp_interval", d.cnp_interval, [&](const Entry& v) { return c_.time(v); });
+    c_.read(*f, "g", d.g, [&](const Entry& v) { return c_.probability(v); });
+    c_.read(*f, "alpha_period", d.alpha_period, [&](const Entry& v) { return positive_time(v); });
+    c_.read(*f, "rate_period", d.rate_period, [&](const Entry& v) { return positive_time(v); });
+    c_.read(*f, "byte_counter", d.byte_counter, [&](const Entry& v) { return c_.bytes(v); });
+    c_.read(*f, "fast_recovery", d.fast_recovery, [&](const Entry& v) { return c_.whole(v, 0, 1000); });
+    c_.read(*f, "additive", d.additive, [&](const Entry& v) { return c_.rate(v); });
+    c_.read(*f, "hyper", d.hyper, [&](const Entry& v) { return c_.rate(v); });
+    c_.read(*f, "min_rate", d.min_rate, [&](const Entry& v) { return c_.rate(v); });
+    if (d.g <= 0) {
+      const Entry* at = f->find("g");
+      c_.error(at->value, at->path, "must be above 0");
+    }
+    if (d.enabled && !x_.ecn.enabled) {
+      const Entry* at = f->find("enabled");
+      c_.error(at->value, at->path, "DCQCN reacts to ECN marks: set ecn.enabled: true as well");
+    }
+  }
+  std::optional<Time> positive_time(const Entry& v) {
+    auto t = c_.time(v);
+    if (t && t->count() <= 0) {
+      c_.error(v.value, v.path, "must be above 0");
+      return std::nullopt;
+    }
+    return t;
   }
 
   void switch_block(const Entry& e) {

@@ -11,6 +11,7 @@
 
 #include "core/packet.hpp"
 #include "nodes/host/rnic.hpp"
+#include "topologies/config.hpp"
 
 namespace rdmasim {
 
@@ -40,6 +41,10 @@ public:
   // Link-level frames the port's MAC consumes (PFC PAUSE): not for the transport.
   virtual bool is_link_control(const Packet&) const { return false; }
 
+  // DCQCN at this NIC's QPs (RoCE v2), or nullptr: none.
+  const DcqcnConfig* dcqcn() const { return dcqcn_; }
+  void set_dcqcn(const DcqcnConfig* c) { dcqcn_ = c; }
+
   struct Stats {
     uint64_t unknown_qp = 0, malformed = 0;
   };
@@ -48,6 +53,7 @@ public:
 protected:
   Rnic& nic_;
   Stats stats_;
+  const DcqcnConfig* dcqcn_ = nullptr;
 };
 
 }  // namespace rdmasim

@@ -14,7 +14,9 @@ FabricBuilder roce_v2_builder() {
             const uint8_t priority = cfg.pfc ? cfg.pfc_config.priority : 0;
             for (int h = 0; h < net.graph.host_count(); ++h) {
               Rnic& nic = net.host(h).nic();
-              nic.set_fabric(std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled));
+              auto fabric = std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled);
+              if (cfg.dcqcn.enabled) fabric->set_dcqcn(&cfg.dcqcn);
+              nic.set_fabric(std::move(fabric));
               nic.set_gid(roce_v2_gid(cfg.ip, eps[h]));
             }
             if (cfg.pfc)  // 802.1Qbb on every port (fabrics/ethernet/pfc.hpp)

@@ -25,6 +25,8 @@ void Rnic::wake(TxSource& s) {
 }
 
 void Rnic::forget(TxSource& s) {
+  sim_.cancel(s.paced_);
+  s.paced_ = {};
   if (!s.scheduled_) return;
   ready_.remove_if([&s](TxSource* x) { return x == &s; });
   s.scheduled_ = false;
@@ -42,6 +44,14 @@ void Rnic::pump_frames() {
     TxSource* s = ready_.take_front();
     s->scheduled_ = false;
     if (!s->has_tx()) continue;
+    if (const Time t = s->paced_source_ ? s->not_before() : Time{}; t > sim_.now()) {
+      // Held back by its rate: it comes back in turn when its time comes.
+      if (!s->paced_) s->paced_ = sim_.at(t, [this, s] {
+        s->paced_ = {};
+        wake(*s);
+      });
+      continue;
+    }
     Packet p = s->next_frame();
     if (s->has_tx()) {
       s->scheduled_ = true;
@@ -61,6 +71,11 @@ void Rnic::receive(Packet p) {
 
 void Rnic::rx_done() {
   fabric_->receive(rx_pipe_.take_front());
+}
+
+void Rnic::send_cnp(Packet p) {
+  ++stats_.cnps_sent;
+  port_.send(std::move(p));
 }
 
 Time Rnic::doorbell_delay(bool inline_pio) const {

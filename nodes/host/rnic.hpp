@@ -35,10 +35,17 @@ public:
   virtual ~TxSource() = default;
   virtual bool has_tx() const = 0;
   virtual Packet next_frame() = 0;  // only called when has_tx()
+  // The earliest time its next frame may go: a rate limiter (DCQCN) paces
+  // it. Asked only of sources that set paced_source_.
+  virtual Time not_before() const { return Time{}; }
+
+protected:
+  bool paced_source_ = false;
 
 private:
   friend class Rnic;
   bool scheduled_ = false;
+  EventId paced_;  // the wake-up of a source its pacing holds back
 };
 
 // How the frames of a fabric are built and taken apart; one per fabric.
@@ -106,12 +113,17 @@ public:
   Time doorbell_delay(bool inline_pio) const;
   // Writes a CQE to host memory (a PCIe write) and tells the CQ.
   void deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc);
+  // Sends a frame the NIC makes itself, outside any QP's turn (a DCQCN CNP).
+  void send_cnp(Packet p);
+  // A CNP arrived (counted here; the QP reacts).
+  void note_cnp_received() { ++stats_.cnps_received; }
 
   // Port became able to take a frame.
   void pump();
 
   struct Stats {
     uint64_t frames_sent = 0, frames_received = 0, cqes = 0;
+    uint64_t cnps_sent = 0, cnps_received = 0;
   };
   const Stats& stats() const { return stats_; }
 

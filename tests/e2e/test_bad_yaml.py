@@ -21,6 +21,7 @@ EXPECT = {
     "iwarp_atomic.yaml": (9, "atomic"),
     "ib_mtu.yaml": (3, "mtu"),
     "bad_fault.yaml": (8, "link"),
+    "dcqcn_without_ecn.yaml": (4, "ecn"),
 }
 
 for name, (line, word) in sorted(EXPECT.items()):

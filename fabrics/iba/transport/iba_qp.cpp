@@ -48,7 +48,12 @@ IbaQp::IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const 
     : QueuePair(d, pd, qpn, init),
       nic_(nic),
       fabric_(fabric),
-      retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }) {}
+      retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }) {
+  if (fabric.dcqcn() && init.qp_type != IBV_QPT_UD)
+    dcqcn_ = std::make_unique<DcqcnRate>(nic.sim(), *fabric.dcqcn(), nic.port().params().rate, this,
+                                         [](const void* qp) { return !static_cast<const IbaQp*>(qp)->sq_.empty(); });
+  paced_source_ = dcqcn_ != nullptr;
+}
 
 IbaQp::~IbaQp() {
   nic_.sim().cancel(rnr_timer_);
@@ -91,6 +96,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
 }
 
 void IbaQp::send_posted() {
+  if (dcqcn_) dcqcn_->busy();
   if (state_ == IBV_QPS_RTS) nic_.wake(*this);
 }
 
@@ -118,7 +124,53 @@ bool IbaQp::has_tx() const { return !responses_.empty() || requester_ready(); }
 
 Packet IbaQp::next_frame() {
   if (!responses_.empty()) return next_response();
-  return next_request();
+  Packet p = next_request();
+  if (dcqcn_ && p) pace(p.size());
+  return p;
+}
+
+// ---------------------------------------------------------------- DCQCN
+
+// Only request frames are paced: ACKs and READ responses go when they can.
+Time IbaQp::not_before() const {
+  if (!dcqcn_ || !dcqcn_->limited() || !responses_.empty()) return Time{};
+  return next_send_;
+}
+
+void IbaQp::pace(size_t frame_bytes) {
+  dcqcn_->on_sent(frame_bytes);
+  if (!dcqcn_->limited()) return;
+  const Time now = nic_.sim().now();
+  const uint64_t wire = frame_bytes + nic_.port().params().wire_overhead;
+  next_send_ = std::max(now, next_send_) + dcqcn_->rate().tx_time(wire);
+}
+
+// Notification point: a packet for this QP arrived marked CE. Its sender
+// hears of it by a CNP, at most one per cnp_interval (annex A17.9.3).
+void IbaQp::congestion_experienced() {
+  const DcqcnConfig* cfg = fabric_.dcqcn();
+  if (!cfg || type() == IBV_QPT_UD) return;
+  const Time now = nic_.sim().now();
+  if (cnp_sent_ && now - last_cnp_ < cfg->cnp_interval) return;
+  cnp_sent_ = true;
+  last_cnp_ = now;
+  Packet p = nic_.alloc();
+  std::memset(p.push_back(kCnpReservedLen).data(), 0, kCnpReservedLen);
+  IbaHeaders h;
+  h.opcode = CNP;
+  h.dest_qp = attr_.dest_qp_num;
+  h.becn = true;
+  iba_emit(p, h);
+  fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
+  ++stats_.cnps_sent;
+  nic_.send_cnp(std::move(p));
+}
+
+// Reaction point: cut this QP's rate.
+void IbaQp::on_cnp() {
+  ++stats_.cnps_received;
+  nic_.note_cnp_received();
+  if (dcqcn_) dcqcn_->on_cnp();
 }
 
 // The payload of `w` from `offset` on, into `dst` (bytes of p). An RC
@@ -470,6 +522,11 @@ IbaQp::RespStep IbaQp::check_psn(const IbaParsed& p) const {
 void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
   if (state_ == IBV_QPS_RESET || state_ == IBV_QPS_INIT || state_ == IBV_QPS_ERR) return;  // silently dropped
   const uint8_t op = p.h.opcode;
+  if (op == CNP) {
+    on_cnp();
+    return;
+  }
+  if (src.ecn_ce) congestion_experienced();
   if (type() == IBV_QPT_UD) {
     respond_ud(p, payload, src);
     return;

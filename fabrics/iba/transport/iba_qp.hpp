@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 
 #include "core/engine.hpp"
 #include "core/lazy_timer.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
+#include "fabrics/iba/transport/dcqcn.hpp"
 #include "fabrics/iba/transport/headers.hpp"
 #include "nodes/host/rnic.hpp"
 #include "nodes/host/verbs.hpp"
@@ -35,6 +37,7 @@ public:
   // TxSource: the NIC pulls frames one at a time when its port can take one.
   bool has_tx() const override;
   Packet next_frame() override;
+  Time not_before() const override;
 
   // A packet for this QP arrived (transport headers parsed, payload follows).
   void receive(const IbaParsed& pkt, std::span<const std::byte> payload, const IbaSource& src);
@@ -42,8 +45,11 @@ public:
   struct Stats {
     uint64_t retransmitted_packets = 0, timeouts = 0, seq_naks_sent = 0, seq_naks_received = 0;
     uint64_t rnr_naks_sent = 0, rnr_naks_received = 0, duplicates = 0, acks_sent = 0;
+    uint64_t cnps_sent = 0, cnps_received = 0;
   };
   const Stats& stats() const { return stats_; }
+  // The QP's DCQCN rate, or nullptr when DCQCN is off.
+  const DcqcnRate* dcqcn() const { return dcqcn_.get(); }
 
 protected:
   int check_send(const ibv_send_wr& wr) const override;
@@ -82,6 +88,12 @@ private:
   void queue_nak(uint32_t psn, uint8_t syndrome);
   Packet next_response();
 
+  // ---- DCQCN (RoCE v2): notification point and reaction point ----
+  void congestion_experienced();
+  void on_cnp();
+  void pace(size_t frame_bytes);
+
+
   Rnic& nic_;
   IbaFabric& fabric_;
   Stats stats_;
@@ -100,6 +112,12 @@ private:
   int rnr_left_ = 0;
   LazyTimer retry_timer_;
   EventId rnr_timer_;
+
+  // DCQCN
+  std::unique_ptr<DcqcnRate> dcqcn_;  // the reaction point: this QP's sending rate
+  Time next_send_;                    // when its rate lets the next request frame go
+  Time last_cnp_;                     // the notification point's last CNP to the peer
+  bool cnp_sent_ = false;
 
   // responder
   uint32_t epsn_ = 0;

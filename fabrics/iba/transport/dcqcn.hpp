@@ -1,0 +1,72 @@
+// DCQCN's reaction point (Zhu et al., "Congestion Control for Large-Scale
+// RDMA Deployments", SIGCOMM 2015, Algorithm 1): the sending rate of one
+// RoCE v2 QP. It starts unlimited, at line rate. A CNP makes it limited:
+// the target rate becomes the current rate, the current rate drops by
+// alpha/2, and alpha (the congestion estimate) rises. Without CNPs, alpha
+// decays every alpha_period, and the rate climbs back in steps counted by a
+// timer and by bytes sent: fast recovery (halve the gap to the target),
+// then additive, then hyper increase of the target. Back at line rate it is
+// unlimited again.
+//
+// While its QP has nothing to send the timers schedule nothing: the steps
+// they would have taken are caught up, exactly, when it sends again. So an
+// idle QP does not keep a simulation running. A timer that expires finds
+// out from `has_work` whether the QP went idle.
+#pragma once
+
+#include <cstdint>
+
+#include "core/engine.hpp"
+#include "core/lazy_timer.hpp"
+#include "core/units.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+class DcqcnRate {
+public:
+  using HasWork = bool (*)(const void* qp);
+  DcqcnRate(Simulator& sim, const DcqcnConfig& cfg, DataRate line, const void* qp, HasWork has_work);
+  DcqcnRate(const DcqcnRate&) = delete;
+  DcqcnRate& operator=(const DcqcnRate&) = delete;
+
+  bool limited() const { return limited_; }
+  DataRate rate() const { return DataRate(static_cast<uint64_t>(rc_)); }
+  DataRate target() const { return DataRate(static_cast<uint64_t>(rt_)); }
+  double alpha() const { return alpha_; }
+  uint64_t cuts() const { return cuts_; }
+  DataRate lowest() const { return DataRate(static_cast<uint64_t>(lowest_)); }
+
+  // A CNP arrived for this QP.
+  void on_cnp();
+  // The QP sent a frame of `bytes` (counts towards a byte-counter step).
+  void on_sent(uint64_t bytes);
+  // The QP has work again (a post): timers resume after catching up.
+  void busy();
+
+private:
+  void on_alpha_timer();
+  void on_rate_timer();
+  void increase();
+  void arm();
+  void catch_up();
+  void idle();
+
+  Simulator& sim_;
+  const DcqcnConfig& cfg_;
+  const void* qp_;
+  HasWork has_work_;
+  const double line_;
+  double rc_, rt_;  // current and target rate, bits per second
+  double lowest_;
+  double alpha_ = 1;
+  bool limited_ = false;
+  bool idle_ = false;
+  uint32_t timer_steps_ = 0, byte_steps_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t cuts_ = 0;
+  Time next_alpha_, next_rate_;  // when the timers expire next
+  LazyTimer alpha_timer_, rate_timer_;
+};
+
+}  // namespace rdmasim
