@@ -51,7 +51,10 @@ IbaQp::IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const 
       retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }) {
   if (fabric.dcqcn() && init.qp_type != IBV_QPT_UD)
     dcqcn_ = std::make_unique<DcqcnRate>(nic.sim(), *fabric.dcqcn(), nic.port().params().rate, this,
-                                         [](const void* qp) { return !static_cast<const IbaQp*>(qp)->sq_.empty(); });
+                                         [](const void* qp) {
+                                           auto* q = static_cast<const IbaQp*>(qp);
+                                           return !q->sq_.empty() || !q->responses_.empty();
+                                         });
   paced_source_ = dcqcn_ != nullptr;
 }
 
@@ -123,21 +126,24 @@ bool IbaQp::requester_ready() const {
 bool IbaQp::has_tx() const { return !responses_.empty() || requester_ready(); }
 
 Packet IbaQp::next_frame() {
-  if (!responses_.empty()) return next_response();
-  Packet p = next_request();
-  if (dcqcn_ && p) pace(p.size());
+  const bool data = responses_.empty() || responses_.front().kind == Response::ReadData;
+  Packet p = responses_.empty() ? next_request() : next_response();
+  if (dcqcn_ && data && p) pace(p.size());
   return p;
 }
 
 // ---------------------------------------------------------------- DCQCN
 
-// Only request frames are paced: ACKs and READ responses go when they can.
+// The QP's data frames (requests, READ responses) keep to its rate; ACKs go
+// when they can.
 Time IbaQp::not_before() const {
-  if (!dcqcn_ || !dcqcn_->limited() || !responses_.empty()) return Time{};
+  if (!dcqcn_ || !dcqcn_->limited()) return Time{};
+  if (!responses_.empty() && responses_.front().kind != Response::ReadData) return Time{};
   return next_send_;
 }
 
 void IbaQp::pace(size_t frame_bytes) {
+  dcqcn_->busy();  // a responder sending READ data was idle as far as posts go
   dcqcn_->on_sent(frame_bytes);
   if (!dcqcn_->limited()) return;
   const Time now = nic_.sim().now();
