@@ -48,8 +48,6 @@ public:
     uint64_t cnps_sent = 0, cnps_received = 0;
   };
   const Stats& stats() const { return stats_; }
-  // The QP's DCQCN rate, or nullptr when DCQCN is off.
-  const DcqcnRate* dcqcn() const { return dcqcn_.get(); }
 
 protected:
   int check_send(const ibv_send_wr& wr) const override;
