@@ -152,7 +152,7 @@ void IbaQp::pace(size_t frame_bytes) {
 }
 
 // Notification point: a packet for this QP arrived marked CE. Its sender
-// hears of it by a CNP, at most one per cnp_interval (annex A17.9.3).
+// hears of it by a CNP, at most one per cnp_interval (the paper's N).
 void IbaQp::congestion_experienced() {
   const DcqcnConfig* cfg = fabric_.dcqcn();
   if (!cfg || type() == IBV_QPT_UD) return;
