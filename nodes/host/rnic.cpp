@@ -1,7 +1,5 @@
 #include "nodes/host/rnic.hpp"
 
-#include <algorithm>
-
 #include "nodes/host/verbs.hpp"
 
 namespace rdmasim {

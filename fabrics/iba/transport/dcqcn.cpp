@@ -30,9 +30,7 @@ void DcqcnRate::on_cnp() {
   bytes_ = 0;
   next_alpha_ = sim_.now() + cfg_.alpha_period;
   next_rate_ = sim_.now() + cfg_.rate_period;
-  alpha_timer_.stop();
-  rate_timer_.stop();
-  arm();
+  arm();  // a pending expiry, earlier than these, sleeps on to them
 }
 
 void DcqcnRate::on_sent(uint64_t bytes) {

@@ -168,13 +168,11 @@ void IbaQp::congestion_experienced() {
   h.becn = true;
   iba_emit(p, h);
   fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
-  ++stats_.cnps_sent;
   nic_.send_cnp(std::move(p));
 }
 
 // Reaction point: cut this QP's rate.
 void IbaQp::on_cnp() {
-  ++stats_.cnps_received;
   nic_.note_cnp_received();
   if (dcqcn_) dcqcn_->on_cnp();
 }

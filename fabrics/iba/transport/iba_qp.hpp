@@ -45,7 +45,6 @@ public:
   struct Stats {
     uint64_t retransmitted_packets = 0, timeouts = 0, seq_naks_sent = 0, seq_naks_received = 0;
     uint64_t rnr_naks_sent = 0, rnr_naks_received = 0, duplicates = 0, acks_sent = 0;
-    uint64_t cnps_sent = 0, cnps_received = 0;
   };
   const Stats& stats() const { return stats_; }
 
