@@ -12,6 +12,7 @@
 #include "apps/output_dir.hpp"
 #include "apps/report.hpp"
 #include "apps/runner.hpp"
+#include "cost/bom.hpp"
 #include "topologies/config.hpp"
 #include "topologies/loader.hpp"
 
@@ -30,6 +31,7 @@ struct Options {
   bool has_seed = false;
   std::vector<std::string> sets;
   std::vector<std::string> fabrics;
+  std::string prices;  // --prices FILE
 };
 
 std::vector<std::string> fabric_names() {
@@ -62,8 +64,17 @@ bool check_file(const fs::path& file, std::ostream& err) {
 }
 
 LoadResult load(const Options& o, std::optional<std::string> fabric) {
-  return load_experiment(o.file, o.sets, std::move(fabric),
-                         o.has_seed ? std::optional<uint64_t>(o.seed) : std::nullopt);
+  LoadResult r = load_experiment(o.file, o.sets, std::move(fabric),
+                                 o.has_seed ? std::optional<uint64_t>(o.seed) : std::nullopt);
+  // --prices FILE, then the experiment's `cost:`, change the price catalogue (docs/cost.md).
+  if (!o.prices.empty()) {
+    CostLoad prices = load_cost_file(o.prices);
+    r.errors.insert(r.errors.end(), prices.errors.begin(), prices.errors.end());
+    if (r.config) r.config->cost.insert(r.config->cost.begin(), prices.settings.begin(), prices.settings.end());
+  }
+  if (r.config) experiment_prices(*r.config, r.errors);
+  if (!r.errors.empty()) r.config.reset();
+  return r;
 }
 
 void print_errors(const std::vector<LoadError>& errors, std::ostream& err) {
@@ -223,6 +234,8 @@ void add_experiment_options(CLI::App& cmd, Options& o) {
   cmd.add_option("--seed", o.seed, "override the seed")
       ->check(CLI::NonNegativeNumber)
       ->each([&o](const std::string&) { o.has_seed = true; });
+  cmd.add_option("--prices", o.prices, "change the price catalogue with this file (docs/cost.md)")
+      ->type_name("FILE");
 }
 
 }  // namespace

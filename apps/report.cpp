@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -109,6 +110,67 @@ uint64_t total_cpu_busy_ps(const json& results) {
                   [](const json& h) -> const json& { return field(h, "cpu_busy_ps"); });
 }
 
+// What a run delivered: bytes and operations of all workloads over the span
+// from the first start to the last end.
+struct Delivered {
+  double gbps = 0, mops = 0;
+};
+Delivered delivered(const json& results) {
+  double bytes = 0, ops = 0;
+  int64_t start = INT64_MAX, end = 0;
+  const json& ws = field(results, "workloads");
+  if (ws.is_array())
+    for (const auto& w : ws) {
+      bytes += field(w, "bytes").is_number() ? field(w, "bytes").get<double>() : 0;
+      ops += field(w, "ops").is_number() ? field(w, "ops").get<double>() : 0;
+      if (field(w, "start_ps").is_number()) start = std::min(start, field(w, "start_ps").get<int64_t>());
+      if (field(w, "end_ps").is_number()) end = std::max(end, field(w, "end_ps").get<int64_t>());
+    }
+  if (end <= start) return {};
+  const double secs = static_cast<double>(end - start) / 1e12;
+  return {bytes * 8 / secs / 1e9, ops / secs / 1e6};
+}
+
+// compare.json's cost of a fabric: results.json's, and per unit of performance.
+json compare_cost(const json& results) {
+  const json& cost = field(results, "cost");
+  if (!cost.is_object()) return nullptr;
+  json c = cost;
+  c.erase("bom");
+  const Delivered d = delivered(results);
+  const double total = field(cost, "total").is_number() ? field(cost, "total").get<double>() : 0;
+  c["delivered_gbps"] = d.gbps;
+  c["delivered_mops"] = d.mops;
+  c["per_gbps"] = d.gbps > 0 ? json(total / d.gbps) : json(nullptr);
+  c["per_mops"] = d.mops > 0 ? json(total / d.mops) : json(nullptr);
+  c["bom"] = field(cost, "bom");
+  return c;
+}
+
+// An amount of money: whole units from 100, cents below, 3 digits below 1.
+std::string money(double x) {
+  if (std::abs(x) >= 100) return fmt::format("{:.0f}", x);
+  if (std::abs(x) >= 1) return fmt::format("{:.2f}", x);
+  return fmt::format("{:.3g}", x);
+}
+std::string money(const json& j) { return j.is_number() ? money(j.get<double>()) : "-"; }
+
+// "cheapest per delivered Gb/s: roce_v2 (81 USD), then ..." over the fabrics that ran.
+std::string cost_winner(const std::vector<const json*>& ran, std::string_view key, std::string_view what) {
+  std::vector<std::pair<double, std::string>> v;
+  for (const json* f : ran) {
+    const json& x = field(field(*f, "cost"), key);
+    if (x.is_number()) v.emplace_back(x.get<double>(), text(field(*f, "fabric")));
+  }
+  if (v.size() < 2) return "";
+  std::stable_sort(v.begin(), v.end());
+  const std::string cur = text(field(field(*ran.front(), "cost"), "currency"));
+  std::string out = fmt::format("cheapest per {}: {} ({} {})", what, v[0].second, money(v[0].first), cur);
+  for (size_t i = 1; i < v.size(); ++i)
+    out += fmt::format(", then {} ({:+.0f}%)", v[i].second, (v[i].first / v[0].first - 1) * 100);
+  return out + "\n";
+}
+
 size_t count_captures(const fs::path& dir) {
   std::error_code ec;
   size_t n = 0;
@@ -163,7 +225,8 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
           {"end_time_ps", field(results, "end_time_ps")},
           {"drops", total_drops(results)},
           {"cpu_busy_ps", total_cpu_busy_ps(results)},
-          {"workloads", std::move(workloads)}};
+          {"workloads", std::move(workloads)},
+          {"cost", compare_cost(results)}};
 }
 
 json compare_skipped(std::string_view fabric, std::string_view reason) {
@@ -220,10 +283,26 @@ std::string format_compare_table(const json& compare) {
       row(name + " data verified",
           [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
     }
-    row("cpu busy us", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
+    row("cpu busy us (all hosts)", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
     row("drops", [](const json& f) { return text(field(f, "drops")); });
     row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
+    const json& cost0 = field(*ran.front(), "cost");
+    if (cost0.is_object()) {
+      const std::string cur = text(field(cost0, "currency"));
+      auto cost = [](const json& f, std::string_view key) { return money(field(field(f, "cost"), key)); };
+      row("capex " + cur, [&](const json& f) { return cost(f, "capex"); });
+      row("power W", [&](const json& f) { return number(field(field(f, "cost"), "power_w"), 0); });
+      row(fmt::format("opex {} ({:g} years)", cur, field(field(cost0, "assumptions"), "years").get<double>()),
+          [&](const json& f) { return cost(f, "opex"); });
+      row("cpu cores busy", [](const json& f) { return number(field(field(field(f, "cost"), "cpu"), "cores"), 3); });
+      row("cpu cost " + cur, [](const json& f) { return money(field(field(field(f, "cost"), "cpu"), "cost")); });
+      row("total cost " + cur, [&](const json& f) { return cost(f, "total"); });
+      row(cur + " per delivered Gb/s", [&](const json& f) { return cost(f, "per_gbps"); });
+      row(cur + " per Mop/s", [&](const json& f) { return cost(f, "per_mops"); });
+    }
     out += layout(rows, "l");
+    out += cost_winner(ran, "per_gbps", "delivered Gb/s");
+    out += cost_winner(ran, "per_mops", "Mop/s");
   }
   return out + notes;
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "apps/network.hpp"
+#include "cost/bom.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
 
@@ -216,7 +217,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   out["ports"] = std::move(ports);
   json hosts = json::array();
+  uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {
+    cpu_busy_ps += static_cast<uint64_t>(h->cpu_busy().count());
     hosts.push_back({{"name", h->name()},
                      {"cpu_busy_ps", h->cpu_busy().count()},
                      {"interrupts", h->interrupts()},
@@ -227,6 +230,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                      {"cnps_received", h->nic().stats().cnps_received}});
   }
   out["hosts"] = std::move(hosts);
+  out["cost"] = experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()));
   // Programs still waiting (a flow whose peer failed) go before the hosts they point into.
   net.sim.clear();
   return out;

@@ -198,6 +198,18 @@ struct VlanConfig {
   }
 };
 
+// cost: and --prices FILE (docs/cost.md): changes to the price catalogue,
+// applied in order (a --prices file's, then the experiment's). cost/ checks
+// the item names against the catalogue.
+struct CostSetting {
+  std::string key;  // currency, energy_price, pue, years, cpu_core_hour, prices.ITEM, watts.ITEM
+  double amount = 0;
+  std::string text;  // currency
+  // Where it was written, for errors: "file:line:column: path: ...note".
+  std::string file, path, note;
+  int line = 0, column = 0;
+};
+
 struct ExperimentConfig {
   std::string name;  // the file's stem when not given
   std::filesystem::path file;
@@ -220,6 +232,7 @@ struct ExperimentConfig {
   std::vector<WorkloadConfig> workloads;
   std::vector<FaultConfig> faults;
   CaptureConfig capture;
+  std::vector<CostSetting> cost;
 };
 
 // Names of enum values, as written in YAML and printed in results.

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -146,6 +147,10 @@ class Converter {
   std::vector<Override>& overrides() { return overrides_; }
 
   void error(const Node& at, const std::string& path, const std::string& message) {
+    errors_.push_back(locate(at, path, message));
+  }
+  // Where `at` was written: the file, or the command-line option that made it.
+  LoadError locate(const Node& at, const std::string& path, const std::string& message) const {
     LoadError e;
     e.message = path.empty() ? message : path + ": " + message;
     const YAML::Mark m = mark_of(at);
@@ -156,13 +161,12 @@ class Converter {
       e.line = o->index;
       e.column = m.is_null() ? 1 : o->value_column + m.column + 1;
       e.message += " (" + o->shown + ")";
-      errors_.push_back(std::move(e));
-      return;
+      return e;
     }
     e.file = file_;
     e.line = m.is_null() ? 1 : m.line + 1;
     e.column = m.is_null() ? 1 : m.column + 1;
-    errors_.push_back(std::move(e));
+    return e;
   }
   void command_line_error(const Override& o, int column, const std::string& message) {
     errors_.push_back({std::string(kCommandLine), o.index, column, message + " (" + o.shown + ")"});
@@ -405,6 +409,61 @@ void apply_set(Converter& c, Node root, std::string_view text, Override o) {
   apply_override(c, root, text.substr(0, eq), text.substr(eq + 1), std::move(o));
 }
 
+// ---- cost: and --prices FILE (docs/cost.md) -------------------------------
+
+// An amount of money, watts or years: a number from 0 (above 0 if `positive`).
+std::optional<double> amount(Converter& c, const Node& v, const std::string& path, bool positive) {
+  const std::string what = positive ? "a number above 0" : "a number from 0";
+  auto s = c.scalar(v, path, what);
+  if (!s) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(s->c_str(), &end);
+  if (s->empty() || end != s->c_str() + s->size() || errno != 0 || !std::isfinite(x) || x < 0 ||
+      (positive && x == 0)) {
+    c.error(v, path, "expected " + what + ", got " + describe(v));
+    return std::nullopt;
+  }
+  return x;
+}
+
+void add_cost(Converter& c, std::vector<CostSetting>& out, const Node& at, const std::string& path,
+              std::string key, double amount, std::string text = {}) {
+  LoadError where = c.locate(at, path, "");
+  const std::string shown = path.empty() ? "" : path + ": ";
+  out.push_back({std::move(key), amount, std::move(text), where.file, path,
+                 where.message.substr(std::min(where.message.size(), shown.size())), where.line, where.column});
+}
+
+// The keys of `cost:` (docs/cost.md); item names are checked by cost/.
+void read_cost(Converter& c, const Node& v, const std::string& path, std::vector<CostSetting>& out) {
+  auto f = c.fields(v, path, "cost settings",
+                    {"currency", "energy_price", "pue", "years", "cpu_core_hour", "prices", "watts"});
+  if (!f) return;
+  for (const Entry& e : f->entries) {
+    if (e.value.IsNull()) continue;
+    const std::string& k = e.key.Scalar();
+    if (k == "currency") {
+      if (auto s = c.name(e.value, e.path, "a currency code such as USD")) add_cost(c, out, e.key, e.path, k, 0, *s);
+    } else if (k == "prices" || k == "watts") {
+      if (!e.value.IsMap()) {
+        c.error(e.value, e.path,
+                "expected a map of catalogue items to amounts, such as {roce_nic_100g: 900}, got " +
+                    describe(e.value));
+        continue;
+      }
+      for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+        auto item = c.name(it->first, e.path, "a catalogue item name");
+        if (!item) continue;
+        const std::string p = key_path(e.path, *item);
+        if (auto x = amount(c, it->second, p, false)) add_cost(c, out, it->first, p, k + "." + *item, *x);
+      }
+    } else if (auto x = amount(c, e.value, e.path, k == "years" || k == "pue")) {
+      add_cost(c, out, e.key, e.path, k, *x);
+    }
+  }
+}
+
 // ---- the conversion --------------------------------------------------------
 
 constexpr std::string_view kWorkloadKeys[] = {
@@ -421,7 +480,7 @@ class ExperimentReader {
     auto top =
         c_.fields(root, "", "an experiment",
                   {"name", "fabric", "seed", "stop", "link", "flow_control", "pfc", "ecn", "dcqcn", "ip", "switch",
-                   "ib", "tcp", "mpa", "host", "vlan", "topology", "workloads", "faults", "capture"});
+                   "ib", "tcp", "mpa", "host", "vlan", "topology", "workloads", "faults", "capture", "cost"});
     if (!top) return;
     if (auto e = top->find("name"))
       if (auto n = c_.name(e->value, e->path, "the experiment's name")) x_.name = *n;
@@ -459,6 +518,7 @@ class ExperimentReader {
     if (auto e = top->find("host")) host(*e);
     if (auto e = top->find("vlan")) vlan(*e);
     if (auto e = top->find("capture")) capture(*e);
+    if (auto e = top->find("cost")) read_cost(c_, e->value, e->path, x_.cost);
 
     if (auto e = top->find("topology"))
       topology(e->value, e->path);
@@ -1414,6 +1474,42 @@ LoadResult finish(Converter& c, ExperimentConfig&& x) {
   return r;
 }
 
+// YAML text to a tree; false (and the error) for a syntax error.
+bool parse_yaml(Converter& c, std::string_view text, const std::filesystem::path& file, Node& root) {
+  try {
+    root = YAML::Load(std::string(text));
+    return true;
+  } catch (const YAML::ParserException& ex) {
+    c.errors().push_back({file.string(), ex.mark.line + 1, ex.mark.column + 1, "YAML syntax: " + ex.msg});
+  } catch (const YAML::Exception& ex) {
+    c.errors().push_back({file.string(), std::max(1, ex.mark.line + 1), std::max(1, ex.mark.column + 1),
+                          "cannot read YAML: " + ex.msg});
+  }
+  return false;
+}
+
+// The whole file, or nothing and why.
+std::optional<std::string> read_text(const std::filesystem::path& file, std::string& why) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec))
+    why = "cannot open the file: no such file";
+  else if (std::filesystem::is_directory(file, ec))
+    why = "cannot read the file: it is a directory";
+  std::ifstream in;
+  if (why.empty()) {
+    in.open(file, std::ios::binary);
+    if (!in) why = std::string("cannot open the file: ") + std::strerror(errno);
+  }
+  if (!why.empty()) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    why = "cannot read the file";
+    return std::nullopt;
+  }
+  return text.str();
+}
+
 LoadResult load(std::optional<std::string_view> text, std::string read_error,
                 const std::filesystem::path& file, const std::vector<std::string>& sets,
                 const std::optional<std::string>& fabric, const std::optional<uint64_t>& seed) {
@@ -1426,16 +1522,7 @@ LoadResult load(std::optional<std::string_view> text, std::string read_error,
     return finish(c, std::move(x));
   }
   Node root;
-  try {
-    root = YAML::Load(std::string(*text));
-  } catch (const YAML::ParserException& ex) {
-    c.errors().push_back({file.string(), ex.mark.line + 1, ex.mark.column + 1, "YAML syntax: " + ex.msg});
-    return finish(c, std::move(x));
-  } catch (const YAML::Exception& ex) {
-    c.errors().push_back({file.string(), std::max(1, ex.mark.line + 1), std::max(1, ex.mark.column + 1),
-                          "cannot read YAML: " + ex.msg});
-    return finish(c, std::move(x));
-  }
+  if (!parse_yaml(c, *text, file, root)) return finish(c, std::move(x));
   if (!root.IsMap()) {
     if (root.IsNull())
       c.errors().push_back(
@@ -1469,23 +1556,23 @@ LoadResult load_experiment_text(std::string_view yaml, const std::filesystem::pa
 LoadResult load_experiment(const std::filesystem::path& file, const std::vector<std::string>& set_overrides,
                            std::optional<std::string> fabric_override,
                            std::optional<uint64_t> seed_override) {
-  std::error_code ec;
   std::string why;
-  if (!std::filesystem::exists(file, ec))
-    why = "cannot open the file: no such file";
-  else if (std::filesystem::is_directory(file, ec))
-    why = "cannot read the file: it is a directory";
-  std::ifstream in;
-  if (why.empty()) {
-    in.open(file, std::ios::binary);
-    if (!in) why = std::string("cannot open the file: ") + std::strerror(errno);
+  const auto text = read_text(file, why);
+  return load(text, why, file, set_overrides, fabric_override, seed_override);
+}
+
+CostLoad load_cost_file(const std::filesystem::path& file) {
+  Converter c(file.string());
+  CostLoad r;
+  std::string why;
+  Node root;
+  if (const auto text = read_text(file, why)) {
+    if (parse_yaml(c, *text, file, root)) read_cost(c, root, "", r.settings);
+  } else {
+    c.errors().push_back({file.string(), 1, 1, why});
   }
-  if (!why.empty()) return load(std::nullopt, why, file, set_overrides, fabric_override, seed_override);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return load(std::nullopt, "cannot read the file", file, set_overrides, fabric_override, seed_override);
-  return load(text.str(), "", file, set_overrides, fabric_override, seed_override);
+  r.errors = std::move(c.errors());
+  return r;
 }
 
 }  // namespace rdmasim

@@ -43,4 +43,12 @@ LoadResult load_experiment_text(std::string_view yaml, const std::filesystem::pa
                                 std::optional<std::string> fabric_override = {},
                                 std::optional<uint64_t> seed_override = {});
 
+// A --prices FILE (docs/cost.md): the keys of an experiment's `cost:`
+// section, at the top of the file.
+struct CostLoad {
+  std::vector<CostSetting> settings;
+  std::vector<LoadError> errors;
+};
+CostLoad load_cost_file(const std::filesystem::path& file);
+
 }  // namespace rdmasim

@@ -66,14 +66,14 @@ TEST_CASE("compare entries keep what the table shows; the table puts fabrics sid
 
   CHECK(format_compare_table(cmp) ==
         "quickstart, seed 1\n"
-        "                          ib  roce_v2\n"
-        "  w0 throughput Gb/s   95.50    87.40\n"
-        "  w0 latency p50 us    0.900    1.234\n"
-        "  w0 latency p99 us    2.500    2.500\n"
-        "  w0 data verified       yes      yes\n"
-        "  cpu busy us          2.500    2.500\n"
-        "  drops                    1        4\n"
-        "  end time us         60.000   60.000\n"
+        "                               ib  roce_v2\n"
+        "  w0 throughput Gb/s        95.50    87.40\n"
+        "  w0 latency p50 us         0.900    1.234\n"
+        "  w0 latency p99 us         2.500    2.500\n"
+        "  w0 data verified            yes      yes\n"
+        "  cpu busy us (all hosts)   2.500    2.500\n"
+        "  drops                         1        4\n"
+        "  end time us              60.000   60.000\n"
         "skipped iwarp: x.yaml:7:5: iwarp has no UD\n");
 }
 
@@ -84,8 +84,8 @@ TEST_CASE("a workload missing on one fabric shows as a dash there") {
               {"seed", 2},
               {"fabrics", {compare_entry("a", results("a", 2, 2, 0), "a"), compare_entry("b", other, "b")}}};
   const std::string t = format_compare_table(cmp);
-  CHECK(t.find("  w0 throughput Gb/s    2.00       -\n") != std::string::npos);
-  CHECK(t.find("  w1 throughput Gb/s       -    1.00\n") != std::string::npos);
+  CHECK(t.find("  w0 throughput Gb/s         2.00       -\n") != std::string::npos);
+  CHECK(t.find("  w1 throughput Gb/s            -    1.00\n") != std::string::npos);
 }
 
 TEST_CASE("the run summary prints the end time in a unit that fits") {
@@ -94,4 +94,39 @@ TEST_CASE("the run summary prints the end time in a unit that fits") {
   CHECK(format_run_summary(r, "d").find("end time 10.000 ms,") != std::string::npos);
   r["end_time_ps"] = 999;
   CHECK(format_run_summary(r, "d").find("end time 999 ps,") != std::string::npos);
+}
+
+TEST_CASE("compare's cost rows are the BOM's sums, per delivered Gb/s and Mop/s") {
+  json r = results("roce_v2", 87.4, 1234, 0);
+  r["workloads"][0]["start_ps"] = 0;
+  r["workloads"][0]["end_ps"] = 1'000'000'000;  // 6553600 B and 100 ops in 1 ms
+  r["cost"] = {{"currency", "USD"},
+               {"capex", 1500.0},
+               {"power_w", 30.0},
+               {"opex", 200.0},
+               {"total", 1800.0},
+               {"cpu", {{"cores", 1.0}, {"cost", 100.0}}},
+               {"assumptions", {{"years", 5}}},
+               {"bom",
+                {{{"item", "nic"}, {"count", 2}, {"unit_price", 500.0}, {"price", 1000.0}},
+                 {{"item", "switch"}, {"count", 1}, {"unit_price", 500.0}, {"price", 500.0}}}}};
+  const json e = compare_entry("roce_v2", r, "roce_v2");
+  double bom = 0;
+  for (const auto& l : e["cost"]["bom"]) bom += l["price"].get<double>();
+  CHECK(e["cost"]["capex"].get<double>() == bom);
+  CHECK(e["cost"]["delivered_gbps"].get<double>() == doctest::Approx(6553600 * 8 / 1e-3 / 1e9));
+  CHECK(e["cost"]["per_gbps"].get<double>() == doctest::Approx(1800 / (6553600 * 8 / 1e-3 / 1e9)));
+  CHECK(e["cost"]["per_mops"].get<double>() == doctest::Approx(1800 / 0.1));
+
+  json cheaper = r;
+  cheaper["fabric"] = "iwarp";
+  cheaper["cost"]["total"] = 900.0;
+  const json cmp = {{"experiment", "e"},
+                    {"seed", 1},
+                    {"fabrics", {e, compare_entry("iwarp", cheaper, "iwarp")}}};
+  const std::string t = format_compare_table(cmp);
+  CHECK(t.find("  capex USD                   1500    1500\n") != std::string::npos);
+  CHECK(t.find("  total cost USD              1800     900\n") != std::string::npos);
+  CHECK(t.find("  USD per delivered Gb/s     34.33   17.17\n") != std::string::npos);
+  CHECK(t.find("cheapest per delivered Gb/s: iwarp (17.17 USD), then roce_v2 (+100%)\n") != std::string::npos);
 }

@@ -378,7 +378,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
-      "flow_control, pfc, ecn, dcqcn, ip, switch, ib, tcp, mpa, host, vlan, topology, workloads, faults, capture\n");
+      "flow_control, pfc, ecn, dcqcn, ip, switch, ib, tcp, mpa, host, vlan, topology, workloads, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
         "delay, mtu, "

@@ -1,0 +1,50 @@
+// The bill of materials of an experiment's topology on its fabric, and what
+// it costs to buy and run (docs/cost.md): results.json's `cost`.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "cost/catalogue.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+struct BomLine {
+  const CatalogueItem* item = nullptr;
+  uint64_t count = 0;
+};
+
+struct Bom {
+  std::vector<BomLine> lines;         // in catalogue order
+  std::vector<std::string> warnings;  // where the catalogue could not match the topology
+};
+
+// One adapter per host (its fabric's family, the host link's speed); one
+// box per switch or router, the smallest standard radix that has its ports
+// at its fastest link's speed; one cable per link, copper when a host is an
+// end (inside a rack), optical between switches (between tiers); the
+// fabric's licences per node.
+Bom bill_of_materials(const ExperimentConfig& cfg, const PriceBook& book);
+
+// The cost of a run: capex (the BOM), power, opex (energy for `years` at
+// the PUE) and the CPU: the cores the run kept busy on average
+// (sum of cpu_busy_ps / end_time_ps), priced per core-hour for `years`.
+struct CostTotals {
+  double capex = 0, power_w = 0, opex = 0, cpu_cores = 0, cpu_cost = 0, total = 0;
+};
+CostTotals cost_totals(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps);
+
+// results.json's `cost`: {currency, capex, power_w, opex, total, cpu, bom,
+// assumptions, warnings}.
+nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps);
+
+// The experiment's price book: the shipped catalogue with its `cost`
+// settings applied; `errors` gets those naming no catalogue item.
+PriceBook experiment_prices(const ExperimentConfig& cfg, std::vector<LoadError>& errors);
+// results.json's `cost` of a run of `cfg`.
+nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps);
+
+}  // namespace rdmasim

@@ -1,0 +1,106 @@
+"""Cost in the results (docs/cost.md): results.json's `cost` holds the bill
+of materials of the topology and its sums; compare.json carries it per
+fabric with cost per delivered Gb/s; --prices and `cost:` change prices,
+and a bad one is a located error (exit 2)."""
+
+import json
+import os
+import re
+import subprocess
+
+import e2e
+from e2e import check
+
+LEAF_SPINE = """
+name: cost_leaf_spine
+seed: 3
+link: {bandwidth: 100Gbps, delay: 500ns}
+topology:
+  generate: {kind: leaf_spine, spines: 2, leaves: 2, hosts_per_leaf: 2, host_link: {bandwidth: 25Gbps}}
+workloads:
+  - {name: w, kind: rdma_write, from: h0, to: h3, size: 16KiB, count: 20, outstanding: 4}
+capture: {pcap: none}
+"""
+
+
+def rdmasim(*args):
+    return subprocess.run([e2e.BINARY, *args], capture_output=True, text=True, timeout=600)
+
+
+d = e2e.tmpdir()
+exp = os.path.join(d, "ls.yaml")
+with open(exp, "w") as f:
+    f.write(LEAF_SPINE)
+prices = os.path.join(d, "prices.yaml")
+with open(prices, "w") as f:
+    f.write("currency: EUR\nyears: 4\nprices: {roce_nic_25g: 500, iwarp_rnic_25g: 100}\n")
+
+out = os.path.join(d, "cmp")
+p = rdmasim("compare", exp, "--fabrics", "ib,roce_v2,iwarp", "--prices", prices, "--out", out)
+check(p.returncode == 0, f"compare exit {p.returncode}: {p.stderr}")
+with open(os.path.join(out, "compare.json")) as f:
+    cmp = json.load(f)
+
+want_adapter = {"ib": ("ib_hca_100g", 1000), "roce_v2": ("roce_nic_25g", 500), "iwarp": ("iwarp_rnic_25g", 100)}
+for entry in cmp["fabrics"]:
+    fabric = entry["fabric"]
+    with open(os.path.join(out, fabric, "results.json")) as f:
+        cost = json.load(f)["cost"]
+    # The contract's keys.
+    for key in ("currency", "capex", "power_w", "opex", "total", "cpu", "bom"):
+        check(key in cost, f"{fabric}: results cost has {key}")
+    check(cost["currency"] == "EUR", f"{fabric}: --prices set the currency")
+    check(cost["assumptions"]["years"] == 4, f"{fabric}: --prices set the years")
+    lines = {l["item"]: l for l in cost["bom"]}
+    item, price = want_adapter[fabric]
+    check(lines.get(item, {}).get("count") == 4 and lines[item]["unit_price"] == price,
+          f"{fabric}: 4 x {item} at {price}: {lines.get(item)}")
+    # 4 host links in the rack (copper), 4 leaf-spine links (optics).
+    copper = sum(l["count"] for i, l in lines.items() if "_copper_" in i)
+    optical = sum(l["count"] for i, l in lines.items() if "_optical_" in i)
+    check((copper, optical) == (4, 4), f"{fabric}: cables {copper} copper, {optical} optical")
+    switches = sum(l["count"] for i, l in lines.items() if "_switch_" in i)
+    check(switches == 4, f"{fabric}: 4 switches, got {switches}")
+    bom_sum = sum(l["price"] for l in cost["bom"])
+    check(abs(cost["capex"] - bom_sum) < 0.01, f"{fabric}: capex {cost['capex']} = BOM sum {bom_sum}")
+    check(abs(cost["total"] - (cost["capex"] + cost["opex"] + cost["cpu"]["cost"])) < 0.02,
+          f"{fabric}: total = capex + opex + cpu")
+    # compare.json: the same cost, per delivered Gb/s.
+    c = entry["cost"]
+    check(c["capex"] == cost["capex"] and c["total"] == cost["total"], f"{fabric}: compare carries the cost")
+    check(abs(c["per_gbps"] * c["delivered_gbps"] - c["total"]) < 0.01, f"{fabric}: per_gbps = total / Gb/s")
+check("cheapest per delivered Gb/s: " in p.stdout and "total cost EUR" in p.stdout, "compare names the winner")
+
+# A price changed in the experiment: capex moves by count x the change.
+base = rdmasim("run", exp, "--fabric", "roce_v2", "--out", os.path.join(d, "a"))
+more = rdmasim("run", exp, "--fabric", "roce_v2", "--set", "cost.prices.roce_nic_25g=1400",
+               "--out", os.path.join(d, "b"))
+check(base.returncode == 0 and more.returncode == 0, "runs with and without cost.prices")
+costs = []
+for run in ("a", "b"):
+    with open(os.path.join(d, run, "results.json")) as f:
+        costs.append(json.load(f)["cost"])
+nic = {l["item"]: l["unit_price"] for l in costs[0]["bom"]}["roce_nic_25g"]
+check(abs(costs[1]["capex"] - costs[0]["capex"] - 4 * (1400 - nic)) < 0.01, "capex is linear in a price")
+
+# Bad prices: located, exit 2, nothing written.
+with open(prices, "w") as f:
+    f.write("prices:\n  roce_nic_25g: -3\n  no_such_item: 4\n")
+p = rdmasim("validate", exp, "--prices", prices)
+check(p.returncode == 2, f"bad --prices: exit {p.returncode}")
+check(f"{prices}:2:17: prices.roce_nic_25g: expected a number from 0, got '-3'" in p.stderr, p.stderr)
+p = rdmasim("run", exp, "--set", "cost.prices.no_such_item=4", "--out", os.path.join(d, "c"))
+check(p.returncode == 2 and "no item 'no_such_item' in the price catalogue" in p.stderr, p.stderr)
+check(not os.path.exists(os.path.join(d, "c")), "nothing written for bad cost settings")
+
+# docs/cost.md lists every catalogue item with its price and watts.
+with open(os.path.join(e2e.SOURCE, "cost", "catalogue.yaml")) as f:
+    items = re.findall(r"^  (\w+): +\{kind: .*?price: ([\d.]+), watts: ([\d.]+)", f.read(), re.M)
+with open(os.path.join(e2e.SOURCE, "docs", "cost.md")) as f:
+    doc = f.read()
+check(len(items) > 30, f"catalogue items found: {len(items)}")
+for key, price, watts in items:
+    row = re.search(r"^\| `" + key + r"` \|.*$", doc, re.M)
+    check(row and f"| {price} | {watts} |" in row.group(0), f"docs/cost.md has {key} at {price}, {watts} W")
+
+e2e.finish()
