@@ -1,6 +1,7 @@
 #include "apps/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -50,7 +51,7 @@ fs::path output_dir(const Options& o, const ExperimentConfig& cfg) {
   const fs::path name = cfg.name;
   if (cfg.name.empty() || name.has_parent_path() || name.has_root_path() || cfg.name == "." ||
       cfg.name == "..")
-    throw OutputError("the experiment name '" + cfg.name + "' cannot name a directory; give --out");
+    throw InputError("the experiment name '" + cfg.name + "' cannot name a directory; give --out");
   return fs::path("out") / name;
 }
 
@@ -87,29 +88,49 @@ struct Outcome {
   std::string message;  // otherwise: what to print
 };
 
-// Runs `cfg` into `dir` through a staged temporary directory: `dir` is
-// replaced only by a complete output, and left as it was otherwise.
-Outcome run_into(const ExperimentConfig& cfg, const fs::path& dir) {
+// Calls `work`, turning what it throws into an exit code and a message
+// (cli.hpp): the exception's type says whose fault it is.
+template <typename Work>
+Outcome guarded(Work&& work) {
   try {
-    StagedDir stage(dir);
-    Outcome o;
-    try {
-      o.results = run_experiment(cfg, stage.temp());
-    } catch (const std::runtime_error& e) {  // bad input found at run time (runner.hpp)
-      return {kExitBadInput, {}, e.what()};
-    }
-    write_file_atomic(stage.temp() / "results.json", o.results.dump(2) + "\n");
-    stage.commit();
-    return o;
-  } catch (const OutputError& e) {
+    return {kExitOk, work(), {}};
+  } catch (const InputError& e) {
     return {kExitBadInput, {}, e.what()};
+  } catch (const OutputError& e) {
+    return {kExitOutput, {}, std::string("error: ") + e.what()};
   } catch (const fs::filesystem_error& e) {
-    return {kExitInternal, {}, "error: cannot write " + dir.string() + ": " + e.what()};
+    return {kExitOutput, {}, "error: " + e.path1().string() + ": " + e.code().message()};
+  } catch (const std::bad_alloc&) {
+    return {kExitInternal, {}, "internal error: out of memory"};
   } catch (const std::exception& e) {
     return {kExitInternal, {}, std::string("internal error: ") + e.what()};
   } catch (...) {
     return {kExitInternal, {}, "internal error: unknown exception"};
   }
+}
+
+// What a user should know about how a run ended (results.json "end" and "capture").
+void warn_about_end(const json& results, std::ostream& err) {
+  auto ms = [](const json& ps) { return fmt::format("{:.3f} ms", ps.get<int64_t>() / 1e9); };
+  const json& capture = results.value("capture", json::object());
+  if (capture.contains("full_at_ps"))
+    err << "warning: captures end at " << ms(capture["full_at_ps"]) << ": they reached capture.max_bytes ("
+        << capture["max_bytes"].get<uint64_t>() << " bytes)\n";
+  const json& end = results.value("end", json::object());
+  if (end.value("reason", "") != "stalled") return;
+  err << "warning: every workload had finished at " << ms(end["workloads_done_ps"])
+      << ", but frames were still flowing; the run was stopped at " << ms(results["end_time_ps"]);
+  if (end.contains("pfc_paused_ports"))
+    err << ". PFC PAUSE frames were still flowing on " << end["pfc_paused_ports"].size() << " port(s) ("
+        << end["pfc_paused_ports"][0].get<std::string>() << ", ...): a PFC deadlock";
+  err << "\n";
+}
+
+// Runs `cfg` and writes its results.json and captures into `dir`, which exists.
+json run_to(const ExperimentConfig& cfg, const fs::path& dir) {
+  json results = run_experiment(cfg, dir);
+  write_file_atomic(dir / "results.json", results.dump(2) + "\n");
+  return results;
 }
 
 int do_validate(const Options& o, std::ostream& out, std::ostream& err) {
@@ -133,16 +154,23 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
   fs::path dir;
   try {
     dir = output_dir(o, *r.config);
-  } catch (const OutputError& e) {
+  } catch (const InputError& e) {
     err << e.what() << "\n";
     return kExitBadInput;
   }
-  const Outcome res = run_into(*r.config, dir);
+  // Through a staged directory: `dir` is replaced only by a complete output.
+  const Outcome res = guarded([&] {
+    StagedDir stage(dir);
+    json results = run_to(*r.config, stage.temp());
+    stage.commit();
+    return results;
+  });
   if (res.code != kExitOk) {
     err << res.message << "\n";
     return res.code;
   }
   out << format_run_summary(res.results, dir);
+  warn_about_end(res.results, err);
   return kExitOk;
 }
 
@@ -174,9 +202,21 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   fs::path dir;
   try {
     dir = output_dir(o, *first);
-  } catch (const OutputError& e) {
+  } catch (const InputError& e) {
     err << e.what() << "\n";
     return kExitBadInput;
+  }
+
+  // The whole set (a directory a fabric, compare.json) is staged and
+  // replaces `dir` at once: never fabrics of two runs side by side.
+  std::optional<StagedDir> stage;
+  if (const Outcome o = guarded([&] {
+        stage.emplace(dir);
+        return json();
+      });
+      o.code != kExitOk) {
+    err << o.message << "\n";
+    return o.code;
   }
 
   json entries = json::array();
@@ -189,11 +229,23 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
       continue;
     }
     out << "running on " << t.fabric << " ..." << std::endl;
-    const Outcome res = run_into(*t.load.config, dir / t.fabric);
+    const fs::path fabric_dir = stage->temp() / t.fabric;
+    const Outcome res = guarded([&] {
+      fs::create_directory(fabric_dir);
+      return run_to(*t.load.config, fabric_dir);
+    });
     if (res.code == kExitOk) {
       entries.push_back(compare_entry(t.fabric, res.results, t.fabric));
       any_ok = true;
-    } else if (res.code == kExitBadInput) {
+      continue;
+    }
+    std::error_code ec;
+    fs::remove_all(fabric_dir, ec);  // only complete runs are kept
+    if (res.code == kExitOutput) {   // the other fabrics would not fare better
+      err << res.message << "\n";
+      return kExitOutput;
+    }
+    if (res.code == kExitBadInput) {
       entries.push_back(compare_skipped(t.fabric, res.message));
     } else {
       entries.push_back(compare_failed(t.fabric, res.message));
@@ -208,11 +260,14 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
       err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
     return any_internal ? kExitInternal : kExitBadInput;
   }
-  try {
-    write_file_atomic(dir / "compare.json", compare.dump(2) + "\n");
-  } catch (const std::exception& e) {
-    err << "error: cannot write " << (dir / "compare.json").string() << ": " << e.what() << "\n";
-    return kExitInternal;
+  if (const Outcome o = guarded([&] {
+        write_file_atomic(stage->temp() / "compare.json", compare.dump(2) + "\n");
+        stage->commit();
+        return json();
+      });
+      o.code != kExitOk) {
+    err << o.message << "\n";
+    return o.code;
   }
   out << format_compare_table(compare);
   out << "output: " << dir.string() << " (compare.json, one directory a fabric)\n";

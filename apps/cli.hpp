@@ -11,10 +11,14 @@ namespace rdmasim {
 
 inline constexpr std::string_view kVersion = "0.1.0";
 
+// The exit codes (README, "Exit codes"); core/errors.hpp has the exception
+// type behind each. SIGINT and SIGTERM exit 128 + the signal's number after
+// removing what the run had staged (apps/output_dir.hpp).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitInternal = 1,  // a failure inside rdmasim, or output that could not be written
-  kExitBadInput = 2,  // bad flags, bad experiment file, unknown fabric, unusable --out
+  kExitInternal = 1,  // a failure inside rdmasim (a bug): anything not below
+  kExitBadInput = 2,  // bad flags, bad experiment file, what it asks cannot run, unusable --out (InputError)
+  kExitOutput = 3,    // output could not be written: the path and the system's reason (OutputError)
 };
 
 // Parses `argv`, does the work, prints the results to `out` and problems to

@@ -2,5 +2,9 @@
 #include <iostream>
 
 #include "apps/cli.hpp"
+#include "apps/output_dir.hpp"
 
-int main(int argc, char** argv) { return rdmasim::cli_main(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  rdmasim::clean_up_on_interrupt();
+  return rdmasim::cli_main(argc, argv, std::cout, std::cerr);
+}

@@ -1,11 +1,17 @@
 #include "apps/output_dir.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <system_error>
+#include <thread>
 
 namespace rdmasim {
 
@@ -18,15 +24,11 @@ fs::path sibling(const fs::path& p, std::string_view tag) {
          (p.filename().string() + "." + std::string(tag) + "-" + std::to_string(::getpid()));
 }
 
-bool is_rdmasim_output(const fs::path& dir) {
-  std::error_code ec;
-  return fs::is_empty(dir, ec) || fs::exists(dir / "results.json", ec) ||
-         fs::exists(dir / "compare.json", ec);
-}
+std::string reason(const std::error_code& ec) { return ec.message(); }
 
-// A run killed while staging (Ctrl-C, kill -9) leaves DIR.tmp-<pid>, and
-// perhaps DIR.old-<pid> with DIR missing. The next run into DIR removes the
-// first and puts the second back, for pids no longer alive.
+// A run killed while staging (kill -9) leaves DIR.tmp-<pid>, and perhaps
+// DIR.old-<pid> with DIR missing. The next run into DIR removes the first
+// and puts the second back, for pids no longer alive.
 void recover_from_killed_runs(const fs::path& dir) {
   std::error_code ec;
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
@@ -47,13 +49,61 @@ void recover_from_killed_runs(const fs::path& dir) {
   }
 }
 
+// Every entry under `dir` as the manifest names it: the path relative to
+// `dir` with '/' separators, a directory with a trailing '/'. Symbolic
+// links are entries, never followed. Stops after `limit` entries for
+// which `keep` is true.
+template <typename Keep>
+std::vector<std::string> entries(const fs::path& dir, Keep keep, size_t limit = SIZE_MAX) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end && out.size() < limit;
+       it.increment(ec)) {
+    std::string rel = it->path().lexically_relative(dir).generic_string();
+    if (it->is_directory(ec) && !it->is_symlink(ec)) rel += '/';
+    if (keep(rel)) out.push_back(std::move(rel));
+  }
+  if (ec) throw OutputError(dir.string() + ": cannot list: " + reason(ec));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::set<std::string> read_manifest(const fs::path& dir) {
+  std::set<std::string> listed;
+  std::ifstream in(dir / kManifest);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') listed.insert(line);
+  return listed;
+}
+
+void write_manifest(const fs::path& dir) {
+  std::string text =
+      "# Every file and directory rdmasim wrote here. rdmasim replaces this directory\n"
+      "# only while it holds nothing else.\n";
+  for (const auto& e : entries(dir, [](const std::string& rel) { return rel != kManifest; }))
+    text += e + "\n";
+  write_file_atomic(dir / kManifest, text);
+}
+
+// The live staged directories, for the interrupt handler's thread. Held
+// while a stage commits, so that an interrupt sees it before or after.
+std::mutex live_mutex;
+std::vector<StagedDir*> live;
+
 }  // namespace
+
+std::vector<std::string> foreign_entries(const fs::path& dir) {
+  const std::set<std::string> listed = read_manifest(dir);
+  constexpr size_t kEnough = 4;  // to name in a message; a large foreign tree is not walked whole
+  return entries(
+      dir, [&](const std::string& rel) { return rel != kManifest && !listed.contains(rel); }, kEnough);
+}
 
 fs::path output_path(const fs::path& dir) {
   fs::path p = dir.lexically_normal();
   if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();  // "out/x/" -> "out/x"
   if (p.empty() || !p.has_relative_path() || p.filename() == "." || p.filename() == "..")
-    throw OutputError("'" + dir.string() + "' cannot be an output directory");
+    throw InputError("'" + dir.string() + "' cannot be an output directory");
   return p;
 }
 
@@ -61,11 +111,17 @@ StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
   recover_from_killed_runs(dir_);
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir_, ec);
-  if (fs::exists(st)) {
-    if (!fs::is_directory(st)) throw OutputError(dir_.string() + ": exists and is not a directory");
-    if (!is_rdmasim_output(dir_))
-      throw OutputError(dir_.string() +
-                        ": exists and holds no results.json or compare.json; refusing to replace it");
+  existed_ = fs::exists(st);
+  if (existed_) {
+    if (!fs::is_directory(st)) throw InputError(dir_.string() + ": exists and is not a directory");
+    const std::vector<std::string> foreign = foreign_entries(dir_);
+    if (!foreign.empty()) {
+      std::string names;
+      for (size_t i = 0; i < foreign.size() && i < 3; ++i) names += (i ? ", " : "") + foreign[i];
+      throw InputError(dir_.string() + ": holds " + names + (foreign.size() > 3 ? " and more" : "") +
+                       ", which rdmasim did not write (not in its " + std::string(kManifest) +
+                       "); refusing to replace it: move them away or give another --out");
+    }
   }
 
   const fs::path parent = dir_.has_parent_path() ? dir_.parent_path() : fs::path(".");
@@ -73,23 +129,39 @@ StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
     created_root_ = p;
     if (p == p.parent_path()) break;
   }
+  std::lock_guard lock(live_mutex);
   try {
+    if (fs::exists(parent, ec) && !fs::is_directory(parent, ec))
+      throw InputError(parent.string() + ": exists and is not a directory");
     fs::create_directories(parent);
     temp_ = sibling(dir_, "tmp");
     fs::remove_all(temp_);  // a leftover of a killed run that had our pid
     fs::create_directory(temp_);
   } catch (const fs::filesystem_error& e) {
-    rollback();
-    throw OutputError(dir_.string() + ": cannot create output: " + e.code().message());
+    rollback_locked();
+    if (e.code() == std::errc::not_a_directory)
+      throw InputError(dir_.string() + ": a parent is not a directory");
+    throw OutputError(dir_.string() + ": cannot create: " + reason(e.code()));
+  } catch (...) {
+    rollback_locked();
+    throw;
   }
+  live.push_back(this);
 }
 
 StagedDir::~StagedDir() { rollback(); }
 
 void StagedDir::rollback() noexcept {
+  std::lock_guard lock(live_mutex);
+  rollback_locked();
+}
+
+void StagedDir::rollback_locked() noexcept {
+  live.erase(std::remove(live.begin(), live.end(), this), live.end());
   if (committed_) return;
   std::error_code ec;
-  if (!temp_.empty()) fs::remove_all(temp_, ec);
+  // The run may still be creating files in it (an interrupt): try again.
+  for (int i = 0; i < 10 && !temp_.empty() && fs::exists(temp_, ec); ++i) fs::remove_all(temp_, ec);
   temp_.clear();
   if (created_root_.empty()) return;
   // Remove the parents we created, deepest first; remove() leaves a non-empty one alone.
@@ -101,43 +173,73 @@ void StagedDir::rollback() noexcept {
 }
 
 void StagedDir::commit() {
+  write_manifest(temp_);
+  std::lock_guard lock(live_mutex);
   std::error_code ec;
   fs::path old;
   if (fs::exists(fs::symlink_status(dir_, ec))) {
     old = sibling(dir_, "old");
-    fs::remove_all(old);
-    fs::rename(dir_, old);
+    fs::remove_all(old, ec);
+    fs::rename(dir_, old, ec);
+    if (ec) throw OutputError(dir_.string() + ": cannot replace: " + reason(ec));
   }
-  try {
-    fs::rename(temp_, dir_);
-  } catch (...) {
-    if (!old.empty()) fs::rename(old, dir_, ec);
-    throw;
+  fs::rename(temp_, dir_, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (!old.empty()) fs::rename(old, dir_, ignored);
+    throw OutputError(dir_.string() + ": cannot replace: " + reason(ec));
   }
   committed_ = true;
+  live.erase(std::remove(live.begin(), live.end(), this), live.end());
   if (!old.empty()) fs::remove_all(old, ec);
 }
 
 void write_file_atomic(const fs::path& file, std::string_view content) {
   const fs::path tmp = sibling(file, "tmp");
+  std::error_code ec;
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.close();
     if (!out) {
-      const std::error_code code(errno ? errno : EIO, std::generic_category());
-      std::error_code ec;
+      const int err = errno ? errno : EIO;
       fs::remove(tmp, ec);
-      throw fs::filesystem_error("cannot write", tmp, code);
+      throw OutputError(file.string() + ": cannot write: " + std::strerror(err));
     }
   }
-  try {
-    fs::rename(tmp, file);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw OutputError(file.string() + ": cannot write: " + reason(ec));
   }
+}
+
+void clean_up_on_interrupt() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  // Blocked here, and so in every thread started later: only sigwait sees them.
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) return;
+    std::lock_guard lock(live_mutex);  // never released: the process ends here
+    std::string msg = std::string("rdmasim: interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
+    if (live.empty()) msg += "; no output was being written";
+    while (!live.empty()) {
+      StagedDir* s = live.back();
+      const std::string dir = s->dir().string();
+      const bool existed = s->existed_;
+      s->rollback_locked();
+      msg += existed ? "; " + dir + " keeps its previous output" : "; " + dir + " was not written";
+    }
+    msg += "\n";
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(128 + sig);
+  }).detach();
 }
 
 }  // namespace rdmasim

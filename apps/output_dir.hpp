@@ -1,28 +1,35 @@
-// Output directories that are never half-written: a run writes into a
-// temporary sibling (DIR.tmp-<pid>) and only a complete result replaces DIR.
+// Output directories that are never half-written and never take a user's
+// files with them (docs/reliability.md, "Output directories"):
+// - a run writes into a temporary sibling (DIR.tmp-<pid>) and only a
+//   complete result replaces DIR, by two renames;
+// - DIR/.rdmasim-manifest lists every file and directory rdmasim wrote
+//   there, and an existing DIR is replaced only if it is empty or holds
+//   nothing else: a folder with a file rdmasim did not write is refused;
+// - an interrupted run (SIGINT, SIGTERM) removes its temporary directory
+//   and says what it kept; a killed one (SIGKILL) is cleaned up by the
+//   next run into the same DIR.
 #pragma once
 
 #include <filesystem>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/errors.hpp"
 
 namespace rdmasim {
 
-// The output location cannot be used (bad --out, a file in the way, a
-// directory that is not ours to replace). The user can fix it: exit 2.
-struct OutputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// The manifest's name inside an output directory.
+inline constexpr std::string_view kManifest = ".rdmasim-manifest";
 
 class StagedDir {
  public:
   // Checks that `dir` may be (re)placed and creates the empty temporary
-  // sibling, and any missing parents. An existing `dir` is replaced only if
-  // it is empty or holds rdmasim output (results.json or compare.json), so
-  // that a mistyped --out never deletes someone's files. Leftovers of a
-  // killed run into `dir` (DIR.tmp-<pid>, DIR.old-<pid> of dead pids) are
-  // removed first, or put back when `dir` is missing. Throws OutputError.
+  // sibling, and any missing parents. Leftovers of a killed run into `dir`
+  // (DIR.tmp-<pid>, DIR.old-<pid> of dead pids) are removed first, or put
+  // back when `dir` is missing. Throws InputError when `dir` is not a
+  // directory or holds files its manifest does not list, OutputError when
+  // the system refuses to create it.
   explicit StagedDir(const std::filesystem::path& dir);
   // Unless committed: removes the temporary directory and the parents this
   // object created, leaving any previous `dir` untouched.
@@ -33,25 +40,41 @@ class StagedDir {
   const std::filesystem::path& dir() const { return dir_; }
   const std::filesystem::path& temp() const { return temp_; }
 
-  // Replaces `dir` with the temporary directory: renames the old one away,
-  // renames the new one in, removes the old one. On failure the old one is
-  // put back. Throws std::filesystem::filesystem_error.
+  // Writes the manifest of the temporary directory, then replaces `dir`
+  // with it: renames the old one away, renames the new one in, removes the
+  // old one. On failure the old one is put back. Throws OutputError.
   void commit();
 
- private:
+  // Removes the temporary directory and the parents this object created.
   void rollback() noexcept;
+
+ private:
+  void rollback_locked() noexcept;  // with the live list's lock held
 
   std::filesystem::path dir_, temp_;
   std::filesystem::path created_root_;  // highest parent this object created, if any
   bool committed_ = false;
+  bool existed_ = false;  // `dir` was there before: an interrupted run leaves it as it was
+  friend void clean_up_on_interrupt();
 };
 
-// `dir` without a trailing separator or dot segments; throws OutputError for
+// The entries of `dir` (relative paths, directories with a trailing '/')
+// that its manifest does not list, sorted; all of them when it has none.
+std::vector<std::string> foreign_entries(const std::filesystem::path& dir);
+
+// `dir` without a trailing separator or dot segments; throws InputError for
 // a path that cannot name an output directory ("", ".", "..", "/").
 std::filesystem::path output_path(const std::filesystem::path& dir);
 
 // Writes `content` to `file` through a temporary sibling and a rename, so
-// readers see the old file or the whole new one. Throws std::filesystem::filesystem_error.
+// readers see the old file or the whole new one. Throws OutputError naming
+// the file and the system's reason.
 void write_file_atomic(const std::filesystem::path& file, std::string_view content);
+
+// From now on SIGINT and SIGTERM end the process cleanly: every live
+// StagedDir is rolled back, a line on stderr says what was kept, and the
+// exit code is 128 + the signal's number. Call once, first thing in main(),
+// before any thread exists.
+void clean_up_on_interrupt();
 
 }  // namespace rdmasim

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "apps/network.hpp"
+#include "core/errors.hpp"
 #include "cost/bom.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
@@ -14,6 +16,7 @@ namespace rdmasim {
 namespace {
 
 using nlohmann::json;
+using namespace literals;
 
 NicConfig nic_config(const HostConfig& h) {
   NicConfig n;
@@ -44,7 +47,7 @@ void wire_links(Network& net) {
     auto port_of = [&](int node) -> Port& {
       if (net.graph.is_host(node)) {
         if (used[node]++)
-          throw std::runtime_error(net.cfg.file.string() + ":" + std::to_string(links[l].line) + ":" +
+          throw InputError(net.cfg.file.string() + ":" + std::to_string(links[l].line) + ":" +
                                    std::to_string(links[l].column) + ": topology.links: host '" +
                                    net.graph.name(node) + "' has more than one link; a host has one NIC port");
         return net.nodes[node]->port(0);
@@ -79,6 +82,59 @@ json latency_json(std::vector<int64_t> v) {
           {"p99", pct(0.99)},
           {"max", static_cast<double>(v.back()) / 1e3},
           {"mean", sum / static_cast<double>(v.size()) / 1e3}};
+}
+
+// How a run ended (results.json "end").
+struct RunEnd {
+  // idle: nothing left to do; stop: the `stop` time; done: the workloads had
+  // finished and only timers were left; stalled: ... and frames still flowed.
+  const char* reason = "idle";
+  Time workloads_done = Time::max();  // when every workload had finished, if it came to that
+  std::vector<std::string> pausing;   // stalled: ports that sent or received PFC PAUSE frames meanwhile
+};
+
+// Once every workload has finished (done or failed), a run is over: what is
+// still scheduled can change no result. Left alone it may never end: PAUSE
+// refreshes between switches of a PFC deadlock (a cycle of paused queues)
+// go on forever. So the run stops `kDrain` after the last workload
+// finished, and says why; a normal run empties its queue long before (the
+// last ACKs and TCP's, well under 200 us in every example). Workloads are
+// looked at every `kCheckEvery` of simulated time: running in slices
+// changes nothing, as events keep their order and times.
+constexpr Time kCheckEvery = 100_us;
+constexpr Time kDrain = 1_ms;
+
+RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
+                      std::optional<Time> stop) {
+  Simulator& sim = net.sim;
+  const Time limit = stop.value_or(Time::max());
+  RunEnd end;
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // per port, frames and pauses when the workloads were done
+  auto each_port = [&net](auto&& f) {
+    for (const auto& node : net.nodes)
+      for (size_t p = 0; p < node->port_count(); ++p) f(*node, p, node->port(p).stats());
+  };
+  while (sim.pending() > 0 && sim.now() < limit) {
+    const Time slice_end = limit - sim.now() > kCheckEvery ? sim.now() + kCheckEvery : limit;
+    sim.run(slice_end);
+    if (sim.pending() == 0) break;
+    if (end.workloads_done == Time::max()) {
+      if (!std::all_of(runs.begin(), runs.end(), [](const auto& r) { return r->finished(); })) continue;
+      end.workloads_done = sim.now();
+      each_port([&](const Node&, size_t, const PortStats& st) { seen.emplace_back(st.tx_frames, st.pause_frames); });
+    } else if (sim.now() - end.workloads_done >= kDrain) {
+      bool flowing = false;
+      size_t i = 0;
+      each_port([&](const Node& n, size_t p, const PortStats& st) {
+        flowing = flowing || st.tx_frames > seen[i].first;
+        if (st.pause_frames > seen[i++].second) end.pausing.push_back(n.name() + "-" + std::to_string(p));
+      });
+      end.reason = flowing ? "stalled" : "done";
+      return end;
+    }
+  }
+  if (sim.pending() > 0) end.reason = "stop";
+  return end;
 }
 
 std::string qp_name(QpType t) { return std::string(to_string(t)); }
@@ -117,7 +173,8 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   // Captures.
   std::unique_ptr<CaptureSet> captures;
   if (cfg.capture.mode != CaptureMode::none) {
-    captures = std::make_unique<CaptureSet>(dir, net.linktype, net.sealer, cfg.capture.snaplen);
+    captures = std::make_unique<CaptureSet>(dir, net.linktype, net.sealer, cfg.capture.snaplen,
+                                            cfg.capture.max_bytes.count());
     for (int n = 0; n < net.graph.size(); ++n) {
       bool on = false;
       switch (cfg.capture.mode) {
@@ -156,12 +213,15 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
     runs.push_back(std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
+  // Programs still waiting (a flow whose peer failed) go before the flows
+  // and hosts they point into, however the run ends.
+  struct ClearOnExit {
+    Simulator& sim;
+    ~ClearOnExit() { sim.clear(); }
+  } clear_on_exit{net.sim};
   for (auto& r : runs) r->start();
 
-  if (cfg.stop)
-    net.sim.run(*cfg.stop);
-  else
-    net.sim.run();
+  const RunEnd end = run_until_done(net, runs, cfg.stop);
 
   if (captures) captures->close();
 
@@ -173,6 +233,15 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["end_time_ps"] = net.sim.now().count();
   out["events"] = net.sim.events_run();
   out["packets_in_use"] = net.pool.in_use();
+  if (captures) {
+    json c = {{"bytes", captures->bytes()}, {"max_bytes", cfg.capture.max_bytes.count()}};
+    if (captures->full_at()) c["full_at_ps"] = captures->full_at()->count();
+    out["capture"] = std::move(c);
+  }
+  json end_json = {{"reason", end.reason}};
+  if (end.workloads_done != Time::max()) end_json["workloads_done_ps"] = end.workloads_done.count();
+  if (!end.pausing.empty()) end_json["pfc_paused_ports"] = end.pausing;
+  out["end"] = std::move(end_json);
   json wl = json::array();
   for (auto& r : runs) {
     const WorkloadConfig& w = r->config();
@@ -231,8 +300,6 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   out["hosts"] = std::move(hosts);
   out["cost"] = experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()));
-  // Programs still waiting (a flow whose peer failed) go before the hosts they point into.
-  net.sim.clear();
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/errors.hpp"
 #include "core/packet.hpp"
 #include "nodes/node.hpp"
 #include "nodes/port.hpp"
@@ -17,11 +18,13 @@ struct CaptureSet::Point {
       : port(&p), writer(path, lt, snaplen) {}
 };
 
-CaptureSet::CaptureSet(std::filesystem::path dir, Linktype linktype, Sealer sealer, uint32_t snaplen)
+CaptureSet::CaptureSet(std::filesystem::path dir, Linktype linktype, Sealer sealer, uint32_t snaplen,
+                       uint64_t max_bytes)
     : pcap_dir_(std::move(dir) / "pcap"),
       linktype_(linktype),
       snaplen_(snaplen),
-      sealer_(std::make_shared<const Sealer>(std::move(sealer))) {}
+      sealer_(std::make_shared<const Sealer>(std::move(sealer))),
+      budget_(std::make_shared<Budget>(Budget{max_bytes, 0, std::nullopt})) {}
 
 CaptureSet::~CaptureSet() {
   for (auto& p : points_) {
@@ -38,11 +41,17 @@ void CaptureSet::capture(Port& port) {
   std::filesystem::create_directories(pcap_dir_);
   const auto path = pcap_dir_ / (port.owner().name() + "-" + std::to_string(port.index()) + ".pcap");
   auto point = std::make_shared<Point>(port, path, linktype_, snaplen_);
-  auto observe = [point, sealer = sealer_](Direction dir) {
-    return [point, sealer, dir](Time t, Packet& p) {
-      if (!point->writer.is_open()) return;
+  auto observe = [point, sealer = sealer_, budget = budget_](Direction dir) {
+    return [point, sealer, budget, dir](Time t, Packet& p) {
+      if (!point->writer.is_open() || budget->full_at) return;
+      const uint64_t record = point->writer.record_bytes(p.size());
+      if (budget->used + record > budget->max) {
+        budget->full_at = t;
+        return;
+      }
       if (p.meta().crc_pending && *sealer) (*sealer)(p);
       point->writer.write(t, p.bytes(), dir);
+      budget->used += record;
     };
   };
   port.on_tx(observe(Direction::Tx));
@@ -59,11 +68,11 @@ void CaptureSet::close() {
   for (auto& p : points_) {
     try {
       p->writer.close();
-    } catch (const std::runtime_error& e) {
+    } catch (const OutputError& e) {
       failures += failures.empty() ? e.what() : std::string("; ") + e.what();
     }
   }
-  if (!failures.empty()) throw std::runtime_error(failures);
+  if (!failures.empty()) throw OutputError(failures);
 }
 
 std::vector<std::filesystem::path> CaptureSet::files() const {

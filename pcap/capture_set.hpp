@@ -1,12 +1,16 @@
 // The capture points of a run: one pcap file a captured port, written as
 // DIR/pcap/<node>-<port>.pcap, holding every frame the port sends (when it
-// starts on the wire) and receives (when it has fully arrived).
+// starts on the wire) and receives (when it has fully arrived). The files
+// together hold at most `max_bytes` of records: the first frame that does
+// not fit ends every capture at once, so they stay consistent with each
+// other, and full_at() says when.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "pcap/pcap_writer.hpp"
@@ -26,33 +30,41 @@ class CaptureSet {
 
   // Files go under `dir`/pcap/ (created on the first capture).
   CaptureSet(std::filesystem::path dir, Linktype linktype, Sealer sealer = {},
-             uint32_t snaplen = PcapWriter::kDefaultSnaplen);
+             uint32_t snaplen = PcapWriter::kDefaultSnaplen, uint64_t max_bytes = UINT64_MAX);
   ~CaptureSet();  // closes every file: captures are complete even when a run is cut short
   CaptureSet(const CaptureSet&) = delete;
   CaptureSet& operator=(const CaptureSet&) = delete;
 
   // Opens the port's file and subscribes to its tx and rx signals. Capturing
-  // a port twice is harmless. Throws std::runtime_error if the file cannot
+  // a port twice is harmless. Throws OutputError if the file cannot
   // be created.
   void capture(Port& port);
   // Captures every port the node has now.
   void capture(Node& node);
 
   // Flushes and closes every file; frames the ports see afterwards are not
-  // written. Throws std::runtime_error if a write failed.
+  // written. Throws OutputError if a write failed.
   void close();
 
   const std::filesystem::path& pcap_dir() const { return pcap_dir_; }
   std::vector<std::filesystem::path> files() const;
   size_t size() const { return points_.size(); }
+  // Bytes of records written (headers included) and when the budget ran out.
+  uint64_t bytes() const { return budget_->used; }
+  std::optional<Time> full_at() const { return budget_->full_at; }
 
  private:
   struct Point;
+  struct Budget {
+    uint64_t max, used = 0;
+    std::optional<Time> full_at;
+  };
 
   std::filesystem::path pcap_dir_;
   Linktype linktype_;
   uint32_t snaplen_;
   std::shared_ptr<const Sealer> sealer_;
+  std::shared_ptr<Budget> budget_;
   // Shared with the ports' observers, so that a port outliving this set
   // never calls into freed memory.
   std::vector<std::shared_ptr<Point>> points_;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/errors.hpp"
 #include "pcap/erf.hpp"
 
 namespace rdmasim {
@@ -32,7 +33,7 @@ PcapWriter::PcapWriter(const std::filesystem::path& path, Linktype linktype, uin
     if (f) std::fclose(f);
     pcap_close(pcap_);
     pcap_ = nullptr;
-    throw std::runtime_error("cannot write capture " + path.string() + ": " + why);
+    throw OutputError(path.string() + ": cannot write capture: " + why);
   }
 }
 
@@ -64,14 +65,29 @@ void PcapWriter::write(Time t, std::span<const std::byte> frame, Direction dir) 
   hdr.len =
       static_cast<bpf_u_int32>(linktype_ == Linktype::Erf ? ErfHeader::kLen + frame.size() : frame.size());
   hdr.caplen = static_cast<bpf_u_int32>(std::min<size_t>(record.size(), snaplen_));
+  errno = 0;
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, reinterpret_cast<const u_char*>(record.data()));
+  // A full disk shows here, at the first buffer that cannot be written, not
+  // at the end of a long run.
+  if (std::ferror(pcap_dump_file(dumper_))) {
+    const int err = errno ? errno : EIO;
+    release();
+    throw OutputError(path_.string() + ": cannot write capture: " + std::strerror(err));
+  }
   ++frames_;
+  bytes_ += record_bytes(frame.size());
+}
+
+uint64_t PcapWriter::record_bytes(size_t frame_len) const {
+  constexpr uint64_t kRecordHeader = 16;  // pcap_pkthdr on disk: seconds, fraction, caplen, len
+  const uint64_t record = linktype_ == Linktype::Erf ? ErfHeader::kLen + frame_len : frame_len;
+  return kRecordHeader + std::min<uint64_t>(record, snaplen_);
 }
 
 void PcapWriter::flush() {
   if (!dumper_) return;
   if (pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_)))
-    throw std::runtime_error("cannot write capture " + path_.string() + ": " + std::strerror(errno));
+    throw OutputError(path_.string() + ": cannot write capture: " + std::strerror(errno));
 }
 
 void PcapWriter::close() {
@@ -79,7 +95,7 @@ void PcapWriter::close() {
   const bool failed = pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_));
   const int err = errno;
   release();
-  if (failed) throw std::runtime_error("cannot write capture " + path_.string() + ": " + std::strerror(err));
+  if (failed) throw OutputError(path_.string() + ": cannot write capture: " + std::strerror(err));
 }
 
 void PcapWriter::release() noexcept {

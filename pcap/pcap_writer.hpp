@@ -31,7 +31,7 @@ class PcapWriter {
  public:
   static constexpr uint32_t kDefaultSnaplen = 65535;
 
-  // Creates (truncates) `path`. Throws std::runtime_error when it cannot.
+  // Creates (truncates) `path`. Throws OutputError (path, reason) when it cannot.
   PcapWriter(const std::filesystem::path& path, Linktype linktype, uint32_t snaplen = kDefaultSnaplen);
   ~PcapWriter();  // closes, swallowing errors: call close() to see them
   PcapWriter(const PcapWriter&) = delete;
@@ -39,13 +39,14 @@ class PcapWriter {
 
   // Appends one frame seen at simulated time `t` (>= 0; written truncated to
   // nanoseconds). Frames longer than the snap length are cut to it, keeping
-  // their original length in the record. Throws std::logic_error when closed.
+  // their original length in the record. Throws std::logic_error when closed,
+  // OutputError when the file cannot take it (then it is closed).
   void write(Time t, std::span<const std::byte> frame, Direction dir = Direction::Tx);
 
-  // Pushes buffered records to the file. Throws std::runtime_error on a write error.
+  // Pushes buffered records to the file. Throws OutputError on a write error.
   void flush();
   // Flushes and closes; the file is complete afterwards. Idempotent. Throws
-  // std::runtime_error if a write failed (the file is closed anyway).
+  // OutputError if a write failed (the file is closed anyway).
   void close();
 
   bool is_open() const { return dumper_ != nullptr; }
@@ -53,6 +54,9 @@ class PcapWriter {
   uint32_t snaplen() const { return snaplen_; }
   const std::filesystem::path& path() const { return path_; }
   uint64_t frames() const { return frames_; }
+  uint64_t bytes() const { return bytes_; }
+  // What write() adds to bytes() for a frame of `frame_len` bytes.
+  uint64_t record_bytes(size_t frame_len) const;  // records written, headers included (not the file header)
 
  private:
   void release() noexcept;
@@ -64,6 +68,7 @@ class PcapWriter {
   pcap_dumper* dumper_ = nullptr;
   std::unique_ptr<char[]> buffer_;  // the file's stdio buffer; outlives the FILE
   uint64_t frames_ = 0;
+  uint64_t bytes_ = 0;
   std::vector<std::byte> record_;  // ERF header + frame, reused between writes
 };
 

@@ -103,6 +103,7 @@ struct CaptureConfig {
   std::vector<std::string> nodes;       // mode list: the nodes whose ports are captured
   bool ib_linktype_infiniband = false;  // ib: linktype 247 instead of ERF (197)
   uint32_t snaplen = 65535;
+  Bytes max_bytes{uint64_t{1} << 30};  // all capture files together; the run goes on without them past it
 };
 
 // 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).

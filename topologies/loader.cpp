@@ -749,7 +749,7 @@ class ExperimentReader {
   }
 
   void capture(const Entry& e) {
-    auto f = c_.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen"});
+    auto f = c_.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen", "max_bytes"});
     if (!f) return;
     if (auto p = f->find("pcap")) {
       capture_list_ = *p;
@@ -772,6 +772,7 @@ class ExperimentReader {
         c_.error(v->value, v->path, "unknown linktype '" + *s + "'; expected erf (197) or infiniband (247)");
     }
     c_.read(*f, "snaplen", x_.capture.snaplen, [&](const Entry& v) { return c_.whole(v, 64, 262144); });
+    c_.read(*f, "max_bytes", x_.capture.max_bytes, [&](const Entry& v) { return c_.bytes(v); });
   }
 
   void capture_nodes() {

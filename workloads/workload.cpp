@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/errors.hpp"
+
 namespace rdmasim {
 
 namespace {
@@ -144,7 +146,7 @@ void Flow::make_side(Side& s, Host& h) {
   init.cap.max_recv_wr = static_cast<uint32_t>(rdepth_) + 1;
   init.cap.max_inline_data = std::min<uint32_t>(w_.inline_threshold, h.nic().config().max_inline);
   s.qp = d.create_qp(s.pd, init);
-  if (!s.qp) throw std::runtime_error(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
+  if (!s.qp) throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
   const uint64_t len = slots_ * msg_size();
   s.buf = h.memory().allocate(len);
   const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |

@@ -25,7 +25,7 @@ struct WorkloadEnv {
   const ExperimentConfig& cfg;
   std::function<Host*(const std::string&)> host;
   // Address vector from `from` to `to` (dgid, dlid, sl...); throws
-  // std::runtime_error when `to` cannot be reached (e.g. RoCE v1 across a router).
+  // InputError when `to` cannot be reached (e.g. RoCE v1 across a router).
   std::function<ibv_ah_attr(Host& from, Host& to)> address;
   // When a connection between the two can be ready (management exchange).
   std::function<Time(Host& from, Host& to)> connect_time;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "apps/network.hpp"
+#include "core/errors.hpp"
 #include "fabrics/ib/ib_fabric.hpp"
 #include "nodes/ib/credit_flow_control.hpp"
 #include "nodes/ib/subnet_manager.hpp"
@@ -21,7 +22,7 @@ void create_ib_switches(Network& net) {
   net.wire_overhead = kIbWireOverhead;
   for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
     if (net.graph.kind(n) != NodeKind::switch_node)
-      throw std::runtime_error(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) +
+      throw InputError(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) +
                                "'");
     net.nodes[n] = std::make_unique<IbSwitch>(net.sim, net.graph.name(n), cfg.switch_config);
   }
@@ -36,7 +37,7 @@ void check_buffers(const Network& net, uint32_t mtu, uint8_t vls) {
   for (const LinkSpec& l : cfg.topology.links) {
     const uint64_t buffer = l.config.buffer.count();
     if (buffer / vls >= need && buffer >= 2 * need) continue;
-    throw std::runtime_error(
+    throw InputError(
         cfg.file.string() + ":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ": link " + l.a +
         " - " + l.b + ": buffer " + to_string(l.config.buffer) + " is too small for ib: each of the " +
         std::to_string(vls) + " data VLs needs room for a " + std::to_string(need) +

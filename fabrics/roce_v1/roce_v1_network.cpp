@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "apps/network.hpp"
+#include "core/errors.hpp"
 #include "fabrics/ethernet/pfc.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
 #include "nodes/switches/l2_bridge.hpp"
@@ -87,7 +88,7 @@ void finish(Network& net) {
     // this is the connect error for anything else.
     const bool other_vlan = net.cfg.vlan && net.cfg.vlan->of(from.name()) != net.cfg.vlan->of(to.name());
     if (a < 0 || b < 0 || other_vlan || !st->domains.same_domain(a, b))
-      throw std::runtime_error(
+      throw InputError(
           "roce_v1: " + from.name() + " cannot reach " + to.name() +
           ": they are in different broadcast domains and RoCE v1 frames cannot be routed "
           "(rdma_resolve_addr fails with EHOSTUNREACH); use roce_v2 or put them on one L2 "

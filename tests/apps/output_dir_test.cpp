@@ -65,7 +65,40 @@ TEST_CASE("a committed stage becomes the output directory, replacing the previou
   }
   CHECK(get(dir / "results.json") == "two");
   CHECK(listing(t.path / "out") == "exp ");  // no tmp or old siblings left
-  CHECK(listing(dir) == "pcap results.json ");
+  CHECK(listing(dir) == ".rdmasim-manifest pcap results.json ");
+  CHECK(get(dir / ".rdmasim-manifest").ends_with("\npcap/\nresults.json\n"));
+}
+
+TEST_CASE("a directory holding a file rdmasim did not write is refused and left whole") {
+  TempDir t;
+  const fs::path dir = t.path / "exp";
+  {
+    StagedDir s(dir);
+    fs::create_directory(s.temp() / "pcap");
+    put(s.temp() / "pcap" / "a-0.pcap", "frames");
+    put(s.temp() / "results.json", "one");
+    s.commit();
+  }
+  CHECK(foreign_entries(dir).empty());
+  put(dir / "thesis.txt", "precious");
+  put(dir / "pcap" / "notes.txt", "mine");
+  CHECK(foreign_entries(dir) == std::vector<std::string>{"pcap/notes.txt", "thesis.txt"});
+  try {
+    StagedDir s(dir);
+    FAIL("not refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("pcap/notes.txt, thesis.txt, which rdmasim did not write") !=
+          std::string::npos);
+  }
+  CHECK(get(dir / "thesis.txt") == "precious");
+  CHECK(get(dir / "results.json") == "one");
+  CHECK(listing(t.path) == "exp ");
+  // Without its manifest, nothing in it is rdmasim's: results.json included.
+  fs::remove(dir / "thesis.txt");
+  fs::remove(dir / "pcap" / "notes.txt");
+  CHECK_NOTHROW(StagedDir{dir});
+  fs::remove(dir / ".rdmasim-manifest");
+  CHECK_THROWS_AS(StagedDir{dir}, InputError);
 }
 
 TEST_CASE("an abandoned stage leaves no trace and the previous output untouched") {
@@ -73,12 +106,14 @@ TEST_CASE("an abandoned stage leaves no trace and the previous output untouched"
   const fs::path dir = t.path / "exp";
   fs::create_directory(dir);
   put(dir / "results.json", "old");
+  put(dir / ".rdmasim-manifest", "results.json\n");
   {
     StagedDir s(dir);
     put(s.temp() / "results.json", "half");
   }  // no commit: a failed run
   CHECK(get(dir / "results.json") == "old");
   CHECK(listing(t.path) == "exp ");
+  CHECK(listing(dir) == ".rdmasim-manifest results.json ");
 }
 
 TEST_CASE("parents created for an abandoned stage are removed again") {
@@ -95,30 +130,30 @@ TEST_CASE("a directory that is not rdmasim output, or a file, is never replaced"
   TempDir t;
   fs::create_directory(t.path / "home");
   put(t.path / "home" / "thesis.tex", "precious");
-  CHECK_THROWS_AS(StagedDir(t.path / "home"), OutputError);
+  CHECK_THROWS_AS(StagedDir(t.path / "home"), InputError);
   put(t.path / "file", "x");
-  CHECK_THROWS_AS(StagedDir(t.path / "file"), OutputError);
-  CHECK_THROWS_AS(StagedDir(t.path / "file" / "sub"), OutputError);  // a file where a parent should be
+  CHECK_THROWS_AS(StagedDir(t.path / "file"), InputError);
+  CHECK_THROWS_AS(StagedDir(t.path / "file" / "sub"), InputError);  // a file where a parent should be
   CHECK(get(t.path / "home" / "thesis.tex") == "precious");
   CHECK(listing(t.path) == "file home ");
-  // Empty, or holding compare.json: ours to replace.
+  // Empty: ours to fill. Holding a compare.json rdmasim did not list: not ours.
   fs::create_directory(t.path / "empty");
   CHECK_NOTHROW(StagedDir(t.path / "empty"));
   fs::create_directory(t.path / "cmp");
   put(t.path / "cmp" / "compare.json", "{}");
-  CHECK_NOTHROW(StagedDir(t.path / "cmp"));
+  CHECK_THROWS_AS(StagedDir(t.path / "cmp"), InputError);
 }
 
 TEST_CASE("output paths are normalised; the current, parent and root directories are refused") {
   CHECK(output_path("out/x/") == fs::path("out/x"));
   CHECK(output_path("out/./x") == fs::path("out/x"));
   CHECK(output_path("x") == fs::path("x"));
-  CHECK_THROWS_AS(output_path(""), OutputError);
-  CHECK_THROWS_AS(output_path("."), OutputError);
-  CHECK_THROWS_AS(output_path("./"), OutputError);
-  CHECK_THROWS_AS(output_path(".."), OutputError);
-  CHECK_THROWS_AS(output_path("a/.."), OutputError);
-  CHECK_THROWS_AS(output_path("/"), OutputError);
+  CHECK_THROWS_AS(output_path(""), InputError);
+  CHECK_THROWS_AS(output_path("."), InputError);
+  CHECK_THROWS_AS(output_path("./"), InputError);
+  CHECK_THROWS_AS(output_path(".."), InputError);
+  CHECK_THROWS_AS(output_path("a/.."), InputError);
+  CHECK_THROWS_AS(output_path("/"), InputError);
 }
 
 TEST_CASE("write_file_atomic replaces a file whole") {
@@ -127,7 +162,7 @@ TEST_CASE("write_file_atomic replaces a file whole") {
   write_file_atomic(t.path / "compare.json", "second");
   CHECK(get(t.path / "compare.json") == "second");
   CHECK(listing(t.path) == "compare.json ");
-  CHECK_THROWS_AS(write_file_atomic(t.path / "missing" / "x.json", "y"), fs::filesystem_error);
+  CHECK_THROWS_AS(write_file_atomic(t.path / "missing" / "x.json", "y"), OutputError);
 }
 
 TEST_CASE("leftovers of a killed run into the same directory are cleaned up") {
@@ -137,6 +172,7 @@ TEST_CASE("leftovers of a killed run into the same directory are cleaned up") {
   fs::create_directories(t.path / "exp.tmp-999999999" / "pcap");
   fs::create_directory(t.path / "exp.old-999999999");
   put(t.path / "exp.old-999999999" / "results.json", "previous");
+  put(t.path / "exp.old-999999999" / ".rdmasim-manifest", "results.json\n");
   fs::create_directory(t.path / "exp.tmp-1");  // pid 1 is alive: not ours to touch
   fs::create_directory(t.path / "exp.tmp-x");  // not a pid
   {

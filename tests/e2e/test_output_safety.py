@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Output folders (docs/reliability.md): rdmasim never deletes a file it did
+not write, `compare` replaces its whole output at once, an interrupted run
+leaves nothing half-written behind and says what it kept, and output that
+cannot be written exits 3 with the path and the system's reason."""
+import os
+import resource
+import signal
+import subprocess
+import time
+
+import e2e
+
+TWO = """\
+topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
+workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 20, outstanding: 4}]
+capture: {pcap: none}
+"""
+
+# Runs long enough (wall clock) to be interrupted: no stop, many messages.
+LONG = """\
+name: long
+topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
+workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 100000000, outstanding: 8}]
+capture: {pcap: hosts}
+"""
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def rdmasim(*args, **kw):
+    return subprocess.run([e2e.BINARY, *args], capture_output=True, text=True, timeout=600, **kw)
+
+
+def leftovers(parent):
+    return sorted(e for e in os.listdir(parent) if ".tmp-" in e or ".old-" in e)
+
+
+tmp = e2e.tmpdir()
+two = os.path.join(tmp, "two.yaml")
+write(two, TWO)
+
+# The issue's reproducer: a folder with the user's own files is refused, whole.
+d = os.path.join(tmp, "d")
+os.mkdir(d)
+write(os.path.join(d, "results.json"), "mine")
+write(os.path.join(d, "thesis.txt"), "four years")
+r = rdmasim("run", two, "--out", d)
+e2e.check(r.returncode == 2, f"run into a folder with thesis.txt: exit {r.returncode}, expected 2: {r.stderr}")
+e2e.check("thesis.txt" in r.stderr and "did not write" in r.stderr, f"the refusal names thesis.txt: {r.stderr}")
+e2e.check(read(os.path.join(d, "thesis.txt")) == "four years", "thesis.txt is still there")
+e2e.check(read(os.path.join(d, "results.json")) == "mine", "the user's results.json is still there")
+e2e.check(leftovers(tmp) == [], f"no staging directory left: {leftovers(tmp)}")
+
+# rdmasim's own output is replaced; a file added to it afterwards protects it.
+out = os.path.join(tmp, "out")
+e2e.run(two, out)
+manifest = read(os.path.join(out, ".rdmasim-manifest")).splitlines()
+e2e.check("results.json" in manifest, f"the manifest lists results.json: {manifest}")
+e2e.run(two, out, "--seed", "2")
+e2e.check(e2e.run(two, out)[3]["seed"] == 1, "a second run replaces the first")
+write(os.path.join(out, "notes.txt"), "mine")
+code, _, err, _ = e2e.run(two, out, expect=2)
+e2e.check("notes.txt" in err, f"a file added to an output folder is named: {err}")
+e2e.check(read(os.path.join(out, "notes.txt")) == "mine", "notes.txt is still there")
+
+# compare: one consistent set. A second compare with other fabrics and seed
+# leaves no fabric folder of the first.
+cmp = os.path.join(tmp, "cmp")
+r = rdmasim("compare", two, "--fabrics", "ib,roce_v2", "--out", cmp)
+e2e.check(r.returncode == 0, f"compare ib,roce_v2: exit {r.returncode}: {r.stderr}")
+r = rdmasim("compare", two, "--fabrics", "roce_v1", "--seed", "5", "--out", cmp)
+e2e.check(r.returncode == 0, f"compare roce_v1 --seed 5: exit {r.returncode}: {r.stderr}")
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1"],
+          f"compare replaced the whole set: {sorted(os.listdir(cmp))}")
+e2e.check(leftovers(tmp) == [], f"compare: no staging directory left: {leftovers(tmp)}")
+# ...and refuses a folder holding someone else's file.
+write(os.path.join(cmp, "thesis.txt"), "four years")
+r = rdmasim("compare", two, "--fabrics", "roce_v2", "--out", cmp)
+e2e.check(r.returncode == 2 and "thesis.txt" in r.stderr, f"compare into a folder with thesis.txt: {r.stderr}")
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1", "thesis.txt"],
+          f"compare left the refused folder alone: {sorted(os.listdir(cmp))}")
+os.remove(os.path.join(cmp, "thesis.txt"))
+
+# kill -9 in the middle of a compare: the previous set stays whole, and the
+# next compare clears what the killed one staged.
+long = os.path.join(tmp, "long.yaml")
+write(long, LONG)
+p = subprocess.Popen([e2e.BINARY, "compare", long, "--fabrics", "roce_v2,ib", "--out", cmp],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+e2e.check("running on roce_v2" in p.stdout.readline(), "compare started")
+time.sleep(0.5)
+p.kill()
+p.wait()
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1"],
+          f"after kill -9 the previous compare is whole: {sorted(os.listdir(cmp))}")
+e2e.check(len(leftovers(tmp)) == 1, f"kill -9 leaves its staging directory: {leftovers(tmp)}")
+r = rdmasim("compare", two, "--fabrics", "roce_v2", "--out", cmp)
+e2e.check(r.returncode == 0, f"compare after a killed one: exit {r.returncode}: {r.stderr}")
+e2e.check(leftovers(tmp) == [], f"the next compare removed the killed one's staging: {leftovers(tmp)}")
+
+# SIGINT and SIGTERM: nothing staged is left, the previous output is kept,
+# and the message says so. 130 and 143: 128 + the signal.
+for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+    p = subprocess.Popen([e2e.BINARY, "run", long, "--out", out + "2"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    e2e.check(p.returncode == code, f"{sig.name}: exit {p.returncode}, expected {code}: {err}")
+    e2e.check("interrupted" in err and "was not written" in err, f"{sig.name}: says what it kept: {err}")
+    e2e.check(not os.path.exists(out + "2") and leftovers(tmp) == [],
+              f"{sig.name}: nothing left behind: {sorted(os.listdir(tmp))}")
+before = read(os.path.join(cmp, "compare.json"))
+p = subprocess.Popen([e2e.BINARY, "compare", long, "--fabrics", "roce_v2", "--out", cmp],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(1.0)
+p.send_signal(signal.SIGINT)
+_, err = p.communicate(timeout=60)
+e2e.check(p.returncode == 130 and cmp + " keeps its previous output" in err, f"compare SIGINT: {err}")
+e2e.check(read(os.path.join(cmp, "compare.json")) == before and leftovers(tmp) == [],
+          "compare SIGINT: the previous set is untouched")
+
+
+# A full disk: the pcap and results.json both give exit 3 with the path and
+# the reason. A file size limit makes writes fail as a full disk does (EFBIG).
+def limited(limit):
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return pre
+
+
+r = rdmasim("run", two, "--out", os.path.join(tmp, "full1"), "--set", "capture.pcap=hosts",
+            preexec_fn=limited(100_000))
+e2e.check(r.returncode == 3, f"pcap on a full disk: exit {r.returncode}, expected 3: {r.stderr}")
+e2e.check(os.path.join(tmp, "full1.tmp-") in r.stderr and ".pcap: cannot write capture: File too large" in r.stderr,
+          f"pcap on a full disk: path and reason: {r.stderr}")
+r = rdmasim("run", two, "--out", os.path.join(tmp, "full2"), preexec_fn=limited(1000))
+e2e.check(r.returncode == 3, f"results.json on a full disk: exit {r.returncode}, expected 3: {r.stderr}")
+e2e.check("results.json: cannot write: File too large" in r.stderr, f"results.json: path and reason: {r.stderr}")
+e2e.check(not os.path.exists(os.path.join(tmp, "full1")) and not os.path.exists(os.path.join(tmp, "full2"))
+          and leftovers(tmp) == [], "a failed write leaves nothing behind")
+# A folder the system will not let us create: exit 3, not 2.
+os.chmod(tmp, 0o555)
+try:
+    if os.geteuid() != 0:  # root may write anywhere
+        r = rdmasim("run", two, "--out", os.path.join(tmp, "denied"))
+        e2e.check(r.returncode == 3 and "Permission denied" in r.stderr, f"permission denied: {r.stderr}")
+finally:
+    os.chmod(tmp, 0o755)
+
+e2e.finish()
