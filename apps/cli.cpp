@@ -28,8 +28,7 @@ struct Options {
   fs::path file;
   std::string out;
   std::string fabric;
-  uint64_t seed = 0;
-  bool has_seed = false;
+  std::optional<std::string> seed;  // --seed's text: the loader reads it as it reads `seed:`
   std::vector<std::string> sets;
   std::vector<std::string> fabrics;
   std::string prices;  // --prices FILE
@@ -55,18 +54,29 @@ fs::path output_dir(const Options& o, const ExperimentConfig& cfg) {
   return fs::path("out") / name;
 }
 
-// The experiment file must be a readable file before the loader sees it.
+// The experiment file must be a regular file before the loader sees it: a
+// FIFO or a device would block or never end. There is no line to point at.
 bool check_file(const fs::path& file, std::ostream& err) {
   std::error_code ec;
   const auto st = fs::status(file, ec);
   if (fs::is_regular_file(st)) return true;
-  err << file.string() << ": " << (fs::exists(st) ? "not a regular file" : "no such file") << "\n";
+  const char* what = fs::is_directory(st)          ? "is a directory, not an experiment file"
+                     : fs::is_fifo(st)             ? "is a FIFO (named pipe), not an experiment file"
+                     : fs::is_character_file(st)   ? "is a character device, not an experiment file"
+                     : fs::is_block_file(st)       ? "is a block device, not an experiment file"
+                     : fs::is_socket(st)           ? "is a socket, not an experiment file"
+                     : fs::exists(st)              ? "is not a regular file"
+                     : ec && ec != std::errc::no_such_file_or_directory ? nullptr
+                                                                        : "no such file";
+  err << file.string() << ": " << (what ? what : ec.message().c_str()) << "\n";
   return false;
 }
 
+// --seed N is --set seed=N: one parser, one meaning for `seed:` and the flag.
 LoadResult load(const Options& o, std::optional<std::string> fabric) {
-  LoadResult r = load_experiment(o.file, o.sets, std::move(fabric),
-                                 o.has_seed ? std::optional<uint64_t>(o.seed) : std::nullopt);
+  std::vector<std::string> sets = o.sets;
+  if (o.seed) sets.push_back("seed=" + *o.seed);
+  LoadResult r = load_experiment(o.file, sets, std::move(fabric));
   // --prices FILE, then the experiment's `cost:`, change the price catalogue (docs/cost.md).
   if (!o.prices.empty()) {
     CostLoad prices = load_cost_file(o.prices);
@@ -286,9 +296,7 @@ void add_experiment_options(CLI::App& cmd, Options& o) {
         const auto eq = s.find('=');
         return eq == std::string::npos || eq == 0 ? "expected key=value, got '" + s + "'" : std::string();
       });
-  cmd.add_option("--seed", o.seed, "override the seed")
-      ->check(CLI::NonNegativeNumber)
-      ->each([&o](const std::string&) { o.has_seed = true; });
+  cmd.add_option("--seed", o.seed, "override the seed (as --set seed=N)")->type_name("N");
   cmd.add_option("--prices", o.prices, "change the price catalogue with this file (docs/cost.md)")
       ->type_name("FILE");
 }

@@ -1214,7 +1214,9 @@ class ExperimentReader {
       }
     }
     c_.read(*f, "count", w.count, [&](const Entry& e) { return c_.whole(e, 1, UINT64_MAX); });
-    c_.read(*f, "outstanding", w.outstanding, [&](const Entry& e) { return c_.whole(e, 1, 65536); });
+    // A QP's send queue holds 16384 work requests (the RNIC's max_qp_wr); a
+    // workload keeps one more than `outstanding` posted.
+    c_.read(*f, "outstanding", w.outstanding, [&](const Entry& e) { return c_.whole(e, 1, 16383); });
     c_.read(*f, "start", w.start, [&](const Entry& e) { return c_.time(e); });
     c_.read(*f, "timeout", w.timeout, [&](const Entry& e) { return c_.whole(e, 0, 31); });
     c_.read(*f, "retry_cnt", w.retry_cnt, [&](const Entry& e) { return c_.whole(e, 0, 7); });

@@ -224,7 +224,10 @@ void Flow::setup() {
     auto target = sb_.host->memory().view(sb_.buf, 8);
     std::memset(target.data(), 0, 8);
   }
-  posted_at_.assign(pingpong_ ? 0 : w_.count, Time{});
+  // When each work request in flight was posted, by wr_id modulo the
+  // window: a QP completes in order, so k's entry is read before k + window
+  // is posted. Nothing is kept per message (a count may be 2^64 - 1).
+  posted_at_.assign(pingpong_ ? 0 : std::max<uint32_t>(w_.outstanding, 1), Time{});
 }
 
 void Flow::post_recv(Side& s, uint64_t k) {
@@ -280,7 +283,7 @@ Task Flow::sender(Time t0) {
   std::vector<ibv_wc> wcs(16);
   while (done < w_.count) {
     while (!failed && inflight < std::max<uint32_t>(w_.outstanding, 1) && posted < w_.count) {
-      posted_at_[posted] = sim.now();
+      posted_at_[posted % posted_at_.size()] = sim.now();
       if (post_op(posted) != 0) {
         failed = true;
         all_ok_ = false;
@@ -300,7 +303,7 @@ Task Flow::sender(Time t0) {
       if (wc.status == IBV_WC_SUCCESS) {
         ++stats_.ops;
         stats_.bytes += msg_size();
-        stats_.latency_ps.push_back((sim.now() - posted_at_[wc.wr_id]).count());
+        stats_.latency_ps.push_back((sim.now() - posted_at_[wc.wr_id % posted_at_.size()]).count());
         stats_.end = sim.now();
       } else {
         failed = true;

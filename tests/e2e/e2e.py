@@ -53,6 +53,17 @@ def tmpdir():
     return d
 
 
+def rdmasim(*args, timeout=600, **kw):
+    """Runs the binary with `args`; returns the CompletedProcess (text output)."""
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def run(yaml_text_or_path, out, *args, expect=0):
     """Runs `rdmasim run`; returns (returncode, stdout, stderr, results or None)."""
     path = yaml_text_or_path

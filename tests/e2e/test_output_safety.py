@@ -26,18 +26,13 @@ capture: {pcap: hosts}
 """
 
 
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
+write = e2e.write_text
+rdmasim = e2e.rdmasim
 
 
 def read(path):
     with open(path) as f:
         return f.read()
-
-
-def rdmasim(*args, **kw):
-    return subprocess.run([e2e.BINARY, *args], capture_output=True, text=True, timeout=600, **kw)
 
 
 def leftovers(parent):

@@ -499,7 +499,9 @@ workloads: [{kind: send, from: a, to: b}]
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, count: 0}\n")) ==
           "exp.yaml:6:41: workloads[0].count: expected a whole number from 1, got '0'\n");
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, outstanding: 0}\n")) ==
-          "exp.yaml:6:47: workloads[0].outstanding: expected a whole number from 1 to 65536, got '0'\n");
+          "exp.yaml:6:47: workloads[0].outstanding: expected a whole number from 1 to 16383, got '0'\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, outstanding: 16384}\n")) ==
+          "exp.yaml:6:47: workloads[0].outstanding: expected a whole number from 1 to 16383, got '16384'\n");
     CHECK(errors(pair_with("  - {kind: atomic_fadd, from: a, to: b, size: 4}\n")) ==
           "exp.yaml:6:47: workloads[0].size: atomic operations move exactly 8 bytes (one 64-bit word), got "
           "4B\n");

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Inputs that used to validate and then fail, hang or be misread
+(docs/reliability.md, "What was tried"): --seed read as `seed:` is, odd
+things given as the experiment file, a count no memory could hold per
+message."""
+import os
+
+import e2e
+
+TWO = """\
+topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
+workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 20, outstanding: 4}]
+capture: {pcap: none}
+"""
+
+rdmasim = e2e.rdmasim
+tmp = e2e.tmpdir()
+two = e2e.write_text(os.path.join(tmp, "two.yaml"), TWO)
+
+# --seed: the same parser as `seed:` in the file, so 010 is ten (not octal
+# eight) and what the file refuses, the flag refuses.
+res = e2e.run(two, os.path.join(tmp, "s010"), "--seed", "010")[3]
+e2e.check(res and res["seed"] == 10, f"--seed 010 is 10: {res and res['seed']}")
+res = e2e.run(two, os.path.join(tmp, "smax"), "--seed", "18446744073709551615")[3]
+e2e.check(res and res["seed"] == 2**64 - 1, "--seed takes the largest 64-bit seed")
+for bad in ("0x10", "99999999999999999999", "-1", "1e3", "many"):
+    r = rdmasim("validate", two, "--seed", bad)
+    e2e.check(r.returncode == 2 and "seed" in r.stderr and bad in r.stderr,
+              f"--seed {bad}: exit {r.returncode}, expected 2 naming it: {r.stderr}")
+
+# Not an experiment file: say what it is, with the path.
+fifo = os.path.join(tmp, "fifo.yaml")
+os.mkfifo(fifo)
+for path, what in ((tmp, "is a directory"), (fifo, "is a FIFO"), ("/dev/zero", "is a character device"),
+                   (os.path.join(tmp, "missing.yaml"), "no such file")):
+    for cmd in ("validate", "run"):
+        r = rdmasim(cmd, path)
+        e2e.check(r.returncode == 2 and r.stderr.startswith(path + ": " + what),
+                  f"{cmd} {path}: exit {r.returncode}, expected 2 and '{what}': {r.stderr}")
+
+# A count far beyond what could ever run: nothing is allocated per message
+# up front, so a short `stop` ends it (it used to die with bad_alloc).
+for count in ("1000000000000", "18446744073709551615"):
+    code, _, err, res = e2e.run(two, os.path.join(tmp, "huge" + count[:3]), "--set", f"workloads.0.count={count}",
+                                "--set", "stop=50us")
+    e2e.check(res and res["workloads"][0]["ops"] > 0 and not res["workloads"][0]["finished"],
+              f"count {count}: runs until stop: {err}")
+
+# outstanding: what a send queue holds (max_qp_wr 16384, one kept free), at
+# validate time with the key's place, where ibv_create_qp used to fail in run.
+r = rdmasim("validate", two, "--set", "workloads.0.outstanding=16384")
+e2e.check(r.returncode == 2 and "workloads.0.outstanding" in r.stderr and "16383" in r.stderr,
+          f"outstanding 16384: exit {r.returncode}: {r.stderr}")
+res = e2e.run(two, os.path.join(tmp, "deep"), "--set", "workloads.0.outstanding=16383",
+              "--set", "workloads.0.size=64", "--set", "workloads.0.count=20000")[3]
+e2e.check(res and res["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 20000}, "outstanding 16383 runs")
+
+e2e.finish()
