@@ -4,15 +4,18 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
 #include "apps/report.hpp"
 #include "apps/runner.hpp"
+#include "apps/sweep.hpp"
 #include "cost/bom.hpp"
 #include "topologies/config.hpp"
 #include "topologies/loader.hpp"
@@ -32,6 +35,11 @@ struct Options {
   std::vector<std::string> sets;
   std::vector<std::string> fabrics;
   std::string prices;  // --prices FILE
+  // sweep
+  std::vector<std::string> vary;
+  unsigned jobs = 1;
+  std::string emit;
+  bool collect = false;
 };
 
 std::vector<std::string> fabric_names() {
@@ -140,6 +148,8 @@ void warn_about_end(const json& results, std::ostream& err) {
 json run_to(const ExperimentConfig& cfg, const fs::path& dir) {
   json results = run_experiment(cfg, dir);
   write_file_atomic(dir / "results.json", results.dump(2) + "\n");
+  for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
+    write_file_atomic(dir / (std::string(table) + ".csv"), records_csv(results[table]));
   return results;
 }
 
@@ -287,6 +297,164 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   return any_internal ? kExitInternal : kExitOk;
 }
 
+// The options of `rdmasim run` every point of a sweep shares.
+std::vector<std::string> common_run_args(const Options& o, bool seed_varied, bool fabric_varied) {
+  std::vector<std::string> a;
+  for (const auto& s : o.sets) a.insert(a.end(), {"--set", s});
+  if (o.has_seed && !seed_varied) a.insert(a.end(), {"--seed", std::to_string(o.seed)});
+  if (!o.fabric.empty() && !fabric_varied) a.insert(a.end(), {"--fabric", o.fabric});
+  if (!o.prices.empty()) a.insert(a.end(), {"--prices", fs::absolute(o.prices).string()});
+  return a;
+}
+
+// The options of one point, as load() takes them.
+Options point_options(const Options& o, const std::vector<SweepAxis>& axes, const SweepPoint& p) {
+  Options po = o;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k].key == "fabric") {
+      po.fabric = p.values[k];
+    } else if (axes[k].key == "seed") {
+      try {
+        po.seed = std::stoull(p.values[k]);
+      } catch (const std::exception&) {
+        throw InputError("--vary seed: '" + p.values[k] + "' is not a whole number");
+      }
+      po.has_seed = true;
+    } else {
+      po.sets.push_back(axes[k].key + "=" + p.values[k]);
+    }
+  }
+  return po;
+}
+
+json read_results(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  try {
+    return json::parse(in);
+  } catch (const json::exception&) {
+    return nullptr;
+  }
+}
+
+// DIR/sweep.json, sweep.csv and, over seeds, sweep_summary.csv.
+void write_sweep_tables(const fs::path& dir, const Options& o, const std::string& name,
+                        const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                        const std::vector<int>& codes) {
+  std::vector<json> results;
+  for (const auto& p : points) results.push_back(read_results(dir / "runs" / p.name / "results.json"));
+  json table = sweep_table(axes, points, results, codes);
+  const json summary = seed_summary(table);
+  write_file_atomic(dir / "sweep.csv", table_csv(table));
+  if (!summary.is_null()) write_file_atomic(dir / "sweep_summary.csv", table_csv(summary));
+  table["experiment"] = name;
+  table["file"] = o.file.string();
+  table["summary"] = summary;
+  write_file_atomic(dir / "sweep.json", table.dump(2) + "\n");
+}
+
+int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
+  if (!check_file(o.file, err)) return kExitBadInput;
+  std::vector<SweepAxis> axes;
+  for (const auto& v : o.vary) {
+    std::string why;
+    auto a = parse_vary(v, why);
+    if (!a) {
+      err << "rdmasim sweep: --vary " << why << "\n";
+      return kExitBadInput;
+    }
+    axes.push_back(std::move(*a));
+  }
+  const std::vector<SweepPoint> points = sweep_grid(axes);
+  bool seed_varied = false, fabric_varied = false;
+  for (const auto& a : axes) {
+    seed_varied = seed_varied || a.key == "seed";
+    fabric_varied = fabric_varied || a.key == "fabric";
+  }
+
+  // Every point must load before any runs.
+  std::vector<std::string> errors;
+  std::optional<ExperimentConfig> first;
+  try {
+    for (const auto& p : points) {
+      const Options po = point_options(o, axes, p);
+      const LoadResult r = load(po, po.fabric.empty() ? std::nullopt : std::optional(po.fabric));
+      for (const auto& e : r.errors)
+        if (std::find(errors.begin(), errors.end(), e.format()) == errors.end()) errors.push_back(e.format());
+      if (r.config && !first) first = r.config;
+    }
+  } catch (const InputError& e) {
+    errors.push_back(e.what());
+  }
+  if (!errors.empty() || !first) {
+    for (const auto& e : errors) err << e << "\n";
+    return kExitBadInput;
+  }
+  fs::path dir;
+  try {
+    dir = o.out.empty() ? fs::path("out") / (first->name + "-sweep") : output_path(o.out);
+  } catch (const InputError& e) {
+    err << e.what() << "\n";
+    return kExitBadInput;
+  }
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const std::vector<std::string> common = common_run_args(o, seed_varied, fabric_varied);
+
+  std::vector<int> codes(points.size(), 0);
+  bool emitted = false;
+  const Outcome res = guarded([&] {
+    if (o.collect) {  // the runs are there (a Slurm array job made them): only the tables
+      for (size_t i = 0; i < points.size(); ++i)
+        codes[i] = fs::exists(dir / "runs" / points[i].name / "results.json") ? 0 : -1;
+      write_sweep_tables(dir, o, first->name, axes, points, codes);
+      return json();
+    }
+    StagedDir stage(dir);
+    fs::create_directories(stage.temp() / "runs");
+    if (o.emit == "slurm") {
+      write_file_atomic(stage.temp() / "sweep.slurm",
+                        slurm_script(self, fs::absolute(o.file), fs::absolute(dir), points, common));
+      write_file_atomic(stage.temp() / "sweep.json",
+                        json{{"experiment", first->name}, {"runs", points.size()}}.dump(2) + "\n");
+      stage.commit();
+      emitted = true;
+      return json();
+    }
+    out << "sweep: " << points.size() << " runs, " << std::max(1u, o.jobs) << " at a time ..." << std::endl;
+    std::vector<std::vector<std::string>> args;
+    std::vector<fs::path> logs;
+    for (const auto& p : points) {
+      std::vector<std::string> a{"run", o.file.string(), "--out", (stage.temp() / "runs" / p.name).string()};
+      a.insert(a.end(), p.args.begin(), p.args.end());
+      a.insert(a.end(), common.begin(), common.end());
+      args.push_back(std::move(a));
+      logs.push_back(stage.temp() / "runs" / (p.name + ".log"));
+    }
+    codes = run_processes(self, args, logs, o.jobs);
+    write_sweep_tables(stage.temp(), o, first->name, axes, points, codes);
+    stage.commit();
+    return json();
+  });
+  if (res.code != kExitOk) {
+    err << res.message << "\n";
+    return res.code;
+  }
+  if (emitted) {
+    out << "wrote " << (dir / "sweep.slurm").string() << " (" << points.size()
+        << " runs); submit it with sbatch, then run this command with --collect instead of --emit\n";
+    return kExitOk;
+  }
+  int code = kExitOk;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (codes[i] != 0) {
+      err << points[i].name << ": " << (codes[i] < 0 ? "no results.json" : "exit " + std::to_string(codes[i]))
+          << " (" << (dir / "runs" / (points[i].name + ".log")).string() << ")\n";
+      if (code == kExitOk) code = codes[i] < 0 ? kExitInternal : codes[i];
+    }
+  out << "output: " << dir.string() << " (sweep.csv, sweep.json, runs/ a folder a run)\n";
+  return code;
+}
+
 // Options that `run`, `compare` and `validate` share.
 void add_experiment_options(CLI::App& cmd, Options& o) {
   cmd.add_option("experiment", o.file, "the experiment file")->required()->type_name("EXPERIMENT.yaml");
@@ -332,6 +500,24 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->check(CLI::IsMember(fabrics))
       ->type_name("F,F,...");
 
+  CLI::App* sweep = app.add_subcommand("sweep", "run an experiment over a grid of values, a process a run");
+  add_experiment_options(*sweep, o);
+  sweep->add_option("--vary", o.vary, "a key and its values (repeatable); fabric and seed too")
+      ->required()
+      ->type_name("KEY=V1,V2,...");
+  sweep->add_option("-j,--jobs", o.jobs, "runs at a time (default 1)")->check(CLI::Range(1u, 1024u));
+  sweep
+      ->add_option("--out,-o", o.out,
+                   "output directory: DIR/runs/<run>/, DIR/sweep.csv, DIR/sweep.json (default out/<name>-sweep)")
+      ->type_name("DIR");
+  sweep->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
+      ->check(CLI::IsMember(fabrics))
+      ->type_name("FABRIC");
+  sweep->add_option("--emit", o.emit, "write DIR/sweep.slurm, a Slurm array job of the grid, and run nothing")
+      ->check(CLI::IsMember({"slurm"}))
+      ->type_name("slurm");
+  sweep->add_flag("--collect", o.collect, "make the tables from DIR/runs/ (after the Slurm job), run nothing");
+
   CLI::App* validate =
       app.add_subcommand("validate", "check an experiment file and print its errors; run nothing");
   add_experiment_options(*validate, o);
@@ -345,9 +531,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     const std::string_view first = argv[1];
     const bool option = first.starts_with('-');
     if (option ? first != "-h" && first != "--help" && first != "--version"
-               : first != "run" && first != "compare" && first != "validate") {
+               : first != "run" && first != "compare" && first != "validate" && first != "sweep") {
       err << "rdmasim: unknown " << (option ? "option" : "command") << " '" << first
-          << "' (expected run, compare or validate)\nRun 'rdmasim --help' for usage.\n";
+          << "' (expected run, compare, sweep or validate)\nRun 'rdmasim --help' for usage.\n";
       return kExitBadInput;
     }
   }
@@ -361,6 +547,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   try {
     if (*run) return do_run(o, out, err);
     if (*compare) return do_compare(o, out, err);
+    if (*sweep) return do_sweep(o, out, err);
     return do_validate(o, out, err);
   } catch (const std::exception& e) {
     err << "internal error: " << e.what() << "\n";

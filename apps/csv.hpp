@@ -1,0 +1,20 @@
+// CSV (RFC 4180) for pandas and R: the tables beside results.json
+// (workloads.csv, ports.csv, hosts.csv) and the sweep's. Column names are
+// results.json's keys; a nested key is joined with dots (latency_ns.p50).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace rdmasim {
+
+// One CSV field: numbers and booleans as JSON writes them, null empty,
+// text quoted when it must be.
+std::string csv_field(const nlohmann::json& v);
+
+// A header and a line per object of `records` (a JSON array): every key
+// any object has, in the order first seen; nested objects flattened with
+// dots; lists of names joined with ';'.
+std::string records_csv(const nlohmann::json& records);
+
+}  // namespace rdmasim

@@ -1,0 +1,284 @@
+#include "apps/sweep.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "apps/csv.hpp"
+
+extern char** environ;
+
+namespace rdmasim {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t next = s.find(sep, at);
+    out.emplace_back(s.substr(at, next - at));
+    if (next == std::string_view::npos) return out;
+    at = next + 1;
+  }
+}
+
+// The headline figures of a run, as (column, value); names follow results.json.
+std::vector<std::pair<std::string, json>> headline(const json& r) {
+  std::vector<std::pair<std::string, json>> v;
+  auto get = [](const json& j, std::initializer_list<const char*> path) {
+    const json* p = &j;
+    for (const char* k : path) {
+      if (!p->is_object() || !p->contains(k)) return json(nullptr);
+      p = &(*p)[k];
+    }
+    return *p;
+  };
+  v.emplace_back("end_time_ps", get(r, {"end_time_ps"}));
+  uint64_t drops = 0, busy = 0;
+  for (const auto& p : r.value("ports", json::array())) drops += p.value("drops", uint64_t{0});
+  for (const auto& h : r.value("hosts", json::array())) busy += h.value("cpu_busy_ps", uint64_t{0});
+  v.emplace_back("drops", drops);
+  v.emplace_back("cpu_busy_ps", busy);
+  v.emplace_back("cost.capex", get(r, {"cost", "capex"}));
+  v.emplace_back("cost.power_w", get(r, {"cost", "power_w"}));
+  v.emplace_back("cost.total", get(r, {"cost", "total"}));
+  for (const auto& w : r.value("workloads", json::array())) {
+    const std::string n = w.value("name", "?") + ".";
+    v.emplace_back(n + "ops", get(w, {"ops"}));
+    v.emplace_back(n + "bytes", get(w, {"bytes"}));
+    v.emplace_back(n + "throughput_gbps", get(w, {"throughput_gbps"}));
+    v.emplace_back(n + "latency_ns.p50", get(w, {"latency_ns", "p50"}));
+    v.emplace_back(n + "latency_ns.p99", get(w, {"latency_ns", "p99"}));
+    v.emplace_back(n + "data_verified", get(w, {"data_verified"}));
+  }
+  return v;
+}
+
+// Student's t for a two-sided 95% interval with `df` degrees of freedom.
+double t95(size_t df) {
+  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                  2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                                  2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  return df < std::size(kT) ? kT[df] : 1.960;
+}
+
+std::string shell_quote(std::string_view s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+std::optional<SweepAxis> parse_vary(std::string_view text, std::string& why) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    why = "expected KEY=V1,V2,..., got '" + std::string(text) + "'";
+    return std::nullopt;
+  }
+  SweepAxis a{std::string(text.substr(0, eq)), split(text.substr(eq + 1), ',')};
+  for (const auto& v : a.values)
+    if (v.empty()) {
+      why = "an empty value in '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+  return a;
+}
+
+std::vector<SweepPoint> sweep_grid(const std::vector<SweepAxis>& axes) {
+  size_t n = 1;
+  for (const auto& a : axes) n *= a.values.size();
+  const int width = std::max<int>(3, static_cast<int>(std::to_string(n - 1).size()));
+  std::vector<SweepPoint> points(n);
+  for (size_t i = 0; i < n; ++i) {
+    SweepPoint& p = points[i];
+    p.name = fmt::format("run-{:0{}}", i, width);
+    size_t rest = i;
+    p.values.resize(axes.size());
+    for (size_t k = axes.size(); k-- > 0;) {
+      p.values[k] = axes[k].values[rest % axes[k].values.size()];
+      rest /= axes[k].values.size();
+    }
+    for (size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k].key == "fabric" || axes[k].key == "seed")
+        p.args.insert(p.args.end(), {"--" + axes[k].key, p.values[k]});
+      else
+        p.args.insert(p.args.end(), {"--set", axes[k].key + "=" + p.values[k]});
+    }
+  }
+  return points;
+}
+
+std::vector<int> run_processes(const fs::path& self, const std::vector<std::vector<std::string>>& args,
+                               const std::vector<fs::path>& logs, unsigned jobs) {
+  std::vector<int> codes(args.size(), -1);
+  std::map<pid_t, size_t> running;
+  auto reap_one = [&] {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) throw std::runtime_error("waitpid failed");
+    auto it = running.find(pid);
+    if (it == running.end()) return;
+    codes[it->second] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    running.erase(it);
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    while (running.size() >= std::max(1u, jobs)) reap_one();
+    std::vector<std::string> argv_s{self.string()};
+    argv_s.insert(argv_s.end(), args[i].begin(), args[i].end());
+    std::vector<char*> argv;
+    for (auto& s : argv_s) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, logs[i].c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("cannot start " + self.string() + ": " + std::strerror(rc));
+    running.emplace(pid, i);
+  }
+  while (!running.empty()) reap_one();
+  return codes;
+}
+
+json sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                 const std::vector<json>& results, const std::vector<int>& codes) {
+  std::vector<std::string> columns{"run", "exit_code"};
+  for (const auto& a : axes) columns.push_back(a.key);
+  const size_t fixed = columns.size();
+  std::vector<std::map<std::string, json>> cells(points.size());
+  for (size_t i = 0; i < points.size(); ++i)
+    if (results[i].is_object())
+      for (auto& [col, v] : headline(results[i])) {
+        if (std::find(columns.begin() + static_cast<long>(fixed), columns.end(), col) == columns.end())
+          columns.push_back(col);
+        cells[i][col] = std::move(v);
+      }
+  json rows = json::array();
+  for (size_t i = 0; i < points.size(); ++i) {
+    json row = json::array({points[i].name, codes[i]});
+    for (const auto& v : points[i].values) row.push_back(v);
+    for (size_t c = fixed; c < columns.size(); ++c) {
+      auto it = cells[i].find(columns[c]);
+      row.push_back(it == cells[i].end() ? json(nullptr) : it->second);
+    }
+    rows.push_back(std::move(row));
+  }
+  json ax = json::array();
+  for (const auto& a : axes) ax.push_back({{"key", a.key}, {"values", a.values}});
+  return {{"axes", std::move(ax)}, {"columns", columns}, {"rows", std::move(rows)}};
+}
+
+json seed_summary(const json& table) {
+  const auto& columns = table["columns"];
+  const size_t axes = table["axes"].size();
+  size_t seed = SIZE_MAX;
+  for (size_t k = 0; k < axes; ++k)
+    if (table["axes"][k]["key"] == "seed") seed = k;
+  if (seed == SIZE_MAX) return nullptr;
+  // Groups: the other axes' values, in first-seen order.
+  struct Group {
+    json key;
+    std::vector<const json*> members;
+  };
+  std::vector<Group> groups;
+  for (const auto& row : table["rows"]) {
+    if (row[1] != 0) continue;  // failed runs have no figures
+    json key = json::array();
+    for (size_t k = 0; k < axes; ++k)
+      if (k != seed) key.push_back(row[2 + k]);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.key == key; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{key, {}});
+    g->members.push_back(&row);
+  }
+  json cols = json::array();
+  for (size_t k = 0; k < axes; ++k)
+    if (k != seed) cols.push_back(columns[2 + k]);
+  cols.push_back("n");
+  const size_t first = 2 + axes;
+  for (size_t c = first; c < columns.size(); ++c) {
+    cols.push_back(columns[c].get<std::string>() + ".mean");
+    cols.push_back(columns[c].get<std::string>() + ".ci95");
+  }
+  json rows = json::array();
+  for (const auto& [key, members] : groups) {
+    json row = key;
+    row.push_back(members.size());
+    for (size_t c = first; c < columns.size(); ++c) {
+      std::vector<double> xs;
+      for (const json* r : members)
+        if ((*r)[c].is_number()) xs.push_back((*r)[c].get<double>());
+      if (xs.size() != members.size() || xs.empty()) {
+        row.insert(row.end(), {nullptr, nullptr});
+        continue;
+      }
+      double mean = 0, var = 0;
+      for (double x : xs) mean += x;
+      mean /= static_cast<double>(xs.size());
+      for (double x : xs) var += (x - mean) * (x - mean);
+      const size_t n = xs.size();
+      const double ci = n > 1 ? t95(n - 1) * std::sqrt(var / static_cast<double>(n - 1)) / std::sqrt(n) : 0.0;
+      row.insert(row.end(), {mean, ci});
+    }
+    rows.push_back(std::move(row));
+  }
+  return {{"columns", std::move(cols)}, {"rows", std::move(rows)}};
+}
+
+std::string table_csv(const json& table) {
+  std::string out;
+  auto line = [&](const json& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_field(cells[i]);
+    out += "\n";
+  };
+  line(table["columns"]);
+  for (const auto& r : table["rows"]) line(r);
+  return out;
+}
+
+std::string slurm_script(const fs::path& self, const fs::path& experiment, const fs::path& dir,
+                         const std::vector<SweepPoint>& points, const std::vector<std::string>& common_args) {
+  std::string s = fmt::format(
+      "#!/bin/bash\n"
+      "# rdmasim sweep of {}: {} runs, one array task each. Submit with\n"
+      "#   sbatch {}\n"
+      "# then make the table with the same sweep command and --collect.\n"
+      "#SBATCH --job-name=rdmasim-sweep\n"
+      "#SBATCH --array=0-{}\n"
+      "#SBATCH --ntasks=1\n"
+      "#SBATCH --cpus-per-task=1\n"
+      "#SBATCH --output={}/runs/%a.log\n"
+      "set -euo pipefail\n"
+      "RUNS=(\n",
+      experiment.string(), points.size(), (dir / "sweep.slurm").string(), points.size() - 1, dir.string());
+  for (const auto& p : points) {  // each element: the run's name and options, quoted for eval
+    std::string words = shell_quote(p.name);
+    for (const auto& a : p.args) words += " " + shell_quote(a);
+    s += "  " + shell_quote(words) + "\n";
+  }
+  std::string common;
+  for (const auto& a : common_args) common += " " + shell_quote(a);
+  s += ")\n"
+       "eval \"set -- ${RUNS[$SLURM_ARRAY_TASK_ID]}\"\n"
+       "name=$1; shift\n";
+  s += fmt::format("exec {} run {} --out {}/runs/\"$name\" \"$@\"{}\n", shell_quote(self.string()),
+                   shell_quote(experiment.string()), shell_quote(dir.string()), common);
+  return s;
+}
+
+}  // namespace rdmasim

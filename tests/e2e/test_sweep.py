@@ -1,0 +1,104 @@
+"""`rdmasim sweep`: a row per run, each run byte-identical to the same
+`rdmasim run`; means with confidence intervals over seeds; the Slurm array
+script runs the same points; bad --vary values are located errors."""
+
+import csv
+import json
+import os
+import subprocess
+
+import e2e
+from e2e import check
+
+EXPERIMENT = """
+name: sweep_test
+fabric: roce_v2
+link: {loss: 0.002}
+topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
+workloads:
+  - {name: w, kind: rdma_write, from: a, to: b, size: 16KiB, count: 40, outstanding: 4}
+capture: {pcap: none}
+"""
+
+
+def rdmasim(*args, env=None):
+    return subprocess.run([e2e.BINARY, *args], capture_output=True, text=True, timeout=600, env=env)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+d = e2e.tmpdir()
+exp = os.path.join(d, "exp.yaml")
+with open(exp, "w") as f:
+    f.write(EXPERIMENT)
+
+out = os.path.join(d, "sweep")
+p = rdmasim("sweep", exp, "--vary", "fabric=roce_v2,iwarp", "--vary", "seed=1,4", "-j", "2", "--out", out)
+check(p.returncode == 0, f"sweep exit {p.returncode}: {p.stderr}")
+with open(os.path.join(out, "sweep.csv")) as f:
+    rows = list(csv.DictReader(f))
+check([(r["fabric"], r["seed"]) for r in rows] == [("roce_v2", "1"), ("roce_v2", "4"), ("iwarp", "1"), ("iwarp", "4")],
+      f"rows in grid order: {rows}")
+
+# Each row is the run one would make by hand, byte for byte.
+for r in rows:
+    solo = os.path.join(d, f"solo-{r['fabric']}-{r['seed']}")
+    q = rdmasim("run", exp, "--fabric", r["fabric"], "--seed", r["seed"], "--out", solo)
+    check(q.returncode == 0, f"solo run {r['fabric']} {r['seed']}")
+    mine = read(os.path.join(out, "runs", r["run"], "results.json"))
+    check(mine == read(os.path.join(solo, "results.json")), f"{r['run']}: results.json equals the solo run's")
+    res = json.loads(mine)
+    w = res["workloads"][0]
+    check(r["exit_code"] == "0", f"{r['run']}: exit 0")
+    check(float(r["w.throughput_gbps"]) == w["throughput_gbps"], f"{r['run']}: throughput as in results.json")
+    check(float(r["w.latency_ns.p99"]) == w["latency_ns"]["p99"], f"{r['run']}: p99 as in results.json")
+    check(int(r["end_time_ps"]) == res["end_time_ps"], f"{r['run']}: end time as in results.json")
+    check(float(r["cost.total"]) == res["cost"]["total"], f"{r['run']}: cost as in results.json")
+
+# Over seeds: n, mean and a 95% interval (t = 12.706 for two samples).
+with open(os.path.join(out, "sweep_summary.csv")) as f:
+    summary = {r["fabric"]: r for r in csv.DictReader(f)}
+for fabric in ("roce_v2", "iwarp"):
+    xs = [float(r["w.throughput_gbps"]) for r in rows if r["fabric"] == fabric]
+    s = summary[fabric]
+    mean = sum(xs) / 2
+    ci = 12.706 * (abs(xs[0] - xs[1]) / 2 ** 0.5) / 2 ** 0.5
+    check(s["n"] == "2" and abs(float(s["w.throughput_gbps.mean"]) - mean) < 1e-9, f"{fabric}: mean")
+    check(abs(float(s["w.throughput_gbps.ci95"]) - ci) < 1e-6, f"{fabric}: ci95 {s['w.throughput_gbps.ci95']} vs {ci}")
+sweep = json.loads(read(os.path.join(out, "sweep.json")))
+check(sweep["columns"][:4] == ["run", "exit_code", "fabric", "seed"] and len(sweep["rows"]) == 4, "sweep.json")
+
+# Slurm: the script runs a point; --collect makes the table of what ran.
+slurm_dir = os.path.join(d, "slurm")
+p = rdmasim("sweep", exp, "--vary", "fabric=roce_v2,iwarp", "--vary", "seed=1,4", "--emit", "slurm",
+            "--out", slurm_dir)
+check(p.returncode == 0, f"--emit slurm: {p.stderr}")
+script = os.path.join(slurm_dir, "sweep.slurm")
+text = read(script)
+check("#SBATCH --array=0-3" in text, "array of 4 tasks")
+check(not os.path.exists(os.path.join(slurm_dir, "runs", "run-000")), "--emit runs nothing")
+env = dict(os.environ, SLURM_ARRAY_TASK_ID="2")
+q = subprocess.run(["bash", script], capture_output=True, text=True, timeout=600, env=env)
+check(q.returncode == 0, f"task 2 ran: {q.stderr}")
+p = rdmasim("sweep", exp, "--vary", "fabric=roce_v2,iwarp", "--vary", "seed=1,4", "--collect", "--out", slurm_dir)
+with open(os.path.join(slurm_dir, "sweep.csv")) as f:
+    collected = list(csv.DictReader(f))
+check([r["exit_code"] for r in collected] == ["-1", "-1", "0", "-1"], f"collected: {collected}")
+check(read(os.path.join(slurm_dir, "runs", "run-002", "results.json")) == read(os.path.join(out, "runs", "run-002", "results.json")),
+      "the Slurm task's run equals the local sweep's")
+check(p.returncode != 0 and "run-000: no results.json" in p.stderr, "--collect says which runs are missing")
+
+# Bad values: located, exit 2, nothing written.
+bad = os.path.join(d, "bad")
+p = rdmasim("sweep", exp, "--vary", "link.bandwidth=25Gbps,fast", "--out", bad)
+check(p.returncode == 2, f"bad --vary: exit {p.returncode}")
+check("<command line>:1:16: link.bandwidth: expected a rate" in p.stderr and "(--set link.bandwidth=fast)" in p.stderr,
+      p.stderr)
+p = rdmasim("sweep", exp, "--vary", "seed", "--out", bad)
+check(p.returncode == 2 and "expected KEY=V1,V2,..." in p.stderr, p.stderr)
+check(not os.path.exists(bad), "nothing written")
+
+e2e.finish()
