@@ -14,6 +14,7 @@
 #include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
 #include "apps/report.hpp"
+#include "apps/report_html.hpp"
 #include "apps/runner.hpp"
 #include "apps/sweep.hpp"
 #include "cost/bom.hpp"
@@ -40,6 +41,9 @@ struct Options {
   unsigned jobs = 1;
   std::string emit;
   bool collect = false;
+  // report
+  std::vector<std::string> dirs;
+  bool report = false;  // compare --report
 };
 
 std::vector<std::string> fabric_names() {
@@ -291,6 +295,10 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   }
   out << format_compare_table(compare);
   out << "output: " << dir.string() << " (compare.json, one directory a fabric)\n";
+  if (o.report) {
+    const int code = write_html_report({dir}, dir / "report.html", out, err);
+    if (code != kExitOk) return code;
+  }
   for (const auto& e : entries)
     if (e["status"] == "failed")
       err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
@@ -455,6 +463,12 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   return code;
 }
 
+int do_report(const Options& o, std::ostream& out, std::ostream& err) {
+  std::vector<fs::path> dirs(o.dirs.begin(), o.dirs.end());
+  const fs::path file = o.out.empty() ? dirs.front() / "report.html" : fs::path(o.out);
+  return write_html_report(dirs, file, out, err);
+}
+
 // Options that `run`, `compare` and `validate` share.
 void add_experiment_options(CLI::App& cmd, Options& o) {
   cmd.add_option("experiment", o.file, "the experiment file")->required()->type_name("EXPERIMENT.yaml");
@@ -500,6 +514,13 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->check(CLI::IsMember(fabrics))
       ->type_name("F,F,...");
 
+  compare->add_flag("--report", o.report, "also write DIR/report.html (as rdmasim report DIR)");
+
+  CLI::App* report = app.add_subcommand("report", "an HTML page with figures from output folders");
+  report->add_option("dirs", o.dirs, "output folders of run, compare or sweep")->required()->type_name("DIR...");
+  report->add_option("--out,-o", o.out, "the page (default DIR/report.html of the first DIR)")
+      ->type_name("FILE.html");
+
   CLI::App* sweep = app.add_subcommand("sweep", "run an experiment over a grid of values, a process a run");
   add_experiment_options(*sweep, o);
   sweep->add_option("--vary", o.vary, "a key and its values (repeatable); fabric and seed too")
@@ -531,9 +552,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     const std::string_view first = argv[1];
     const bool option = first.starts_with('-');
     if (option ? first != "-h" && first != "--help" && first != "--version"
-               : first != "run" && first != "compare" && first != "validate" && first != "sweep") {
+               : first != "run" && first != "compare" && first != "validate" && first != "sweep" &&
+                     first != "report") {
       err << "rdmasim: unknown " << (option ? "option" : "command") << " '" << first
-          << "' (expected run, compare, sweep or validate)\nRun 'rdmasim --help' for usage.\n";
+          << "' (expected run, compare, sweep, report or validate)\nRun 'rdmasim --help' for usage.\n";
       return kExitBadInput;
     }
   }
@@ -548,6 +570,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     if (*run) return do_run(o, out, err);
     if (*compare) return do_compare(o, out, err);
     if (*sweep) return do_sweep(o, out, err);
+    if (*report) return do_report(o, out, err);
     return do_validate(o, out, err);
   } catch (const std::exception& e) {
     err << "internal error: " << e.what() << "\n";

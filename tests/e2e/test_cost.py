@@ -6,10 +6,9 @@ and a bad one is a located error (exit 2)."""
 import json
 import os
 import re
-import subprocess
 
 import e2e
-from e2e import check
+from e2e import check, rdmasim, write
 
 LEAF_SPINE = """
 name: cost_leaf_spine
@@ -23,14 +22,9 @@ capture: {pcap: none}
 """
 
 
-def rdmasim(*args):
-    return subprocess.run([e2e.BINARY, *args], capture_output=True, text=True, timeout=600)
-
 
 d = e2e.tmpdir()
-exp = os.path.join(d, "ls.yaml")
-with open(exp, "w") as f:
-    f.write(LEAF_SPINE)
+exp = write(os.path.join(d, "ls.yaml"), LEAF_SPINE)
 prices = os.path.join(d, "prices.yaml")
 with open(prices, "w") as f:
     f.write("currency: EUR\nyears: 4\nprices: {roce_nic_25g: 500, iwarp_rnic_25g: 100}\n")

@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import e2e
-from e2e import check
+from e2e import check, rdmasim, write
 
 EXPERIMENT = """
 name: sweep_test
@@ -21,9 +21,6 @@ capture: {pcap: none}
 """
 
 
-def rdmasim(*args, env=None):
-    return subprocess.run([e2e.BINARY, *args], capture_output=True, text=True, timeout=600, env=env)
-
 
 def read(path):
     with open(path) as f:
@@ -31,9 +28,7 @@ def read(path):
 
 
 d = e2e.tmpdir()
-exp = os.path.join(d, "exp.yaml")
-with open(exp, "w") as f:
-    f.write(EXPERIMENT)
+exp = write(os.path.join(d, "exp.yaml"), EXPERIMENT)
 
 out = os.path.join(d, "sweep")
 p = rdmasim("sweep", exp, "--vary", "fabric=roce_v2,iwarp", "--vary", "seed=1,4", "-j", "2", "--out", out)

@@ -1,0 +1,58 @@
+#include "apps/report_html.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+#include <string>
+
+extern char** environ;
+
+namespace rdmasim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string python() {
+  if (const char* p = std::getenv("RDMASIM_PYTHON"); p && *p) return p;
+  std::error_code ec;
+  if (fs::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";  // Debian's, with python3-matplotlib
+  return "python3";
+}
+
+}  // namespace
+
+int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, std::ostream& out_stream,
+                      std::ostream& err) {
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) {
+      err << d.string() << ": no such directory\n";
+      return 2;
+    }
+  }
+  std::vector<std::string> args{python(), "-c", std::string(report_script()), out.string()};
+  for (const auto& d : dirs) args.push_back(d.string());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  out_stream.flush();
+  pid_t pid = 0;
+  if (int rc = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ); rc != 0) {
+    err << "rdmasim report: cannot run " << args[0] << ": " << std::strerror(rc)
+        << " (the report needs python3 and python3-matplotlib)\n";
+    return 1;
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+    err << "rdmasim report: " << args[0] << " did not finish\n";
+    return 1;
+  }
+  const int code = WEXITSTATUS(status);
+  return code == 0 ? 0 : code == 2 ? 2 : 1;
+}
+
+}  // namespace rdmasim
