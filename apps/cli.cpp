@@ -284,8 +284,13 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
       err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
     return any_internal ? kExitInternal : kExitBadInput;
   }
+  int report_code = kExitOk;
+  const bool report = o.report;
   if (const Outcome o = guarded([&] {
         write_file_atomic(stage->temp() / "compare.json", compare.dump(2) + "\n");
+        if (report)  // staged with the rest; a failed report keeps the comparison
+          report_code = write_html_report({stage->temp()}, stage->temp() / "report.html", dir / "report.html",
+                                          out, err);
         stage->commit();
         return json();
       });
@@ -295,10 +300,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   }
   out << format_compare_table(compare);
   out << "output: " << dir.string() << " (compare.json, one directory a fabric)\n";
-  if (o.report) {
-    const int code = write_html_report({dir}, dir / "report.html", out, err);
-    if (code != kExitOk) return code;
-  }
+  if (report_code != kExitOk) return report_code;
   for (const auto& e : entries)
     if (e["status"] == "failed")
       err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
@@ -466,7 +468,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
 int do_report(const Options& o, std::ostream& out, std::ostream& err) {
   std::vector<fs::path> dirs(o.dirs.begin(), o.dirs.end());
   const fs::path file = o.out.empty() ? dirs.front() / "report.html" : fs::path(o.out);
-  return write_html_report(dirs, file, out, err);
+  return write_html_report(dirs, file, file, out, err);
 }
 
 // Options that `run`, `compare` and `validate` share.

@@ -1,6 +1,7 @@
 # rdmasim report: a self-contained HTML page with SVG figures (matplotlib)
 # from output folders of `rdmasim run`, `compare` and `sweep`. rdmasim runs
-# this script (compiled into the binary) as: python3 -c SCRIPT OUT DIR...
+# this script (compiled into the binary) as: python3 -c SCRIPT OUT SHOWN DIR...
+# (SHOWN: the page's name to print, where OUT is staged).
 # Exit 2: no results in the folders given; 3: matplotlib is missing.
 import html
 import io
@@ -209,7 +210,7 @@ def table(runs):
 
 
 def main():
-    out, dirs = sys.argv[1], sys.argv[2:]
+    out, shown, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     runs = []
     for d in dirs:
         found = runs_of(d)
@@ -243,7 +244,7 @@ def main():
     with open(tmp, "w") as f:
         f.write("\n".join(page))
     os.replace(tmp, out)
-    print(f"wrote {out} ({len(figures)} figures, {len(runs)} runs)")
+    print(f"wrote {shown} ({len(figures)} figures, {len(runs)} runs)")
 
 
 main()

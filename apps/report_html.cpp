@@ -25,8 +25,8 @@ std::string python() {
 
 }  // namespace
 
-int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, std::ostream& out_stream,
-                      std::ostream& err) {
+int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, const fs::path& shown,
+                      std::ostream& out_stream, std::ostream& err) {
   for (const auto& d : dirs) {
     std::error_code ec;
     if (!fs::is_directory(d, ec)) {
@@ -34,7 +34,7 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, st
       return 2;
     }
   }
-  std::vector<std::string> args{python(), "-c", std::string(report_script()), out.string()};
+  std::vector<std::string> args{python(), "-c", std::string(report_script()), out.string(), shown.string()};
   for (const auto& d : dirs) args.push_back(d.string());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

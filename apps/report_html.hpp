@@ -14,10 +14,10 @@ namespace rdmasim {
 std::string_view report_script();
 
 // Writes `out` from the output folders `dirs` (of run, compare or sweep);
-// prints what it wrote to `out_stream`, problems to `err`. Returns an exit
+// says on stdout that it wrote `shown` (where `out` is staged), problems on `err`. Returns an exit
 // code: 0, 2 (a folder holds no results), 1 (python3 or matplotlib missing,
 // or the page could not be written).
 int write_html_report(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out,
-                      std::ostream& out_stream, std::ostream& err);
+                      const std::filesystem::path& shown, std::ostream& out_stream, std::ostream& err);
 
 }  // namespace rdmasim
