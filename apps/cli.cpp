@@ -311,7 +311,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
 std::vector<std::string> common_run_args(const Options& o, bool seed_varied, bool fabric_varied) {
   std::vector<std::string> a;
   for (const auto& s : o.sets) a.insert(a.end(), {"--set", s});
-  if (o.has_seed && !seed_varied) a.insert(a.end(), {"--seed", std::to_string(o.seed)});
+  if (o.seed && !seed_varied) a.insert(a.end(), {"--seed", *o.seed});
   if (!o.fabric.empty() && !fabric_varied) a.insert(a.end(), {"--fabric", o.fabric});
   if (!o.prices.empty()) a.insert(a.end(), {"--prices", fs::absolute(o.prices).string()});
   return a;
@@ -324,12 +324,7 @@ Options point_options(const Options& o, const std::vector<SweepAxis>& axes, cons
     if (axes[k].key == "fabric") {
       po.fabric = p.values[k];
     } else if (axes[k].key == "seed") {
-      try {
-        po.seed = std::stoull(p.values[k]);
-      } catch (const std::exception&) {
-        throw InputError("--vary seed: '" + p.values[k] + "' is not a whole number");
-      }
-      po.has_seed = true;
+      po.seed = p.values[k];  // the loader checks it, located, as it checks --seed
     } else {
       po.sets.push_back(axes[k].key + "=" + p.values[k]);
     }

@@ -84,17 +84,6 @@ def run(yaml_text_or_path, out, *args, expect=0):
     return p.returncode, p.stdout, p.stderr, results
 
 
-def rdmasim(*args, env=None):
-    """Runs the binary with `args`; returns the CompletedProcess (text)."""
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=600, env=env)
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
 def workload(results, name):
     for w in results["workloads"]:
         if w["name"] == name:

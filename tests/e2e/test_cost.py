@@ -8,7 +8,7 @@ import os
 import re
 
 import e2e
-from e2e import check, rdmasim, write
+from e2e import check, rdmasim, write_text
 
 LEAF_SPINE = """
 name: cost_leaf_spine
@@ -24,7 +24,7 @@ capture: {pcap: none}
 
 
 d = e2e.tmpdir()
-exp = write(os.path.join(d, "ls.yaml"), LEAF_SPINE)
+exp = write_text(os.path.join(d, "ls.yaml"), LEAF_SPINE)
 prices = os.path.join(d, "prices.yaml")
 with open(prices, "w") as f:
     f.write("currency: EUR\nyears: 4\nprices: {roce_nic_25g: 500, iwarp_rnic_25g: 100}\n")

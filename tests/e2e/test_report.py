@@ -7,7 +7,7 @@ import re
 import subprocess
 
 import e2e
-from e2e import check, rdmasim, write
+from e2e import check, rdmasim, write_text
 
 EXPERIMENT = """
 name: report_test
@@ -22,7 +22,7 @@ FIGURES = ["throughput", "latency", "cpu", "cost"]
 
 
 d = e2e.tmpdir()
-exp = write(os.path.join(d, "exp.yaml"), EXPERIMENT)
+exp = write_text(os.path.join(d, "exp.yaml"), EXPERIMENT)
 cmp = os.path.join(d, "cmp")
 p = rdmasim("compare", exp, "--fabrics", "ib,roce_v2,iwarp", "--out", cmp, "--report")
 check(p.returncode == 0, f"compare --report: exit {p.returncode}: {p.stderr}")

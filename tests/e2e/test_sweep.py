@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import e2e
-from e2e import check, rdmasim, write
+from e2e import check, rdmasim, write_text
 
 EXPERIMENT = """
 name: sweep_test
@@ -28,7 +28,7 @@ def read(path):
 
 
 d = e2e.tmpdir()
-exp = write(os.path.join(d, "exp.yaml"), EXPERIMENT)
+exp = write_text(os.path.join(d, "exp.yaml"), EXPERIMENT)
 
 out = os.path.join(d, "sweep")
 p = rdmasim("sweep", exp, "--vary", "fabric=roce_v2,iwarp", "--vary", "seed=1,4", "-j", "2", "--out", out)
