@@ -1206,7 +1206,7 @@ class ExperimentReader {
     const Entry* se = f->find("size");
     if (is_atomic(op)) w.size = Bytes(8);
     if (se) {
-      if (auto b = c_.bytes(*se)) {
+      if (auto b = c_.bytes(*se, /*positive=*/false)) {  // zero-length messages are legal verbs
         w.size = *b;
         if (is_atomic(op) && b->count() != 8)
           c_.error(se->value, se->path,

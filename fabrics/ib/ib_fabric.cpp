@@ -77,6 +77,7 @@ bool IbFabric::decap(Packet& p, IbaSource& src) {
     }
     std::memcpy(src.sgid.data(), grh->sgid().octets.data(), 16);
     std::memcpy(src.dgid.data(), grh->dgid().octets.data(), 16);
+    std::memcpy(src.grh.data(), lrh->payload().data(), kIbGrhLen);
     headers += kIbGrhLen;
   } else if (lrh->lnh() != Lnh::IbaLocal) {
     ++ib_stats_.bad_header;  // raw and IPv6 non-IBA packets: no QP takes them

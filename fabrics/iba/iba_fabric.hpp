@@ -22,6 +22,11 @@ struct IbaSource {
   uint8_t sl = 0;
   std::array<uint8_t, 16> sgid{};
   std::array<uint8_t, 16> dgid{};
+  // What the first 40 bytes of a UD receive buffer get (IBA 11.4.1.1): the
+  // GRH as received; on RoCE v2 over IPv4 20 zero bytes then the IPv4
+  // header, over IPv6 the IPv6 header (as rxe and mlx5 write them); zeros
+  // when the packet had no GRH.
+  std::array<std::byte, 40> grh{};
   bool ecn_ce = false;
 };
 

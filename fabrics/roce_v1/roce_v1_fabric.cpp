@@ -135,6 +135,7 @@ bool RoceV1Fabric::decap(Packet& p, IbaSource& src) {
   }
   src.sgid = grh->sgid().octets;
   src.dgid = grh->dgid().octets;
+  std::memcpy(src.grh.data(), l3.data(), Grh::kLen);
   const size_t front = static_cast<size_t>(l3.data() - p.raw_bytes().data()) + Grh::kLen;
   p.pull_front(front);
   p.pull_back(p.size() - (pay_len - kIcrcLen));

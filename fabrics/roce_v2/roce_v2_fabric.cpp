@@ -99,6 +99,7 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
     const Ipv6Address s = Ipv6Address::v4_mapped(ip->src()), d = Ipv6Address::v4_mapped(ip->dst());
     std::memcpy(src.sgid.data(), s.octets.data(), 16);
     std::memcpy(src.dgid.data(), d.octets.data(), 16);
+    std::memcpy(src.grh.data() + 20, l3.data(), Ipv4Header::kLen);
     src.ecn_ce = ip->ecn() == Ecn::Ce;
   } else if (eth->ethertype() == ethertype::kIpv6) {
     auto ip = ConstIpv6View::check(l3);
@@ -107,6 +108,7 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
     udp_bytes = ip->payload();
     std::memcpy(src.sgid.data(), ip->src().octets.data(), 16);
     std::memcpy(src.dgid.data(), ip->dst().octets.data(), 16);
+    std::memcpy(src.grh.data(), l3.data(), Ipv6Header::kLen);
     src.ecn_ce = ip->ecn() == Ecn::Ce;
   } else {
     return false;

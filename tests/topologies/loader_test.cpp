@@ -494,8 +494,9 @@ workloads: [{kind: send, from: a, to: b}]
        "got 9000\n");
   }
   SUBCASE("sizes and counts") {
-    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, size: 0}\n")) ==
-          "exp.yaml:6:40: workloads[0].size: must be at least 1 byte, got '0'\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, size: 0}\n")) == "");  // a zero-length SEND is legal
+    CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b, size: 0}\n")) ==
+          "exp.yaml:6:46: workloads[0].size: atomic operations move exactly 8 bytes (one 64-bit word), got 0B\n");
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, count: 0}\n")) ==
           "exp.yaml:6:41: workloads[0].count: expected a whole number from 1, got '0'\n");
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, outstanding: 0}\n")) ==
@@ -629,7 +630,7 @@ topology:
   links: [[a, s1], [b, s1]]
 workloads:
   - {kind: atomic_fadd, from: a, to: b}
-  - {kind: send, from: a, to: b, size: 0}
+  - {kind: send, from: a, to: b, count: 0}
 capture: {pcap: sometimes}
 seed: x
 )");

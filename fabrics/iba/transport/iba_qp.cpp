@@ -7,6 +7,7 @@
 
 #include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/transport/psn.hpp"
+#include "fabrics/iba/wire/aeth.hpp"
 #include "nodes/host/memory.hpp"
 
 namespace rdmasim {
@@ -25,13 +26,6 @@ constexpr uint8_t kNakRemoteAccess = 0x62;
 constexpr uint8_t kNakRemoteOp = 0x63;
 bool is_rnr_nak(uint8_t s) { return (s & 0x60) == 0x20; }
 bool is_nak(uint8_t s) { return (s & 0x60) == 0x60; }
-
-// Time an RNR NAK asks the requester to wait, IBA 9.7.5.2.8 table 45, in
-// units of 10 ns (code 0 is 655.36 ms).
-constexpr uint32_t kRnrTimer10ns[32] = {65536, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,
-                                        48,    64,  96,  128, 192,  256,  384,  512,  768,  1024, 1536,
-                                        2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
-Time rnr_delay(uint8_t code) { return Time::ns(10) * kRnrTimer10ns[code & 31]; }
 
 // Local ACK timeout: 4.096 us * 2^timeout (IBA 9.7.6.1.3); 0 means infinite.
 Time ack_timeout(uint8_t t) { return t == 0 ? Time::max() : Time::ns(4096) * (int64_t{1} << std::min<int>(t, 31)); }
@@ -89,11 +83,18 @@ void IbaQp::state_changed(ibv_qp_state from) {
   if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     retry_timer_.stop();
     nic_.sim().cancel(rnr_timer_);
-    responses_.clear();
+    // A NAK the responder queued before the error still goes out (it tells
+    // the requester why); nothing else does.
+    std::erase_if(responses_, [&](const Response& r) {
+      return state_ == IBV_QPS_RESET || r.kind != Response::Ack || !is_nak(r.syndrome);
+    });
     req_wqe_ = 0;
     req_offset_ = 0;
     rd_atomic_in_flight_ = 0;
+    retrying_ = false;
     in_msg_ = InMessage::None;
+    // A receive a SEND was filling is flushed with the others (IBA 10.3.1).
+    if (recv_active_ && state_ == IBV_QPS_ERR) rq_.push_front(std::move(recv_));
     recv_active_ = false;
   }
 }
@@ -120,6 +121,10 @@ bool IbaQp::requester_ready() const {
   if ((is_read(w) || is_atomic(w)) && req_offset_ == 0 && !w.started &&
       rd_atomic_in_flight_ >= std::max<int>(1, attr_.max_rd_atomic))
     return false;
+  // IBV_SEND_FENCE (IBA 10.8.3.3): wait until every READ and atomic before it has completed.
+  if ((w.send_flags & IBV_SEND_FENCE) && req_offset_ == 0 && !w.started)
+    for (size_t i = 0; i < req_wqe_; ++i)
+      if (is_read(sq_[i]) || is_atomic(sq_[i])) return false;
   return true;
 }
 
@@ -324,8 +329,12 @@ Packet IbaQp::next_request() {
   return p;
 }
 
-// Go-back-N (IBA 9.7.6.1.2): resend everything from `psn` on.
+// Go-back-N (IBA 9.7.6.1.2): resend everything from `psn` on. Until
+// something new is acknowledged, further signs that `psn` is missing are the
+// same loss seen again, not a reason for another retry.
 void IbaQp::go_back_to(uint32_t psn) {
+  retrying_ = true;
+  retry_psn_ = psn;
   for (size_t i = 0; i < sq_.size(); ++i) {
     SendWqe& w = sq_[i];
     if (!w.started) break;
@@ -359,33 +368,57 @@ void IbaQp::arm_retry_timer() {
   retry_timer_.arm_after(t);
 }
 
+// Forward progress restores both retry budgets (IBA 9.7.6.1.3, 9.7.5.2.8).
 void IbaQp::note_progress() {
   retry_left_ = attr_.retry_cnt;
+  rnr_left_ = attr_.rnr_retry;
+  retrying_ = false;
   arm_retry_timer();
+}
+
+// A response of the READ or atomic at `psn` went missing (IBA 9.7.6.1.4),
+// seen by a later response or ACK: request it again, once, as rxe does; the
+// responses behind the gap are dropped meanwhile. The retry consumes
+// retry_cnt like any other.
+void IbaQp::retry_from(uint32_t psn) {
+  if (retrying_ && retry_psn_ == psn) return;
+  ++stats_.seq_naks_received;
+  if (spend_retry()) go_back_to(psn);
+}
+
+// One transport retry out of retry_cnt; false when none is left (the oldest
+// WQE then fails with IBV_WC_RETRY_EXC_ERR and the QP goes to ERR).
+bool IbaQp::spend_retry() {
+  if (retry_left_ == 0) {
+    fail_front(IBV_WC_RETRY_EXC_ERR);
+    return false;
+  }
+  --retry_left_;
+  return true;
 }
 
 void IbaQp::on_retry_timeout() {
   if (state_ != IBV_QPS_RTS || sq_.empty() || !sq_.front().started) return;
   ++stats_.timeouts;
-  if (retry_left_ == 0) {
-    fail_front(IBV_WC_RETRY_EXC_ERR);
-    return;
-  }
-  --retry_left_;
+  if (!spend_retry()) return;
   go_back_to(unacked_psn_);
   arm_retry_timer();
 }
 
 // Completes, in order, the SENDs and WRITEs that end before `psn`. A READ or
-// atomic in the way has lost its response: it is requested again.
+// atomic in the way has lost its response: it is requested again; nothing
+// from it on counts as acknowledged.
 void IbaQp::ack_through(uint32_t psn) {
   bool progress = false;
-  while (!sq_.empty() && sq_.front().started && psn_diff(sq_.front().last_psn, psn) < 0) {
+  while (!sq_.empty() && sq_.front().started) {
     SendWqe& w = sq_.front();
     if (is_read(w) || is_atomic(w)) {
-      go_back_to(psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu_bytes())));
+      const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu_bytes()));
+      if (psn_diff(w.last_psn, psn) < 0) retry_from(expected);
+      if (psn_diff(psn, expected) > 0) psn = expected;
       break;
     }
+    if (psn_diff(w.last_psn, psn) >= 0) break;
     SendWqe done = std::move(w);
     sq_.pop_front();
     if (req_wqe_ > 0) --req_wqe_;
@@ -408,11 +441,8 @@ void IbaQp::on_read_response(const IbaParsed& p, std::span<const std::byte> payl
   const uint32_t mtu = mtu_bytes();
   const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
   if (p.h.psn != expected) {
-    // A response went missing (IBA 9.7.6.1.4): request the rest again.
-    if (psn_diff(p.h.psn, expected) > 0) {
-      ++stats_.seq_naks_received;
-      go_back_to(expected);
-    }
+    // Beyond the expected PSN: a response went missing. Before it: a duplicate.
+    if (psn_diff(p.h.psn, expected) > 0) retry_from(expected);
     return;
   }
   // Land the data in the local SGEs.
@@ -474,7 +504,7 @@ void IbaQp::on_nak(const IbaParsed& p) {
     rnr_wait_ = true;
     retry_timer_.stop();
     const uint32_t psn = p.h.psn;
-    rnr_timer_ = nic_.sim().after(rnr_delay(s & 0x1F), [this, psn] {
+    rnr_timer_ = nic_.sim().after(rnr_timer_duration(s), [this, psn] {
       rnr_timer_ = {};
       rnr_wait_ = false;
       go_back_to(psn);
@@ -575,9 +605,15 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
   ++stats_.duplicates;
   const uint8_t kind = p.h.opcode & 0x1F;
   if (p.h.opcode == RC_RDMA_READ_REQUEST) {
-    // IBA 9.7.5.1.3: a duplicate READ is executed again from its PSN.
-    const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
-    if (!mr || !mr->contains(p.h.va, p.h.dma_len)) return;
+    // IBA 9.7.5.1.3: a duplicate READ is executed again from its PSN. The
+    // requester went back to that PSN and asks again for everything after
+    // it: READ data still queued from there on is dropped rather than sent
+    // twice (rxe restarts its READ resource the same way).
+    std::erase_if(responses_, [&](const Response& r) {
+      return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0;
+    });
+    const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_READ, p.h.dma_len);
+    if (!mr && p.h.dma_len != 0) return;
     responses_.push_back({Response::ReadData, p.h.psn, kAckSyndrome, msn_, p.h.va, p.h.dma_len, p.h.dma_len, mr});
     nic_.wake(*this);
     return;
@@ -599,6 +635,25 @@ bool IbaQp::place_recv(std::span<const std::byte> payload) {
   if (recv_offset_ + payload.size() > recv_.length || !scatter(recv_.sges, recv_offset_, payload)) return false;
   recv_offset_ += payload.size();
   return true;
+}
+
+// The region `p`'s R_Key names, when it is valid, in this QP's PD, grants
+// `access` and covers `len` bytes from the VA (IBA 10.6.3.2); else nullptr.
+const MemoryRegion* IbaQp::remote_region(const IbaParsed& p, int access, uint64_t len) const {
+  const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
+  if (!mr || mr->pd != &pd_ || !(mr->access & access) || !mr->contains(p.h.va, len)) return nullptr;
+  return mr;
+}
+
+// A class C responder error (IBA 9.9.3.1.3): on RC the NAK, then the QP goes
+// to ERR and its receives are flushed; UC drops the message (9.8.3).
+void IbaQp::class_c_error(const IbaParsed& p, uint8_t syndrome) {
+  if (type() == IBV_QPT_RC) {
+    queue_nak(p.h.psn, syndrome);
+    enter_error();
+    return;
+  }
+  in_msg_ = InMessage::None;
 }
 
 void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
@@ -652,10 +707,19 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
     return;
   }
 
-  auto remote_access_error = [&] {
-    if (rc) queue_nak(p.h.psn, kNakRemoteAccess);
-    in_msg_ = InMessage::None;
-  };
+  // 3. The QP enables the operation (rxe check_op_valid): on RC a class C
+  // invalid request error, on UC the message is dropped.
+  const bool read = p.h.opcode == RC_RDMA_READ_REQUEST;
+  const bool atomic = info.is(iba_op::kRequest | iba_op::kAtomic);
+  const unsigned needs = write ? IBV_ACCESS_REMOTE_WRITE : read ? IBV_ACCESS_REMOTE_READ
+                        : atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0;
+  if ((attr_.qp_access_flags & needs) != needs) {
+    class_c_error(p, kNakInvalidRequest);
+    return;
+  }
+  // An R_Key violation (9.7.5.2.4, C9-88: not for zero-length transfers):
+  // on RC a class C remote access error, on UC the message is dropped.
+  auto remote_access_error = [&] { class_c_error(p, kNakRemoteAccess); };
 
   uint32_t psn_span = 1;
   if (send || (write && info.any(iba_op::kImmediate))) {
@@ -690,29 +754,27 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
     in_msg_ = last ? InMessage::None : InMessage::Send;
   } else if (write) {
     if (first) {
-      const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
-      if (!mr || mr->pd != &pd_ || !(mr->access & IBV_ACCESS_REMOTE_WRITE) || !mr->contains(p.h.va, p.h.dma_len) ||
-          !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)) {
+      const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_WRITE, p.h.dma_len);
+      if (!mr && p.h.dma_len != 0) {
         remote_access_error();
         return;
       }
       write_mr_ = mr;
       write_va_ = p.h.va;
       write_left_ = p.h.dma_len;
+      write_len_ = p.h.dma_len;
     }
     if (payload.size() > write_left_) {
-      if (rc) queue_nak(p.h.psn, kNakInvalidRequest);
-      enter_error();
+      class_c_error(p, kNakInvalidRequest);
       return;
     }
-    std::memcpy(write_mr_->bytes(write_va_, payload.size()).data(), payload.data(), payload.size());
+    if (!payload.empty()) std::memcpy(write_mr_->bytes(write_va_, payload.size()).data(), payload.data(), payload.size());
     write_va_ += payload.size();
     write_left_ -= payload.size();
     in_msg_ = last ? InMessage::None : InMessage::Write;
-  } else if (p.h.opcode == RC_RDMA_READ_REQUEST) {
-    const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
-    if (!mr || mr->pd != &pd_ || !(mr->access & IBV_ACCESS_REMOTE_READ) || !mr->contains(p.h.va, p.h.dma_len) ||
-        !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_READ)) {
+  } else if (read) {
+    const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_READ, p.h.dma_len);
+    if (!mr && p.h.dma_len != 0) {
       remote_access_error();
       return;
     }
@@ -721,16 +783,14 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
     ++msn_;
     responses_.push_back({Response::ReadData, p.h.psn, kAckSyndrome, msn_, p.h.va, p.h.dma_len, p.h.dma_len, mr});
     nic_.wake(*this);
-  } else if (info.is(iba_op::kRequest | iba_op::kAtomic)) {
-    const MemoryRegion* mr = device_.mr_by_rkey(p.h.rkey);
-    if (!mr || mr->pd != &pd_ || !(mr->access & IBV_ACCESS_REMOTE_ATOMIC) || !mr->contains(p.h.va, 8) ||
-        !(attr_.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
+  } else if (atomic) {
+    const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_ATOMIC, 8);
+    if (!mr) {
       remote_access_error();
       return;
     }
     if (p.h.va % 8 != 0) {  // 9.4.5: atomics need a naturally aligned 64-bit operand
-      queue_nak(p.h.psn, kNakInvalidRequest);
-      enter_error();
+      class_c_error(p, kNakInvalidRequest);
       return;
     }
     uint64_t value;
@@ -750,14 +810,15 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
     nic_.wake(*this);
   }
 
-  // 3. Accepted: advance the expected PSN and finish the message.
+  // 4. Accepted: advance the expected PSN and finish the message.
   epsn_ = psn_add(epsn_, psn_span);
   nak_sent_ = false;
   if ((send || write) && last) {
     ++msn_;
     if (send || info.any(iba_op::kImmediate)) {
       const ibv_wc_opcode wop = send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
-      const uint32_t len = send ? static_cast<uint32_t>(recv_offset_) : 0;
+      // byte_len: the bytes placed; for WRITE with immediate the RETH DMA length (as rxe and mlx5).
+      const uint32_t len = send ? static_cast<uint32_t>(recv_offset_) : write_len_;
       complete_recv(recv_, IBV_WC_SUCCESS, wop, len, htonl(p.h.imm), info.any(iba_op::kImmediate));
       recv_active_ = false;
     }
@@ -777,17 +838,9 @@ void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, c
   recv_ = std::move(rq_.front());
   rq_.pop_front();
   recv_offset_ = 0;
-  // The first 40 bytes of a UD receive buffer get the GRH (IBA 11.4.1.1).
-  std::array<std::byte, 40> grh{};
-  grh[0] = std::byte{0x60};
-  grh[4] = std::byte(payload.size() >> 8);
-  grh[5] = std::byte(payload.size());
-  grh[6] = std::byte{0x1B};
-  grh[7] = std::byte{64};
-  std::memcpy(grh.data() + 8, src.sgid.data(), 16);
-  std::memcpy(grh.data() + 24, src.dgid.data(), 16);
-  // Without a GRH the 40 bytes are still consumed, their contents undefined.
-  if (!place_recv(grh) || !place_recv(payload)) {
+  // The first 40 bytes of a UD receive buffer get the GRH (IBA 11.4.1.1),
+  // or what stands for it (the fabric's decap says what).
+  if (!place_recv(src.grh) || !place_recv(payload)) {
     complete_recv(recv_, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, src.has_grh, src.slid, src.sl);
     return;
   }
@@ -821,7 +874,7 @@ Packet IbaQp::next_response() {
                : first       ? RC_RDMA_READ_RESPONSE_FIRST
                : last        ? RC_RDMA_READ_RESPONSE_LAST
                              : RC_RDMA_READ_RESPONSE_MIDDLE;
-    std::memcpy(p.push_back(n).data(), r.mr->bytes(r.va, n).data(), n);
+    if (n) std::memcpy(p.push_back(n).data(), r.mr->bytes(r.va, n).data(), n);
     iba_emit(p, h);
     r.va += n;
     r.left -= n;

@@ -73,6 +73,8 @@ private:
   void arm_retry_timer();
   void on_retry_timeout();
   void note_progress();
+  void retry_from(uint32_t psn);
+  bool spend_retry();
 
   // ---- responder ----
   enum class RespStep { Execute, Duplicate, OutOfSequence, Drop };
@@ -81,6 +83,8 @@ private:
   void respond_duplicate(const IbaParsed& p);
   void respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
   bool place_recv(std::span<const std::byte> payload);
+  const verbs::MemoryRegion* remote_region(const IbaParsed& p, int access, uint64_t len) const;
+  void class_c_error(const IbaParsed& p, uint8_t syndrome);
   void queue_ack(uint32_t psn);
   void queue_nak(uint32_t psn, uint8_t syndrome);
   Packet next_response();
@@ -107,6 +111,8 @@ private:
   uint32_t unacked_psn_ = 0;  // oldest PSN not yet acknowledged
   int retry_left_ = 0;
   int rnr_left_ = 0;
+  bool retrying_ = false;  // a go-back-N from retry_psn_ is under way
+  uint32_t retry_psn_ = 0;
   LazyTimer retry_timer_;
   EventId rnr_timer_;
 
@@ -127,6 +133,7 @@ private:
   const verbs::MemoryRegion* write_mr_ = nullptr;
   uint64_t write_va_ = 0;
   uint64_t write_left_ = 0;
+  uint32_t write_len_ = 0;  // the RETH DMA length of the WRITE in progress
 
   struct Response {
     enum Kind : uint8_t { Ack, ReadData, AtomicAck } kind;

@@ -3,139 +3,11 @@
 // completion statuses of failed operations.
 #include <doctest/doctest.h>
 
-#include <cstring>
-#include <vector>
-
-#include "fabrics/roce_v2/roce_v2_fabric.hpp"
-#include "nodes/host/host.hpp"
+#include "tests/fabrics/iba/transport/qp_pair.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
-
-namespace {
-
-struct Pair {
-  Simulator sim;
-  PacketPool pool;
-  Host a{sim, pool, "a", NicConfig{}, HostConfig{}};
-  Host b{sim, pool, "b", NicConfig{}, HostConfig{}};
-
-  struct Side {
-    verbs::ProtectionDomain* pd;
-    verbs::CompletionQueue* cq;
-    verbs::QueuePair* qp;
-    verbs::MemoryRegion* mr;
-    uint64_t buf;
-  };
-  Side sa{}, sb{};
-
-  explicit Pair(double loss = 0, ibv_qp_type type = IBV_QPT_RC) {
-    LinkParams p;
-    p.loss = loss;
-    Port::connect(a.port(0), b.port(0), p, 42);
-    IpEndpoint ea = host_endpoint(0), eb = host_endpoint(1);
-    ea.gateway_mac = eb.mac;
-    eb.gateway_mac = ea.mac;
-    a.nic().set_fabric(std::make_unique<RoceV2Fabric>(a.nic(), IpVersion::ipv4, ea, 0, false));
-    b.nic().set_fabric(std::make_unique<RoceV2Fabric>(b.nic(), IpVersion::ipv4, eb, 0, false));
-    a.nic().set_gid(roce_v2_gid(IpVersion::ipv4, ea));
-    b.nic().set_gid(roce_v2_gid(IpVersion::ipv4, eb));
-    sa = make(a, type);
-    sb = make(b, type);
-  }
-
-  Side make(Host& h, ibv_qp_type type) {
-    Side s;
-    s.pd = h.device().alloc_pd();
-    s.cq = h.device().create_cq(256);
-    verbs::QpInitAttr init;
-    init.send_cq = init.recv_cq = s.cq;
-    init.qp_type = type;
-    s.qp = h.device().create_qp(s.pd, init);
-    s.buf = h.memory().allocate(1 << 20);
-    s.mr = h.device().reg_mr(s.pd, s.buf, 1 << 20,
-                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                                 IBV_ACCESS_REMOTE_ATOMIC);
-    return s;
-  }
-
-  static void connect(Side& s, Host& peer_host, const Side& peer, uint32_t sq_psn, uint32_t rq_psn,
-                      uint8_t rnr_retry = 7, uint8_t retry_cnt = 7, uint8_t timeout = 10) {
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
-    a = {};
-    a.qp_state = IBV_QPS_RTR;
-    a.ah_attr.is_global = 1;
-    a.ah_attr.grh.dgid = peer_host.nic().gid();
-    a.path_mtu = IBV_MTU_1024;
-    a.dest_qp_num = peer.qp->qp_num();
-    a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = 4;
-    a.min_rnr_timer = 1;
-    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.sq_psn = sq_psn;
-    a.timeout = timeout;
-    a.retry_cnt = retry_cnt;
-    a.rnr_retry = rnr_retry;
-    a.max_rd_atomic = 4;
-    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                IBV_QP_MAX_QP_RD_ATOMIC) == 0);
-  }
-  void connect_both(uint32_t psn_a = 100, uint32_t psn_b = 200, uint8_t rnr_retry = 7, uint8_t retry_cnt = 7) {
-    connect(sa, b, sb, psn_a, psn_b, rnr_retry, retry_cnt);
-    connect(sb, a, sa, psn_b, psn_a, rnr_retry, retry_cnt);
-  }
-
-  int post(Side& s, ibv_wr_opcode op, uint64_t local, uint32_t len, uint64_t remote, uint32_t rkey,
-           uint64_t wr_id = 1) {
-    ibv_sge sge{local, len, s.mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = op;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-      wr.wr.atomic.remote_addr = remote;
-      wr.wr.atomic.rkey = rkey;
-      wr.wr.atomic.compare_add = 5;
-    } else {
-      wr.wr.rdma.remote_addr = remote;
-      wr.wr.rdma.rkey = rkey;
-    }
-    ibv_send_wr* bad = nullptr;
-    return s.qp->post_send(&wr, &bad);
-  }
-  int post_recv(Side& s, uint64_t addr, uint32_t len, uint64_t wr_id = 7) {
-    ibv_sge sge{addr, len, s.mr->lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    return s.qp->post_recv(&wr, &bad);
-  }
-  std::vector<ibv_wc> drain(Side& s) {
-    std::vector<ibv_wc> out(64);
-    out.resize(static_cast<size_t>(s.cq->poll(64, out.data())));
-    return out;
-  }
-  void fill(Host& h, uint64_t addr, size_t len, uint8_t seed) {
-    auto v = h.memory().view(addr, len);
-    for (size_t i = 0; i < len; ++i) v[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
-  }
-  bool same(uint64_t addr_a, uint64_t addr_b, size_t len) {
-    return std::memcmp(a.memory().view(addr_a, len).data(), b.memory().view(addr_b, len).data(), len) == 0;
-  }
-};
-
-}  // namespace
+using rdmasim::test::Pair;
 
 TEST_CASE("modify_qp enforces the IBA state machine and its required attributes") {
   Pair p;
@@ -329,37 +201,13 @@ TEST_CASE("a dead link exhausts retry_cnt: IBV_WC_RETRY_EXC_ERR") {
 
 TEST_CASE("UD: a datagram with the wrong Q_Key is dropped silently") {
   Pair p(0, IBV_QPT_UD);
-  for (auto* s : {&p.sa, &p.sb}) {
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    a.qkey = 0x1234;
-    REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0);
-    a.qp_state = IBV_QPS_RTR;
-    REQUIRE(s->qp->modify(a, IBV_QP_STATE) == 0);
-    a.qp_state = IBV_QPS_RTS;
-    REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
-  }
+  p.ud_ready(0x1234);
   ibv_ah_attr ah{};
   ah.is_global = 1;
   ah.grh.dgid = p.b.nic().gid();
   verbs::AddressHandle* h = p.a.device().create_ah(p.sa.pd, ah);
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
-  for (uint32_t qkey : {0x9999u, 0x1234u}) {
-    ibv_sge sge{p.sa.buf, 64, p.sa.mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = qkey;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = h;
-    wr.wr.ud.remote_qpn = p.sb.qp->qp_num();
-    wr.wr.ud.remote_qkey = qkey;
-    ibv_send_wr* bad = nullptr;
-    CHECK(p.sa.qp->post_send(&wr, &bad) == 0);
-  }
-  // A UD send over the MTU (1024 here: the port's active MTU is 4096) is EINVAL.
+  for (uint32_t qkey : {0x9999u, 0x1234u}) CHECK(p.post_ud(h, 64, qkey, qkey) == 0);
   p.sim.run();
   auto wb = p.drain(p.sb);
   REQUIRE(wb.size() == 1);  // only the matching Q_Key arrived

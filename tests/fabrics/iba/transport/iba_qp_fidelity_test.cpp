@@ -1,0 +1,213 @@
+// The IBA transport against what the specification, the Linux rxe driver and
+// real HCAs do, one behaviour a test: RC recovery (READ retry, RNR timing and
+// counters), the responder's class C errors, zero-length operations, the
+// fence, and what a UD receive buffer holds.
+#include <doctest/doctest.h>
+
+#include "fabrics/iba/wire/aeth.hpp"
+#include "tests/fabrics/iba/transport/qp_pair.hpp"
+
+using namespace rdmasim;
+using rdmasim::test::Pair;
+
+namespace {
+
+// Runs until `done()` holds, in small steps (bounded).
+template <typename F>
+void run_until(Pair& p, F done) {
+  for (int i = 0; i < 1'000'000 && !done(); ++i) p.sim.run(p.sim.now() + Time::ns(50));
+  REQUIRE(done());
+}
+
+}  // namespace
+
+TEST_CASE("a lost READ response starts one retry, not a storm (IBA 9.7.6.1.4, as rxe)") {
+  Pair p(0.02);
+  p.connect_both();
+  p.fill(p.b, p.sb.buf, 30 * 16384, 5);
+  for (uint64_t i = 0; i < 30; ++i)
+    CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf + i * 16384, 16384, p.sb.buf + i * 16384, p.sb.mr->rkey, i) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 30);
+  for (const auto& w : wc) CHECK(w.status == IBV_WC_SUCCESS);
+  CHECK(p.same(p.sa.buf, p.sb.buf, 30 * 16384));
+  REQUIRE(p.a.port(0).stats().drops + p.b.port(0).stats().drops > 0);
+  // 30 READs of 16 packets need 480 responses; each loss costs at most the
+  // rest of the READs in flight once more, never a request per response.
+  CHECK(p.b.nic().stats().frames_sent < 2 * 480);
+  CHECK(p.a.nic().stats().frames_sent < 3 * 30);
+}
+
+TEST_CASE("the RNR NAK timer is IBA table 45, in microseconds") {
+  Pair p;
+  p.connect_both(100, 200, /*rnr_retry=*/1, 7, /*min_rnr_timer=*/12);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0) == 0);
+  p.sim.run();
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
+  CHECK(p.iba(p.sa).stats().rnr_naks_received == 2);
+  // One wait of 0.64 ms between the two NAKs, plus a few microseconds of wire.
+  CHECK(p.sim.now() >= rnr_timer_duration(12));
+  CHECK(p.sim.now() < rnr_timer_duration(12) + Time::us(50));
+}
+
+TEST_CASE("forward progress restores rnr_retry (IBA 9.7.5.2.8)") {
+  Pair p;
+  p.connect_both(100, 200, /*rnr_retry=*/2);
+  for (uint64_t i = 1; i <= 3; ++i) {
+    CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0, i) == 0);
+    run_until(p, [&] { return p.iba(p.sa).stats().rnr_naks_received == i; });
+    CHECK(p.post_recv(p.sb, p.sb.buf, 4096, i) == 0);
+    p.sim.run();
+    auto wc = p.drain(p.sa);
+    REQUIRE(wc.size() == 1);
+    CHECK(wc[0].status == IBV_WC_SUCCESS);
+  }
+}
+
+TEST_CASE("a remote access error moves the responder to ERR and flushes its receives") {
+  Pair p;
+  p.connect_both();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 9) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey ^ 0x100) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  REQUIRE(wa.size() == 1);
+  CHECK(wa[0].status == IBV_WC_REM_ACCESS_ERR);
+  CHECK(p.sb.qp->state() == IBV_QPS_ERR);  // a class C error (IBA 9.9.3.1.3)
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 1);
+  CHECK(wb[0].wr_id == 9);
+  CHECK(wb[0].status == IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_CASE("an operation the responder QP does not enable is an invalid request, as rxe answers it") {
+  for (ibv_wr_opcode op : {IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE, IBV_WR_ATOMIC_FETCH_AND_ADD}) {
+    CAPTURE(op);
+    Pair p;
+    p.connect_both();
+    // The region allows everything; the QP allows nothing remote.
+    Pair::set_access(p.sb, 0);
+    CHECK(p.post(p.sa, op, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey) == 0);
+    p.sim.run();
+    auto wa = p.drain(p.sa);
+    REQUIRE(wa.size() == 1);
+    CHECK(wa[0].status == IBV_WC_REM_INV_REQ_ERR);
+    CHECK(p.sb.qp->state() == IBV_QPS_ERR);
+  }
+}
+
+TEST_CASE("zero-length WRITE, WRITE_WITH_IMM and READ check neither R_Key nor address (C9-88)") {
+  Pair p;
+  p.connect_both();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 64, 70) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 0, 0, 0, 1, 0, 0xABCD) == 0);  // the doorbell pattern
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 0, 0, 0, 2) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 0, 0, 0, 3) == 0);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 0, 0, 0, 4) == 0);
+  CHECK(p.post_recv(p.sb, p.sb.buf, 64, 71) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  REQUIRE(wa.size() == 4);
+  for (const auto& w : wa) {
+    CHECK(w.status == IBV_WC_SUCCESS);
+    CHECK(w.byte_len == 0);
+  }
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 2);
+  CHECK(wb[0].status == IBV_WC_SUCCESS);
+  CHECK(wb[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+  CHECK(ntohl(wb[0].imm_data) == 0xABCD);
+  CHECK(wb[1].opcode == IBV_WC_RECV);
+  CHECK(wb[1].byte_len == 0);
+  CHECK(p.sb.qp->state() == IBV_QPS_RTS);
+}
+
+TEST_CASE("RECV_RDMA_WITH_IMM reports the RETH DMA length in byte_len") {
+  Pair p;
+  p.connect_both();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 64) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 5000, p.sb.buf + 4096, p.sb.mr->rkey, 1, 0, 7) == 0);
+  p.sim.run();
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 1);
+  CHECK(wb[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+  CHECK(wb[0].byte_len == 5000);
+}
+
+TEST_CASE("a receive a SEND was filling is flushed when the QP enters ERR") {
+  Pair p;
+  p.connect_both(100, 200, 7, /*retry_cnt=*/0);
+  CHECK(p.post_recv(p.sb, p.sb.buf, 8192, 1) == 0);
+  CHECK(p.post_recv(p.sb, p.sb.buf + 8192, 8192, 2) == 0);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 8192, 0, 0) == 0);  // 8 packets
+  // Some packets of the SEND placed, not all.
+  run_until(p, [&] { return p.b.nic().stats().frames_received >= 3; });
+  p.sim.run(p.sim.now() + Time::ns(260));
+  REQUIRE(p.drain(p.sb).empty());
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_ERR;
+  REQUIRE(p.sb.qp->modify(a, IBV_QP_STATE) == 0);
+  p.sim.run();
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 2);
+  CHECK(wb[0].wr_id == 1);
+  CHECK(wb[0].status == IBV_WC_WR_FLUSH_ERR);
+  CHECK(wb[1].wr_id == 2);
+  CHECK(wb[1].status == IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_CASE("IBV_SEND_FENCE holds a SEND until the READ before it has completed") {
+  Pair p;
+  p.connect_both();
+  p.fill(p.a, p.sa.buf, 4096, 1);         // X: stale bytes
+  p.fill(p.b, p.sb.buf, 4096, 99);        // Y: what the READ brings into X
+  CHECK(p.post_recv(p.sb, p.sb.buf + 8192, 4096) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 4096, p.sb.buf, p.sb.mr->rkey, 1) == 0);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 4096, 0, 0, 2, IBV_SEND_FENCE) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  REQUIRE(wa.size() == 2);
+  CHECK(wa[0].status == IBV_WC_SUCCESS);
+  CHECK(wa[1].status == IBV_WC_SUCCESS);
+  auto v = p.b.memory().view(p.sb.buf, 8192 + 4096);
+  CHECK(std::memcmp(v.data(), v.data() + 8192, 4096) == 0);  // the SEND carried Y's bytes
+}
+
+namespace {
+// The first 40 bytes of b's receive buffer after a 64-byte UD SEND from a.
+std::vector<std::byte> ud_grh_area(Pair& p) {
+  p.ud_ready(0x1234);
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.grh.dgid = p.b.nic().gid();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
+  CHECK(p.post_ud(p.a.device().create_ah(p.sa.pd, ah), 64, 0x1234) == 0);
+  p.sim.run();
+  REQUIRE(p.drain(p.sb).size() == 1);
+  auto g = p.b.memory().view(p.sb.buf, 40);
+  return {g.begin(), g.end()};
+}
+}  // namespace
+
+TEST_CASE("a UD receive buffer starts with what rxe and mlx5 write there") {
+  SUBCASE("RoCE v2 over IPv4: 20 zero bytes, then the IPv4 header") {
+    Pair p(0, IBV_QPT_UD, IpVersion::ipv4);
+    auto g = ud_grh_area(p);
+    for (int i = 0; i < 20; ++i) CHECK(g[i] == std::byte{0});
+    CHECK(g[20] == std::byte{0x45});  // version 4, IHL 5
+    CHECK(g[29] == std::byte{17});    // UDP
+    CHECK(std::memcmp(&g[32], &p.a.nic().gid().raw[12], 4) == 0);  // source address
+    CHECK(std::memcmp(&g[36], &p.b.nic().gid().raw[12], 4) == 0);  // destination address
+  }
+  SUBCASE("RoCE v2 over IPv6: the IPv6 header, next header UDP") {
+    Pair p(0, IBV_QPT_UD, IpVersion::ipv6);
+    auto g = ud_grh_area(p);
+    CHECK((std::to_integer<int>(g[0]) >> 4) == 6);
+    CHECK(g[6] == std::byte{17});
+    CHECK(std::memcmp(&g[8], p.a.nic().gid().raw, 16) == 0);
+    CHECK(std::memcmp(&g[24], p.b.nic().gid().raw, 16) == 0);
+  }
+}
