@@ -64,6 +64,7 @@ public:
   void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) override;
   bool decap(Packet& p, IbaSource& src) override;
   void seal(Packet& p) const override { seal_roce_v1(p); }
+  bool requires_grh() const override { return true; }
   // RoCE v1 frames to the IBA transport, neighbour discovery to the cache;
   // frames for another MAC (a bridge floods unknown unicast) are dropped.
   void receive(Packet p) override;

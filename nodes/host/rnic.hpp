@@ -60,6 +60,8 @@ public:
   virtual void receive(Packet p) = 0;
   // Fills the CRC/checksum fields of a frame that someone observes.
   virtual void seal(Packet& p) const = 0;
+  // Every address needs a GRH (RoCE, IBA annexes A16 and A17).
+  virtual bool requires_grh() const { return false; }
 };
 
 // The NIC's own timing. What the CPU pays (posting, polling, interrupts) is

@@ -159,6 +159,8 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if ((mask & IBV_QP_DEST_QPN) && a.dest_qp_num > 0xFFFFFF) return EINVAL;
   if ((mask & IBV_QP_RQ_PSN) && a.rq_psn > 0xFFFFFF) return EINVAL;
   if ((mask & IBV_QP_SQ_PSN) && a.sq_psn > 0xFFFFFF) return EINVAL;
+  // RoCE addresses always carry a GRH (the kernel's ib_resolve_eth_dmac).
+  if ((mask & IBV_QP_AV) && !a.ah_attr.is_global && device_.nic().fabric().requires_grh()) return EINVAL;
 
   if (mask & IBV_QP_PKEY_INDEX) attr_.pkey_index = a.pkey_index;
   if (mask & IBV_QP_PORT) attr_.port_num = a.port_num;
@@ -211,7 +213,6 @@ int QueuePair::check_send(const ibv_send_wr& wr) const {
     return EINVAL;
   const bool atomic = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
   if (atomic && (wr.num_sge != 1 || len != 8)) return EINVAL;
-  if (type() == IBV_QPT_UD && len > mtu_bytes()) return EINVAL;
   return 0;
 }
 
@@ -487,7 +488,8 @@ QueuePair* Device::create_qp(ProtectionDomain* pd, const QpInitAttr& init) {
 }
 
 AddressHandle* Device::create_ah(ProtectionDomain* pd, const ibv_ah_attr& attr) {
-  if (!pd) {
+  // RoCE: an address handle without a GRH is EINVAL, as rdma-core returns it.
+  if (!pd || (!attr.is_global && nic_.fabric().requires_grh())) {
     errno = EINVAL;
     return nullptr;
   }

@@ -1,6 +1,6 @@
 """The IBA transport's recovery and corner cases as a capture shows them (RoCE
-v2): one retry per lost READ response, the RNR timer of IBA table 45, and
-zero-length operations."""
+v2): one retry per lost READ response, the RNR timer of IBA table 45,
+zero-length operations and AckReq within long messages."""
 import os
 
 from e2e import OP, bth_records, check, check_roce_v2_capture, finish, read_pcap, run, tmpdir, workload
@@ -39,6 +39,7 @@ workloads:
     # and the responses from the gap on, once.
     check(30 < len(requests) < 90, f"read seed {seed}: {len(requests)} READ requests")
     check(480 < len(responses) < 960, f"read seed {seed}: {len(responses)} READ responses")
+    check(all(r[4] for r in requests), f"read seed {seed}: every READ request asks for an ACK (A=1)")
 
 # An RNR NAK asks for min_rnr_timer 12 = 0.64 ms (IBA table 45): the SEND is
 # tried again that long after the NAK, not 1000 times sooner.
@@ -67,8 +68,9 @@ workloads:
   - {name: w, kind: rdma_write, from: a, to: b, size: 0, count: 2}
   - {name: i, kind: rdma_write_imm, from: a, to: b, size: 0, count: 2, bad_rkey: true}
   - {name: r, kind: rdma_read, from: a, to: b, size: 0, count: 2, bad_rkey: true}
+  - {name: big, kind: rdma_write, from: a, to: b, size: 256KiB, count: 1, start: 50us}
 """, out)
-for name in "swir":
+for name in ("s", "w", "i", "r"):
     w = workload(res, name)
     check(w["completions"] == {"IBV_WC_SUCCESS": 2}, f"zero {name}: both succeed ({w['completions']})")
 a = os.path.join(out, "pcap", "a-0.pcap")
@@ -76,4 +78,10 @@ check_roce_v2_capture(a)
 ops = {r[1] for r in bth_records(a, "ip.src == 10.0.0.1")}
 check({OP["SEND_ONLY"], OP["WRITE_ONLY"], OP["WRITE_ONLY_IMM"], OP["READ_REQUEST"]} <= ops,
       "zero: each operation is one request packet")
+# AckReq within a long message, every 65 packets as rxe sets it, so a loss
+# near its end is resent from the last ACK.
+multi = [r for r in bth_records(a, "ip.src == 10.0.0.1")
+         if r[1] in (OP["WRITE_FIRST"], OP["WRITE_MIDDLE"], OP["WRITE_LAST"])]
+check(len(multi) == 256 and [i for i, r in enumerate(multi) if r[4]] == [65, 131, 197, 255],
+      "big: AckReq on WRITE packets 66, 132, 198 and the last")
 finish()

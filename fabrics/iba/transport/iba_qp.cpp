@@ -30,6 +30,8 @@ bool is_nak(uint8_t s) { return (s & 0x60) == 0x60; }
 // Local ACK timeout: 4.096 us * 2^timeout (IBA 9.7.6.1.3); 0 means infinite.
 Time ack_timeout(uint8_t t) { return t == 0 ? Time::max() : Time::ns(4096) * (int64_t{1} << std::min<int>(t, 31)); }
 
+constexpr uint32_t kMaxPacketsPerAck = 64;
+
 bool is_read(const SendWqe& w) { return w.opcode == IBV_WR_RDMA_READ; }
 bool is_atomic(const SendWqe& w) {
   return w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -205,7 +207,10 @@ bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, Packet& p, std::span<std
 }
 
 Packet IbaQp::next_ud_request(SendWqe& w) {
-  Packet p = nic_.alloc();
+  // C10-93.1.1: a UD message longer than the port MTU sends no packet and
+  // raises no error; the WQE completes successfully (as rxe does).
+  const bool too_long = w.length > mtu_bytes();
+  Packet p = too_long ? Packet{} : nic_.alloc();
   IbaHeaders h;
   h.opcode = w.opcode == IBV_WR_SEND_WITH_IMM ? UD_SEND_ONLY_IMM : UD_SEND_ONLY;
   h.solicited = w.send_flags & IBV_SEND_SOLICITED;
@@ -216,12 +221,14 @@ Packet IbaQp::next_ud_request(SendWqe& w) {
   h.src_qp = qpn_;
   h.imm = ntohl(w.imm_data);
   ibv_wc_status err = IBV_WC_SUCCESS;
-  if (!copy_out(w, 0, p, p.push_back(w.length), err)) {
-    fail_front(err);
-    return Packet{};
+  if (!too_long) {
+    if (!copy_out(w, 0, p, p.push_back(w.length), err)) {
+      fail_front(err);
+      return Packet{};
+    }
+    iba_emit(p, h);
+    fabric_.encap(p, w.ah->attr, qpn_, w.remote_qpn);
   }
-  iba_emit(p, h);
-  fabric_.encap(p, w.ah->attr, qpn_, w.remote_qpn);
   req_psn_ = psn_add(req_psn_, 1);
   // UD completes when the datagram leaves: nothing will acknowledge it.
   SendWqe done = std::move(sq_.front());
@@ -258,7 +265,7 @@ Packet IbaQp::next_request() {
     h.va = w.remote_addr + req_offset_;
     h.rkey = w.rkey;
     h.dma_len = static_cast<uint32_t>(w.length - req_offset_);
-    h.ack_req = false;
+    h.ack_req = ask_for_ack(true);
     iba_emit(p, h);
     req_psn_ = psn_add(w.last_psn, 1);
     req_offset_ = 0;
@@ -269,6 +276,7 @@ Packet IbaQp::next_request() {
     h.rkey = w.rkey;
     h.swap_add = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w.swap : w.compare_add;
     h.compare = w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w.compare_add : 0;
+    h.ack_req = ask_for_ack(true);
     iba_emit(p, h);
     req_psn_ = psn_add(req_psn_, 1);
     ++req_wqe_;
@@ -297,8 +305,9 @@ Packet IbaQp::next_request() {
       h.dma_len = static_cast<uint32_t>(w.length);
     }
     h.imm = ntohl(w.imm_data);
-    h.solicited = last && h.solicited;
-    h.ack_req = rc && last;  // ACK coalescing: ask once a message
+    // Solicited Event only on the last packet of a SEND or WRITE with immediate (9.2.2).
+    h.solicited = h.solicited && last && (!write || imm);
+    h.ack_req = ask_for_ack(last);
     ibv_wc_status err = IBV_WC_SUCCESS;
     if (!copy_out(w, req_offset_, p, p.push_back(n), err)) {
       fail_front(err);
@@ -327,6 +336,17 @@ Packet IbaQp::next_request() {
   }
   if (psn_before(high_psn_, req_psn_)) high_psn_ = req_psn_;
   return p;
+}
+
+// AckReq (IBA 9.2.3): on the last packet of every RC request, and after
+// more than kMaxPacketsPerAck packets without one (rxe's
+// RXE_MAX_PKT_PER_ACK), so a loss near the end of a long message is
+// recovered from the last ACK, not from the message's start.
+bool IbaQp::ask_for_ack(bool last) {
+  if (type() != IBV_QPT_RC) return false;
+  const bool ask = last || noack_pkts_++ > kMaxPacketsPerAck;
+  if (ask) noack_pkts_ = 0;
+  return ask;
 }
 
 // Go-back-N (IBA 9.7.6.1.2): resend everything from `psn` on. Until
@@ -513,10 +533,9 @@ void IbaQp::on_nak(const IbaParsed& p) {
     return;
   }
   switch (s) {
-    case kNakSeqError:
-      ++stats_.seq_naks_received;
+    case kNakSeqError:  // consumes retry_cnt, as in rxe
       ack_through(p.h.psn);
-      go_back_to(p.h.psn);
+      retry_from(p.h.psn);
       return;
     case kNakInvalidRequest:
       ack_through(p.h.psn);

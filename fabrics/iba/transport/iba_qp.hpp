@@ -60,6 +60,7 @@ private:
   Packet next_request();
   Packet next_ud_request(verbs::SendWqe& w);
   void go_back_to(uint32_t psn);
+  bool ask_for_ack(bool last);
   uint32_t packets_of(const verbs::SendWqe& w) const;
   bool copy_out(const verbs::SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst, ibv_wc_status& err);
 
@@ -105,6 +106,7 @@ private:
   uint32_t req_psn_ = 0;     // next PSN to send
   uint32_t high_psn_ = 0;    // one past the highest PSN ever sent (retransmissions are before it)
   int rd_atomic_in_flight_ = 0;
+  uint32_t noack_pkts_ = 0;  // request packets sent since the last AckReq
   bool rnr_wait_ = false;
 
   // completer

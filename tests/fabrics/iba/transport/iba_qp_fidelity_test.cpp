@@ -4,6 +4,8 @@
 // fence, and what a UD receive buffer holds.
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include "fabrics/iba/wire/aeth.hpp"
 #include "tests/fabrics/iba/transport/qp_pair.hpp"
 
@@ -17,6 +19,22 @@ template <typename F>
 void run_until(Pair& p, F done) {
   for (int i = 0; i < 1'000'000 && !done(); ++i) p.sim.run(p.sim.now() + Time::ns(50));
   REQUIRE(done());
+}
+
+// The BTH of every frame a host sends (RoCE v2 over IPv4: Ethernet, IPv4, UDP first).
+struct SentBth {
+  uint8_t opcode;
+  bool se, ack_req;
+};
+std::shared_ptr<std::vector<SentBth>> record_bth(Host& h) {
+  auto out = std::make_shared<std::vector<SentBth>>();
+  h.port(0).on_tx([out](Time, Packet& p) {
+    auto b = p.raw_bytes();
+    constexpr size_t kBth = 14 + 20 + 8;
+    out->push_back({std::to_integer<uint8_t>(b[kBth]), (std::to_integer<int>(b[kBth + 1]) & 0x80) != 0,
+                    (std::to_integer<int>(b[kBth + 8]) & 0x80) != 0});
+  });
+  return out;
 }
 
 }  // namespace
@@ -180,11 +198,8 @@ namespace {
 // The first 40 bytes of b's receive buffer after a 64-byte UD SEND from a.
 std::vector<std::byte> ud_grh_area(Pair& p) {
   p.ud_ready(0x1234);
-  ibv_ah_attr ah{};
-  ah.is_global = 1;
-  ah.grh.dgid = p.b.nic().gid();
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
-  CHECK(p.post_ud(p.a.device().create_ah(p.sa.pd, ah), 64, 0x1234) == 0);
+  CHECK(p.post_ud(p.ah_to_b(), 64, 0x1234) == 0);
   p.sim.run();
   REQUIRE(p.drain(p.sb).size() == 1);
   auto g = p.b.memory().view(p.sb.buf, 40);
@@ -210,4 +225,92 @@ TEST_CASE("a UD receive buffer starts with what rxe and mlx5 write there") {
     CHECK(std::memcmp(&g[8], p.a.nic().gid().raw, 16) == 0);
     CHECK(std::memcmp(&g[24], p.b.nic().gid().raw, 16) == 0);
   }
+}
+
+TEST_CASE("AckReq: within long messages every 65 packets (as rxe), and on READ and atomic requests") {
+  Pair p;
+  p.connect_both();
+  auto sent = record_bth(p.a);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 256 << 10, p.sb.buf, p.sb.mr->rkey, 1) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 4096, p.sb.buf, p.sb.mr->rkey, 2) == 0);
+  CHECK(p.post(p.sa, IBV_WR_ATOMIC_FETCH_AND_ADD, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey, 3) == 0);
+  p.sim.run();
+  REQUIRE(p.drain(p.sa).size() == 3);
+  std::vector<size_t> asked;
+  for (size_t i = 0; i < sent->size(); ++i)
+    if ((*sent)[i].ack_req) asked.push_back(i);
+  REQUIRE(sent->size() == 256 + 2);
+  // WRITE packets 66, 132, 198 and the last; then the READ and the atomic.
+  CHECK(asked == std::vector<size_t>{65, 131, 197, 255, 256, 257});
+  CHECK(p.iba(p.sb).stats().acks_sent == 4);
+}
+
+TEST_CASE("the solicited event bit is only on SEND and WRITE with immediate (IBA 9.2.2)") {
+  Pair p;
+  p.connect_both();
+  auto sent = record_bth(p.a);
+  CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 1) == 0);
+  CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 2) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, 1, IBV_SEND_SOLICITED) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, 2, IBV_SEND_SOLICITED) ==
+        0);
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 64, 0, 0, 3, IBV_SEND_SOLICITED) == 0);
+  p.sim.run();
+  REQUIRE(sent->size() == 3);
+  CHECK_FALSE((*sent)[0].se);
+  CHECK((*sent)[1].se);
+  CHECK((*sent)[2].se);
+}
+
+TEST_CASE("a PSN sequence error NAK consumes retry_cnt, as in rxe") {
+  Pair p;
+  p.connect_both(100, 200, 7, /*retry_cnt=*/0);
+  auto sent = record_bth(p.a);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 64 << 10, p.sb.buf, p.sb.mr->rkey) == 0);
+  // Lose a few packets from the middle of the message: the responder NAKs the gap.
+  run_until(p, [&] { return sent->size() >= 10; });
+  Port::set_link_up(p.a.port(0), false);
+  p.sim.run(p.sim.now() + Time::ns(300));
+  Port::set_link_up(p.a.port(0), true);
+  p.sim.run();
+  CHECK(p.iba(p.sb).stats().seq_naks_sent == 1);
+  auto wc = p.drain(p.sa);
+  REQUIRE(wc.size() == 1);
+  CHECK(wc[0].status == IBV_WC_RETRY_EXC_ERR);
+}
+
+TEST_CASE("a UD SEND longer than the port MTU: success, and nothing sent (C10-93.1.1, as rxe)") {
+  Pair p(0, IBV_QPT_UD);
+  p.ud_ready(0x1234);
+  CHECK(p.post_recv(p.sb, p.sb.buf, 8192) == 0);
+  CHECK(p.post_ud(p.ah_to_b(), 4097, 0x1234) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  REQUIRE(wa.size() == 1);
+  CHECK(wa[0].status == IBV_WC_SUCCESS);
+  CHECK(p.a.nic().stats().frames_sent == 0);
+  CHECK(p.drain(p.sb).empty());
+}
+
+TEST_CASE("RoCE: an address without a GRH is EINVAL, in ibv_create_ah and ibv_modify_qp") {
+  Pair p;
+  ibv_ah_attr ah{};
+  ah.dlid = 1;
+  errno = 0;
+  CHECK(p.a.device().create_ah(p.sa.pd, ah) == nullptr);
+  CHECK(errno == EINVAL);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  REQUIRE(p.sa.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+  a.qp_state = IBV_QPS_RTR;
+  a.ah_attr = ah;
+  a.path_mtu = IBV_MTU_1024;
+  a.dest_qp_num = p.sb.qp->qp_num();
+  CHECK(p.sa.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == EINVAL);
+  a.ah_attr.is_global = 1;
+  a.ah_attr.grh.dgid = p.b.nic().gid();
+  CHECK(p.sa.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
 }

@@ -202,10 +202,7 @@ TEST_CASE("a dead link exhausts retry_cnt: IBV_WC_RETRY_EXC_ERR") {
 TEST_CASE("UD: a datagram with the wrong Q_Key is dropped silently") {
   Pair p(0, IBV_QPT_UD);
   p.ud_ready(0x1234);
-  ibv_ah_attr ah{};
-  ah.is_global = 1;
-  ah.grh.dgid = p.b.nic().gid();
-  verbs::AddressHandle* h = p.a.device().create_ah(p.sa.pd, ah);
+  verbs::AddressHandle* h = p.ah_to_b();
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
   for (uint32_t qkey : {0x9999u, 0x1234u}) CHECK(p.post_ud(h, 64, qkey, qkey) == 0);
   p.sim.run();

@@ -108,6 +108,13 @@ struct Pair {
       REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
     }
   }
+  // An address handle on a towards b (RoCE: a GRH with b's GID).
+  verbs::AddressHandle* ah_to_b() {
+    ibv_ah_attr ah{};
+    ah.is_global = 1;
+    ah.grh.dgid = b.nic().gid();
+    return a.device().create_ah(sa.pd, ah);
+  }
   // A UD SEND of `len` bytes from a's buffer to b's QP.
   int post_ud(verbs::AddressHandle* ah, uint32_t len, uint32_t qkey, uint64_t wr_id = 1) {
     ibv_sge sge{sa.buf, len, sa.mr->lkey};
