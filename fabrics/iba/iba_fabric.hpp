@@ -37,6 +37,7 @@ public:
   std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
                                               const verbs::QpInitAttr& init) override;
   void receive(Packet p) override;
+  bool supports_srq() const override { return true; }
 
   // Prepends this fabric's headers to transport headers + payload + pad +
   // ICRC room, towards `dest`.

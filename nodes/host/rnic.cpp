@@ -83,12 +83,12 @@ Time Rnic::doorbell_delay(bool inline_pio) const {
   return cfg_.pcie_latency * 3;
 }
 
-void Rnic::deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc) {
+void Rnic::deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc, bool solicited) {
   ++stats_.cqes;
-  cqe_pipe_.push_back({&cq, wc});
+  cqe_pipe_.push_back({&cq, wc, solicited});
   sim_.after(cfg_.pcie_latency, [this] {
-    auto [q, c] = cqe_pipe_.take_front();
-    q->push(c);
+    const CqeWrite w = cqe_pipe_.take_front();
+    w.cq->push(w.wc, w.solicited);
   });
 }
 

@@ -62,6 +62,8 @@ public:
   virtual void seal(Packet& p) const = 0;
   // Every address needs a GRH (RoCE, IBA annexes A16 and A17).
   virtual bool requires_grh() const { return false; }
+  // Its QPs can take receives from a shared receive queue.
+  virtual bool supports_srq() const { return false; }
 };
 
 // The NIC's own timing. What the CPU pays (posting, polling, interrupts) is
@@ -114,7 +116,8 @@ public:
   // doorbell over PCIe and, for a DMA doorbell, the WQE fetch round trip.
   Time doorbell_delay(bool inline_pio) const;
   // Writes a CQE to host memory (a PCIe write) and tells the CQ.
-  void deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc);
+  // `solicited`: a received message that asked for a solicited event.
+  void deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc, bool solicited = false);
   // Sends a frame the NIC makes itself, outside any QP's turn (a DCQCN CNP).
   void send_cnp(Packet p);
   // A CNP arrived (counted here; the QP reacts).
@@ -144,7 +147,12 @@ private:
   ibv_mtu active_mtu_ = IBV_MTU_4096;
   Ring<TxSource*> ready_;
   Ring<Packet> rx_pipe_;
-  Ring<std::pair<verbs::CompletionQueue*, ibv_wc>> cqe_pipe_;  // CQE writes in flight over PCIe
+  struct CqeWrite {
+    verbs::CompletionQueue* cq;
+    ibv_wc wc;
+    bool solicited;
+  };
+  Ring<CqeWrite> cqe_pipe_;  // CQE writes in flight over PCIe
   Stats stats_;
 };
 

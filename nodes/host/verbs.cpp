@@ -80,9 +80,11 @@ int CompletionQueue::poll(int n, ibv_wc* wc) {
   return got;
 }
 
-void CompletionQueue::push(const ibv_wc& wc) {
+void CompletionQueue::push(const ibv_wc& wc, bool solicited) {
+  if (overflow_) return;  // a CQ in error takes no more completions
   if (ring_.size() >= capacity_) {
-    overflow_ = true;  // IBV_EVENT_CQ_ERR on real hardware; the completion is lost
+    overflow_ = true;  // the completion is lost
+    device_.cq_overflowed(*this);
     return;
   }
   ring_.push_back(wc);
@@ -91,7 +93,7 @@ void CompletionQueue::push(const ibv_wc& wc) {
     device_.sim().cancel(waiter_timeout_);
     device_.sim().at(device_.sim().now(), detail::ResumeEvent(std::exchange(waiter_, nullptr)));
   }
-  if (irq_waiter_) {
+  if (armed_ && (!solicited_only_ || solicited || wc.status != IBV_WC_SUCCESS)) {
     ++irq_count_;
     if (irq_count_ >= moderation_.frames) {
       fire();
@@ -116,17 +118,32 @@ void CompletionQueue::wait_within(std::coroutine_handle<> h, Time limit, bool& c
   });
 }
 
-void CompletionQueue::arm(std::coroutine_handle<> h) {
-  irq_waiter_ = h;
-  irq_count_ = 0;
+int CompletionQueue::req_notify(bool solicited_only) {
+  if (!armed_) irq_count_ = 0;
+  // Armed for any completion stays so (ibv_req_notify_cq(3)).
+  solicited_only_ = armed_ ? solicited_only_ && solicited_only : solicited_only;
+  armed_ = true;
+  return 0;
 }
 
+// The completion event: the CQ disarms; the program hears of it after the interrupt latency.
 void CompletionQueue::fire() {
   device_.sim().cancel(irq_timer_);
   irq_timer_ = {};
   irq_count_ = 0;
+  armed_ = false;
   ++interrupts_;
-  device_.sim().after(moderation_.latency, detail::ResumeEvent(std::exchange(irq_waiter_, nullptr)));
+  if (irq_waiter_) device_.sim().after(moderation_.latency, detail::ResumeEvent(std::exchange(irq_waiter_, nullptr)));
+  if (channel_) device_.sim().after(moderation_.latency, [this] { channel_->deliver(*this); });
+}
+
+CompletionChannel::~CompletionChannel() {
+  if (waiter_) waiter_.destroy();
+}
+
+void CompletionChannel::deliver(CompletionQueue& cq) {
+  events_.push_back(&cq);
+  if (waiter_) device_.sim().at(device_.sim().now(), detail::ResumeEvent(std::exchange(waiter_, nullptr)));
 }
 
 // ------------------------------------------------------------------ QueuePair
@@ -150,6 +167,7 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   // Value checks (IBA 11.2.5.2 ranges).
   if ((mask & IBV_QP_PATH_MTU) && (a.path_mtu < IBV_MTU_256 || a.path_mtu > IBV_MTU_4096)) return EINVAL;
   if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
+  if ((mask & IBV_QP_PKEY_INDEX) && a.pkey_index != 0) return EINVAL;  // a P_Key table of one entry
   if ((mask & IBV_QP_TIMEOUT) && a.timeout > 31) return EINVAL;
   if ((mask & IBV_QP_RETRY_CNT) && a.retry_cnt > 7) return EINVAL;
   if ((mask & IBV_QP_RNR_RETRY) && a.rnr_retry > 7) return EINVAL;
@@ -284,7 +302,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   for (; wr; wr = wr->next) {
     int err = 0;
-    if (state_ == IBV_QPS_RESET)
+    if (state_ == IBV_QPS_RESET || init_.srq)
       err = EINVAL;
     else if (rq_.size() >= init_.cap.max_recv_wr)
       err = ENOMEM;
@@ -306,6 +324,63 @@ int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     recv_posted();
   }
   return 0;
+}
+
+bool QueuePair::take_recv(RecvWqe& out) {
+  if (init_.srq) return init_.srq->take(out);
+  if (rq_.empty()) return false;
+  out = std::move(rq_.front());
+  rq_.pop_front();
+  return true;
+}
+
+void QueuePair::give_back_recv(RecvWqe&& r) {
+  if (init_.srq)
+    init_.srq->give_back(std::move(r));
+  else
+    rq_.push_front(std::move(r));
+}
+
+// ---------------------------------------------------------- SharedReceiveQueue
+
+int SharedReceiveQueue::post(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  for (; wr; wr = wr->next) {
+    int err = 0;
+    if (wqes_.size() >= attr_.max_wr)
+      err = ENOMEM;
+    else if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > attr_.max_sge)
+      err = EINVAL;
+    if (err) {
+      if (bad_wr) *bad_wr = wr;
+      return err;
+    }
+    RecvWqe r;
+    r.wr_id = wr->wr_id;
+    r.sges.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+    for (const ibv_sge& s : r.sges) r.length += s.length;
+    wqes_.push_back(std::move(r));
+  }
+  return 0;
+}
+
+int SharedReceiveQueue::modify(const ibv_srq_attr& attr, int mask) {
+  if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) return EINVAL;
+  if (mask & IBV_SRQ_MAX_WR) return EINVAL;  // resizing: not supported (no IBV_DEVICE_SRQ_RESIZE)
+  if ((mask & IBV_SRQ_LIMIT) && attr.srq_limit > attr_.max_wr) return EINVAL;
+  if (mask & IBV_SRQ_LIMIT) attr_.srq_limit = attr.srq_limit;
+  return 0;
+}
+
+bool SharedReceiveQueue::take(RecvWqe& out) {
+  if (wqes_.empty()) return false;
+  out = std::move(wqes_.front());
+  wqes_.pop_front();
+  // IBA 10.2.9.4 (C10-124.1.1): below the armed limit, one event, then disarmed.
+  if (attr_.srq_limit > 0 && wqes_.size() < attr_.srq_limit) {
+    attr_.srq_limit = 0;
+    device_.raise({IBV_EVENT_SRQ_LIMIT_REACHED, nullptr, nullptr, this});
+  }
+  return true;
 }
 
 ibv_wc_opcode QueuePair::wc_opcode(ibv_wr_opcode op) const {
@@ -379,7 +454,7 @@ void QueuePair::complete_send(const SendWqe& w, ibv_wc_status status, uint32_t b
 
 void QueuePair::complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opcode op, uint32_t byte_len,
                               uint32_t imm_be, bool with_imm, uint32_t src_qp, bool grh, uint16_t slid,
-                              uint8_t sl) {
+                              uint8_t sl, bool solicited) {
   ibv_wc wc{};
   wc.wr_id = w.wr_id;
   wc.status = status;
@@ -394,7 +469,7 @@ void QueuePair::complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opc
     wc.wc_flags |= IBV_WC_WITH_IMM;
   }
   if (grh) wc.wc_flags |= IBV_WC_GRH;
-  device_.nic().deliver_cqe(*init_.recv_cq, wc);
+  device_.nic().deliver_cqe(*init_.recv_cq, wc, solicited);
 }
 
 void QueuePair::enter_error() {
@@ -463,16 +538,48 @@ int Device::dereg_mr(MemoryRegion* mr) {
   return 0;
 }
 
-CompletionQueue* Device::create_cq(int cqe) {
+CompletionQueue* Device::create_cq(int cqe, CompletionChannel* channel) {
   if (cqe < 1 || static_cast<uint32_t>(cqe) > kMaxCqe) {
     errno = EINVAL;
     return nullptr;
   }
-  cqs_.push_back(std::make_unique<CompletionQueue>(*this, cqe));
+  cqs_.push_back(std::make_unique<CompletionQueue>(*this, cqe, channel));
   return cqs_.back().get();
 }
 
+CompletionChannel* Device::create_comp_channel() {
+  channels_.push_back(std::make_unique<CompletionChannel>(*this));
+  return channels_.back().get();
+}
+
+SharedReceiveQueue* Device::create_srq(ProtectionDomain* pd, const ibv_srq_init_attr& init) {
+  if (!pd || init.attr.max_wr == 0 || init.attr.max_wr > kMaxQpWr || init.attr.max_sge > kMaxSge) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  srqs_.push_back(std::make_unique<SharedReceiveQueue>(*this, *pd, init.attr));
+  return srqs_.back().get();
+}
+
+bool Device::get_async_event(AsyncEvent& out) {
+  if (async_.empty()) return false;
+  out = async_.front();
+  async_.pop_front();
+  return true;
+}
+
+void Device::cq_overflowed(CompletionQueue& cq) {
+  raise({IBV_EVENT_CQ_ERR, &cq});
+  for (const auto& qp : qps_)
+    if (qp->init_attr().send_cq == &cq || qp->init_attr().recv_cq == &cq) qp->fail();
+}
+
 QueuePair* Device::create_qp(ProtectionDomain* pd, const QpInitAttr& init) {
+  // A QP and its SRQ share a PD (IBA 10.2.9.1).
+  if (init.srq && (&init.srq->pd() != pd || !nic_.fabric().supports_srq())) {
+    errno = init.srq && &init.srq->pd() != pd ? EINVAL : EOPNOTSUPP;
+    return nullptr;
+  }
   if (!pd || !init.send_cq || !init.recv_cq || init.cap.max_send_wr > kMaxQpWr ||
       init.cap.max_recv_wr > kMaxQpWr || init.cap.max_send_sge > kMaxSge || init.cap.max_recv_sge > kMaxSge ||
       init.cap.max_inline_data > nic_.config().max_inline) {
@@ -526,6 +633,13 @@ int Device::query_port(uint8_t port, ibv_port_attr& out) const {
   // Only the subnet manager of a native IB fabric gives a port a LID.
   out.link_layer = nic_.lid() ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
   out.gid_tbl_len = 1;
+  out.pkey_tbl_len = 1;
+  return 0;
+}
+
+int Device::query_pkey(uint8_t port, int index, uint16_t& out) const {
+  if (port != 1 || index != 0) return EINVAL;
+  out = kDefaultPkey;
   return 0;
 }
 

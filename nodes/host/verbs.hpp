@@ -24,8 +24,47 @@ class HostMemory;
 
 namespace rdmasim::verbs {
 
+// The port's one P_Key table entry: the default partition, full member
+// (IBA 10.9.1.2). ibv_query_pkey index 0; a QP's pkey_index must be 0.
+inline constexpr uint16_t kDefaultPkey = 0xFFFF;
+
+class CompletionQueue;
 class Device;
 class QueuePair;
+class SharedReceiveQueue;
+
+// A completion channel (ibv_create_comp_channel): the completion events of
+// the CQs created with it arrive here, one per ibv_req_notify_cq arming.
+class CompletionChannel {
+public:
+  explicit CompletionChannel(Device& d) : device_(d) {}
+  ~CompletionChannel();
+  CompletionChannel(const CompletionChannel&) = delete;
+  CompletionChannel& operator=(const CompletionChannel&) = delete;
+
+  // co_await ch.get_event(): ibv_get_cq_event; resumes when an event is
+  // pending and yields the CQ it is about.
+  struct EventAwaiter {
+    CompletionChannel& ch;
+    bool await_ready() const { return !ch.events_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { ch.waiter_ = h; }
+    CompletionQueue* await_resume() {
+      CompletionQueue* cq = ch.events_.front();
+      ch.events_.pop_front();
+      return cq;
+    }
+  };
+  EventAwaiter get_event() { return {*this}; }
+  size_t pending() const { return events_.size(); }
+
+private:
+  friend class CompletionQueue;
+  void deliver(CompletionQueue& cq);
+
+  Device& device_;
+  std::deque<CompletionQueue*> events_;
+  std::coroutine_handle<> waiter_;
+};
 
 class ProtectionDomain {
 public:
@@ -54,7 +93,8 @@ struct MemoryRegion {
 // the next completion (the host's completion mode decides what that costs).
 class CompletionQueue {
 public:
-  CompletionQueue(Device& d, int cqe) : device_(d), capacity_(cqe) {}
+  CompletionQueue(Device& d, int cqe, CompletionChannel* channel = nullptr)
+      : device_(d), capacity_(cqe), channel_(channel) {}
   // A program still waiting on this CQ when it goes away is dropped with it.
   ~CompletionQueue();
   CompletionQueue(const CompletionQueue&) = delete;
@@ -63,6 +103,8 @@ public:
   // Like ibv_poll_cq: up to n completions into wc; returns how many.
   int poll(int n, ibv_wc* wc);
   size_t depth() const { return ring_.size(); }
+  // A completion found the CQ full (IBA 11.6.3.4): it was lost, the device
+  // raised IBV_EVENT_CQ_ERR and the QPs completing here went to ERR.
   bool overflowed() const { return overflow_; }
 
   // co_await cq.next(): resumes as soon as a completion is queued (a
@@ -94,43 +136,102 @@ public:
     Time latency = Time::us(1);
   };
   void set_moderation(const Moderation& m) { moderation_ = m; }
-  // co_await cq.interrupt(): ibv_req_notify_cq + ibv_get_cq_event; resumes
-  // after the moderated interrupt (at once if a completion is already queued).
+  // ibv_req_notify_cq: the next completion (solicited_only: the next one of
+  // a message that arrived with the Solicited Event bit, or in error; IBA
+  // 11.4.2.2) makes one completion event, after moderation, on the CQ's
+  // channel. Arming an armed CQ is harmless; the event is not repeated.
+  int req_notify(bool solicited_only);
+  // co_await cq.interrupt(): how a program sleeps until the next
+  // completion — ibv_poll_cq (a completion already queued ends the wait at
+  // once), else ibv_req_notify_cq, ibv_poll_cq again, ibv_get_cq_event;
+  // resumes after the moderated interrupt.
   struct InterruptAwaiter {
     CompletionQueue& cq;
     bool await_ready() const { return !cq.ring_.empty(); }
-    void await_suspend(std::coroutine_handle<> h) { cq.arm(h); }
+    void await_suspend(std::coroutine_handle<> h) {
+      cq.req_notify(false);  // nothing can arrive between this and the poll above: same instant
+      cq.irq_waiter_ = h;
+    }
     void await_resume() const {}
   };
   InterruptAwaiter interrupt() { return {*this}; }
   uint64_t interrupts() const { return interrupts_; }
 
-  // The NIC adds a completion (after the CQE's DMA write).
-  void push(const ibv_wc& wc);
+  // The NIC adds a completion (after the CQE's DMA write); `solicited`: of
+  // a received message whose last packet had the SE bit.
+  void push(const ibv_wc& wc, bool solicited = false);
 
 private:
-  void arm(std::coroutine_handle<> h);
   void wait_within(std::coroutine_handle<> h, Time limit, bool& came);
   void fire();
 
   Device& device_;
   size_t capacity_;
+  CompletionChannel* channel_;
   std::deque<ibv_wc> ring_;
   bool overflow_ = false;
   std::coroutine_handle<> waiter_;
   EventId waiter_timeout_;
   bool* waiter_came_ = nullptr;
-  // interrupt path
+  // completion events
+  bool armed_ = false, solicited_only_ = false;
   Moderation moderation_;
-  std::coroutine_handle<> irq_waiter_;
+  std::coroutine_handle<> irq_waiter_;  // a program in interrupt(), not on a channel
   uint32_t irq_count_ = 0;
   EventId irq_timer_;
   uint64_t interrupts_ = 0;
 };
 
+struct RecvWqe {
+  uint64_t wr_id = 0;
+  std::vector<ibv_sge> sges;
+  uint64_t length = 0;
+};
+
+// A shared receive queue (ibv_create_srq, IBA 10.2.9): receive WQEs any QP
+// created with it takes, oldest first. Armed with a limit (ibv_modify_srq
+// IBV_SRQ_LIMIT), it raises IBV_EVENT_SRQ_LIMIT_REACHED once when fewer
+// WQEs than the limit remain, and disarms.
+class SharedReceiveQueue {
+public:
+  SharedReceiveQueue(Device& d, ProtectionDomain& pd, const ibv_srq_attr& attr) : device_(d), pd_(pd), attr_(attr) {
+    attr_.srq_limit = 0;  // ibv_create_srq ignores it: the SRQ starts disarmed
+  }
+  // ibv_post_srq_recv: ENOMEM when full, EINVAL for too many SGEs.
+  int post(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+  // ibv_modify_srq: IBV_SRQ_LIMIT arms (EINVAL above max_wr); resizing is not supported (EINVAL).
+  int modify(const ibv_srq_attr& attr, int mask);
+  int query(ibv_srq_attr& attr) const {
+    attr = attr_;
+    return 0;
+  }
+  ProtectionDomain& pd() const { return pd_; }
+  size_t depth() const { return wqes_.size(); }
+
+  // The responder takes the next WQE (false: none posted) or gives back
+  // one it took for a message it abandoned.
+  bool take(RecvWqe& out);
+  void give_back(RecvWqe&& r) { wqes_.push_front(std::move(r)); }
+
+private:
+  Device& device_;
+  ProtectionDomain& pd_;
+  ibv_srq_attr attr_;
+  std::deque<RecvWqe> wqes_;
+};
+
+// An asynchronous event (ibv_get_async_event): the type and what it is about.
+struct AsyncEvent {
+  ibv_event_type type;
+  CompletionQueue* cq = nullptr;
+  QueuePair* qp = nullptr;
+  SharedReceiveQueue* srq = nullptr;
+};
+
 struct QpInitAttr {
   CompletionQueue* send_cq = nullptr;
   CompletionQueue* recv_cq = nullptr;
+  SharedReceiveQueue* srq = nullptr;  // receives come from it; ibv_post_recv is then EINVAL
   ibv_qp_cap cap{.max_send_wr = 128, .max_recv_wr = 128, .max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256};
   ibv_qp_type qp_type = IBV_QPT_RC;
   bool sq_sig_all = false;
@@ -168,12 +269,6 @@ struct SendWqe {
   uint64_t done_bytes = 0;
 };
 
-struct RecvWqe {
-  uint64_t wr_id = 0;
-  std::vector<ibv_sge> sges;
-  uint64_t length = 0;
-};
-
 class QueuePair {
 public:
   QueuePair(Device& d, ProtectionDomain& pd, uint32_t qpn, const QpInitAttr& init);
@@ -198,6 +293,9 @@ public:
   // Bytes of the path MTU (from attr().path_mtu).
   uint32_t mtu_bytes() const { return 128u << attr_.path_mtu; }
 
+  // The device moves the QP to ERR (a CQ it completes to overflowed).
+  void fail() { if (state_ != IBV_QPS_ERR && state_ != IBV_QPS_RESET) enter_error(); }
+
 protected:
   // Transport hooks.
   virtual int check_send(const ibv_send_wr& wr) const;  // transport-specific errno checks
@@ -210,8 +308,13 @@ protected:
   void complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len = 0);
   void complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opcode op, uint32_t byte_len,
                      uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false, uint16_t slid = 0,
-                     uint8_t sl = 0);
+                     uint8_t sl = 0, bool solicited = false);
   ibv_wc_opcode wc_opcode(ibv_wr_opcode op) const;
+  // The receive WQE for an arriving message: from the SRQ when the QP has
+  // one, else from its own receive queue. False when none is posted.
+  bool take_recv(RecvWqe& out);
+  // A receive taken for a message that was abandoned is the next one again.
+  void give_back_recv(RecvWqe&& r);
 
   // Copies between a scatter/gather list, from its byte `offset` on, and
   // `bytes`; each piece is checked against the region its lkey names: valid,
@@ -250,12 +353,16 @@ public:
   // ibv_reg_mr: nullptr with errno EINVAL for bad flags or a range outside host memory.
   MemoryRegion* reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t length, int access);
   int dereg_mr(MemoryRegion* mr);
-  CompletionQueue* create_cq(int cqe);
+  CompletionQueue* create_cq(int cqe, CompletionChannel* channel = nullptr);
+  CompletionChannel* create_comp_channel();
+  // ibv_create_srq: nullptr with errno EINVAL for a max_wr or max_sge beyond the device's.
+  SharedReceiveQueue* create_srq(ProtectionDomain* pd, const ibv_srq_init_attr& init);
   // ibv_create_qp: nullptr with errno EINVAL / EOPNOTSUPP (e.g. UD on iWARP).
   QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& init);
   AddressHandle* create_ah(ProtectionDomain* pd, const ibv_ah_attr& attr);
   int query_port(uint8_t port, ibv_port_attr& out) const;
   int query_gid(uint8_t port, int index, ibv_gid& out) const;
+  int query_pkey(uint8_t port, int index, uint16_t& out) const;  // host byte order
 
   // Key lookups for the NIC: nullptr when the key names no valid region.
   MemoryRegion* mr_by_lkey(uint32_t lkey) const;
@@ -263,14 +370,25 @@ public:
   QueuePair* qp_by_num(uint32_t qpn) const;
   const std::vector<std::unique_ptr<QueuePair>>& qps() const { return qps_; }
 
+  // ibv_get_async_event on a non-blocking async fd: false when none is pending.
+  bool get_async_event(AsyncEvent& out);
+  // The device raises an affiliated asynchronous event (IBA 11.6.3).
+  void raise(const AsyncEvent& e) { async_.push_back(e); }
+  // A completion found `cq` full: IBV_EVENT_CQ_ERR, and every QP that
+  // completes to it goes to ERR.
+  void cq_overflowed(CompletionQueue& cq);
+
 private:
   Rnic& nic_;
   HostMemory& memory_;
   std::vector<std::unique_ptr<ProtectionDomain>> pds_;
   std::vector<std::unique_ptr<MemoryRegion>> mrs_;
+  std::vector<std::unique_ptr<CompletionChannel>> channels_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
   std::vector<std::unique_ptr<QueuePair>> qps_;
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
+  std::vector<std::unique_ptr<SharedReceiveQueue>> srqs_;
+  std::deque<AsyncEvent> async_;
 };
 
 }  // namespace rdmasim::verbs

@@ -572,8 +572,24 @@ IbaQp::RespStep IbaQp::check_psn(const IbaParsed& p) const {
   return RespStep::OutOfSequence;
 }
 
+// P_Key check (IBA 10.9.3): the base values match and one side at least is
+// a full member.
+bool IbaQp::pkey_matches(uint16_t pkey) const {
+  const uint16_t own = verbs::kDefaultPkey;  // the one P_Key table entry (ibv_query_pkey)
+  return (pkey & 0x7FFF) == (own & 0x7FFF) && ((pkey | own) & 0x8000) != 0;
+}
+
+int IbaQp::read_atomic_queued() const {
+  return static_cast<int>(
+      std::count_if(responses_.begin(), responses_.end(), [](const Response& r) { return r.kind != Response::Ack; }));
+}
+
 void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
   if (state_ == IBV_QPS_RESET || state_ == IBV_QPS_INIT || state_ == IBV_QPS_ERR) return;  // silently dropped
+  if (!pkey_matches(p.h.pkey)) {
+    ++stats_.pkey_violations;  // silently dropped (and counted, as the port's P_Key violation counter)
+    return;
+  }
   const uint8_t op = p.h.opcode;
   if (op == CNP) {
     on_cnp();
@@ -697,7 +713,7 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
         return;
       }
       // UC (9.8.3): a gap drops the message in progress; resynchronise on this packet.
-      if (in_msg_ == InMessage::Send && recv_active_) rq_.push_front(std::move(recv_));
+      if (in_msg_ == InMessage::Send && recv_active_) give_back_recv(std::move(recv_));
       recv_active_ = false;
       in_msg_ = InMessage::None;
       epsn_ = p.h.psn;
@@ -740,12 +756,19 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
   // on RC a class C remote access error, on UC the message is dropped.
   auto remote_access_error = [&] { class_c_error(p, kNakRemoteAccess); };
 
+  // Responder resources (9.7.5.1.3): no more READs and atomics queued than
+  // max_dest_rd_atomic; one more is an invalid request.
+  if ((read || atomic) && read_atomic_queued() >= std::max<int>(1, attr_.max_dest_rd_atomic)) {
+    class_c_error(p, kNakInvalidRequest);
+    return;
+  }
+
   uint32_t psn_span = 1;
   if (send || (write && info.any(iba_op::kImmediate))) {
     // A SEND, or a WRITE with immediate at its last packet, consumes a receive WQE.
     const bool needs_wqe = send ? first : last;
     if (needs_wqe && !recv_active_) {
-      if (rq_.empty()) {
+      if (!take_recv(recv_)) {
         // 9.7.5.2.8: receiver not ready; ask the requester to come back later.
         if (rc) {
           ++stats_.rnr_naks_sent;
@@ -753,8 +776,6 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
         }
         return;
       }
-      recv_ = std::move(rq_.front());
-      rq_.pop_front();
       recv_active_ = true;
       recv_offset_ = 0;
     }
@@ -838,7 +859,8 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
       const ibv_wc_opcode wop = send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
       // byte_len: the bytes placed; for WRITE with immediate the RETH DMA length (as rxe and mlx5).
       const uint32_t len = send ? static_cast<uint32_t>(recv_offset_) : write_len_;
-      complete_recv(recv_, IBV_WC_SUCCESS, wop, len, htonl(p.h.imm), info.any(iba_op::kImmediate));
+      complete_recv(recv_, IBV_WC_SUCCESS, wop, len, htonl(p.h.imm), info.any(iba_op::kImmediate), 0, false, 0, 0,
+                    p.h.solicited);
       recv_active_ = false;
     }
   }
@@ -853,9 +875,7 @@ void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, c
   if (!info.any(iba_op::kSend) || !info.any(iba_op::kOnly)) return;
   // IBA 10.2.5: a Q_Key that does not match drops the datagram silently.
   if (p.h.qkey != attr_.qkey) return;
-  if (rq_.empty()) return;  // UD has no RNR: the datagram is lost
-  recv_ = std::move(rq_.front());
-  rq_.pop_front();
+  if (!take_recv(recv_)) return;  // UD has no RNR: the datagram is lost
   recv_offset_ = 0;
   // The first 40 bytes of a UD receive buffer get the GRH (IBA 11.4.1.1),
   // or what stands for it (the fabric's decap says what).
@@ -864,7 +884,7 @@ void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, c
     return;
   }
   complete_recv(recv_, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(recv_offset_), htonl(p.h.imm),
-                info.any(iba_op::kImmediate), p.h.src_qp, src.has_grh, src.slid, src.sl);
+                info.any(iba_op::kImmediate), p.h.src_qp, src.has_grh, src.slid, src.sl, p.h.solicited);
 }
 
 Packet IbaQp::next_response() {

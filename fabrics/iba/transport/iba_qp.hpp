@@ -44,7 +44,7 @@ public:
 
   struct Stats {
     uint64_t retransmitted_packets = 0, timeouts = 0, seq_naks_sent = 0, seq_naks_received = 0;
-    uint64_t rnr_naks_sent = 0, rnr_naks_received = 0, duplicates = 0, acks_sent = 0;
+    uint64_t rnr_naks_sent = 0, rnr_naks_received = 0, duplicates = 0, acks_sent = 0, pkey_violations = 0;
   };
   const Stats& stats() const { return stats_; }
 
@@ -80,6 +80,8 @@ private:
   // ---- responder ----
   enum class RespStep { Execute, Duplicate, OutOfSequence, Drop };
   RespStep check_psn(const IbaParsed& p) const;
+  bool pkey_matches(uint16_t pkey) const;
+  int read_atomic_queued() const;
   void respond(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
   void respond_duplicate(const IbaParsed& p);
   void respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "core/task.hpp"
+#include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/wire/aeth.hpp"
 #include "tests/fabrics/iba/transport/qp_pair.hpp"
 
@@ -313,4 +315,167 @@ TEST_CASE("RoCE: an address without a GRH is EINVAL, in ibv_create_ah and ibv_mo
   a.ah_attr.grh.dgid = p.b.nic().gid();
   CHECK(p.sa.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
+}
+
+TEST_CASE("a shared receive queue feeds a QP's receives and raises its limit event once") {
+  Pair p;
+  ibv_srq_init_attr init{};
+  init.attr.max_wr = 4;
+  init.attr.max_sge = 1;
+  verbs::SharedReceiveQueue* srq = p.b.device().create_srq(p.sb.pd, init);
+  REQUIRE(srq);
+  Pair::new_qp(p.b, p.sb, p.sb.cq, srq);
+  p.connect_both();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 64) == EINVAL);  // receives go to the SRQ
+  for (uint64_t i = 0; i < 3; ++i) {
+    ibv_sge sge{p.sb.buf + i * 4096, 4096, p.sb.mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = 10 + i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    CHECK(srq->post(&wr, nullptr) == 0);
+  }
+  ibv_srq_attr limit{};
+  limit.srq_limit = 5;
+  CHECK(srq->modify(limit, IBV_SRQ_LIMIT) == EINVAL);  // above max_wr
+  limit.srq_limit = 2;
+  CHECK(srq->modify(limit, IBV_SRQ_LIMIT) == 0);
+  for (uint64_t i = 1; i <= 3; ++i) CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0, i) == 0);
+  p.sim.run();
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 3);
+  for (uint64_t i = 0; i < 3; ++i) {
+    CHECK(wb[i].wr_id == 10 + i);
+    CHECK(wb[i].status == IBV_WC_SUCCESS);
+  }
+  verbs::AsyncEvent e{};
+  REQUIRE(p.b.device().get_async_event(e));
+  CHECK(e.type == IBV_EVENT_SRQ_LIMIT_REACHED);
+  CHECK(e.srq == srq);
+  CHECK_FALSE(p.b.device().get_async_event(e));  // disarmed after one event
+  ibv_srq_attr now{};
+  srq->query(now);
+  CHECK(now.srq_limit == 0);
+  // An empty SRQ: the next SEND meets RNR NAKs.
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0, 4) == 0);
+  p.sim.run(p.sim.now() + Time::us(100));
+  CHECK(p.iba(p.sb).stats().rnr_naks_sent > 0);
+}
+
+TEST_CASE("CQ overflow: IBV_EVENT_CQ_ERR and the QPs completing to it go to ERR") {
+  Pair p;
+  Pair::new_qp(p.a, p.sa, p.a.device().create_cq(2));
+  p.connect_both();
+  for (uint64_t i = 1; i <= 4; ++i)
+    CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, i) == 0);
+  p.sim.run();
+  CHECK(p.sa.cq->overflowed());
+  CHECK(p.sa.qp->state() == IBV_QPS_ERR);
+  verbs::AsyncEvent e{};
+  REQUIRE(p.a.device().get_async_event(e));
+  CHECK(e.type == IBV_EVENT_CQ_ERR);
+  CHECK(e.cq == p.sa.cq);
+  CHECK(p.drain(p.sa).size() == 2);
+}
+
+TEST_CASE("the responder enforces max_dest_rd_atomic: one READ too many is an invalid request") {
+  Pair p;
+  Pair::connect(p.sa, p.b, p.sb, 100, 200);  // the requester may have 4 READs in flight
+  Pair::connect(p.sb, p.a, p.sa, 200, 100, 7, 7, 10, 1, /*max_dest_rd_atomic=*/1);
+  for (uint64_t i = 1; i <= 2; ++i)
+    CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 16384, p.sb.buf, p.sb.mr->rkey, i) == 0);
+  p.sim.run();
+  auto wa = p.drain(p.sa);
+  REQUIRE(wa.size() == 2);
+  CHECK(wa[0].status == IBV_WC_REM_INV_REQ_ERR);
+  CHECK(wa[1].status == IBV_WC_WR_FLUSH_ERR);
+  CHECK(p.sb.qp->state() == IBV_QPS_ERR);
+}
+
+TEST_CASE("P_Key: one table entry, and packets of another partition are dropped (IBA 10.9.3)") {
+  Pair p;
+  ibv_port_attr port{};
+  REQUIRE(p.b.device().query_port(1, port) == 0);
+  CHECK(port.pkey_tbl_len == 1);
+  uint16_t pkey = 0;
+  CHECK(p.b.device().query_pkey(1, 0, pkey) == 0);
+  CHECK(pkey == 0xFFFF);
+  CHECK(p.b.device().query_pkey(1, 1, pkey) == EINVAL);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  a.pkey_index = 1;
+  CHECK(p.sb.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL);
+  p.connect_both();
+  CHECK(p.post_recv(p.sb, p.sb.buf, 64) == 0);
+  // A SEND ONLY at b's expected PSN, with P_Key `key`, straight into b's NIC.
+  auto inject = [&](uint16_t key) {
+    Packet pkt = p.a.nic().alloc();
+    std::memset(pkt.push_back(16).data(), 0, 16);
+    IbaHeaders h;
+    h.opcode = RC_SEND_ONLY;
+    h.pkey = key;
+    h.dest_qp = p.sb.qp->qp_num();
+    h.psn = 100;
+    REQUIRE(iba_emit(pkt, h));
+    static_cast<IbaFabric&>(p.a.nic().fabric()).encap(pkt, p.sa.qp->attr().ah_attr, p.sa.qp->qp_num(), h.dest_qp);
+    p.b.nic().fabric().receive(std::move(pkt));
+  };
+  inject(0x8001);  // another partition
+  inject(0x0001);
+  CHECK(p.iba(p.sb).stats().pkey_violations == 2);
+  inject(0x7FFF);  // a limited member of the default partition talks to a full member
+  p.sim.run();
+  CHECK(p.iba(p.sb).stats().pkey_violations == 2);
+  auto wb = p.drain(p.sb);
+  REQUIRE(wb.size() == 1);
+  CHECK(wb[0].status == IBV_WC_SUCCESS);
+  CHECK(wb[0].byte_len == 16);
+}
+
+namespace {
+// A program that sleeps on a completion channel: arm, poll, get the event,
+// ack it; records when it woke and what it found.
+Task sleeper(verbs::CompletionChannel& ch, verbs::CompletionQueue& cq, bool solicited_only, std::vector<uint64_t>& got,
+             Simulator& sim, Time& woke) {
+  cq.req_notify(solicited_only);
+  ibv_wc wc{};
+  while (cq.poll(1, &wc) == 0) {
+    verbs::CompletionQueue* from = co_await ch.get_event();
+    CHECK(from == &cq);
+    woke = sim.now();
+    cq.req_notify(solicited_only);  // re-arm, then poll: nothing is lost in between
+  }
+  got.push_back(wc.wr_id);
+}
+}  // namespace
+
+TEST_CASE("completion channels: ibv_req_notify_cq, solicited only, and the arm-then-poll idiom") {
+  Pair p;
+  verbs::CompletionChannel* ch = p.b.device().create_comp_channel();
+  verbs::CompletionQueue* cq = p.b.device().create_cq(16, ch);
+  Pair::new_qp(p.b, p.sb, cq);
+  p.connect_both();
+  for (uint64_t i = 1; i <= 3; ++i) CHECK(p.post_recv(p.sb, p.sb.buf, 4096, i) == 0);
+  std::vector<uint64_t> got;
+  Time woke;
+  sleeper(*ch, *cq, /*solicited_only=*/true, got, p.sim, woke);
+  // Without SE: a completion, but no event for a solicited-only arming.
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 64, 0, 0, 1) == 0);
+  p.sim.run();
+  CHECK(cq->depth() == 1);
+  CHECK(ch->pending() == 0);
+  CHECK(got.empty());
+  // With SE: the event wakes the program, which polls the first completion.
+  CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 64, 0, 0, 2, IBV_SEND_SOLICITED) == 0);
+  const Time posted = p.sim.now();
+  p.sim.run();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0] == 1);
+  CHECK(woke > posted);
+  CHECK(cq->interrupts() == 1);
+  // Arm, then poll: a completion already queued is found without an event.
+  sleeper(*ch, *cq, false, got, p.sim, woke);
+  REQUIRE(got.size() == 2);
+  CHECK(got[1] == 2);
 }

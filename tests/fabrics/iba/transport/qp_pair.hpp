@@ -59,10 +59,19 @@ struct Pair {
                                  IBV_ACCESS_REMOTE_ATOMIC);
     return s;
   }
+  // Gives `s` a new RC QP (the old one stays in RESET) completing to `cq`,
+  // with receives from `srq` when given.
+  static void new_qp(Host& h, Side& s, verbs::CompletionQueue* cq, verbs::SharedReceiveQueue* srq = nullptr) {
+    verbs::QpInitAttr init;
+    init.send_cq = init.recv_cq = s.cq = cq;
+    init.srq = srq;
+    s.qp = h.device().create_qp(s.pd, init);
+    REQUIRE(s.qp);
+  }
 
   static void connect(Side& s, Host& peer_host, const Side& peer, uint32_t sq_psn, uint32_t rq_psn,
                       uint8_t rnr_retry = 7, uint8_t retry_cnt = 7, uint8_t timeout = 10,
-                      uint8_t min_rnr_timer = 1) {
+                      uint8_t min_rnr_timer = 1, uint8_t max_dest_rd_atomic = 4) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.port_num = 1;
@@ -75,7 +84,7 @@ struct Pair {
     a.path_mtu = IBV_MTU_1024;
     a.dest_qp_num = peer.qp->qp_num();
     a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = 4;
+    a.max_dest_rd_atomic = max_dest_rd_atomic;
     a.min_rnr_timer = min_rnr_timer;
     REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
