@@ -9,7 +9,9 @@
 //  - completer (9.7.6, "requester side"): consumes ACKs, NAKs, READ
 //    responses and atomic ACKs, completes WQEs, arms the retry timer.
 // RC uses all three; UC has no ACKs and no retransmission; UD sends
-// single-packet datagrams with a DETH.
+// single-packet datagrams with a DETH. Each role's code is its own file
+// (requester.cpp, completer.cpp, responder.cpp); iba_qp.cpp holds what
+// they share.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,24 @@
 
 namespace rdmasim {
 
+struct IbaOpInfo;
+
+// The responder's steps, in the order a request passes them (IBA 9.7.5,
+// rxe's resp_states); resp_step_name() gives the name a trace prints.
+enum class RespStep : uint8_t {
+  CheckPsn,
+  Duplicate,
+  OutOfSequence,
+  CheckOpSequence,
+  CheckOpValid,
+  CheckResources,
+  CheckLength,
+  CheckRkey,
+  Execute,
+  Complete,
+  Done
+};
+const char* resp_step_name(RespStep s);
 
 class IbaQp final : public verbs::QueuePair, public TxSource {
 public:
@@ -55,7 +75,7 @@ protected:
   void state_changed(ibv_qp_state from) override;
 
 private:
-  // ---- requester ----
+  // ---- requester (requester.cpp) ----
   bool requester_ready() const;
   Packet next_request();
   Packet next_ud_request(verbs::SendWqe& w);
@@ -64,7 +84,7 @@ private:
   uint32_t packets_of(const verbs::SendWqe& w) const;
   bool copy_out(const verbs::SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst, ibv_wc_status& err);
 
-  // ---- completer ----
+  // ---- completer (completer.cpp) ----
   void on_ack(const IbaParsed& p);
   void on_read_response(const IbaParsed& p, std::span<const std::byte> payload);
   void on_atomic_ack(const IbaParsed& p);
@@ -77,12 +97,35 @@ private:
   void retry_from(uint32_t psn);
   bool spend_retry();
 
-  // ---- responder ----
-  enum class RespStep { Execute, Duplicate, OutOfSequence, Drop };
-  RespStep check_psn(const IbaParsed& p) const;
+  // ---- responder (responder.cpp) ----
+  // One arriving request and what its opcode says.
+  struct RespPacket {
+    RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes);
+    const IbaParsed& p;
+    std::span<const std::byte> payload;
+    const IbaOpInfo& info;
+    bool send, write, read, atomic, first, last, imm;
+    const verbs::MemoryRegion* mr = nullptr;  // the region check_rkey found
+    uint32_t psn_span = 1;                    // PSNs it takes (a READ: its response packets)
+  };
+  void respond(const IbaParsed& p, std::span<const std::byte> payload);
+  RespStep resp_step(RespStep s, RespPacket& r);
+  RespStep check_psn(const RespPacket& r) const;
+  RespStep duplicate(const RespPacket& r);
+  RespStep out_of_sequence(const RespPacket& r);
+  RespStep check_op_sequence(const RespPacket& r);
+  RespStep check_op_valid(const RespPacket& r);
+  RespStep check_resources(const RespPacket& r);
+  RespStep check_length(const RespPacket& r);
+  RespStep check_rkey(RespPacket& r);
+  RespStep remote_access_error(const RespPacket& r);
+  RespStep execute(RespPacket& r);
+  RespStep execute_send(const RespPacket& r);
+  RespStep execute_write(const RespPacket& r);
+  void execute_atomic(const RespPacket& r);
+  RespStep complete(const RespPacket& r);
   bool pkey_matches(uint16_t pkey) const;
   int read_atomic_queued() const;
-  void respond(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
   void respond_duplicate(const IbaParsed& p);
   void respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
   bool place_recv(std::span<const std::byte> payload);
@@ -102,23 +145,26 @@ private:
   IbaFabric& fabric_;
   Stats stats_;
 
-  // requester
-  size_t req_wqe_ = 0;       // index in sq_ of the WQE to send next
-  uint64_t req_offset_ = 0;  // bytes of it already sent (or the READ's resume point)
-  uint32_t req_psn_ = 0;     // next PSN to send
-  uint32_t high_psn_ = 0;    // one past the highest PSN ever sent (retransmissions are before it)
-  int rd_atomic_in_flight_ = 0;
-  uint32_t noack_pkts_ = 0;  // request packets sent since the last AckReq
-  bool rnr_wait_ = false;
+  // Each role's own state.
+  struct RequesterState {
+    size_t wqe = 0;       // index in sq_ of the WQE to send next
+    uint64_t offset = 0;  // bytes of it already sent (or the READ's resume point)
+    uint32_t psn = 0;     // next PSN to send
+    uint32_t high_psn = 0;  // one past the highest PSN ever sent (retransmissions are before it)
+    int rd_atomic_in_flight = 0;
+    uint32_t noack_pkts = 0;  // request packets sent since the last AckReq
+    bool rnr_wait = false;
+  } req_;
 
-  // completer
-  uint32_t unacked_psn_ = 0;  // oldest PSN not yet acknowledged
-  int retry_left_ = 0;
-  int rnr_left_ = 0;
-  bool retrying_ = false;  // a go-back-N from retry_psn_ is under way
-  uint32_t retry_psn_ = 0;
-  LazyTimer retry_timer_;
-  EventId rnr_timer_;
+  struct CompleterState {
+    uint32_t unacked_psn = 0;  // oldest PSN not yet acknowledged
+    int retry_left = 0;
+    int rnr_left = 0;
+    bool retrying = false;  // a go-back-N from retry_psn is under way
+    uint32_t retry_psn = 0;
+  } comp_;
+  LazyTimer retry_timer_;  // the completer's local ACK timer
+  EventId rnr_timer_;      // the completer's RNR wait
 
   // DCQCN
   std::unique_ptr<DcqcnRate> dcqcn_;  // the reaction point: this QP's sending rate
@@ -126,19 +172,7 @@ private:
   Time last_cnp_;                     // the notification point's last CNP to the peer
   bool cnp_sent_ = false;
 
-  // responder
-  uint32_t epsn_ = 0;
-  uint32_t msn_ = 0;
-  bool nak_sent_ = false;
-  enum class InMessage : uint8_t { None, Send, Write } in_msg_ = InMessage::None;
-  bool recv_active_ = false;
-  verbs::RecvWqe recv_;           // the receive WQE a multi-packet SEND is filling
-  uint64_t recv_offset_ = 0;
-  const verbs::MemoryRegion* write_mr_ = nullptr;
-  uint64_t write_va_ = 0;
-  uint64_t write_left_ = 0;
-  uint32_t write_len_ = 0;  // the RETH DMA length of the WRITE in progress
-
+  enum class InMessage : uint8_t { None, Send, Write };
   struct Response {
     enum Kind : uint8_t { Ack, ReadData, AtomicAck } kind;
     uint32_t psn;
@@ -149,12 +183,25 @@ private:
     uint32_t total = 0;
     const verbs::MemoryRegion* mr = nullptr;
   };
-  std::deque<Response> responses_;
   struct AtomicReplay {
     uint32_t psn;
     uint64_t orig;
   };
-  std::deque<AtomicReplay> atomic_replay_;
+  struct ResponderState {
+    uint32_t epsn = 0;
+    uint32_t msn = 0;
+    bool nak_sent = false;
+    InMessage in_msg = InMessage::None;
+    bool recv_active = false;
+    verbs::RecvWqe recv;  // the receive WQE a multi-packet SEND is filling
+    uint64_t recv_offset = 0;
+    const verbs::MemoryRegion* write_mr = nullptr;
+    uint64_t write_va = 0;
+    uint64_t write_left = 0;
+    uint32_t write_len = 0;  // the RETH DMA length of the WRITE in progress
+    std::deque<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
+    std::deque<AtomicReplay> atomic_replay;
+  } resp_;
 };
 
 }  // namespace rdmasim

@@ -4,8 +4,6 @@
 // fence, and what a UD receive buffer holds.
 #include <doctest/doctest.h>
 
-#include <memory>
-
 #include "core/task.hpp"
 #include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/wire/aeth.hpp"
@@ -23,21 +21,6 @@ void run_until(Pair& p, F done) {
   REQUIRE(done());
 }
 
-// The BTH of every frame a host sends (RoCE v2 over IPv4: Ethernet, IPv4, UDP first).
-struct SentBth {
-  uint8_t opcode;
-  bool se, ack_req;
-};
-std::shared_ptr<std::vector<SentBth>> record_bth(Host& h) {
-  auto out = std::make_shared<std::vector<SentBth>>();
-  h.port(0).on_tx([out](Time, Packet& p) {
-    auto b = p.raw_bytes();
-    constexpr size_t kBth = 14 + 20 + 8;
-    out->push_back({std::to_integer<uint8_t>(b[kBth]), (std::to_integer<int>(b[kBth + 1]) & 0x80) != 0,
-                    (std::to_integer<int>(b[kBth + 8]) & 0x80) != 0});
-  });
-  return out;
-}
 
 }  // namespace
 
@@ -232,7 +215,7 @@ TEST_CASE("a UD receive buffer starts with what rxe and mlx5 write there") {
 TEST_CASE("AckReq: within long messages every 65 packets (as rxe), and on READ and atomic requests") {
   Pair p;
   p.connect_both();
-  auto sent = record_bth(p.a);
+  auto sent = Pair::record_bth(p.a);
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 256 << 10, p.sb.buf, p.sb.mr->rkey, 1) == 0);
   CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 4096, p.sb.buf, p.sb.mr->rkey, 2) == 0);
   CHECK(p.post(p.sa, IBV_WR_ATOMIC_FETCH_AND_ADD, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey, 3) == 0);
@@ -250,7 +233,7 @@ TEST_CASE("AckReq: within long messages every 65 packets (as rxe), and on READ a
 TEST_CASE("the solicited event bit is only on SEND and WRITE with immediate (IBA 9.2.2)") {
   Pair p;
   p.connect_both();
-  auto sent = record_bth(p.a);
+  auto sent = Pair::record_bth(p.a);
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 1) == 0);
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 2) == 0);
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, 1, IBV_SEND_SOLICITED) == 0);
@@ -267,7 +250,7 @@ TEST_CASE("the solicited event bit is only on SEND and WRITE with immediate (IBA
 TEST_CASE("a PSN sequence error NAK consumes retry_cnt, as in rxe") {
   Pair p;
   p.connect_both(100, 200, 7, /*retry_cnt=*/0);
-  auto sent = record_bth(p.a);
+  auto sent = Pair::record_bth(p.a);
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 64 << 10, p.sb.buf, p.sb.mr->rkey) == 0);
   // Lose a few packets from the middle of the message: the responder NAKs the gap.
   run_until(p, [&] { return sent->size() >= 10; });
@@ -410,16 +393,11 @@ TEST_CASE("P_Key: one table entry, and packets of another partition are dropped 
   CHECK(p.post_recv(p.sb, p.sb.buf, 64) == 0);
   // A SEND ONLY at b's expected PSN, with P_Key `key`, straight into b's NIC.
   auto inject = [&](uint16_t key) {
-    Packet pkt = p.a.nic().alloc();
-    std::memset(pkt.push_back(16).data(), 0, 16);
     IbaHeaders h;
     h.opcode = RC_SEND_ONLY;
     h.pkey = key;
-    h.dest_qp = p.sb.qp->qp_num();
     h.psn = 100;
-    REQUIRE(iba_emit(pkt, h));
-    static_cast<IbaFabric&>(p.a.nic().fabric()).encap(pkt, p.sa.qp->attr().ah_attr, p.sa.qp->qp_num(), h.dest_qp);
-    p.b.nic().fabric().receive(std::move(pkt));
+    p.inject(h, 16);
   };
   inject(0x8001);  // another partition
   inject(0x0001);

@@ -7,8 +7,10 @@
 #include <arpa/inet.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
+#include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/transport/iba_qp.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
 #include "nodes/host/host.hpp"
@@ -147,6 +149,36 @@ struct Pair {
     REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS) == 0);
   }
   IbaQp& iba(const Side& s) const { return *static_cast<IbaQp*>(s.qp); }
+
+  // A request with headers `h` (dest_qp filled in) and `len` zero bytes of
+  // payload, as a's QP would send it, straight into b's NIC.
+  void inject(IbaHeaders h, size_t len) {
+    Packet pkt = a.nic().alloc();
+    std::memset(pkt.push_back(len).data(), 0, len);
+    h.dest_qp = sb.qp->qp_num();
+    REQUIRE(iba_emit(pkt, h));
+    static_cast<IbaFabric&>(a.nic().fabric()).encap(pkt, sa.qp->attr().ah_attr, sa.qp->qp_num(), h.dest_qp);
+    b.nic().fabric().receive(std::move(pkt));
+  }
+
+  // The BTH (and AETH syndrome) of every frame a host sends; RoCE v2 over
+  // IPv4, so the BTH follows Ethernet, IPv4 and UDP.
+  struct SentBth {
+    uint8_t opcode;
+    bool se, ack_req;
+    uint32_t psn;
+    uint8_t syndrome;  // ACKs only
+  };
+  static std::shared_ptr<std::vector<SentBth>> record_bth(Host& h) {
+    auto out = std::make_shared<std::vector<SentBth>>();
+    h.port(0).on_tx([out](Time, Packet& p) {
+      auto b = p.raw_bytes();
+      auto u8 = [&](size_t i) { return std::to_integer<uint8_t>(b[14 + 20 + 8 + i]); };
+      out->push_back({u8(0), (u8(1) & 0x80) != 0, (u8(8) & 0x80) != 0,
+                      uint32_t{u8(9)} << 16 | uint32_t{u8(10)} << 8 | u8(11), u8(0) == RC_ACKNOWLEDGE ? u8(12) : uint8_t{0}});
+    });
+    return out;
+  }
 
   int post(Side& s, ibv_wr_opcode op, uint64_t local, uint32_t len, uint64_t remote, uint32_t rkey,
            uint64_t wr_id = 1, unsigned flags = 0, uint32_t imm = 0) {
