@@ -160,12 +160,14 @@ struct TcpConfig {
   Time delayed_ack = Time::us(40);  // 0: acknowledge every segment at once
   Time min_rto = Time::us(200);
   uint32_t initial_cwnd = 10;  // segments (RFC 6928)
+  uint16_t listen_port = 18515;  // iwarp: the passive end's port (perftest's default)
 };
 
 // MPA (RFC 5044) options iwarp negotiates in the MPA request and reply.
 struct MpaConfig {
   bool markers = false;
   bool crc = true;
+  uint8_t revision = 2;  // 2: RFC 6581 enhanced connection establishment; 1: RFC 5044
 };
 
 enum class Completion { polling, interrupt, hybrid };

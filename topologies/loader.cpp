@@ -510,9 +510,10 @@ class ExperimentReader {
     if (auto e = top->find("ib")) ib(*e);
     if (auto e = top->find("tcp")) tcp(*e);
     if (auto e = top->find("mpa")) {
-      if (auto f = c_.fields(e->value, e->path, "MPA options", {"markers", "crc"})) {
+      if (auto f = c_.fields(e->value, e->path, "MPA options", {"markers", "crc", "revision"})) {
         c_.read(*f, "markers", x_.mpa.markers, [&](const Entry& v) { return c_.boolean(v); });
         c_.read(*f, "crc", x_.mpa.crc, [&](const Entry& v) { return c_.boolean(v); });
+        c_.read(*f, "revision", x_.mpa.revision, [&](const Entry& v) { return c_.whole(v, 1, 2); });
       }
     }
     if (auto e = top->find("host")) host(*e);
@@ -670,7 +671,7 @@ class ExperimentReader {
 
   void tcp(const Entry& e) {
     auto f = c_.fields(e.value, e.path, "TCP settings",
-                       {"congestion_control", "delayed_ack", "min_rto", "initial_cwnd"});
+                       {"congestion_control", "delayed_ack", "min_rto", "initial_cwnd", "listen_port"});
     if (!f) return;
     c_.read(*f, "congestion_control", x_.tcp.congestion_control,
             [&](const Entry& v) { return c_.choice<CongestionControl>(v, "congestion control"); });
@@ -682,6 +683,7 @@ class ExperimentReader {
     }
     c_.read(*f, "min_rto", x_.tcp.min_rto, [&](const Entry& v) { return c_.time(v); });
     c_.read(*f, "initial_cwnd", x_.tcp.initial_cwnd, [&](const Entry& v) { return c_.whole(v, 1, 1000); });
+    c_.read(*f, "listen_port", x_.tcp.listen_port, [&](const Entry& v) { return c_.whole(v, 1, 49151); });
   }
 
   void host(const Entry& e) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "fabrics/iwarp/mpa.hpp"
 
@@ -56,8 +57,13 @@ IwarpEvents kNoEvents;
 IwarpEndpoint::IwarpEndpoint(TcpConnection& tcp, IwarpMemory& memory, const IwarpConfig& cfg, Role role,
                              IwarpEvents* events)
     : tcp_(tcp), mem_(memory), cfg_(cfg), role_(role), events_(events ? events : &kNoEvents) {
-  if (cfg_.private_data.size() > mpa::kMaxPrivateData) cfg_.private_data.resize(mpa::kMaxPrivateData);
+  revision_ = cfg_.mpa_revision == mpa::kRevision1 ? mpa::kRevision1 : mpa::kRevision2;
+  const size_t room = mpa::kMaxPrivateData - (revision_ == mpa::kRevision2 ? MpaIrdOrd::kLen : 0);
+  if (cfg_.private_data.size() > room) cfg_.private_data.resize(room);
   tcp_.set_upper(this);
+  // Until the MPA exchange ends, a silent peer fails the connection within
+  // TCP's retransmission limit (siw arms an MPA timer for the same reason).
+  tcp_.await_peer(true);
   if (tcp_.state() == TcpState::established) tcp_established();
 }
 
@@ -104,7 +110,17 @@ void IwarpEndpoint::post_read(uint64_t wr_id, uint32_t sink_stag, uint64_t sink_
   pump();
 }
 
-void IwarpEndpoint::post_recv(uint64_t wr_id, std::span<std::byte> buffer) { rq_.push_back({wr_id, buffer}); }
+void IwarpEndpoint::post_recv(uint64_t wr_id, std::span<std::byte> buffer) {
+  post_recv(wr_id, std::span<const std::span<std::byte>>(&buffer, 1));
+}
+
+void IwarpEndpoint::post_recv(uint64_t wr_id, std::span<const std::span<std::byte>> sges) {
+  RecvBuf b;
+  b.wr_id = wr_id;
+  b.sges.assign(sges.begin(), sges.end());
+  for (const auto& s : sges) b.length += s.size();
+  rq_.push_back(std::move(b));
+}
 
 void IwarpEndpoint::terminate(const TermError& e) { fail(e); }
 
@@ -137,16 +153,27 @@ void IwarpEndpoint::tcp_established() {
 }
 
 void IwarpEndpoint::send_frame(bool request, bool reject) {
-  const size_t pd = cfg_.private_data.size();
+  // RFC 6581: with Rev 2 the private data starts with this end's IRD and ORD.
+  const bool enhanced = revision_ == mpa::kRevision2;
+  const size_t lead = enhanced ? MpaIrdOrd::kLen : 0;
+  const size_t pd = lead + cfg_.private_data.size();
   std::vector<std::byte> f(mpa::kFrameHeaderLen + pd);
   MpaFrameHeader h;
   h.request = request;
   h.markers = cfg_.markers;
   h.crc = request ? cfg_.crc : crc_;
   h.reject = reject;
+  h.revision = revision_;
+  h.enhanced = enhanced;
   h.pd_length = static_cast<uint16_t>(pd);
   h.emit(*MpaFrameView::check(f));
-  std::copy(cfg_.private_data.begin(), cfg_.private_data.end(), f.begin() + mpa::kFrameHeaderLen);
+  if (enhanced) {
+    MpaIrdOrd io;
+    io.ird = static_cast<uint16_t>(std::min<uint32_t>(cfg_.ird, MpaIrdOrd::kMask));
+    io.ord = static_cast<uint16_t>(std::min<uint32_t>(cfg_.ord, MpaIrdOrd::kMask));
+    io.emit(std::span<std::byte>(f).subspan(mpa::kFrameHeaderLen));
+  }
+  std::copy(cfg_.private_data.begin(), cfg_.private_data.end(), f.begin() + mpa::kFrameHeaderLen + lead);
   // Alone in its segment: Wireshark finds a request or reply only at the
   // start of a segment, and FPDUs start after it.
   tcp_.send(f, /*solo=*/true);
@@ -158,16 +185,20 @@ size_t IwarpEndpoint::take_frame(std::span<const std::byte> in, uint64_t pos) {
   const auto v = *ConstMpaFrameView::check(in);
   const auto h = MpaFrameHeader::parse(v);
   const bool expected = h && (role_ == Role::responder ? h->request : !h->request);
-  if (!expected || h->revision != mpa::kRevision || h->pd_length > mpa::kMaxPrivateData) {
+  const bool known_revision = h && (h->revision == mpa::kRevision1 || h->revision == mpa::kRevision2);
+  if (!expected || !known_revision || h->pd_length > mpa::kMaxPrivateData) {
     // RFC 5044 connection setup: a bad startup frame ends the connection.
     phase_ = Phase::error;
     tcp_.abort();
     return in.size();
   }
   if (!v.complete()) return 0;
-  const auto pd = v.private_data();
-  peer_private_data_.assign(pd.begin(), pd.end());
   const size_t n = v.frame_len();
+  if (!take_ird_ord(*h, v.private_data())) {
+    phase_ = Phase::error;
+    tcp_.abort();
+    return n;
+  }
   const uint64_t peer_first_fpdu = pos + n;  // the peer's FPDUs, and its markers, start after its frame
 
   if (role_ == Role::responder) {
@@ -195,8 +226,33 @@ size_t IwarpEndpoint::take_frame(std::span<const std::byte> in, uint64_t pos) {
   return n;
 }
 
+// RFC 6581 negotiation. The responder answers in the request's revision when
+// it has it (a Rev 1 request gets a Rev 1 reply) and limits its ORD to the
+// initiator's IRD; the initiator limits its ORD to the responder's IRD and
+// refuses a responder whose ORD exceeds its own IRD (siw: "insufficient IRD").
+// The rest of the private data is the ULP's.
+bool IwarpEndpoint::take_ird_ord(const MpaFrameHeader& h, std::span<const std::byte> pd) {
+  const bool enhanced = h.revision == mpa::kRevision2 && h.enhanced;
+  if (role_ == Role::responder) {
+    revision_ = enhanced && cfg_.mpa_revision == mpa::kRevision2 ? mpa::kRevision2 : mpa::kRevision1;
+  } else if (!enhanced) {
+    revision_ = mpa::kRevision1;  // a Rev 1 reply: RFC 5044 rules, nothing negotiated
+  }
+  std::optional<MpaIrdOrd> io;
+  if (enhanced) {
+    io = MpaIrdOrd::parse(pd);
+    if (!io) return false;
+    pd = pd.subspan(MpaIrdOrd::kLen);
+  }
+  peer_private_data_.assign(pd.begin(), pd.end());
+  if (!io || revision_ != mpa::kRevision2) return true;
+  cfg_.ord = std::min<uint32_t>(cfg_.ord, io->ird);
+  return role_ == Role::responder || io->ord <= cfg_.ird;
+}
+
 void IwarpEndpoint::enter_full_operation() {
   phase_ = Phase::full_operation;
+  tcp_.await_peer(false);
   tx_plan_.base = first_fpdu_off_;
   mulpdu_ = mpa::mulpdu(tcp_.max_record(), tx_plan_.enabled);
   if (cfg_.streams) cfg_.streams->publish(tcp_.flow(), stream_info());
@@ -279,6 +335,8 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_sq() {
         u.subspan(ddp::kUntaggedLen));
     end_fpdu();
     reads_.push_back({m.wr_id, m.read_len, 0});
+    sent_.push_back({m.wr_id, MsgKind::read, 0, 0, 0, h.msn, false});
+    tcp_.await_peer(true);  // Read Responses are due: a silent responder fails the Read
     ++stats_.reads;
     sq_.pop_front();
     return Emit::sent;
@@ -311,6 +369,8 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_sq() {
   stats_.payload_sent += chunk;
   if (last) {
     await_ack_.push_back({tcp_.stream_end(), m.wr_id, m.kind});
+    sent_.push_back({m.wr_id, m.kind, write ? m.stag : 0, m.to, m.to + m.data.size(),
+                     write ? 0 : tx_msn_[rdmap::kQueueSend], false});
     if (write) {
       ++stats_.writes;
     } else {
@@ -359,9 +419,13 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_terminate() {
 }
 
 void IwarpEndpoint::tcp_acked(uint64_t acked) {
+  // Messages finished before this segment can no longer be what a Terminate
+  // in it reports (forget_finished); those it finishes still can.
+  forget_finished();
   while (!await_ack_.empty() && await_ack_.front().stream_end <= acked) {
     const AwaitAck a = await_ack_.front();
     await_ack_.pop_front();
+    mark_finished(a.wr_id);
     if (a.kind == MsgKind::write) {
       events_->iwarp_write_done(a.wr_id);
     } else {
@@ -496,6 +560,8 @@ void IwarpEndpoint::on_tagged(const DdpHeader& h, std::span<const std::byte> u, 
     if (h.last) {
       const uint64_t id = r.wr_id;
       reads_.pop_front();
+      mark_finished(id);
+      if (reads_.empty()) tcp_.await_peer(false);
       events_->iwarp_read_done(id);
       pump();  // ORD has room again
     }
@@ -526,11 +592,11 @@ void IwarpEndpoint::on_send(const DdpHeader& h, std::span<const std::byte> u) {
   }
   const auto payload = u.subspan(ddp::kUntaggedLen);
   RecvBuf& b = rq_.front();
-  if (uint64_t{h.mo} + payload.size() > b.buffer.size()) {
+  if (uint64_t{h.mo} + payload.size() > b.length) {
     fail(term::kDdpUntaggedTooLong, u);
     return;
   }
-  if (!payload.empty()) std::memcpy(b.buffer.data() + h.mo, payload.data(), payload.size());
+  b.place(h.mo, payload);
   stats_.payload_placed += payload.size();
   rx_msg_len_ = std::max<uint64_t>(rx_msg_len_, uint64_t{h.mo} + payload.size());
   if (!h.last) return;
@@ -546,6 +612,18 @@ void IwarpEndpoint::on_send(const DdpHeader& h, std::span<const std::byte> u) {
   ++rx_msn_[rdmap::kQueueSend];
   rx_msg_len_ = 0;
   events_->iwarp_recv(rc);
+}
+
+// The segment's bytes at message offset `mo`, scattered over the SGEs in
+// order (siw_rx_data: an untagged message fills one SGE after the other).
+void IwarpEndpoint::RecvBuf::place(uint64_t mo, std::span<const std::byte> payload) {
+  size_t i = 0;
+  while (i < sges.size() && mo >= sges[i].size()) mo -= sges[i++].size();
+  for (; !payload.empty() && i < sges.size(); ++i, mo = 0) {
+    const size_t n = std::min<size_t>(payload.size(), sges[i].size() - mo);
+    std::memcpy(sges[i].data() + mo, payload.data(), n);
+    payload = payload.subspan(n);
+  }
 }
 
 void IwarpEndpoint::on_read_request(const DdpHeader& h, std::span<const std::byte> u) {
@@ -584,9 +662,37 @@ void IwarpEndpoint::on_terminate(std::span<const std::byte> u) {
   const auto t = TerminateHeader::parse(u.subspan(ddp::kUntaggedLen));
   const TermError e = t ? t->error : term::kRdmapUnspecified;
   ++stats_.terminates_received;
+  std::optional<uint64_t> wr_id;
+  if (t && t->d)
+    if (auto v = ConstDdpView::check(t->ddp_header)) wr_id = reported_message(DdpHeader::parse(*v));
   enter_error();
-  events_->iwarp_terminate(e, false);
+  events_->iwarp_terminate(e, false, wr_id);
   tcp_.close();
+}
+
+void IwarpEndpoint::mark_finished(uint64_t wr_id) {
+  for (size_t i = 0; i < sent_.size(); ++i)
+    if (sent_[i].wr_id == wr_id) sent_[i].finished = true;
+}
+
+void IwarpEndpoint::forget_finished() {
+  while (!sent_.empty() && sent_.front().finished) sent_.pop_front();
+}
+
+// The message a Terminate's quoted DDP header names (RFC 5040 error
+// management): a Write by its STag and TO, a Send or Read Request by its
+// queue's MSN.
+std::optional<uint64_t> IwarpEndpoint::reported_message(const DdpHeader& h) const {
+  for (size_t i = 0; i < sent_.size(); ++i) {
+    const SentMsg& m = sent_[i];
+    const bool match = h.tagged ? m.kind == MsgKind::write && m.stag == h.stag && h.to >= m.to_begin &&
+                                      h.to <= m.to_end
+                                : ((h.qn == rdmap::kQueueSend && m.kind == MsgKind::send) ||
+                                   (h.qn == rdmap::kQueueReadRequest && m.kind == MsgKind::read)) &&
+                                      m.msn == h.msn;
+    if (match) return m.wr_id;
+  }
+  return std::nullopt;
 }
 
 // RFC 5040 error management: report the error to the peer in a Terminate on queue 2,
@@ -615,12 +721,13 @@ void IwarpEndpoint::fail(const TermError& e, std::span<const std::byte> u, bool 
   h.emit(std::span<std::byte>(term_msg_));
   t.emit(std::span<std::byte>(term_msg_).subspan(ddp::kUntaggedLen));
   enter_error();
-  events_->iwarp_terminate(e, true);
+  events_->iwarp_terminate(e, true, std::nullopt);
   pump();
 }
 
 void IwarpEndpoint::enter_error() {
   phase_ = Phase::error;
+  tcp_.await_peer(false);
   sq_.clear();
   rrq_.clear();
 }

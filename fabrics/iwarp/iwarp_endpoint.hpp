@@ -20,8 +20,9 @@
 // RNIC that retransmits from host memory); a Read completes when its last
 // Read Response is placed.
 //
-// Not modelled: MPA revision 2 (RFC 6581 enhanced startup, IRD/ORD in the
-// private data), Send with Invalidate on the sending side (it is accepted
+// MPA revision 2 by default (RFC 6581: IRD and ORD negotiated in the
+// private data), revision 1 on request. Not modelled: peer-to-peer mode and
+// its "ready to receive" message, Send with Invalidate on the sending side (it is accepted
 // and reported on the receiving side), STag invalidation, atomics (RFC 5040
 // has none), CRC checking on receive (the model does not corrupt bytes;
 // the CRC is filled when a frame is observed, see mpa_seal.hpp).
@@ -29,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -36,6 +38,7 @@
 #include "fabrics/ip/tcp/tcp_connection.hpp"
 #include "fabrics/iwarp/ddp.hpp"
 #include "fabrics/iwarp/fpdu.hpp"
+#include "fabrics/iwarp/mpa.hpp"
 #include "fabrics/iwarp/mpa_seal.hpp"
 #include "fabrics/iwarp/rdmap.hpp"
 
@@ -78,8 +81,10 @@ class IwarpEvents {
   // An RDMA Write message has been placed (the responder learns nothing
   // in verbs; reported for statistics and tests).
   virtual void iwarp_write_placed(uint32_t /*stag*/, uint64_t /*to*/, uint64_t /*length*/) {}
-  // A Terminate was sent (local = true: this end found the error) or received.
-  virtual void iwarp_terminate(const TermError&, bool /*local*/) {}
+  // A Terminate was sent (local = true: this end found the error) or
+  // received; a received one names, when its quoted DDP header identifies
+  // it, the message of this end it reports.
+  virtual void iwarp_terminate(const TermError&, bool /*local*/, std::optional<uint64_t> /*wr_id*/) {}
   virtual void iwarp_closed() {}
 };
 
@@ -87,7 +92,8 @@ struct IwarpConfig {
   bool crc = true;                       // ask for CRCs (C flag); they are used if either side asks
   bool markers = false;                  // ask the peer to put markers in what it sends us (M flag)
   bool reject = false;                   // responder: answer the request with R set
-  std::vector<std::byte> private_data;   // at most 512 bytes (RFC 5044)
+  std::vector<std::byte> private_data;   // at most 512 bytes (RFC 5044), 508 with Rev 2
+  uint8_t mpa_revision = 2;              // 2: RFC 6581 (IRD/ORD negotiated), 1: RFC 5044
   uint32_t ord = 16;                     // RDMA Read Requests this end may have outstanding
   uint32_t ird = 16;                     // RDMA Read Requests this end serves at once
   MpaStreamRegistry* streams = nullptr;  // where to publish the sending stream for sealing
@@ -120,9 +126,16 @@ class IwarpEndpoint final : public TcpUpper {
   void post_write(uint64_t wr_id, std::span<const std::byte> data, uint32_t remote_stag, uint64_t remote_to);
   void post_read(uint64_t wr_id, uint32_t sink_stag, uint64_t sink_to, uint32_t length, uint32_t source_stag,
                  uint64_t source_to);
-  // A receive buffer for the next untagged message on queue 0.
+  // A receive buffer for the next untagged message on queue 0: one span, or
+  // a scatter list filled in order (the receive WR's SGEs).
   void post_recv(uint64_t wr_id, std::span<std::byte> buffer);
+  void post_recv(uint64_t wr_id, std::span<const std::span<std::byte>> sges);
 
+  // The ORD to offer in MPA startup (the QP's max_rd_atomic is set at RTS,
+  // after the endpoint exists); ignored once full operation began.
+  void set_ord(uint32_t ord) {
+    if (phase_ == Phase::tcp_connecting) cfg_.ord = ord;
+  }
   // Ends the stream with a Terminate carrying `e` (a local error).
   void terminate(const TermError& e);
   // Orderly close: TCP FIN once everything posted has been handed to TCP.
@@ -134,6 +147,9 @@ class IwarpEndpoint final : public TcpUpper {
   bool markers_to_peer() const { return tx_plan_.enabled; }    // we insert markers
   bool markers_from_peer() const { return rx_plan_.enabled; }  // the peer inserts them
   size_t mulpdu() const { return mulpdu_; }
+  uint8_t mpa_revision() const { return revision_; }  // in use (after startup: negotiated)
+  uint32_t ord() const { return cfg_.ord; }           // after startup: negotiated (Rev 2)
+  uint32_t ird() const { return cfg_.ird; }
   const IwarpStats& stats() const { return stats_; }
   TcpConnection& tcp() const { return tcp_; }
   // How to seal what this end sends (valid in full operation).
@@ -179,9 +195,19 @@ class IwarpEndpoint final : public TcpUpper {
     uint64_t wr_id = 0;
     MsgKind kind = MsgKind::send;
   };
+  struct SentMsg {  // a message a Terminate from the peer may report
+    uint64_t wr_id = 0;
+    MsgKind kind = MsgKind::send;
+    uint32_t stag = 0;  // write
+    uint64_t to_begin = 0, to_end = 0;
+    uint32_t msn = 0;  // send: queue 0; read: queue 1
+    bool finished = false;
+  };
   struct RecvBuf {
     uint64_t wr_id = 0;
-    std::span<std::byte> buffer;
+    std::vector<std::span<std::byte>> sges;
+    uint64_t length = 0;  // of all SGEs
+    void place(uint64_t mo, std::span<const std::byte> payload);
   };
   enum class Emit : uint8_t { sent, blocked, idle };
 
@@ -189,6 +215,7 @@ class IwarpEndpoint final : public TcpUpper {
   void send_frame(bool request, bool reject);
   size_t consume(std::span<const std::byte> in, uint64_t off);
   size_t take_frame(std::span<const std::byte> in, uint64_t pos);
+  bool take_ird_ord(const MpaFrameHeader& h, std::span<const std::byte> pd);
   void enter_full_operation();
 
   // Transmission.
@@ -205,6 +232,9 @@ class IwarpEndpoint final : public TcpUpper {
   void on_send(const DdpHeader& h, std::span<const std::byte> ulpdu);
   void on_read_request(const DdpHeader& h, std::span<const std::byte> ulpdu);
   void on_terminate(std::span<const std::byte> ulpdu);
+  void mark_finished(uint64_t wr_id);
+  void forget_finished();
+  std::optional<uint64_t> reported_message(const DdpHeader& h) const;
   void fail(const TermError& e, std::span<const std::byte> ulpdu = {}, bool with_rdmap_header = false);
   void enter_error();
 
@@ -216,6 +246,7 @@ class IwarpEndpoint final : public TcpUpper {
   Phase phase_ = Phase::tcp_connecting;
   bool crc_ = false;
   bool close_requested_ = false;
+  uint8_t revision_ = 2;
   MarkerPlan tx_plan_, rx_plan_;
   size_t mulpdu_ = 0;
 
@@ -224,6 +255,7 @@ class IwarpEndpoint final : public TcpUpper {
   Ring<ReadResp> rrq_;
   Ring<PendingRead> reads_;
   Ring<AwaitAck> await_ack_;
+  Ring<SentMsg> sent_;  // in posting order, until finished before the segment being read
   bool rr_turn_ = false;             // round robin between the send queue and read responses
   uint32_t tx_msn_[3] = {1, 1, 1};   // RFC 5041: each queue's MSN starts at 1
   std::vector<std::byte> term_msg_;  // a Terminate waiting to be sent (its ULPDU)

@@ -47,6 +47,8 @@ struct IwarpNicConfig {
   TcpEndpointConfig tcp;
   bool mpa_crc = true;
   bool mpa_markers = false;
+  uint8_t mpa_revision = 2;     // RFC 6581 enhanced connection establishment; 1: RFC 5044
+  uint16_t listen_port = 18515;  // where the passive end of every connection listens
   IwarpNicCost cost;
   uint8_t priority = 0;  // 802.1p class (and DSCP 8p + 2) when PFC protects it; 0 otherwise
   uint64_t seed = 1;  // initial sequence numbers come from it
@@ -70,8 +72,10 @@ public:
   Rnic& nic() const { return nic_; }
   const IwarpNicConfig& config() const { return cfg_; }
 
-  // The TCP port a QP's connection uses (rdma_cm would pick one; the model
-  // derives it from the QPN so both ends know it without a CM exchange).
+  // The ephemeral TCP port (RFC 6335 dynamic range) of the active end's
+  // connection: rdma_cm's bind would pick one; the model derives it from the
+  // QPN so both ends know it without a CM exchange. The passive end listens
+  // on IwarpNicConfig::listen_port.
   static uint16_t port_of(uint32_t qpn) { return static_cast<uint16_t>(0xC000 | (qpn & 0x3FFF)); }
 
   // Connections by 4-tuple (the remote address and both ports).

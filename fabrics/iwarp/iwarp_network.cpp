@@ -54,6 +54,8 @@ FabricBuilder iwarp_builder() {
             nc.tcp = tcp_config(cfg, mtu);
             nc.mpa_crc = cfg.mpa.crc;
             nc.mpa_markers = cfg.mpa.markers;
+            nc.mpa_revision = cfg.mpa.revision;
+            nc.listen_port = cfg.tcp.listen_port;
             nc.priority = cfg.pfc ? cfg.pfc_config.priority : 0;
             nc.seed = cfg.seed;
             nc.streams = streams;

@@ -78,6 +78,7 @@ void IwarpQp::state_changed(ibv_qp_state from) {
   if (state_ == IBV_QPS_RTR && from == IBV_QPS_INIT) {
     open_connection();
   } else if (state_ == IBV_QPS_RTS && from == IBV_QPS_RTR) {
+    if (ep_ && attr_.max_rd_atomic) ep_->set_ord(attr_.max_rd_atomic);  // set at RTS, before MPA startup
     if (active_ && tcp_) tcp_->connect();
   } else if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     // Everything outstanding is about to be flushed (or dropped): the
@@ -107,8 +108,10 @@ void IwarpQp::open_connection() {
     r.octets = remote_;
     flow.ip = TcpPseudoHeader::v6(c.self.ipv6, r);
   }
-  flow.local_port = IwarpFabric::port_of(qpn_);
-  flow.remote_port = IwarpFabric::port_of(peer_qpn);
+  // The active end connects from an ephemeral port to the passive end's
+  // listening port, as an rdma_cm client connects to a server.
+  flow.local_port = active_ ? IwarpFabric::port_of(qpn_) : c.listen_port;
+  flow.remote_port = active_ ? c.listen_port : IwarpFabric::port_of(peer_qpn);
   uint64_t h = splitmix(c.seed ^ (uint64_t{flow.local_port} << 16 | flow.remote_port));
   for (size_t i = 0; i < 16; i += 8) {
     uint64_t a, b;
@@ -122,7 +125,11 @@ void IwarpQp::open_connection() {
   IwarpConfig ic;
   ic.crc = c.mpa_crc;
   ic.markers = c.mpa_markers;
+  ic.mpa_revision = c.mpa_revision;
+  // IRD and ORD (RFC 5040) are the QP's responder resources and initiator
+  // depth; MPA Rev 2 tells the peer both (RFC 6581).
   if (attr_.max_dest_rd_atomic) ic.ird = attr_.max_dest_rd_atomic;
+  if (attr_.max_rd_atomic) ic.ord = attr_.max_rd_atomic;
   ic.streams = c.streams.get();
   ep_ = std::make_unique<IwarpEndpoint>(*tcp_, static_cast<IwarpMemory&>(*this), ic,
                                         active_ ? IwarpEndpoint::Role::initiator : IwarpEndpoint::Role::responder,
@@ -161,7 +168,7 @@ void IwarpQp::hand_next() {
     for (const ibv_sge& s : w.sges) {
       verbs::MemoryRegion* mr = device_.mr_by_lkey(s.lkey);
       if (!mr || mr->pd != &pd_ || !mr->contains(s.addr, s.length)) {
-        fail(IBV_WC_LOC_PROT_ERR);
+        fail(IBV_WC_LOC_PROT_ERR, id);
         return;
       }
     }
@@ -213,16 +220,34 @@ void IwarpQp::complete_in_order() {
   }
 }
 
-void IwarpQp::fail(ibv_wc_status front_status) {
+// An error ends the connection. The WQE it concerns gets `status`: the one a
+// Terminate names, else the oldest unfinished one. The WQEs posted before it
+// complete in order: successfully if they finished (a Terminate's segment
+// acknowledges every message before the one it reports), flushed if not (a
+// Read whose responses the peer dropped). Then the QP enters ERR and flushes
+// the rest.
+void IwarpQp::fail(ibv_wc_status status, std::optional<uint64_t> wr_id) {
   if (state_ == IBV_QPS_ERR) return;
-  if (!sq_.empty()) {
+  finished_.resize(sq_.size(), false);
+  size_t target = 0;
+  if (wr_id && *wr_id >= sq_base_ && *wr_id - sq_base_ < sq_.size()) {
+    target = static_cast<size_t>(*wr_id - sq_base_);
+  } else {
+    while (target < sq_.size() && finished_[target]) ++target;
+  }
+  for (size_t i = 0; i <= target && !sq_.empty(); ++i) {
     verbs::SendWqe w = std::move(sq_.front());
+    const bool finished = finished_.front();
     sq_.pop_front();
-    if (!finished_.empty()) finished_.pop_front();
+    finished_.pop_front();
     ++sq_base_;
     if (handed_) --handed_;
-    w.signaled = true;  // errors always complete (IBA 10.8.3)
-    complete_send(w, front_status);
+    if (i < target && finished) {
+      complete_send(w, IBV_WC_SUCCESS, static_cast<uint32_t>(w.length));
+    } else {
+      w.signaled = true;  // errors always complete (IBA 10.8.3)
+      complete_send(w, i == target ? status : IBV_WC_WR_FLUSH_ERR);
+    }
   }
   enter_error();
 }
@@ -235,18 +260,19 @@ void IwarpQp::recv_posted() {
 
 void IwarpQp::hand_recv(const verbs::RecvWqe& r) {
   const uint64_t id = rq_base_ + static_cast<uint64_t>(&r - &rq_.front());
-  // One SGE: the untagged buffer DDP places a Send into (RFC 5041).
-  std::span<std::byte> buf;
-  if (!r.sges.empty()) {
-    const ibv_sge& s = r.sges[0];
+  // The untagged buffer DDP places a Send into (RFC 5041): the SGEs in
+  // order, as siw scatters a Send over them.
+  std::vector<std::span<std::byte>> sges;
+  sges.reserve(r.sges.size());
+  for (const ibv_sge& s : r.sges) {
     verbs::MemoryRegion* mr = device_.mr_by_lkey(s.lkey);
     if (!mr || mr->pd != &pd_ || !mr->contains(s.addr, s.length) || !(mr->access & IBV_ACCESS_LOCAL_WRITE)) {
       enter_error();
       return;
     }
-    buf = mr->bytes(s.addr, s.length);
+    sges.push_back(mr->bytes(s.addr, s.length));
   }
-  ep_->post_recv(id, buf);
+  ep_->post_recv(id, sges);
 }
 
 void IwarpQp::iwarp_recv(const IwarpRecv& r) {
@@ -285,10 +311,10 @@ StagStatus IwarpQp::resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAc
 
 void IwarpQp::iwarp_rejected(std::span<const std::byte>) { fail(IBV_WC_REM_OP_ERR); }
 
-void IwarpQp::iwarp_terminate(const TermError& e, bool local) {
+void IwarpQp::iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) {
   if (state_ == IBV_QPS_ERR) return;
   if (!local) {
-    fail(status_of(e));
+    fail(status_of(e), wr_id);
     return;
   }
   // This end found the error in what the peer sent. A Send longer than the

@@ -5,8 +5,9 @@
 // Connection. iWARP connects with rdma_cm; the model keeps the verbs
 // sequence every fabric uses (INIT, RTR, RTS with the peer's address and
 // QPN) and derives the rest: the peer's IP address from ah_attr.grh.dgid
-// (IPv4-mapped for IPv4), the TCP ports from both QPNs
-// (IwarpFabric::port_of). At RTR the connection is created; the end whose
+// (IPv4-mapped for IPv4), the TCP ports: the passive end's listening port
+// and the active end's ephemeral one (IwarpFabric::port_of). At RTR the
+// connection is created; the end whose
 // (address, QPN) is lower opens actively at RTS (TCP SYN, then the MPA
 // Request), the other listens from RTR. Work posted before the MPA
 // exchange ends waits in the endpoint's queue.
@@ -19,12 +20,15 @@
 // neither, RFC 5040). A READ gathers into one SGE only (EINVAL otherwise).
 //
 // Completions. A SEND or WRITE completes when TCP has its last byte
-// acknowledged, a READ when its last Read Response is placed, in posting
-// order. A Terminate received for an access error completes the oldest
-// outstanding WQE with IBV_WC_REM_ACCESS_ERR (a too-short receive buffer
-// or a missing one: IBV_WC_REM_INV_REQ_ERR; others IBV_WC_REM_OP_ERR); the
-// QP enters the error state and flushes the rest (IBV_WC_WR_FLUSH_ERR). A
-// connection that times out completes the oldest WQE with
+// acknowledged (a hardware RNIC retransmits from host memory; siw completes
+// earlier, when its TCP takes the bytes), a READ when its last Read Response
+// is placed, in posting order. A received Terminate completes the WQE its
+// quoted DDP header names with IBV_WC_REM_ACCESS_ERR (a too-short receive
+// buffer or a missing one: IBV_WC_REM_INV_REQ_ERR; others
+// IBV_WC_REM_OP_ERR), the finished WQEs before it successfully; the QP
+// enters the error state and flushes the rest (IBV_WC_WR_FLUSH_ERR). A
+// connection TCP gives up on (IwarpEndpoint waits for the peer within TCP's
+// retransmission limit too) completes the oldest unfinished WQE with
 // IBV_WC_RETRY_EXC_ERR.
 //
 // The RNIC acknowledges the TCP segment that ends a message (a Write placed,
@@ -37,6 +41,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "core/engine.hpp"
 #include "fabrics/ip/tcp/tcp_connection.hpp"
@@ -82,7 +87,7 @@ private:
   void iwarp_recv(const IwarpRecv& r) override;
   void iwarp_write_placed(uint32_t, uint64_t, uint64_t) override;
   void iwarp_rejected(std::span<const std::byte>) override;
-  void iwarp_terminate(const TermError& e, bool local) override;
+  void iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) override;
   void iwarp_closed() override;
 
   void open_connection();
@@ -91,7 +96,7 @@ private:
   void done(uint64_t seq);
   void schedule_completions();
   void complete_in_order();
-  void fail(ibv_wc_status front_status);
+  void fail(ibv_wc_status status, std::optional<uint64_t> wr_id = std::nullopt);
 
   Rnic& nic_;
   IwarpFabric& fabric_;

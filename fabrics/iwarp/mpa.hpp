@@ -7,7 +7,17 @@
 //
 // M: the sender wants markers in the FPDUs sent *to* it. C: the sender
 // wants CRCs; CRCs are used in both directions when either side asks.
-// R (reply only): the responder rejects the connection. Rev is 1.
+// R (reply only): the responder rejects the connection. Rev is 1 (RFC 5044)
+// or 2 (RFC 6581). With Rev 2 the first Res bit, E (enhanced RDMA connection
+// establishment), says the private data begins with IRD and ORD:
+//
+//  0  P(1) Z(1) IRD(14) | W(1) R(1) ORD(14)
+//
+// IRD: Read Requests the sender serves at once; ORD: Read Requests it has
+// outstanding. P: peer-to-peer mode, which asks for a "ready to receive"
+// message, a zero-length Send (Z), Write (W) or Read (R). The model never
+// asks for peer-to-peer mode (siw's default) and answers a request for it
+// without P: no RTR message is sent or awaited.
 #pragma once
 
 #include <array>
@@ -25,7 +35,9 @@ namespace rdmasim {
 namespace mpa {
 inline constexpr size_t kFrameHeaderLen = 20;
 inline constexpr size_t kMaxPrivateData = 512;
-inline constexpr uint8_t kRevision = 1;
+inline constexpr uint8_t kRevision1 = 1;  // RFC 5044
+inline constexpr uint8_t kRevision2 = 2;  // RFC 6581
+inline constexpr uint8_t kFlagEnhanced = 0x10;
 inline constexpr uint8_t kFlagMarkers = 0x80;
 inline constexpr uint8_t kFlagCrc = 0x40;
 inline constexpr uint8_t kFlagReject = 0x20;
@@ -65,7 +77,8 @@ class MpaFrameViewT {
   bool markers() const { return flags() & mpa::kFlagMarkers; }
   bool crc() const { return flags() & mpa::kFlagCrc; }
   bool reject() const { return flags() & mpa::kFlagReject; }
-  uint8_t reserved() const { return flags() & 0x1F; }
+  bool enhanced() const { return flags() & mpa::kFlagEnhanced; }
+  uint8_t reserved() const { return flags() & 0x0F; }
   uint8_t revision() const { return u8(b_[17]); }
   uint16_t pd_length() const { return load_be16(b_.subspan(18, 2)); }
   size_t frame_len() const { return mpa::kFrameHeaderLen + pd_length(); }
@@ -89,22 +102,48 @@ struct MpaFrameHeader {
   bool markers = false;
   bool crc = true;
   bool reject = false;
-  uint8_t revision = mpa::kRevision;
+  uint8_t revision = mpa::kRevision1;
   uint16_t pd_length = 0;
+  bool enhanced = false;  // Rev 2: the private data starts with MpaIrdOrd
 
   // nullopt unless the key is one of the two.
   static std::optional<MpaFrameHeader> parse(ConstMpaFrameView v) {
     if (!v.is_request() && !v.is_reply()) return std::nullopt;
-    return MpaFrameHeader{v.is_request(), v.markers(), v.crc(), v.reject(), v.revision(), v.pd_length()};
+    return MpaFrameHeader{v.is_request(), v.markers(), v.crc(),        v.reject(),
+                          v.revision(),   v.pd_length(), v.enhanced()};
   }
   void emit(MpaFrameView v) const {
     v.set_key(request ? mpa::kRequestKey : mpa::kReplyKey);
     v.set_flags(static_cast<uint8_t>((markers ? mpa::kFlagMarkers : 0) | (crc ? mpa::kFlagCrc : 0) |
-                                     (reject ? mpa::kFlagReject : 0)));
+                                     (reject ? mpa::kFlagReject : 0) | (enhanced ? mpa::kFlagEnhanced : 0)));
     v.set_revision(revision);
     v.set_pd_length(pd_length);
   }
   bool operator==(const MpaFrameHeader&) const = default;
+};
+
+// RFC 6581 enhanced connection establishment data: the first 4 bytes of the
+// private data of a Rev 2 request or reply with E set.
+struct MpaIrdOrd {
+  static constexpr size_t kLen = 4;
+  static constexpr uint16_t kMask = 0x3FFF;
+  uint16_t ird = 0, ord = 0;  // 14 bits each
+  bool peer_to_peer = false;
+  bool zero_length_send_rtr = false, write_rtr = false, read_rtr = false;
+
+  static std::optional<MpaIrdOrd> parse(std::span<const std::byte> b) {
+    if (b.size() < kLen) return std::nullopt;
+    const uint16_t i = load_be16(b.first(2)), o = load_be16(b.subspan(2, 2));
+    return MpaIrdOrd{static_cast<uint16_t>(i & kMask), static_cast<uint16_t>(o & kMask), (i & 0x8000) != 0,
+                     (i & 0x4000) != 0, (o & 0x8000) != 0, (o & 0x4000) != 0};
+  }
+  void emit(std::span<std::byte> b) const {
+    store_be16(b.first(2), static_cast<uint16_t>((ird & kMask) | (peer_to_peer ? 0x8000 : 0) |
+                                                 (zero_length_send_rtr ? 0x4000 : 0)));
+    store_be16(b.subspan(2, 2),
+               static_cast<uint16_t>((ord & kMask) | (write_rtr ? 0x8000 : 0) | (read_rtr ? 0x4000 : 0)));
+  }
+  bool operator==(const MpaIrdOrd&) const = default;
 };
 
 }  // namespace rdmasim

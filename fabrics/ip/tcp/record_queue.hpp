@@ -7,6 +7,10 @@
 // "bip buffer"): a record that does not fit before the end of the ring starts
 // again at its beginning, and the tail is left unused until the head passes.
 // So reserve() can hand out a plain span that the upper layer writes in place.
+//
+// The ring costs what it holds: it starts empty and, when a record finds no
+// room, doubles (moving the records to its start) up to `limit` bytes, the
+// send buffer size. A connection that sends little never pays for the limit.
 #pragma once
 
 #include <algorithm>
@@ -22,9 +26,11 @@ namespace rdmasim {
 
 class RecordQueue {
  public:
-  explicit RecordQueue(size_t capacity) : buf_(capacity), recs_(64) {}
+  explicit RecordQueue(size_t limit) : limit_(limit), recs_(64) {}
 
-  size_t capacity() const { return buf_.size(); }
+  size_t limit() const { return limit_; }
+  size_t allocated() const { return buf_.size(); }  // bytes of ring allocated so far
+  size_t used() const { return used_; }             // bytes of records held
   uint64_t begin_offset() const { return recs_.empty() ? end_ : recs_.front().off; }
   uint64_t end_offset() const { return end_; }  // stream offset after the last committed record
   bool empty() const { return recs_.empty(); }
@@ -34,30 +40,13 @@ class RecordQueue {
   // Only one reservation may be open; commit() or a new reserve() ends it.
   std::span<std::byte> reserve(size_t n) {
     reserved_ = 0;
-    if (n == 0 || n > buf_.size()) return {};
-    size_t pos;
-    if (recs_.empty()) {
-      pos = 0;
-    } else {
-      const Rec& first = recs_.front();
-      const Rec& last = recs_.back();
-      const size_t tail = last.pos + last.len;
-      if (last.pos >= first.pos) {  // used: [first.pos, tail)
-        if (buf_.size() - tail >= n) {
-          pos = tail;
-        } else if (first.pos >= n) {
-          pos = 0;
-        } else {
-          return {};
-        }
-      } else {  // wrapped, used: [first.pos, end) and [0, tail)
-        if (first.pos - tail >= n) {
-          pos = tail;
-        } else {
-          return {};
-        }
-      }
+    if (n == 0 || used_ + n > limit_) return {};
+    size_t pos = place(n);
+    if (pos == kNoRoom && buf_.size() < limit_) {
+      grow(used_ + n);
+      pos = place(n);
     }
+    if (pos == kNoRoom) return {};
     reserved_pos_ = pos;
     reserved_ = n;
     return {buf_.data() + pos, n};
@@ -67,12 +56,22 @@ class RecordQueue {
     if (reserved_ == 0) return;
     recs_.push_back({end_, static_cast<uint32_t>(reserved_pos_), static_cast<uint32_t>(reserved_), solo});
     end_ += reserved_;
+    used_ += reserved_;
     reserved_ = 0;
   }
 
   // Drops the records that lie wholly before `offset` (they were acknowledged).
   void release_before(uint64_t offset) {
-    while (!recs_.empty() && recs_.front().off + recs_.front().len <= offset) recs_.pop_front();
+    while (!recs_.empty() && recs_.front().off + recs_.front().len <= offset) {
+      used_ -= recs_.front().len;
+      recs_.pop_front();
+    }
+  }
+  // Gives the ring's memory back (the connection closed: nothing will be resent).
+  void release_all() {
+    recs_.clear();
+    used_ = reserved_ = 0;
+    std::vector<std::byte>().swap(buf_);
   }
 
   // Bytes of whole records that a segment starting at record boundary `off`
@@ -121,6 +120,38 @@ class RecordQueue {
     bool solo = false;
   };
 
+  static constexpr size_t kNoRoom = SIZE_MAX;
+  static constexpr size_t kFirstAllocation = 4096;
+
+  // Where a record of n bytes fits in the ring as it is, or kNoRoom.
+  size_t place(size_t n) const {
+    if (n > buf_.size()) return kNoRoom;
+    if (recs_.empty()) return 0;
+    const Rec& first = recs_.front();
+    const Rec& last = recs_.back();
+    const size_t tail = last.pos + last.len;
+    if (last.pos >= first.pos) {  // used: [first.pos, tail)
+      if (buf_.size() - tail >= n) return tail;
+      return first.pos >= n ? 0 : kNoRoom;
+    }
+    return first.pos - tail >= n ? tail : kNoRoom;  // wrapped, used: [first.pos, end) and [0, tail)
+  }
+  // A ring of at least `need` bytes, doubling up to limit_, with the records
+  // moved to its start in order.
+  void grow(size_t need) {
+    size_t size = std::max(buf_.size(), kFirstAllocation);
+    while (size < need || size <= buf_.size()) size *= 2;
+    std::vector<std::byte> next(std::min(size, limit_));
+    size_t at = 0;
+    for (size_t i = 0; i < recs_.size(); ++i) {
+      Rec& r = recs_[i];
+      std::memcpy(next.data() + at, buf_.data() + r.pos, r.len);
+      r.pos = static_cast<uint32_t>(at);
+      at += r.len;
+    }
+    buf_.swap(next);
+  }
+
   // First record whose start is >= off.
   size_t find(uint64_t off) const {
     size_t lo = 0, hi = recs_.size();
@@ -141,8 +172,10 @@ class RecordQueue {
     return i == 0 ? 0 : i - 1;
   }
 
+  size_t limit_;
   std::vector<std::byte> buf_;
   Ring<Rec> recs_;
+  size_t used_ = 0;
   uint64_t end_ = 0;
   size_t reserved_pos_ = 0;
   size_t reserved_ = 0;

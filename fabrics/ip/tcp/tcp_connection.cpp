@@ -81,7 +81,8 @@ TcpConnection::TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpoint
       rto_timer_(sim, this, &on_rto_cb),
       delack_timer_(sim, this, &on_delack_cb),
       persist_timer_(sim, this, &on_persist_cb),
-      timewait_timer_(sim, this, &on_timewait_cb) {
+      timewait_timer_(sim, this, &on_timewait_cb),
+      await_timer_(sim, this, &on_await_cb) {
   rcv_mss_ = std::min<uint32_t>(536, local_mss_);
 }
 
@@ -144,8 +145,11 @@ void TcpConnection::finish(TcpCloseReason why) {
   delack_timer_.disarm();
   persist_timer_.disarm();
   timewait_timer_.disarm();
+  await_timer_.stop();
+  awaiting_peer_ = false;
   syn_pending_ = probe_pending_ = ack_now_ = false;
   ooo_.clear();
+  sndq_.release_all();  // nothing will be sent again: the buffer's memory goes
   if (upper_) upper_->tcp_closed(why);
 }
 
@@ -490,6 +494,7 @@ void TcpConnection::receive(Packet p, bool ce) {
   if (h.dst_port != flow_.local_port || h.src_port != flow_.remote_port) return;
   ++stats_.segments_received;
   if (ce) ++stats_.ce_received;
+  if (awaiting_peer_) await_timer_.arm_after(give_up_time());  // the peer is alive
   const size_t hlen = v->header_len();
   const size_t payload = p.size() - hlen;
 
@@ -1131,6 +1136,44 @@ void TcpConnection::on_rto() {
   if (ecn_ok_) cwr_pending_ = true;
   rtt_.backoff();
   rto_timer_.arm_after(rtt_.rto());
+  kick();
+}
+
+void TcpConnection::await_peer(bool on) {
+  if (on == awaiting_peer_) return;
+  awaiting_peer_ = on;
+  if (on) {
+    await_timer_.arm_after(give_up_time());
+  } else {
+    await_timer_.stop();
+  }
+}
+
+Time TcpConnection::give_up_time() const {
+  Time total, rto = rtt_.rto();
+  for (uint32_t i = 0; i <= cfg_.max_retries; ++i) {
+    total = total + rto;
+    rto = std::min(rto * 2, cfg_.max_rto);
+  }
+  return total;
+}
+
+void TcpConnection::on_await() {
+  if (awaiting_peer_) give_up();
+}
+
+// The connection failed (RFC 9293 3.8.3, R2 reached): a synchronized
+// connection tells the peer with a RST; then it is closed.
+void TcpConnection::give_up() {
+  if (state_ == TcpState::closed) return;
+  if (state_ != TcpState::listen && state_ != TcpState::syn_sent) {
+    TcpHeader h;
+    h.seq = snd_seq(snd_nxt_);
+    h.flags = tcp_flag::kRst | tcp_flag::kAck;
+    h.ack = rcv_seq(rcv_nxt_);
+    queue_ctrl(h);
+  }
+  finish(TcpCloseReason::timeout);
   kick();
 }
 

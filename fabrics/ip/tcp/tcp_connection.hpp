@@ -170,6 +170,17 @@ class TcpConnection {
     ack_now_ = true;
     kick();
   }
+  // The upper layer waits for the peer (its MPA startup frame, the responses
+  // to a Read): while `on`, a peer that sends nothing for give_up_time() ends
+  // the connection with TcpCloseReason::timeout (RST when synchronized), as
+  // our own retransmissions would end it after max_retries (RFC 9293 3.8.3,
+  // R2). A silent peer then fails the waiter within the same limit as a
+  // silent path fails the sender; an idle connection nobody waits on stays.
+  void await_peer(bool on);
+  // How long TCP retransmits before giving up: every RTO from the current
+  // one, doubled up to max_rto, max_retries + 1 times (RFC 6298 5.5).
+  Time give_up_time() const;
+
   // Receive buffer accounting (the window really limits the sender).
   void set_auto_consume(bool on) { auto_consume_ = on; }
   void consume(size_t n);
@@ -278,10 +289,13 @@ class TcpConnection {
   static void on_delack_cb(void* self) { static_cast<TcpConnection*>(self)->on_delack(); }
   static void on_persist_cb(void* self) { static_cast<TcpConnection*>(self)->on_persist(); }
   static void on_timewait_cb(void* self) { static_cast<TcpConnection*>(self)->on_timewait(); }
+  static void on_await_cb(void* self) { static_cast<TcpConnection*>(self)->on_await(); }
   void on_rto();
   void on_delack();
   void on_persist();
   void on_timewait();
+  void on_await();
+  void give_up();
   bool window_blocked() const;
   void check_persist();
   Time persist_interval() const;
@@ -354,7 +368,9 @@ class TcpConnection {
   bool ece_echo_ = false;     // RFC 3168: echo ECE until the peer says CWR
   Ring<TcpTx> ctrl_;          // control segments built ahead of their turn
 
-  LazyTimer rto_timer_, delack_timer_, persist_timer_, timewait_timer_;
+  bool awaiting_peer_ = false;
+
+  LazyTimer rto_timer_, delack_timer_, persist_timer_, timewait_timer_, await_timer_;
   TcpStats stats_;
 };
 

@@ -52,9 +52,56 @@ TEST_CASE("iwarp: MPA startup settles CRCs and markers and carries private data"
   CHECK(!p.b->markers_from_peer());
   CHECK(p.a->mulpdu() == 1454);
   CHECK(p.b->mulpdu() == 1442);
-  // The first FPDU of each side follows its frame: 20 + private data bytes.
-  CHECK(p.a->stream_info().first_fpdu_seq == p.t.a->iss() + 1 + 25);
-  CHECK(p.b->stream_info().first_fpdu_seq == p.t.b->iss() + 1 + 26);
+  // The first FPDU of each side follows its frame: 20 + IRD/ORD (Rev 2) + private data bytes.
+  CHECK(p.a->mpa_revision() == 2);
+  CHECK(p.a->stream_info().first_fpdu_seq == p.t.a->iss() + 1 + 29);
+  CHECK(p.b->stream_info().first_fpdu_seq == p.t.b->iss() + 1 + 30);
+}
+
+// RFC 6581: each end offers IRD and ORD; neither then sends more Read
+// Requests than the other serves. Without the negotiation a's ORD of 8
+// would overrun b's IRD of 2 and b would terminate the stream.
+TEST_CASE("iwarp: MPA revision 2 negotiates IRD and ORD") {
+  IwarpConfig ca = config(), cb = config();
+  ca.ord = 8;
+  ca.ird = 4;
+  cb.ord = 16;
+  cb.ird = 2;
+  ca.private_data = text("hi");
+  IwarpPair p(ca, cb, link(10, 1_us), link(10, 1_us));
+  auto& src = p.mb.add(0x201, 0, 64 << 10, true, false);
+  src.bytes = pattern_bytes(64 << 10, 3);
+  p.ma.add(0x101, 0, 64 << 10, false, false);
+  for (int i = 0; i < 8; ++i)
+    p.a->post_read(i, 0x101, static_cast<uint64_t>(i) * 8192, 8192, 0x201, static_cast<uint64_t>(i) * 8192);
+  p.t.sim.run(100_ms);
+  CHECK(p.a->mpa_revision() == 2);
+  CHECK(p.b->mpa_revision() == 2);
+  CHECK(p.a->ord() == 2);  // b serves 2
+  CHECK(p.b->ord() == 4);  // a serves 4
+  CHECK(p.eb.peer_pd == text("hi"));  // IRD/ORD are not the ULP's private data
+  CHECK(p.eb.terms.empty());
+  CHECK(p.ea.reads_done.size() == 8);
+  CHECK(p.ma.regions[0x101].bytes == src.bytes);
+}
+
+TEST_CASE("iwarp: a revision 1 peer gets revision 1 and nothing is negotiated") {
+  for (bool initiator_v1 : {true, false}) {
+    CAPTURE(initiator_v1);
+    IwarpConfig ca = config(), cb = config();
+    (initiator_v1 ? ca : cb).mpa_revision = 1;
+    ca.ord = 8;
+    cb.ird = 2;
+    cb.private_data = text("v");
+    IwarpPair p(ca, cb, link(10, 1_us), link(10, 1_us));
+    p.t.sim.run(1_ms);
+    REQUIRE(p.ea.established);
+    CHECK(p.a->mpa_revision() == 1);
+    CHECK(p.b->mpa_revision() == 1);
+    CHECK(p.a->ord() == 8);
+    CHECK(p.ea.peer_pd == text("v"));
+    CHECK(p.a->stream_info().first_fpdu_seq == p.t.a->iss() + 1 + 20 + (initiator_v1 ? 0 : 4));
+  }
 }
 
 TEST_CASE("iwarp: a rejected connection is reported and closed") {
@@ -178,6 +225,7 @@ TEST_CASE("iwarp: a Write to an invalid STag ends in a Terminate") {
   REQUIRE(p.ea.terms.size() == 1);
   CHECK(!p.ea.terms[0].local);
   CHECK(p.ea.terms[0].error == term::kDdpTaggedInvalidStag);
+  CHECK(p.ea.terms[0].wr_id == std::optional<uint64_t>{1});  // the quoted DDP header names the Write
   CHECK(p.b->stats().terminates_sent == 1);
   CHECK(p.a->stats().terminates_received == 1);
   CHECK(p.a->phase() == IwarpEndpoint::Phase::closed);
@@ -248,4 +296,62 @@ TEST_CASE("iwarp: ORD bounds outstanding reads; responses interleave with sends"
     CHECK(std::equal(got.begin() + i * (4 << 10), got.begin() + (i + 1) * (4 << 10),
                      src.bytes.begin() + i * 1024));
   }
+}
+
+// Issue: a peer that goes silent must not leave an end waiting forever. Each
+// case silences b at some point; a must fail (iwarp_closed) within TCP's
+// retransmission limit, as it does when its own segments go unacknowledged.
+TEST_CASE("iwarp: a silent peer fails the waiting end within TCP's retransmission limit") {
+  TcpEndpointConfig tcp;
+  tcp.max_retries = 4;
+  const Time limit = 200_ms;  // well past give_up_time() for 4 retries: 1+2+4+8+16 ms
+  SUBCASE("the passive end's peer never connects") {
+    IwarpPair p(config(), config(), link(10, 1_us, 4 << 20, 1.0), link(10, 1_us), tcp);
+    p.t.sim.run(limit);
+    CHECK(p.eb.closed);  // listened, heard nothing
+    CHECK(p.ea.closed);  // its SYNs went unanswered
+    CHECK(p.b->phase() == IwarpEndpoint::Phase::closed);
+  }
+  SUBCASE("the MPA Reply never arrives though the Request was acknowledged") {
+    IwarpPair p(config(), config(), link(10, 1_us), link(10, 1_us), tcp);
+    // From b, only segments without payload or RST get through: a's MPA
+    // Request is acknowledged, the Reply and b's final RST are lost.
+    p.t.sw.drop = [](uint16_t in, ConstTcpView s) {
+      return in == 1 && (!s.payload().empty() || (s.flags() & tcp_flag::kRst));
+    };
+    p.t.sim.run(limit);
+    CHECK(p.ea.closed);
+    CHECK(!p.ea.established);
+    CHECK(p.t.a->state() == TcpState::closed);
+  }
+  SUBCASE("Read Responses stop once the Read Request was acknowledged") {
+    IwarpPair p(config(), config(), link(10, 1_us), link(10, 1_us), tcp);
+    p.mb.add(0x201, 0, 64 << 10, true, false);
+    p.ma.add(0x101, 0, 64 << 10, false, false);
+    p.t.sim.run(100_us);
+    REQUIRE(p.ea.established);
+    p.t.sw.drop = [](uint16_t in, ConstTcpView s) {
+      return in == 1 && (!s.payload().empty() || (s.flags() & tcp_flag::kRst));
+    };
+    p.a->post_read(1, 0x101, 0, 64 << 10, 0x201, 0);
+    p.t.sim.run(limit);
+    CHECK(p.ea.reads_done.empty());
+    CHECK(p.ea.closed);
+    CHECK(p.t.a->state() == TcpState::closed);
+  }
+}
+
+TEST_CASE("iwarp: an idle connection nobody waits on stays up") {
+  TcpEndpointConfig tcp;
+  tcp.max_retries = 2;
+  IwarpPair p(config(), config(), link(10, 1_us), link(10, 1_us), tcp);
+  p.mb.add(0x201, 0, 4096, true, false);
+  p.ma.add(0x101, 0, 4096, false, false);
+  p.a->post_read(1, 0x101, 0, 4096, 0x201, 0);
+  p.t.sim.run(1_s);
+  CHECK(p.ea.reads_done == std::vector<uint64_t>{1});
+  CHECK(!p.ea.closed);
+  CHECK(!p.eb.closed);
+  CHECK(p.a->phase() == IwarpEndpoint::Phase::full_operation);
+  CHECK(p.b->phase() == IwarpEndpoint::Phase::full_operation);
 }

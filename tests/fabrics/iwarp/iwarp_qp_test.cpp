@@ -185,19 +185,60 @@ TEST_CASE("iwarp verbs: write, read and send posted before the connection is up"
   CHECK(qa->tcp()->flow().local_port == IwarpFabric::port_of(t.a.qp->qp_num()));
 }
 
-TEST_CASE("iwarp verbs: a bad rkey ends in IBV_WC_REM_ACCESS_ERR, the rest flushed") {
+// A Terminate fails the WQE it names; the WQEs before it that TCP
+// acknowledged complete successfully, the rest flush.
+TEST_CASE("iwarp verbs: a bad rkey fails its WRITE with IBV_WC_REM_ACCESS_ERR, the rest flushed") {
+  struct Case {
+    uint32_t len;
+    size_t bad;  // which of the WRITEs has the bad rkey
+    size_t count;
+  };
+  // 2000 bytes: one WRITE per segment. 100 bytes, posted before the
+  // connection is up: all three in one segment, so b's answer acknowledges
+  // every one of them and terminates on the second at once.
+  for (Case c : {Case{2000, 0, 2}, Case{100, 1, 3}}) {
+    CAPTURE(c.len);
+    Bed t;
+    t.connect(t.a, t.b);
+    t.connect(t.b, t.a);
+    for (size_t i = 0; i < c.count; ++i) {
+      const uint32_t rkey = i == c.bad ? t.b.mr->rkey ^ 0x5A5A00 : t.b.mr->rkey;
+      REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, c.len, t.b.buf, rkey, i + 1) == 0);
+    }
+    t.net.sim.run(Time::ms(5));
+    ibv_wc wc[4];
+    REQUIRE(t.a.cq->poll(4, wc) == static_cast<int>(c.count));
+    for (size_t i = 0; i < c.count; ++i) {
+      CHECK(wc[i].wr_id == i + 1);
+      CHECK(wc[i].status == (i < c.bad ? IBV_WC_SUCCESS : i == c.bad ? IBV_WC_REM_ACCESS_ERR : IBV_WC_WR_FLUSH_ERR));
+    }
+    CHECK(t.a.qp->state() == IBV_QPS_ERR);
+    CHECK(t.b.qp->state() == IBV_QPS_ERR);
+  }
+}
+
+TEST_CASE("iwarp verbs: a Send scatters over the receive WR's SGEs") {
   Bed t;
   t.connect(t.a, t.b);
   t.connect(t.b, t.a);
-  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, 2000, t.b.buf, t.b.mr->rkey ^ 0x5A5A00, 1) == 0);
-  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, 2000, t.b.buf, t.b.mr->rkey, 2) == 0);
+  auto src = t.mem(t.a, 0, 150);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 3 + 1);
+  // Two 100-byte SGEs, apart in memory: 150 bytes fill the first and half the second.
+  ibv_sge rsge[2] = {{t.b.buf + 1000, 100, t.b.mr->lkey}, {t.b.buf + 5000, 100, t.b.mr->lkey}};
+  ibv_recv_wr rwr{};
+  rwr.wr_id = 9;
+  rwr.sg_list = rsge;
+  rwr.num_sge = 2;
+  ibv_recv_wr* rbad = nullptr;
+  REQUIRE(t.b.qp->post_recv(&rwr, &rbad) == 0);
+  REQUIRE(t.post(t.a, IBV_WR_SEND, 0, 150, 0, 0, 1) == 0);
   t.net.sim.run(Time::ms(5));
-  ibv_wc wc[4];
-  REQUIRE(t.a.cq->poll(4, wc) == 2);
-  CHECK(wc[0].wr_id == 1);
-  CHECK(wc[0].status == IBV_WC_REM_ACCESS_ERR);
-  CHECK(wc[1].wr_id == 2);
-  CHECK(wc[1].status == IBV_WC_WR_FLUSH_ERR);
-  CHECK(t.a.qp->state() == IBV_QPS_ERR);
-  CHECK(t.b.qp->state() == IBV_QPS_ERR);
+  ibv_wc wc[2];
+  REQUIRE(t.b.cq->poll(2, wc) == 1);
+  CHECK(wc[0].status == IBV_WC_SUCCESS);
+  CHECK(wc[0].byte_len == 150);
+  CHECK(std::memcmp(t.mem(t.b, 1000, 100).data(), src.data(), 100) == 0);
+  CHECK(std::memcmp(t.mem(t.b, 5000, 50).data(), src.data() + 100, 50) == 0);
+  REQUIRE(t.a.cq->poll(2, wc) == 1);
+  CHECK(wc[0].status == IBV_WC_SUCCESS);
 }

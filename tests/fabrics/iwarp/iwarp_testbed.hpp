@@ -60,6 +60,7 @@ struct Recorder : IwarpEvents {
   struct Term {
     TermError error;
     bool local;
+    std::optional<uint64_t> wr_id;  // received: the message it reports
   };
   std::vector<Term> terms;
 
@@ -78,7 +79,9 @@ struct Recorder : IwarpEvents {
   void iwarp_write_placed(uint32_t stag, uint64_t to, uint64_t len) override {
     placed.push_back({stag, to, len});
   }
-  void iwarp_terminate(const TermError& e, bool local) override { terms.push_back({e, local}); }
+  void iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) override {
+    terms.push_back({e, local, wr_id});
+  }
   void iwarp_closed() override { closed = true; }
 };
 

@@ -74,6 +74,35 @@ TEST_CASE("mpa: request and reply frames byte for byte") {
   CHECK(!MpaFrameHeader::parse(*ConstMpaFrameView::check(r)));
 }
 
+TEST_CASE("mpa: revision 2 frames carry IRD and ORD first (RFC 6581)") {
+  // Request: C and E (enhanced) set, Rev 2, 8 bytes of private data: IRD 16
+  // with P (peer-to-peer) and Z, ORD 4 with W, then 4 bytes of the ULP's.
+  auto req = bytes({'M', 'P', 'A', ' ', 'I',  'D',  ' ',  'R',  'e',  'q',  ' ',  'F',  'r',  'a',
+                    'm', 'e', 0x50, 0x02, 0x00, 0x08, 0xC0, 0x10, 0x80, 0x04, 0x01, 0x02, 0x03, 0x04});
+  auto v = ConstMpaFrameView::check(req);
+  REQUIRE(v);
+  auto h = MpaFrameHeader::parse(*v);
+  REQUIRE(h);
+  CHECK(h->revision == 2);
+  CHECK(h->enhanced);
+  CHECK(h->crc);
+  CHECK(v->reserved() == 0);
+  auto io = MpaIrdOrd::parse(v->private_data());
+  REQUIRE(io);
+  CHECK(io->ird == 16);
+  CHECK(io->ord == 4);
+  CHECK(io->peer_to_peer);
+  CHECK(io->zero_length_send_rtr);
+  CHECK(io->write_rtr);
+  CHECK(!io->read_rtr);
+  std::vector<std::byte> out(req.size());
+  h->emit(*MpaFrameView::check(out));
+  io->emit(std::span<std::byte>(out).subspan(20));
+  std::copy(req.begin() + 24, req.end(), out.begin() + 24);
+  CHECK(out == req);
+  CHECK(!MpaIrdOrd::parse(std::span<const std::byte>(req).subspan(20, 3)));
+}
+
 TEST_CASE("ddp/rdmap: a tagged RDMA Write header") {
   // T=1 L=1 DV=1 | RV=1 op=Write | STag 0x11223344 | TO 0x0102030405060708
   auto w = bytes({0xC1, 0x40, 0x11, 0x22, 0x33, 0x44, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08});
