@@ -14,7 +14,7 @@
 // crc32() is 0x5AB72596 and the wire carries the bytes 96 25 B7 5A. The VCRC
 // follows the same rule (IBA 7.8.2: bits leave in the order of the
 // remainder's highest term first), as Mellanox's IBA packet generator (MPGA)
-// stores it with cpu_to_le16. The MPA CRC too (shared/CAPTURES.md).
+// stores it with cpu_to_le16. The MPA CRC too (docs/captures.md).
 //
 // The incremental forms let a caller feed a pseudo-header and then the rest
 // of a packet without copying: state starts at kCrcInit, each update takes

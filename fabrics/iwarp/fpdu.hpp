@@ -5,7 +5,7 @@
 //
 // ULPDU_LENGTH counts the ULPDU only. The CRC covers everything before it,
 // markers included, and goes on the wire least significant byte first
-// (shared/CAPTURES.md); it is zero when neither side asked for CRCs.
+// (docs/captures.md); it is zero when neither side asked for CRCs.
 //
 // Markers: when the receiver asked for them (M flag), the sender puts a
 // 4-byte marker at every 512th octet of its stream, counted from the first

@@ -299,6 +299,17 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return 0;
 }
 
+namespace {
+// A receive WQE from the work request: its SGEs and their total length.
+RecvWqe recv_wqe_of(const ibv_recv_wr& wr) {
+  RecvWqe r;
+  r.wr_id = wr.wr_id;
+  r.sges.assign(wr.sg_list, wr.sg_list + wr.num_sge);
+  for (const ibv_sge& s : r.sges) r.length += s.length;
+  return r;
+}
+}  // namespace
+
 int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   for (; wr; wr = wr->next) {
     int err = 0;
@@ -312,10 +323,7 @@ int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       if (bad_wr) *bad_wr = wr;
       return err;
     }
-    RecvWqe r;
-    r.wr_id = wr->wr_id;
-    r.sges.assign(wr->sg_list, wr->sg_list + wr->num_sge);
-    for (const ibv_sge& s : r.sges) r.length += s.length;
+    RecvWqe r = recv_wqe_of(*wr);
     if (state_ == IBV_QPS_ERR) {
       complete_recv(r, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, false);
       continue;
@@ -354,10 +362,7 @@ int SharedReceiveQueue::post(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       if (bad_wr) *bad_wr = wr;
       return err;
     }
-    RecvWqe r;
-    r.wr_id = wr->wr_id;
-    r.sges.assign(wr->sg_list, wr->sg_list + wr->num_sge);
-    for (const ibv_sge& s : r.sges) r.length += s.length;
+    RecvWqe r = recv_wqe_of(*wr);
     wqes_.push_back(std::move(r));
   }
   return 0;

@@ -1,5 +1,5 @@
 // One iWARP exchange captured as Ethernet + IPv4 + TCP frames and judged by
-// tshark (shared/CAPTURES.md): MPA request and reply found, every FPDU
+// tshark (docs/captures.md): MPA request and reply found, every FPDU
 // dissected as DDP/RDMAP with the expected opcodes and a good CRC32, TCP
 // and IP checksums valid, nothing malformed. Skipped when tshark is missing.
 #include <doctest/doctest.h>
