@@ -46,10 +46,9 @@ void wire_links(Network& net) {
     const Graph::Link& gl = net.graph.link(static_cast<int>(l));
     auto port_of = [&](int node) -> Port& {
       if (net.graph.is_host(node)) {
+        // The loader refuses a second link to a host (a host has one NIC port).
         if (used[node]++)
-          throw InputError(net.cfg.file.string() + ":" + std::to_string(links[l].line) + ":" +
-                                   std::to_string(links[l].column) + ": topology.links: host '" +
-                                   net.graph.name(node) + "' has more than one link; a host has one NIC port");
+          throw std::logic_error("host '" + net.graph.name(node) + "' has more than one link");
         return net.nodes[node]->port(0);
       }
       return net.nodes[node]->add_port();
@@ -161,8 +160,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   builder.create_nodes(net);
   wire_links(net);
   builder.finish(net);
-  uint32_t mtu = cfg.link.mtu;
-  for (const auto& l : cfg.topology.links) mtu = std::min(mtu, l.config.mtu);
+  const uint32_t mtu = path_mtu(cfg);
   net.mtu = mtu;
   if (cfg.fabric != FabricKind::iwarp) {
     const ibv_mtu active = mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 : mtu >= 1024 ? IBV_MTU_1024

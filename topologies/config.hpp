@@ -301,4 +301,11 @@ constexpr bool is_iba_mtu(uint32_t mtu) {
 }
 constexpr uint32_t kMinIpMtu = 576, kMaxIpMtu = 9000;
 
+// The MTU of every path: the smallest of the links' (and of `link:`).
+inline uint32_t path_mtu(const ExperimentConfig& x) {
+  uint32_t mtu = x.link.mtu;
+  for (const LinkSpec& l : x.topology.links) mtu = l.config.mtu < mtu ? l.config.mtu : mtu;
+  return mtu;
+}
+
 }  // namespace rdmasim

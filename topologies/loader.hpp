@@ -1,6 +1,11 @@
 // Experiment files to ExperimentConfig. Every problem found is reported,
 // each with the file, line and column of the key or value at fault and the
-// key path (docs/yaml.md lists every key).
+// key path (docs/yaml.md lists every key). Loading reads the file
+// (yaml_reader.hpp), applies the command-line overrides (overrides.hpp),
+// reads each section (sections/) and ends with the one validate pass
+// (sections/validate.cpp): every check a run can make before it simulates.
+// `rdmasim run` and `rdmasim validate` both load through here, so a file
+// `validate` accepts is one `run` accepts.
 #pragma once
 
 #include <filesystem>
@@ -10,18 +15,9 @@
 #include <vector>
 
 #include "topologies/config.hpp"
+#include "topologies/load_error.hpp"
 
 namespace rdmasim {
-
-// The file name errors about --set, --fabric and --seed carry.
-inline constexpr std::string_view kCommandLine = "<command line>";
-
-struct LoadError {
-  std::string file;            // the experiment file, or "<command line>"; line = position of the option
-  int line = 0, column = 0;    // from 1
-  std::string message;         // "key.path: what is wrong"
-  std::string format() const;  // "file:line:column: message"
-};
 
 struct LoadResult {
   std::optional<ExperimentConfig> config;  // set when there are no errors

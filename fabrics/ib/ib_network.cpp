@@ -28,30 +28,11 @@ void create_ib_switches(Network& net) {
   }
 }
 
-// A VL's receive buffer must hold the largest packet, or nothing could ever
-// be sent on it; a port's egress queue (the same `buffer`) takes the two
-// packets an HCA keeps queued.
-void check_buffers(const Network& net, uint32_t mtu, uint8_t vls) {
-  const ExperimentConfig& cfg = net.cfg;
-  const uint64_t need = ib_max_packet(mtu);
-  for (const LinkSpec& l : cfg.topology.links) {
-    const uint64_t buffer = l.config.buffer.count();
-    if (buffer / vls >= need && buffer >= 2 * need) continue;
-    throw InputError(
-        cfg.file.string() + ":" + std::to_string(l.line) + ":" + std::to_string(l.column) + ": link " + l.a +
-        " - " + l.b + ": buffer " + to_string(l.config.buffer) + " is too small for ib: each of the " +
-        std::to_string(vls) + " data VLs needs room for a " + std::to_string(need) +
-        "-byte packet (IBA 7.9), so at least " + to_string(Bytes(std::max<uint64_t>(need * vls, 2 * need))));
-  }
-}
-
 void finish_ib(Network& net) {
   const ExperimentConfig& cfg = net.cfg;
   const Graph& g = net.graph;
+  // The loader made sure every VL's buffer holds a packet of the path MTU (IBA 7.9).
   const uint8_t vls = modelled_data_vls(cfg.ib.vls);
-  uint32_t mtu = cfg.link.mtu;
-  for (const LinkSpec& l : cfg.topology.links) mtu = std::min(mtu, l.config.mtu);
-  check_buffers(net, mtu, vls);
 
   const SlToVl sl2vl = SlToVl::modulo(vls);
   for (Host* h : net.hosts) h->nic().set_fabric(std::make_unique<IbFabric>(h->nic(), sl2vl));

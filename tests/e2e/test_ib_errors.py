@@ -64,6 +64,8 @@ def main():
                      ["1500"])
         expect_error(tmp, "buffer", BASE.format(**{**good, "buffer": "6KiB"}), 12, 7,
                      ["b - s", "buffer", "VL", "4190"])
+        expect_error(tmp, "buffer_validate", BASE.format(**{**good, "buffer": "6KiB"}), 12, 7,
+                     ["topology.links[1]", "b - s", "4190"], command="validate")
         routed = BASE.format(**good).replace("  switches: [s]\n", "  switches: [s]\n  routers: [r]\n")
         expect_error(tmp, "routers", routed, 10, 12, ["router"])
 

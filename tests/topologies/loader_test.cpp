@@ -479,6 +479,41 @@ workloads: [{kind: send, from: h0, to: h1}]
         "port numbers, 0 and 255 reserved)\n");
 }
 
+// Checks a run could once make only after it had started: the loader
+// makes them, so `validate` reports them too.
+TEST_CASE("loader: a host has one link, an IB VL buffer holds a packet") {
+  CHECK(errors(R"(topology:
+  hosts: [a, b]
+  switches: [s1, s2]
+  links: [[a, s1], [b, s1], [s2, a], [b, s2]]
+workloads: [{kind: send, from: a, to: b}]
+)") == "exp.yaml:4:29: topology.links[2]: host 'a' has more than one link (first at line 4); a host has "
+       "one NIC port\n"
+       "exp.yaml:4:38: topology.links[3]: host 'b' has more than one link (first at line 4); a host has "
+       "one NIC port\n");
+  // A 4096-byte path MTU: the largest packet is 4196 bytes; 2 VLs need 8392.
+  CHECK(errors(R"(fabric: ib
+topology:
+  hosts: [a, b]
+  switches: [s]
+  links: [[a, s], [b, s, {buffer: 8KiB}]]
+workloads: [{kind: send, from: a, to: b}]
+)") == "exp.yaml:5:19: topology.links[1]: link b - s: buffer 8KiB is too small for ib: each of the 2 data "
+       "VLs needs room for a 4190-byte packet (IBA 7.9), so at least 8380B\n");
+  // ... with a smaller MTU it fits; one VL needs two packets' room.
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n",
+                         "fabric: ib\nlink: {mtu: 2048, buffer: 8KiB}\n")) == "");
+  // A generated topology's links are reported once, at the generator.
+  CHECK(errors(R"(fabric: ib
+ib: {vls: 1}
+topology: {generate: {kind: star, hosts: 3, host_link: {buffer: 4KiB}}}
+workloads: [{kind: send, from: h0, to: h1}]
+)") == "exp.yaml:3:12: topology.generate: link h0 - s0: buffer 4KiB is too small for ib: each of the 1 data "
+       "VLs needs room for a 4190-byte packet (IBA 7.9), so at least 8380B\n");
+  // Ethernet fabrics have no per-VL buffers.
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {buffer: 4KiB}\n")) == "");
+}
+
 TEST_CASE("loader: what the fabrics and transports cannot do") {
   SUBCASE("mtu") {
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {mtu: 1500}\n")) ==
@@ -591,12 +626,14 @@ workloads:
   - {kind: send, from: a, to: b}
   - {kind: incast, from: [a, b, c], to: d}
 )") == "exp.yaml:7:5: workloads[1]: a cannot reach d: no path through switches and routers\n");
-  // A host does not forward: a - b - c is no path from a to c.
+  // A host does not forward: a - b - c is no path from a to c (and b has one port too many).
   CHECK(errors(R"(topology:
   hosts: [a, b, c]
   links: [[a, b], [b, c]]
 workloads: [{kind: send, from: a, to: c}]
-)") == "exp.yaml:4:13: workloads[0]: a cannot reach c: no path through switches and routers\n");
+)") == "exp.yaml:3:19: topology.links[1]: host 'b' has more than one link (first at line 3); a host has one "
+       "NIC port\n"
+       "exp.yaml:4:13: workloads[0]: a cannot reach c: no path through switches and routers\n");
 }
 
 TEST_CASE("loader: faults and capture") {
