@@ -18,8 +18,8 @@
 #include "apps/runner.hpp"
 #include "apps/sweep.hpp"
 #include "cost/bom.hpp"
+#include "experiment/loader.hpp"
 #include "topologies/config.hpp"
-#include "topologies/loader.hpp"
 
 namespace rdmasim {
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <stdexcept>
 
-#include "apps/network.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
+#include "fabrics/network.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "apps/runner.hpp"
-#include "topologies/loader.hpp"
+#include "experiment/loader.hpp"
 
 using namespace rdmasim;
 

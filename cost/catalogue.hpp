@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "topologies/loader.hpp"
+#include "experiment/loader.hpp"
 
 namespace rdmasim {
 

@@ -1,4 +1,4 @@
-// The experiment, as plain validated structs. topologies/loader.cpp fills
+// The experiment, as plain validated structs. experiment/loader.cpp fills
 // them from YAML (docs/yaml.md is the reference of every key); the model
 // reads only these structs. No yaml-cpp or Boost here: this header is
 // included widely.
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "nodes/host/host_config.hpp"
 
 namespace rdmasim {
 
@@ -168,25 +169,6 @@ struct MpaConfig {
   bool markers = false;
   bool crc = true;
   uint8_t revision = 2;  // 2: RFC 6581 enhanced connection establishment; 1: RFC 5044
-};
-
-enum class Completion { polling, interrupt, hybrid };
-enum class Doorbell { dma, pio };
-struct HostConfig {
-  Completion completion = Completion::polling;
-  Time hybrid_spin = Time::us(10);  // hybrid: poll this long, then wait for an interrupt
-  struct InterruptCoalescing {
-    uint32_t frames = 1;  // raise after this many completions ...
-    Time delay;           // ... or this long after the first, whichever comes first
-  } interrupt_coalescing;
-  Doorbell doorbell = Doorbell::dma;  // dma: NIC fetches the WQE; pio: CPU writes it to the NIC
-  struct Pcie {
-    Time latency = Time::ns(400);
-    DataRate bandwidth{128'000'000'000};
-  } pcie;
-  Time poll_cost = Time::ns(50);
-  Time interrupt_cost = Time::us(2);
-  Time post_cost = Time::ns(100);
 };
 
 // 802.1Q tag on roce_v1 frames. Every host is in VLAN `id` unless `hosts`

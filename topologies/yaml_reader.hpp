@@ -3,7 +3,8 @@
 // enum choices), maps checked against their allowed keys with a suggestion
 // for a misspelt one, and errors located at the key or value at fault — in
 // the file, or in the command-line option that put the value there
-// (overrides.hpp). The section readers (sections/) say what each key means.
+// (experiment/overrides.hpp). The section readers (experiment/sections/) say
+// what each key means.
 // Only the loader includes this (it brings in yaml-cpp).
 #pragma once
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "apps/network.hpp"
+#include "fabrics/network.hpp"
 
 namespace rdmasim {
 

@@ -16,8 +16,8 @@
 
 #include <cstdint>
 
+#include "fabrics/ib/virtual_lanes.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
-#include "nodes/ib/virtual_lanes.hpp"
 
 namespace rdmasim {
 

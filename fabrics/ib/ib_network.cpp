@@ -5,12 +5,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "apps/network.hpp"
 #include "core/errors.hpp"
+#include "fabrics/ib/credit_flow_control.hpp"
 #include "fabrics/ib/ib_fabric.hpp"
-#include "nodes/ib/credit_flow_control.hpp"
-#include "nodes/ib/subnet_manager.hpp"
-#include "nodes/switches/ib_switch.hpp"
+#include "fabrics/ib/ib_switch.hpp"
+#include "fabrics/ib/subnet_manager.hpp"
+#include "fabrics/network.hpp"
 
 namespace rdmasim {
 

@@ -18,10 +18,10 @@
 
 #include "core/packet.hpp"
 #include "core/units.hpp"
+#include "fabrics/ip/l3_network.hpp"
 #include "fabrics/ip/tcp/tcp_config.hpp"
 #include "fabrics/iwarp/mpa_seal.hpp"
 #include "nodes/host/rnic.hpp"
-#include "nodes/switches/l3_network.hpp"
 
 namespace rdmasim {
 

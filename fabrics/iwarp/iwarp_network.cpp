@@ -1,15 +1,15 @@
-// Builds an iWARP network: the IP network of nodes/switches/l3_network.hpp
+// Builds an iWARP network: the IP network of fabrics/ip/l3_network.hpp
 // (the same L3 switches as roce_v2), hosts whose RNICs run RDMAP/DDP/MPA
 // over TCP (iwarp_fabric.hpp).
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
-#include "apps/network.hpp"
 #include "fabrics/ethernet/pfc.hpp"
+#include "fabrics/ip/l3_network.hpp"
+#include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/iwarp/iwarp_fabric.hpp"
-#include "nodes/switches/l3_network.hpp"
-#include "nodes/switches/l3_switch.hpp"
+#include "fabrics/network.hpp"
 
 namespace rdmasim {
 

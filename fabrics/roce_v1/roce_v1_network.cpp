@@ -6,17 +6,17 @@
 #include <memory>
 #include <stdexcept>
 
-#include "apps/network.hpp"
 #include "core/errors.hpp"
+#include "fabrics/ethernet/l2_bridge.hpp"
 #include "fabrics/ethernet/pfc.hpp"
+#include "fabrics/ip/l3_switch.hpp"
+#include "fabrics/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
-#include "nodes/switches/l2_bridge.hpp"
-#include "nodes/switches/l3_switch.hpp"
 
 namespace rdmasim {
 
 namespace {
-// Addressing plan, the same as the IP fabrics' (nodes/switches/l3_network.hpp):
+// Addressing plan, the same as the IP fabrics' (fabrics/ip/l3_network.hpp):
 // host i has MAC 02:00:00:00:xx:xx (= i + 1); a switch or router n has
 // 02:00:01:nn:nn:pp on port p.
 MacAddress host_mac(int h) { return MacAddress::local(static_cast<uint32_t>(h + 1)); }

@@ -5,8 +5,8 @@
 
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
+#include "fabrics/ip/l3_network.hpp"
 #include "fabrics/ip/wire/address.hpp"
-#include "nodes/switches/l3_network.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {

@@ -1,9 +1,9 @@
-// Builds a RoCE v2 network: the IP network of nodes/switches/l3_network.hpp,
+// Builds a RoCE v2 network: the IP network of fabrics/ip/l3_network.hpp,
 // hosts with the RoCE v2 encapsulation.
 
-#include "apps/network.hpp"
+#include "fabrics/ip/l3_network.hpp"
+#include "fabrics/network.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
-#include "nodes/switches/l3_network.hpp"
 
 namespace rdmasim {
 

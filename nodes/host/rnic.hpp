@@ -5,6 +5,8 @@
 // DMA over PCIe, CQE writes, and how the CPU learns of completions.
 #pragma once
 
+#include <infiniband/verbs.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -13,10 +15,8 @@
 #include "core/packet.hpp"
 #include "core/ring.hpp"
 #include "core/units.hpp"
+#include "nodes/host/host_config.hpp"
 #include "nodes/port.hpp"
-#include "topologies/config.hpp"
-
-#include <infiniband/verbs.h>
 
 namespace rdmasim {
 

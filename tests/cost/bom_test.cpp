@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "topologies/loader.hpp"
+#include "experiment/loader.hpp"
 
 namespace rdmasim {
 

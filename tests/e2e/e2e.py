@@ -14,7 +14,7 @@ import zlib
 BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/rdmasim"
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
 
-# Upper-layer heuristics that would claim synthetic payloads (CAPTURES.md).
+# Upper-layer heuristics that would claim synthetic payloads (docs/captures.md).
 TSHARK_OPTS = [
     "-n", "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
 ] + sum([["--disable-heuristic", h] for h in (

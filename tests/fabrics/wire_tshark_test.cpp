@@ -1,5 +1,5 @@
 // Frames built with the wire views, written to pcap with libpcap and
-// dissected by tshark (CAPTURES.md): every frame must dissect as the
+// dissected by tshark (docs/captures.md): every frame must dissect as the
 // expected protocol with no malformed frame and no error-level expert info
 // (IP and UDP checksums are checked), and the fields must read back as
 // emitted. Skips when tshark is not installed.
@@ -422,7 +422,7 @@ TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted
   CHECK(fld.join(5, {"infiniband.reth.va", "infiniband.reth.r_key", "infiniband.atomiceth.swapdt",
                      "infiniband.atomiceth.cmpdt"}) == "0x00007f0000001000 0x00000099 5 0");
   CHECK(fld.get(6, "infiniband.atomicacketh.origremdt") == "41");
-  CHECK(fld.get(1, "data.len") == "16");  // payload + pad (CAPTURES.md)
+  CHECK(fld.get(1, "data.len") == "16");  // payload + pad (docs/captures.md)
   // The ICRC as tshark displays it: the four wire bytes read big-endian.
   CHECK(fld.get(1, "infiniband.invariant.crc") == "0x" + plain_hex(std::span(frames[0]).last(4)));
   for (int i = 1; i <= 8; ++i) {

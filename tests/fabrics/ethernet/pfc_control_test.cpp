@@ -1,12 +1,11 @@
 // PFC as the port machinery does it (fabrics/ethernet/pfc.hpp); the frame
 // format itself is tested in wire/pfc_test.cpp.
-#include "fabrics/ethernet/pfc.hpp"
-
 #include <doctest/doctest.h>
 
 #include <memory>
 
-#include "nodes/switches/l2_bridge.hpp"
+#include "fabrics/ethernet/l2_bridge.hpp"
+#include "fabrics/ethernet/pfc.hpp"
 #include "tests/fabrics/ethernet/probe_node.hpp"
 
 using namespace rdmasim;

@@ -1,5 +1,5 @@
-// nodes/ib/credit_flow_control: IBA 7.9 credits, one link.
-#include "nodes/ib/credit_flow_control.hpp"
+// fabrics/ib/credit_flow_control: IBA 7.9 credits, one link.
+#include "fabrics/ib/credit_flow_control.hpp"
 
 #include <doctest/doctest.h>
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fabrics/ib/ib_fabric.hpp"
+#include "fabrics/ib/subnet_manager.hpp"
 #include "nodes/host/host.hpp"
-#include "nodes/ib/subnet_manager.hpp"
 #include "pcap/pcap_writer.hpp"
 #include "tests/fabrics/ib/ib_test_util.hpp"
 

@@ -4,10 +4,10 @@
 
 #include <cstring>
 
+#include "fabrics/ib/subnet_manager.hpp"
 #include "fabrics/iba/wire/bth.hpp"
 #include "fabrics/iba/wire/grh.hpp"
 #include "nodes/host/host.hpp"
-#include "nodes/ib/subnet_manager.hpp"
 #include "tests/fabrics/ib/ib_test_util.hpp"
 #include "tests/fabrics/wire_bytes.hpp"
 

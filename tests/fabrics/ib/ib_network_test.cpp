@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "apps/network.hpp"
 #include "apps/runner.hpp"
+#include "experiment/loader.hpp"
 #include "fabrics/ib/ib_fabric.hpp"
-#include "nodes/ib/subnet_manager.hpp"
-#include "nodes/switches/ib_switch.hpp"
-#include "topologies/loader.hpp"
+#include "fabrics/ib/ib_switch.hpp"
+#include "fabrics/ib/subnet_manager.hpp"
+#include "fabrics/network.hpp"
 
 using namespace rdmasim;
 
@@ -154,7 +154,7 @@ workloads: [{kind: send, from: a, to: c}]
   CHECK(sm.credit_loop_free());
 }
 
-// The loader refuses it (topologies/sections/validate.cpp), so `validate` does too.
+// The loader refuses it (experiment/sections/validate.cpp), so `validate` does too.
 TEST_CASE("ib network: a buffer that cannot hold one packet per VL is a load error naming the link") {
   auto errors = [](int vls, std::string_view a_buffer, std::string_view b_buffer) {
     const std::string yaml = "name: t\nfabric: ib\nib: {vls: " + std::to_string(vls) + R"(}

@@ -1,14 +1,14 @@
-// nodes/switches/ib_switch: forwarding on DLID, VL changes, latency,
+// fabrics/ib/ib_switch: forwarding on DLID, VL changes, latency,
 // lossless back-pressure and VL independence.
-#include "nodes/switches/ib_switch.hpp"
+#include "fabrics/ib/ib_switch.hpp"
 
 #include <doctest/doctest.h>
 
 #include <memory>
 
+#include "fabrics/ib/credit_flow_control.hpp"
 #include "fabrics/iba/icrc.hpp"
 #include "fabrics/iba/wire/bth.hpp"
-#include "nodes/ib/credit_flow_control.hpp"
 #include "tests/fabrics/ib/ib_test_util.hpp"
 
 using namespace rdmasim;

@@ -1,15 +1,16 @@
 // Verbs over iWARP (IwarpFabric, IwarpQp): what is refused as siw refuses
 // it, the connection made at RTR/RTS, work posted before the MPA exchange
 // ends, data placed, a bad rkey completing with IBV_WC_REM_ACCESS_ERR.
+#include "fabrics/iwarp/iwarp_qp.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 
-#include "apps/network.hpp"
 #include "fabrics/iwarp/iwarp_fabric.hpp"
-#include "fabrics/iwarp/iwarp_qp.hpp"
+#include "fabrics/network.hpp"
 
 using namespace rdmasim;
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "fabrics/ethernet/l2_bridge.hpp"
 #include "fabrics/ethernet/wire/vlan.hpp"
 #include "fabrics/iba/icrc.hpp"
 #include "fabrics/iba/opcodes.hpp"
@@ -13,7 +14,6 @@
 #include "fabrics/ip/wire/ipv6.hpp"
 #include "fabrics/roce_v1/wire/icmpv6_nd.hpp"
 #include "nodes/host/host.hpp"
-#include "nodes/switches/l2_bridge.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;

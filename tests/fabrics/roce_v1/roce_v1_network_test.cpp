@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "apps/network.hpp"
+#include "fabrics/ethernet/l2_bridge.hpp"
+#include "fabrics/ip/l3_switch.hpp"
+#include "fabrics/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
-#include "nodes/switches/l2_bridge.hpp"
-#include "nodes/switches/l3_switch.hpp"
 
 using namespace rdmasim;
 

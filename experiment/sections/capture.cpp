@@ -1,0 +1,33 @@
+// `capture:`, which ports are captured and how.
+#include "experiment/sections/sections.hpp"
+
+namespace rdmasim {
+
+void read_capture(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen", "max_bytes"});
+  if (!f) return;
+  if (auto p = f->find("pcap")) {
+    d.capture_list = *p;
+    if (p->value.IsSequence()) {
+      d.x.capture.mode = CaptureMode::list;
+    } else if (auto s = d.c.scalar(p->value, p->path, "none, hosts, all or a list of node names")) {
+      auto m = from_string<CaptureMode>(*s);
+      if (m && *m != CaptureMode::list)
+        d.x.capture.mode = *m;
+      else
+        d.c.error(p->value, p->path,
+                  "expected none, hosts, all or a list of node names, got " + describe(p->value));
+    }
+  }
+  if (auto v = f->find("ib_linktype")) {
+    auto s = d.c.scalar(v->value, v->path, "erf or infiniband");
+    if (s && (*s == "erf" || *s == "infiniband"))
+      d.x.capture.ib_linktype_infiniband = *s == "infiniband";
+    else if (s)
+      d.c.error(v->value, v->path, "unknown linktype '" + *s + "'; expected erf (197) or infiniband (247)");
+  }
+  d.c.read(*f, "snaplen", d.x.capture.snaplen, [&](const Entry& v) { return d.c.whole(v, 64, 262144); });
+  d.c.read(*f, "max_bytes", d.x.capture.max_bytes, [&](const Entry& v) { return d.c.bytes(v); });
+}
+
+}  // namespace rdmasim

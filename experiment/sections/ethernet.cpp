@@ -1,0 +1,69 @@
+// The Ethernet fabrics' sections: `flow_control:`, `pfc:` (802.1Qbb), `ecn:`, `vlan:` (802.1Q).
+#include "experiment/sections/sections.hpp"
+
+namespace rdmasim {
+
+void read_flow_control(ExperimentDraft& d, const Entry& e) {
+  auto s = d.c.scalar(e.value, e.path, "none or pfc");
+  if (s && (*s == "none" || *s == "pfc"))
+    d.x.pfc = *s == "pfc";
+  else if (s)
+    d.c.error(e.value, e.path, "unknown flow control '" + *s + "'; expected none or pfc");
+}
+
+void read_pfc(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon"});
+  if (!f) return;
+  d.c.read(*f, "priority", d.x.pfc_config.priority, [&](const Entry& v) { return d.c.whole(v, 0, 7); });
+  d.c.read(*f, "xoff", d.x.pfc_config.xoff, [&](const Entry& v) { return d.c.bytes(v); });
+  d.c.read(*f, "xon", d.x.pfc_config.xon, [&](const Entry& v) { return d.c.bytes(v); });
+  if (d.x.pfc_config.xon > d.x.pfc_config.xoff) {
+    const Entry* at = f->find("xon") ? f->find("xon") : f->find("xoff");
+    d.c.error(at ? at->value : e.value, at ? at->path : e.path,
+              "xon (" + to_string(d.x.pfc_config.xon) + ") must not exceed xoff (" +
+                  to_string(d.x.pfc_config.xoff) + ")");
+  }
+}
+
+void read_ecn(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "ECN settings", {"enabled", "kmin", "kmax", "pmax"});
+  if (!f) return;
+  d.c.read(*f, "enabled", d.x.ecn.enabled, [&](const Entry& v) { return d.c.boolean(v); });
+  d.c.read(*f, "kmin", d.x.ecn.kmin, [&](const Entry& v) { return d.c.bytes(v, false); });
+  d.c.read(*f, "kmax", d.x.ecn.kmax, [&](const Entry& v) { return d.c.bytes(v); });
+  d.c.read(*f, "pmax", d.x.ecn.pmax, [&](const Entry& v) { return d.c.probability(v); });
+  if (d.x.ecn.kmin > d.x.ecn.kmax) {
+    const Entry* at = f->find("kmin") ? f->find("kmin") : f->find("kmax");
+    d.c.error(
+        at ? at->value : e.value, at ? at->path : e.path,
+        "kmin (" + to_string(d.x.ecn.kmin) + ") must not exceed kmax (" + to_string(d.x.ecn.kmax) + ")");
+  }
+}
+
+void read_vlan(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "VLAN settings", {"id", "pcp", "hosts"});
+  if (!f) return;
+  VlanConfig v;
+  d.c.read(*f, "id", v.id,
+           [&](const Entry& w) { return d.c.whole(w, 1, 4094); });  // 802.1Q: 0 and 4095 reserved
+  d.c.read(*f, "pcp", v.pcp, [&](const Entry& w) { return d.c.whole(w, 0, 7); });
+  if (auto h = f->find("hosts")) {
+    // hosts: {c: 200, d: 200} puts hosts in other VLANs; names are checked
+    // once the topology is known (the validate pass).
+    if (!h->value.IsMap()) {
+      d.c.error(h->value, h->path,
+                "expected a map of host name to VLAN id, such as {c: 200}, got " + describe(h->value));
+    } else {
+      for (auto it = h->value.begin(); it != h->value.end(); ++it) {
+        const Entry item{it->first, it->second, key_path(h->path, it->first.Scalar())};
+        if (auto vid = d.c.whole(item, 1, 4094)) {
+          v.hosts[it->first.Scalar()] = static_cast<uint16_t>(*vid);
+          d.vlan_hosts.push_back(item);
+        }
+      }
+    }
+  }
+  d.x.vlan = v;
+}
+
+}  // namespace rdmasim

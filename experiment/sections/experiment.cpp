@@ -1,0 +1,51 @@
+// The top level of an experiment file: its keys, each section's reader in
+// turn (settings first, since links and workloads depend on the fabric,
+// then the topology, the workloads and faults on it), then the validate pass.
+#include "experiment/sections/sections.hpp"
+
+namespace rdmasim {
+
+void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
+  auto top = d.c.fields(root, "", "an experiment",
+                        {"name", "fabric", "seed",     "stop",      "link",   "flow_control", "pfc",
+                         "ecn",  "dcqcn",  "ip",       "switch",    "ib",     "tcp",          "mpa",
+                         "host", "vlan",   "topology", "workloads", "faults", "capture",      "cost"});
+  if (!top) return;
+  if (auto e = top->find("name"))
+    if (auto n = d.c.name(e->value, e->path, "the experiment's name")) d.x.name = *n;
+  d.c.read(*top, "fabric", d.x.fabric, [&](const Entry& e) { return d.c.choice<FabricKind>(e, "fabric"); });
+  d.c.read(*top, "seed", d.x.seed, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
+  d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) { return d.c.positive_time(e); });
+  if (auto e = top->find("link")) d.x.link = read_link(d, e->value, e->path, d.x.link);
+  if (auto e = top->find("flow_control")) read_flow_control(d, *e);
+  if (auto e = top->find("pfc")) read_pfc(d, *e);
+  if (auto e = top->find("ecn")) read_ecn(d, *e);
+  if (auto e = top->find("dcqcn")) read_dcqcn(d, *e);
+  d.c.read(*top, "ip", d.x.ip, [&](const Entry& e) { return d.c.choice<IpVersion>(e, "IP version"); });
+  if (auto e = top->find("switch")) read_switch(d, *e);
+  if (auto e = top->find("ib")) read_ib(d, *e);
+  if (auto e = top->find("tcp")) read_tcp(d, *e);
+  if (auto e = top->find("mpa")) read_mpa(d, *e);
+  if (auto e = top->find("host")) read_host(d, *e);
+  if (auto e = top->find("vlan")) read_vlan(d, *e);
+  if (auto e = top->find("capture")) read_capture(d, *e);
+  if (auto e = top->find("cost")) read_cost(d.c, e->value, e->path, d.x.cost);
+
+  if (auto e = top->find("topology"))
+    read_topology(d, *e);
+  else
+    d.c.missing(*top, "topology", "hosts, switches and links, or generate");
+  // Bad names and links were left out of the topology, so it makes a
+  // graph; without hosts, checking workloads against it would only repeat
+  // the topology's errors.
+  if (!d.x.topology.hosts.empty()) d.graph.emplace(d.x.topology);
+
+  if (auto e = top->find("workloads"))
+    read_workloads(d, *e);
+  else
+    d.c.missing(*top, "workloads", "a list such as [{kind: rdma_write, from: a, to: b}]");
+  if (auto e = top->find("faults")) read_faults(d, *e);
+  validate(d);
+}
+
+}  // namespace rdmasim

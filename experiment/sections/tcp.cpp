@@ -1,0 +1,31 @@
+// `tcp:` and `mpa:`, the TCP and MPA under iwarp.
+#include "experiment/sections/sections.hpp"
+
+namespace rdmasim {
+
+void read_tcp(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "TCP settings",
+                      {"congestion_control", "delayed_ack", "min_rto", "initial_cwnd", "listen_port"});
+  if (!f) return;
+  d.c.read(*f, "congestion_control", d.x.tcp.congestion_control,
+           [&](const Entry& v) { return d.c.choice<CongestionControl>(v, "congestion control"); });
+  if (auto v = f->find("delayed_ack")) {
+    if (v->value.IsScalar() && (v->value.Scalar() == "false" || v->value.Scalar() == "off"))
+      d.x.tcp.delayed_ack = Time();
+    else if (auto t = d.c.time(*v))
+      d.x.tcp.delayed_ack = *t;
+  }
+  d.c.read(*f, "min_rto", d.x.tcp.min_rto, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "initial_cwnd", d.x.tcp.initial_cwnd, [&](const Entry& v) { return d.c.whole(v, 1, 1000); });
+  d.c.read(*f, "listen_port", d.x.tcp.listen_port, [&](const Entry& v) { return d.c.whole(v, 1, 49151); });
+}
+
+void read_mpa(ExperimentDraft& d, const Entry& e) {
+  if (auto f = d.c.fields(e.value, e.path, "MPA options", {"markers", "crc", "revision"})) {
+    d.c.read(*f, "markers", d.x.mpa.markers, [&](const Entry& v) { return d.c.boolean(v); });
+    d.c.read(*f, "crc", d.x.mpa.crc, [&](const Entry& v) { return d.c.boolean(v); });
+    d.c.read(*f, "revision", d.x.mpa.revision, [&](const Entry& v) { return d.c.whole(v, 1, 2); });
+  }
+}
+
+}  // namespace rdmasim

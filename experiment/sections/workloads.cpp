@@ -1,0 +1,300 @@
+// `workloads:`, what each host does.
+#include <algorithm>
+#include <iterator>
+#include <unordered_map>
+
+#include "experiment/sections/sections.hpp"
+
+namespace rdmasim {
+
+namespace {
+
+constexpr std::string_view kWorkloadKeys[] = {
+    "name",          "kind",       "from",        "to",    "senders",          "hosts",     "qp",
+    "size",          "count",      "outstanding", "start", "timeout",          "retry_cnt", "rnr_retry",
+    "min_rnr_timer", "post_recvs", "bad_rkey",    "op",    "inline_threshold", "add",       "compare",
+    "swap"};
+
+// A host name for a workload endpoint.
+std::optional<std::string> host_name(ExperimentDraft& d, const YAML::Node& v, const std::string& path) {
+  auto n = d.c.name(v, path, "a host name");
+  if (!n || !d.graph) return n;
+  const auto i = d.graph->find(*n);
+  if (!i) {
+    d.c.error(v, path, "unknown host '" + *n + "'" + suggestion(*n, d.x.topology.hosts));
+    return std::nullopt;
+  }
+  if (!d.graph->is_host(*i)) {
+    d.c.error(v, path,
+              "'" + *n + "' is a " + (d.graph->kind(*i) == NodeKind::router ? "router" : "switch") +
+                  "; workloads run between hosts");
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<std::string> one_host(ExperimentDraft& d, const Fields& f, std::string_view key) {
+  const Entry* e = f.find(key);
+  if (!e) {
+    d.c.missing(f, key, "a host name");
+    return std::nullopt;
+  }
+  if (e->value.IsSequence()) {
+    d.c.error(e->value, e->path, "expected one host name, got a list (only incast takes a list of senders)");
+    return std::nullopt;
+  }
+  return host_name(d, e->value, e->path);
+}
+
+std::optional<std::vector<std::string>> host_list(ExperimentDraft& d, const Entry& e) {
+  if (!e.value.IsSequence()) {
+    auto n = host_name(d, e.value, e.path);
+    if (!n) return std::nullopt;
+    return std::vector<std::string>{*n};
+  }
+  std::vector<std::string> out;
+  bool ok = true;
+  for (size_t i = 0; i < e.value.size(); ++i) {
+    const std::string path = index_path(e.path, i);
+    auto n = host_name(d, e.value[i], path);
+    if (!n) {
+      ok = false;
+    } else if (std::find(out.begin(), out.end(), *n) != out.end()) {
+      d.c.error(e.value[i], path, "'" + *n + "' is listed twice");
+      ok = false;
+    } else {
+      out.push_back(*n);
+    }
+  }
+  if (ok && out.empty()) {
+    d.c.error(e.value, e.path, "the list is empty");
+    return std::nullopt;
+  }
+  return ok ? std::optional(out) : std::nullopt;
+}
+
+bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, WorkloadConfig& w) {
+  const std::vector<std::string_view> all(std::begin(kWorkloadKeys), std::end(kWorkloadKeys));
+  auto f = d.c.fields(v, path, "a workload", all);
+  if (!f) return false;
+  const YAML::Mark m = mark_of(v);
+  w.line = m.line + 1;
+  w.column = m.column + 1;
+  const Entry* ke = f->find("kind");
+  if (!ke) {
+    d.c.missing(*f, "kind", "one of " + join_names(EnumNames<WorkloadKind>::names));
+    return false;
+  }
+  auto kind = d.c.choice<WorkloadKind>(*ke, "workload kind");
+  if (!kind) return false;
+  w.kind = *kind;
+  if (auto e = f->find("name"))
+    if (auto n = d.c.name(e->value, e->path, "a workload name")) w.name = *n;
+
+  // Keys that belong to other kinds.
+  auto only = [&](std::string_view key, bool allowed, const std::string& why) {
+    if (const Entry* e = f->find(key); e && !allowed) d.c.error(e->key, e->path, why);
+  };
+  const std::string kind_name(to_string(w.kind));
+  only("senders", w.kind == WorkloadKind::incast, "only incast takes senders, not " + kind_name);
+  only("hosts", w.kind == WorkloadKind::all_to_all,
+       "only all_to_all takes hosts; " + kind_name + " takes from and to");
+  only("from", w.kind != WorkloadKind::all_to_all, "all_to_all takes hosts: [list], not from and to");
+  only("to", w.kind != WorkloadKind::all_to_all, "all_to_all takes hosts: [list], not from and to");
+  const bool atomic_kind = w.kind == WorkloadKind::atomic_bw || w.kind == WorkloadKind::atomic_lat;
+  only("op", is_pattern(w.kind) || atomic_kind,
+       "only incast, all_to_all, pingpong, atomic_bw and atomic_lat take op; " + kind_name +
+           " implies its operation");
+
+  // The basic operation.
+  WorkloadKind op = w.kind;
+  const Entry* ope = f->find("op");
+  if (is_pattern(w.kind)) op = WorkloadKind::rdma_write;
+  switch (w.kind) {
+    case WorkloadKind::write_bw:
+    case WorkloadKind::write_lat:
+      op = WorkloadKind::rdma_write;
+      break;
+    case WorkloadKind::read_bw:
+    case WorkloadKind::read_lat:
+      op = WorkloadKind::rdma_read;
+      break;
+    case WorkloadKind::send_bw:
+    case WorkloadKind::send_lat:
+      op = WorkloadKind::send;
+      break;
+    case WorkloadKind::atomic_bw:
+    case WorkloadKind::atomic_lat:
+      op = WorkloadKind::atomic_fadd;
+      break;
+    default:
+      break;
+  }
+  if (ope && (is_pattern(w.kind) || atomic_kind)) {
+    auto o = d.c.choice<WorkloadKind>(*ope, "operation");
+    if (!o) return false;
+    if (!is_basic(*o)) {
+      d.c.error(ope->value, ope->path,
+                "op must be a basic operation: send, send_imm, rdma_write, rdma_write_imm, "
+                "rdma_read, atomic_cas or atomic_fadd");
+      return false;
+    }
+    if (atomic_kind && !is_atomic(*o)) {
+      d.c.error(ope->value, ope->path, "atomic_bw and atomic_lat take op: atomic_cas or atomic_fadd");
+      return false;
+    }
+    op = *o;
+  }
+  w.op = std::string(to_string(op));
+  const Entry& op_at = ope ? *ope : *ke;  // where to point at errors about the operation
+
+  // Endpoints.
+  const size_t hosts = d.x.topology.hosts.size();
+  if (w.kind == WorkloadKind::all_to_all) {
+    if (const Entry* e = f->find("hosts")) {
+      if (auto l = host_list(d, *e)) w.from = *l;
+      if (w.from.size() == 1) d.c.error(e->value, e->path, "all_to_all needs at least two hosts");
+    } else if (d.graph) {
+      w.from = d.x.topology.hosts;
+      if (hosts < 2) d.c.error(v, path, "all_to_all needs at least two hosts");
+    }
+    w.to = w.from;
+  } else if (w.kind == WorkloadKind::incast) {
+    if (auto to = one_host(d, *f, "to")) w.to = {*to};
+    const Entry* fe = f->find("from");
+    const Entry* se = f->find("senders");
+    if (fe && se) {
+      d.c.error(se->key, se->path, "give either from (a list of senders) or senders (a count), not both");
+    } else if (fe) {
+      if (auto l = host_list(d, *fe)) {
+        w.from = *l;
+        if (!w.to.empty() && std::find(w.from.begin(), w.from.end(), w.to[0]) != w.from.end())
+          d.c.error(fe->value, fe->path, "'" + w.to[0] + "' is both a sender and the receiver");
+      }
+    } else if (se) {
+      if (auto n = d.c.whole(*se, 1, std::max<size_t>(hosts, 2) - 1)) {
+        // The first n hosts other than the receiver, in topology order.
+        for (const std::string& h : d.x.topology.hosts)
+          if (w.from.size() < *n && (w.to.empty() || h != w.to[0])) w.from.push_back(h);
+      }
+    } else {
+      d.c.missing(*f, "from", "incast needs from: [senders] or senders: N");
+    }
+  } else {
+    auto from = one_host(d, *f, "from");
+    auto to = one_host(d, *f, "to");
+    if (from) w.from = {*from};
+    if (to) w.to = {*to};
+    if (from && to && *from == *to)
+      d.c.error(f->find("to")->value, f->find("to")->path, "from and to are the same host '" + *to + "'");
+  }
+
+  // Amounts and timing.
+  const Entry* se = f->find("size");
+  if (is_atomic(op)) w.size = Bytes(8);
+  if (se) {
+    if (auto b = d.c.bytes(*se, /*positive=*/false)) {  // zero-length messages are legal verbs
+      w.size = *b;
+      if (is_atomic(op) && b->count() != 8)
+        d.c.error(se->value, se->path,
+                  "atomic operations move exactly 8 bytes (one 64-bit word), got " + to_string(*b));
+    }
+  }
+  d.c.read(*f, "count", w.count, [&](const Entry& e) { return d.c.whole(e, 1, UINT64_MAX); });
+  // A QP's send queue holds 16384 work requests (the RNIC's max_qp_wr); a
+  // workload keeps one more than `outstanding` posted.
+  d.c.read(*f, "outstanding", w.outstanding, [&](const Entry& e) { return d.c.whole(e, 1, 16383); });
+  d.c.read(*f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+  d.c.read(*f, "timeout", w.timeout, [&](const Entry& e) { return d.c.whole(e, 0, 31); });
+  d.c.read(*f, "retry_cnt", w.retry_cnt, [&](const Entry& e) { return d.c.whole(e, 0, 7); });
+  d.c.read(*f, "rnr_retry", w.rnr_retry, [&](const Entry& e) { return d.c.whole(e, 0, 7); });
+  d.c.read(*f, "min_rnr_timer", w.min_rnr_timer, [&](const Entry& e) { return d.c.whole(e, 0, 31); });
+  d.c.read(*f, "post_recvs", w.post_recvs, [&](const Entry& e) { return d.c.boolean(e); });
+  d.c.read(*f, "bad_rkey", w.bad_rkey, [&](const Entry& e) { return d.c.boolean(e); });
+  d.c.read(*f, "inline_threshold", w.inline_threshold,
+           [&](const Entry& e) { return d.c.whole(e, 0, 65536); });
+  if (const Entry* e = f->find("bad_rkey");
+      e && w.bad_rkey && (op == WorkloadKind::send || op == WorkloadKind::send_imm))
+    d.c.error(e->value, e->path, "SEND uses no rkey; bad_rkey applies to RDMA and atomic operations");
+
+  // Atomic operands.
+  only("add", op == WorkloadKind::atomic_fadd, "add is only for atomic_fadd, not " + w.op);
+  only("compare", op == WorkloadKind::atomic_cas, "compare is only for atomic_cas, not " + w.op);
+  only("swap", op == WorkloadKind::atomic_cas, "swap is only for atomic_cas, not " + w.op);
+  if (op == WorkloadKind::atomic_cas) w.compare_add = 0;
+  d.c.read(*f, "add", w.compare_add, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
+  d.c.read(*f, "compare", w.compare_add, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
+  d.c.read(*f, "swap", w.swap, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
+
+  // What the transport can carry: the operations each IBA service type supports; RFC 5040 for iWARP.
+  const Entry* qe = f->find("qp");
+  if (qe) {
+    auto q = d.c.choice<QpType>(*qe, "QP type");
+    if (!q) return false;
+    w.qp = *q;
+  }
+  const Entry& qp_at = qe ? *qe : *ke;
+  if (d.x.fabric == FabricKind::iwarp) {
+    if (w.qp != QpType::rc)
+      d.c.error(qp_at.value, qp_at.path,
+                "iwarp has only reliable connections (RFC 5040): no " + std::string(to_string(w.qp)) +
+                    " QPs; use qp: rc");
+    if (is_atomic(op))
+      d.c.error(op_at.value, op_at.path,
+                "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
+    if (has_immediate(op))
+      d.c.error(op_at.value, op_at.path,
+                "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
+  } else if (w.qp == QpType::ud && op != WorkloadKind::send && op != WorkloadKind::send_imm) {
+    d.c.error(qp_at.value, qp_at.path,
+              "UD QPs carry only SEND; " + w.op + " needs qp: rc" +
+                  (op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm ? " or uc" : ""));
+  } else if (w.qp == QpType::uc && (op == WorkloadKind::rdma_read || is_atomic(op))) {
+    d.c.error(qp_at.value, qp_at.path, "UC QPs have no RDMA READ or atomics; " + w.op + " needs qp: rc");
+  }
+  if (w.qp == QpType::ud && d.x.fabric != FabricKind::iwarp &&
+      (op == WorkloadKind::send || op == WorkloadKind::send_imm)) {
+    const uint32_t mtu = path_mtu(d.x);
+    if (w.size.count() > mtu) {
+      const Entry& at = se ? *se : *ke;
+      d.c.error(at.value, at.path,
+                "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) +
+                    " bytes), got " + to_string(w.size));
+    }
+  } else if (w.size.count() > (uint64_t{1} << 31) && se) {
+    d.c.error(se->value, se->path,
+              "a message is at most 2GiB (2^31 bytes, the IBA limit), got " + to_string(w.size));
+  }
+  return true;
+}
+
+}  // namespace
+
+void read_workloads(ExperimentDraft& d, const Entry& e) {
+  const YAML::Node& v = e.value;
+  const std::string& path = e.path;
+  if (!v.IsSequence()) {
+    d.c.error(v, path, "expected a list of workloads, got " + describe(v));
+    return;
+  }
+  if (v.size() == 0) d.c.error(v, path, "at least one workload");
+  std::unordered_map<std::string, int> names;  // name -> line
+  for (size_t i = 0; i < v.size(); ++i) {
+    WorkloadConfig w;
+    w.name = "w" + std::to_string(i);
+    const std::string wp = index_path(path, i);
+    const size_t before = d.c.errors().size();
+    if (!workload(d, v[i], wp, w)) continue;
+    const int line = mark_of(v[i]).line + 1;
+    if (auto [at, fresh] = names.emplace(w.name, line); !fresh) {
+      const YAML::Node n = v[i].IsMap() && v[i]["name"] ? v[i]["name"] : v[i];
+      d.c.error(
+          n, wp + ".name",
+          "duplicate workload name '" + w.name + "' (first at line " + std::to_string(at->second) + ")");
+    }
+    if (d.c.errors().size() == before) d.workloads_read.push_back({v[i], wp, d.x.workloads.size()});
+    d.x.workloads.push_back(std::move(w));
+  }
+}
+
+}  // namespace rdmasim

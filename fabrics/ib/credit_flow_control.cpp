@@ -1,0 +1,87 @@
+#include "fabrics/ib/credit_flow_control.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "fabrics/ib/virtual_lanes.hpp"
+
+namespace rdmasim {
+
+CreditChannel::CreditChannel(Simulator& sim, Port& sender, Port& receiver, uint64_t buffer_bytes,
+                             uint8_t data_vls, bool receiver_frees_on_arrival)
+    : sim_(sim),
+      sender_(sender),
+      receiver_(receiver),
+      data_vls_(modelled_data_vls(data_vls)),
+      limit_(buffer_bytes / data_vls_ / kCreditBlock),
+      frees_on_arrival_(receiver_frees_on_arrival) {
+  // Link initialisation advertises each VL's whole buffer (IBA 7.9.4.1).
+  for (uint8_t vl = 0; vl < data_vls_; ++vl) credits_[vl] = limit_;
+}
+
+void CreditChannel::sent(uint8_t vl, size_t bytes) {
+  const uint64_t n = credit_blocks(bytes);
+  if (n > credits_[vl]) throw std::logic_error("credit flow control: a packet left without credits");
+  credits_[vl] -= n;
+  ++stats_.packets;
+}
+
+void CreditChannel::on_tx(const Packet& p) {
+  const uint8_t vl = p.meta().vl & (Port::kClasses - 1);
+  wire_.push_back({p.meta().id, vl, credit_blocks(p.size())});
+}
+
+void CreditChannel::hold(uint8_t vl, size_t bytes) {
+  // The packet at the head of the wire has arrived.
+  if (!wire_.empty()) wire_.pop_front();
+  const uint64_t n = credit_blocks(bytes);
+  if (frees_on_arrival_) {
+    give_back(vl, n);
+    return;
+  }
+  occupied_[vl] += n;
+  if (occupied_[vl] > limit_) ++stats_.overruns;
+  stats_.peak_blocks = std::max(stats_.peak_blocks, occupied_[vl]);
+}
+
+void CreditChannel::release(uint8_t vl, size_t bytes) {
+  if (frees_on_arrival_) return;  // given back when it arrived
+  const uint64_t n = credit_blocks(bytes);
+  occupied_[vl] -= std::min(n, occupied_[vl]);
+  give_back(vl, n);
+}
+
+void CreditChannel::on_drop(const Packet& p) {
+  // A frame the queue refused never took credits; one lost on the wire did,
+  // and it is the oldest on the wire (frames arrive, or are lost, in order).
+  if (wire_.empty() || wire_.front().id != p.meta().id) return;
+  const OnWire w = wire_.front();
+  wire_.pop_front();
+  ++stats_.lost;
+  give_back(w.vl, w.blocks);
+}
+
+void CreditChannel::give_back(uint8_t vl, uint64_t blocks) {
+  sim_.after(sender_.params().delay, [this, vl, blocks] {
+    credits_[vl] += blocks;
+    sender_.kick();
+  });
+}
+
+CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes,
+                                       uint8_t data_vls, bool a_frees_on_arrival, bool b_frees_on_arrival) {
+  CreditLink link{std::make_shared<CreditChannel>(sim, a, b, buffer_bytes, data_vls, b_frees_on_arrival),
+                  std::make_shared<CreditChannel>(sim, b, a, buffer_bytes, data_vls, a_frees_on_arrival)};
+  for (const auto& ch : {link.a_to_b, link.b_to_a}) {
+    Port& s = ch->sender();
+    s.classify_by_vl(true);
+    s.set_gate(ch.get());
+    ch->receiver().set_meter(ch.get());
+    // The sender's observers own the channel: it lives as long as the port.
+    s.on_tx([ch](Time, Packet& p) { ch->on_tx(p); });
+    s.on_drop([ch](Time, Packet& p) { ch->on_drop(p); });
+  }
+  return link;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,82 @@
+// IP networks (roce_v2, iwarp): L3 switches with ECMP routes to every host
+// address, and the hosts' addressing plan.
+#include "fabrics/ip/l3_network.hpp"
+
+#include "fabrics/ethernet/pfc.hpp"
+#include "fabrics/ip/l3_switch.hpp"
+
+namespace rdmasim {
+
+// Addressing plan: host i is 10.0.x.y (= 10.0.0.0 + i + 1) and fd00::i+1;
+// its MAC is 02:00:00:00:xx:xx; switch n's port p has 02:00:01:nn:nn:pp.
+IpEndpoint host_endpoint(int i) {
+  IpEndpoint e;
+  const uint32_t n = static_cast<uint32_t>(i + 1);
+  e.mac = MacAddress::local(n);
+  e.ipv4 = Ipv4Address::from_u32(0x0A000000u + n);
+  e.ipv6.octets[0] = 0xFD;
+  e.ipv6.octets[14] = static_cast<uint8_t>(n >> 8);
+  e.ipv6.octets[15] = static_cast<uint8_t>(n);
+  return e;
+}
+namespace {
+uint32_t switch_mac_base(int node) { return 0x01000000u + (static_cast<uint32_t>(node) << 8); }
+}  // namespace
+
+// The Ethernet MAC of a node's port, for neighbours to address.
+static MacAddress port_mac(Network& net, int node, uint16_t port) {
+  if (net.graph.is_host(node)) return host_endpoint(node).mac;
+  return static_cast<L3Switch&>(*net.nodes[node]).port_mac(port);
+}
+
+void build_l3_switches(Network& net) {
+  const ExperimentConfig& cfg = net.cfg;
+  for (int n = net.graph.host_count(); n < net.graph.size(); ++n)
+    net.nodes[n] = std::make_unique<L3Switch>(net.sim, net.graph.name(n), switch_mac_base(n), cfg.switch_config,
+                                              cfg.ecn, cfg.seed);
+}
+
+// Routes, neighbour MACs; returns each host's endpoint.
+std::vector<IpEndpoint> finish_l3(Network& net) {
+  const Graph& g = net.graph;
+  const NextHops hops = ecmp_next_hops(g);
+  for (int n = g.host_count(); n < g.size(); ++n) {
+    auto& sw = static_cast<L3Switch&>(*net.nodes[n]);
+    for (uint16_t p = 0; p < g.ports(n).size(); ++p) {
+      const auto& port = g.ports(n)[p];
+      sw.set_neighbor(p, port_mac(net, port.peer, port.peer_port));
+    }
+    for (int h = 0; h < g.host_count(); ++h) {
+      auto span = hops(n, h);
+      std::vector<uint16_t> ports(span.begin(), span.end());
+      const IpEndpoint e = host_endpoint(h);
+      sw.add_route(e.ipv4, ports);
+      sw.add_route(e.ipv6, std::move(ports));
+    }
+  }
+  std::vector<IpEndpoint> eps;
+  for (int h = 0; h < g.host_count(); ++h) {
+    IpEndpoint e = host_endpoint(h);
+    if (!g.ports(h).empty()) e.gateway_mac = port_mac(net, g.ports(h)[0].peer, g.ports(h)[0].peer_port);
+    eps.push_back(e);
+  }
+  return eps;
+}
+
+void enable_l3_pfc(Network& net, const std::vector<IpEndpoint>& eps) {
+  enable_pfc(net, [&net, &eps](int n, uint16_t p) {
+    return net.graph.is_host(n) ? eps[n].mac : static_cast<L3Switch&>(*net.nodes[n]).port_mac(p);
+  });
+}
+
+ibv_ah_attr ip_address(Host& from, Host& to) {
+  (void)from;
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.port_num = 1;
+  ah.grh.dgid = to.nic().gid();
+  ah.grh.hop_limit = 64;
+  return ah;
+}
+
+}  // namespace rdmasim

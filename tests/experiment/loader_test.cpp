@@ -1,0 +1,746 @@
+#include "experiment/loader.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace rdmasim;
+using namespace rdmasim::literals;
+
+namespace {
+
+LoadResult load(std::string_view yaml, const std::vector<std::string>& sets = {},
+                std::optional<std::string> fabric = {}, std::optional<uint64_t> seed = {}) {
+  return load_experiment_text(yaml, "exp.yaml", sets, std::move(fabric), seed);
+}
+
+// All errors, formatted, one a line: what a user would read.
+std::string errors(const LoadResult& r) {
+  std::string s;
+  for (const LoadError& e : r.errors) s += e.format() + "\n";
+  return s;
+}
+std::string errors(std::string_view yaml, const std::vector<std::string>& sets = {}) {
+  return errors(load(yaml, sets));
+}
+
+// The unit parsers (core/units.cpp) word their own messages; check what the
+// loader adds around them: location, key path, and the value quoted.
+bool unit_error(const std::string& text, std::string_view head, std::string_view tail) {
+  return text.starts_with(head) && text.ends_with(tail) && text.find('\n') == text.size() - 1;
+}
+
+ExperimentConfig good(std::string_view yaml, const std::vector<std::string>& sets = {}) {
+  LoadResult r = load(yaml, sets);
+  INFO(errors(r));
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.config);
+  return *r.config;
+}
+
+// Two hosts on one switch, ahead of whatever a test adds (5 lines).
+constexpr std::string_view kPair = R"(topology:
+  hosts: [a, b]
+  switches: [s1]
+  links: [[a, s1], [b, s1]]
+workloads:
+)";
+std::string pair_with(std::string_view workloads, std::string_view head = "") {
+  return std::string(head) + std::string(kPair) + std::string(workloads);
+}
+
+// DESIGN.md, "Contract: the experiment file", verbatim.
+constexpr std::string_view kDesignExample = R"(name: quickstart
+fabric: roce_v2            # ib | roce_v1 | roce_v2 | iwarp
+seed: 1
+stop: 10ms                 # optional limit of simulated time
+link:                      # defaults for every link; any link may override
+  bandwidth: 100Gbps
+  delay: 1us
+  mtu: 4096                # ib, roce: IBA path MTU (256..4096); iwarp: IP MTU
+  buffer: 1MiB             # egress queue limit per port
+  loss: 0                  # probability that a frame is dropped on the wire
+flow_control: none          # Ethernet fabrics: none | pfc; ib is always credit-based
+topology:
+  hosts: [a, b]
+  switches: [s1]           # the fabric's own element: IB switch, L2 bridge (roce_v1),
+                           # L3 switch (roce_v2, iwarp)
+  routers: []              # optional explicit L3 routers (a boundary for roce_v1)
+  links:
+    - [a, s1]
+    - [b, s1, {bandwidth: 25Gbps, delay: 500ns}]
+  # or instead of the lists above:
+  # generate: {kind: leaf_spine, spines: 2, leaves: 4, hosts_per_leaf: 8,
+  #            host_link: {bandwidth: 25Gbps}}   # host_link overrides host-side links
+  # generate: {kind: fat_tree, k: 4}
+  # generated names: hosts h0, h1, ...; switches leaf0.., spine0.. (leaf_spine),
+  # edge0.., agg0.., core0.. (fat_tree)
+workloads:
+  - {kind: rdma_write, from: a, to: b, qp: rc, size: 64KiB, count: 100, outstanding: 8}
+  - {kind: send, from: b, to: a, qp: ud, size: 2KiB, count: 10, start: 5us}
+faults:
+  - {at: 50us, link: [b, s1], action: down}     # and later: action: up
+capture:
+  pcap: hosts              # none | hosts | all | list of node names
+)";
+
+}  // namespace
+
+TEST_CASE("loader: the DESIGN.md example loads as written") {
+  const ExperimentConfig c = good(kDesignExample);
+  CHECK(c.name == "quickstart");
+  CHECK(c.file == "exp.yaml");
+  CHECK(c.fabric == FabricKind::roce_v2);
+  CHECK(c.seed == 1);
+  REQUIRE(c.stop);
+  CHECK(*c.stop == 10_ms);
+  CHECK(c.link.bandwidth == 100_Gbps);
+  CHECK(c.link.delay == 1_us);
+  CHECK(c.link.mtu == 4096);
+  CHECK(c.link.buffer == 1_MiB);
+  CHECK(c.link.loss == 0);
+  CHECK_FALSE(c.pfc);
+  CHECK(c.topology.hosts == std::vector<std::string>{"a", "b"});
+  CHECK(c.topology.switches == std::vector<std::string>{"s1"});
+  CHECK(c.topology.routers.empty());
+  REQUIRE(c.topology.links.size() == 2);
+  CHECK(c.topology.links[0].a == "a");
+  CHECK(c.topology.links[0].b == "s1");
+  CHECK(c.topology.links[0].config.bandwidth == 100_Gbps);
+  CHECK(c.topology.links[0].line == 18);
+  CHECK(c.topology.links[1].config.bandwidth == 25_Gbps);
+  CHECK(c.topology.links[1].config.delay == 500_ns);
+  CHECK(c.topology.links[1].config.mtu == 4096);  // the rest from link:
+  REQUIRE(c.workloads.size() == 2);
+  const WorkloadConfig& w0 = c.workloads[0];
+  CHECK(w0.name == "w0");
+  CHECK(w0.kind == WorkloadKind::rdma_write);
+  CHECK(w0.op == "rdma_write");
+  CHECK(w0.from == std::vector<std::string>{"a"});
+  CHECK(w0.to == std::vector<std::string>{"b"});
+  CHECK(w0.qp == QpType::rc);
+  CHECK(w0.size == 64_KiB);
+  CHECK(w0.count == 100);
+  CHECK(w0.outstanding == 8);
+  CHECK(w0.start == Time());
+  CHECK(w0.line == 27);
+  CHECK(w0.column == 5);
+  const WorkloadConfig& w1 = c.workloads[1];
+  CHECK(w1.name == "w1");
+  CHECK(w1.kind == WorkloadKind::send);
+  CHECK(w1.qp == QpType::ud);
+  CHECK(w1.size == 2_KiB);
+  CHECK(w1.count == 10);
+  CHECK(w1.start == 5_us);
+  REQUIRE(c.faults.size() == 1);
+  CHECK(c.faults[0].at == 50_us);
+  CHECK(c.faults[0].a == "b");
+  CHECK(c.faults[0].b == "s1");
+  CHECK(c.faults[0].link == 1);
+  CHECK_FALSE(c.faults[0].up);
+  CHECK(c.capture.mode == CaptureMode::hosts);
+}
+
+TEST_CASE("loader: defaults") {
+  const ExperimentConfig c = good(pair_with("  - {kind: send, from: a, to: b}\n"));
+  CHECK(c.name == "exp");  // the file's stem
+  CHECK(c.fabric == FabricKind::roce_v2);
+  CHECK(c.seed == 1);
+  CHECK_FALSE(c.stop);
+  CHECK(c.link.bandwidth == 100_Gbps);
+  CHECK(c.link.delay == 1_us);
+  CHECK(c.link.mtu == 4096);
+  CHECK(c.link.buffer == 1_MiB);
+  CHECK_FALSE(c.pfc);
+  CHECK(c.pfc_config.priority == 3);
+  CHECK_FALSE(c.ecn.enabled);
+  CHECK(c.ecn.kmin == 40_KiB);
+  CHECK(c.ecn.kmax == 160_KiB);
+  CHECK(c.ecn.pmax == 0.2);
+  CHECK(c.ip == IpVersion::ipv4);
+  CHECK(c.switch_config.latency == 300_ns);
+  CHECK(c.switch_config.mode == SwitchMode::cut_through);
+  CHECK(c.ib.routing == IbRouting::min_hop);
+  CHECK(c.ib.vls == 2);
+  CHECK(c.tcp.congestion_control == CongestionControl::newreno);
+  CHECK(c.tcp.min_rto == 200_us);
+  CHECK(c.tcp.initial_cwnd == 10);
+  CHECK_FALSE(c.mpa.markers);
+  CHECK(c.mpa.crc);
+  CHECK(c.host.completion == Completion::polling);
+  CHECK(c.host.pcie.latency == 400_ns);
+  CHECK(c.host.pcie.bandwidth == 128_Gbps);
+  CHECK_FALSE(c.vlan);
+  CHECK(c.capture.mode == CaptureMode::hosts);
+  CHECK(c.capture.snaplen == 65535);
+  CHECK_FALSE(c.capture.ib_linktype_infiniband);
+  const WorkloadConfig& w = c.workloads.at(0);
+  CHECK(w.size == 4_KiB);
+  CHECK(w.count == 1);
+  CHECK(w.outstanding == 1);
+  CHECK(w.qp == QpType::rc);
+  CHECK(w.timeout == 14);
+  CHECK(w.retry_cnt == 7);
+  CHECK(w.rnr_retry == 7);
+  CHECK(w.min_rnr_timer == 12);
+  CHECK(w.post_recvs);
+  CHECK_FALSE(w.bad_rkey);
+  CHECK(w.inline_threshold == 0);
+}
+
+TEST_CASE("loader: every optional block") {
+  const ExperimentConfig c = good(
+      pair_with(R"(  - {kind: rdma_write, from: a, to: b, name: bulk, timeout: 20, retry_cnt: 3, rnr_retry: 0,
+     min_rnr_timer: 1, post_recvs: false, bad_rkey: true, inline_threshold: 64}
+  - {kind: atomic_cas, from: a, to: b, compare: 5, swap: 9}
+  - {kind: atomic_fadd, from: a, to: b, add: 3}
+capture: {pcap: [a, s1], ib_linktype: infiniband, snaplen: 128}
+)",
+                R"(name: everything
+fabric: roce_v1
+flow_control: pfc
+pfc: {priority: 5, xoff: 100KiB, xon: 50KiB}
+ecn: {enabled: true, kmin: 10KiB, kmax: 20KiB, pmax: 0.5}
+ip: ipv6
+switch: {latency: 1us, mode: store_and_forward}
+ib: {routing: updown, vls: 8, sl: 4, roots: [s1]}
+tcp: {congestion_control: dctcp, delayed_ack: false, min_rto: 1ms, initial_cwnd: 4}
+mpa: {markers: true, crc: false}
+host: {completion: hybrid, hybrid_spin: 3us, interrupt_coalescing: {frames: 8, delay: 10us}, doorbell: pio,
+       pcie: {latency: 1us, bandwidth: 64Gbps}, poll_cost: 10ns, interrupt_cost: 5us, post_cost: 20ns}
+vlan: {id: 7, pcp: 6}
+)"));
+  CHECK(c.name == "everything");
+  CHECK(c.fabric == FabricKind::roce_v1);
+  CHECK(c.pfc);
+  CHECK(c.pfc_config.priority == 5);
+  CHECK(c.pfc_config.xoff == 100_KiB);
+  CHECK(c.pfc_config.xon == 50_KiB);
+  CHECK(c.ecn.enabled);
+  CHECK(c.ecn.kmin == 10_KiB);
+  CHECK(c.ecn.kmax == 20_KiB);
+  CHECK(c.ecn.pmax == 0.5);
+  CHECK(c.ip == IpVersion::ipv6);
+  CHECK(c.switch_config.latency == 1_us);
+  CHECK(c.switch_config.mode == SwitchMode::store_and_forward);
+  CHECK(c.ib.routing == IbRouting::updown);
+  CHECK(c.ib.vls == 8);
+  CHECK(c.ib.sl == 4);
+  CHECK(c.ib.roots == std::vector<std::string>{"s1"});
+  CHECK(c.tcp.congestion_control == CongestionControl::dctcp);
+  CHECK(c.tcp.delayed_ack == Time());
+  CHECK(c.tcp.min_rto == 1_ms);
+  CHECK(c.tcp.initial_cwnd == 4);
+  CHECK(c.mpa.markers);
+  CHECK_FALSE(c.mpa.crc);
+  CHECK(c.host.completion == Completion::hybrid);
+  CHECK(c.host.hybrid_spin == 3_us);
+  CHECK(c.host.interrupt_coalescing.frames == 8);
+  CHECK(c.host.interrupt_coalescing.delay == 10_us);
+  CHECK(c.host.doorbell == Doorbell::pio);
+  CHECK(c.host.pcie.latency == 1_us);
+  CHECK(c.host.pcie.bandwidth == 64_Gbps);
+  CHECK(c.host.poll_cost == 10_ns);
+  CHECK(c.host.interrupt_cost == 5_us);
+  CHECK(c.host.post_cost == 20_ns);
+  REQUIRE(c.vlan);
+  CHECK(c.vlan->id == 7);
+  CHECK(c.vlan->pcp == 6);
+  CHECK(c.capture.mode == CaptureMode::list);
+  CHECK(c.capture.nodes == std::vector<std::string>{"a", "s1"});
+  CHECK(c.capture.ib_linktype_infiniband);
+  CHECK(c.capture.snaplen == 128);
+  const WorkloadConfig& w = c.workloads.at(0);
+  CHECK(w.name == "bulk");
+  CHECK(w.timeout == 20);
+  CHECK(w.retry_cnt == 3);
+  CHECK(w.rnr_retry == 0);
+  CHECK(w.min_rnr_timer == 1);
+  CHECK_FALSE(w.post_recvs);
+  CHECK(w.bad_rkey);
+  CHECK(w.inline_threshold == 64);
+  const WorkloadConfig& cas = c.workloads.at(1);
+  CHECK(cas.size == 8_B);  // atomics default to their only size
+  CHECK(cas.compare_add == 5);
+  CHECK(cas.swap == 9);
+  CHECK(c.workloads.at(2).compare_add == 3);
+}
+
+TEST_CASE("loader: patterns and perftest kinds") {
+  const ExperimentConfig c = good(R"(topology: {generate: {kind: star, hosts: 5}}
+workloads:
+  - {kind: incast, to: h0, senders: 3, size: 1MiB}
+  - {kind: incast, to: h1, from: [h3, h4], op: send}
+  - {kind: all_to_all}
+  - {kind: all_to_all, hosts: [h1, h2], op: rdma_read}
+  - {kind: pingpong, from: h0, to: h1}
+  - {kind: read_lat, from: h0, to: h1}
+  - {kind: atomic_bw, from: h0, to: h1, op: atomic_cas}
+  - {kind: send_bw, from: h0, to: h1, qp: ud, size: 4KiB}
+)");
+  REQUIRE(c.workloads.size() == 8);
+  CHECK(c.workloads[0].from == std::vector<std::string>{"h1", "h2", "h3"});
+  CHECK(c.workloads[0].to == std::vector<std::string>{"h0"});
+  CHECK(c.workloads[0].op == "rdma_write");
+  CHECK(c.workloads[1].from == std::vector<std::string>{"h3", "h4"});
+  CHECK(basic_op(c.workloads[1]) == WorkloadKind::send);
+  CHECK(c.workloads[2].from.size() == 5);
+  CHECK(c.workloads[2].to == c.workloads[2].from);
+  CHECK(c.workloads[3].from == std::vector<std::string>{"h1", "h2"});
+  CHECK(c.workloads[3].op == "rdma_read");
+  CHECK(c.workloads[4].op == "rdma_write");
+  CHECK(c.workloads[5].op == "rdma_read");
+  CHECK(c.workloads[6].op == "atomic_cas");
+  CHECK(c.workloads[6].size == 8_B);
+  CHECK(c.workloads[7].op == "send");
+}
+
+TEST_CASE("loader: generated topologies") {
+  SUBCASE("leaf_spine with host_link and fabric_link") {
+    const ExperimentConfig c = good(R"(link: {bandwidth: 100Gbps, delay: 2us}
+topology:
+  generate: {kind: leaf_spine, spines: 2, leaves: 4, hosts_per_leaf: 8,
+             host_link: {bandwidth: 25Gbps}, fabric_link: {bandwidth: 400Gbps}}
+workloads: [{kind: rdma_write, from: h0, to: h31}]
+)");
+    CHECK(c.topology.generated == GeneratorKind::leaf_spine);
+    CHECK(c.topology.hosts.size() == 32);
+    CHECK(c.topology.switches.size() == 6);
+    REQUIRE(c.topology.links.size() == 32 + 8);
+    CHECK(c.topology.links.front().config.bandwidth == 25_Gbps);
+    CHECK(c.topology.links.front().config.delay == 2_us);  // from link:
+    CHECK(c.topology.links.back().config.bandwidth == 400_Gbps);
+    CHECK(c.topology.links.front().line == 3);
+  }
+  SUBCASE("fat_tree") {
+    const ExperimentConfig c = good(
+        "topology: {generate: {kind: fat_tree, k: 4}}\n"
+        "workloads: [{kind: send, from: h0, to: h15}]\n");
+    CHECK(c.topology.hosts.size() == 16);
+    CHECK(c.topology.switches.size() == 20);
+  }
+}
+
+TEST_CASE("loader: --set, --fabric and --seed") {
+  const std::string yaml = R"(topology: {generate: {kind: fat_tree, k: 4}}
+workloads: [{kind: send, from: h0, to: h15}]
+)";
+  const ExperimentConfig c =
+      good(yaml, {"link.bandwidth=25Gbps", "workloads.0.count=10", "seed=3", "topology.generate.k=8",
+                  "workloads.0.qp=uc", "capture.pcap=[h0, h1]"});
+  CHECK(c.seed == 3);
+  CHECK(c.link.bandwidth == 25_Gbps);
+  CHECK(c.topology.links.at(0).config.bandwidth == 25_Gbps);
+  CHECK(c.topology.hosts.size() == 128);
+  CHECK(c.workloads.at(0).count == 10);
+  CHECK(c.workloads.at(0).qp == QpType::uc);
+  CHECK(c.capture.nodes == std::vector<std::string>{"h0", "h1"});
+
+  LoadResult r = load(yaml, {}, "ib", 42);
+  REQUIRE(r.config);
+  CHECK(r.config->fabric == FabricKind::ib);
+  CHECK(r.config->seed == 42);
+
+  SUBCASE("errors in overrides name the command line") {
+    CHECK(unit_error(errors(yaml, {"link.bandwidth=fast"}),
+                     "<command line>:1:16: link.bandwidth: expected a rate",
+                     "got 'fast' (--set link.bandwidth=fast)\n"));
+    CHECK(errors(yaml, {"seed=1", "workloads.0.count=0"}) ==
+          "<command line>:2:19: workloads[0].count: expected a whole number from 1, got '0' (--set "
+          "workloads.0.count=0)\n");
+    CHECK(errors(yaml, {"workloads.3.count=1"}) ==
+          "<command line>:1:11: workloads is a list of 1; expected an index from 0 to 0, got '3' (--set "
+          "workloads.3.count=1)\n");
+    CHECK(errors(yaml, {"count"}) ==
+          "<command line>:1:1: expected key=value, such as link.bandwidth=25Gbps (--set count)\n");
+    CHECK(errors(yaml, {"link.delay=[1"}) ==
+          "<command line>:1:12: link.delay: the value is not valid YAML: end of sequence flow not found "
+          "(--set link.delay=[1)\n");
+    CHECK(errors(yaml, {"link.speed=1Gbps"}) ==
+          "<command line>:1:1: link.speed: unknown key; allowed keys: bandwidth, delay, mtu, buffer, loss "
+          "(--set link.speed=1Gbps)\n");
+    CHECK(errors(load(yaml, {}, "infiniband")) ==
+          "<command line>:1:1: fabric: unknown fabric 'infiniband'; expected one of ib, roce_v1, roce_v2, "
+          "iwarp "
+          "(--fabric infiniband)\n");
+  }
+  SUBCASE("an override that makes the file contradict itself") {
+    CHECK(errors(kDesignExample, {"topology.generate.k=4"}) ==
+          "<command line>:1:1: topology.generate: give either generate or hosts, switches, routers and "
+          "links, not "
+          "both (--set topology.generate.k=4)\n");
+  }
+}
+
+TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
+  CHECK(
+      errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
+      "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
+      "flow_control, pfc, ecn, dcqcn, ip, switch, ib, tcp, mpa, host, vlan, topology, workloads, faults, capture, cost\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
+        "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
+        "delay, mtu, "
+        "buffer, loss\n");
+  CHECK(
+      errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: 100Gbps\n")) ==
+      "exp.yaml:1:7: link: expected link settings (a map with keys bandwidth, delay, mtu, buffer, loss), got "
+      "'100Gbps'\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "seed: [1]\n")) ==
+        "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
+  CHECK(unit_error(
+      errors(pair_with("  - {kind: send, from: a, to: b}\n  - {kind: send, from: a, to: b, size: big}\n")),
+      "exp.yaml:7:40: workloads[1].size: expected a size such as 4096, 64KiB or 1MiB", "got 'big'\n"));
+  CHECK(unit_error(errors(pair_with("  - {kind: send, from: a, to: b, start: soon}\n")),
+                   "exp.yaml:6:41: workloads[0].start: expected a time", "got 'soon'\n"));
+  CHECK(unit_error(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwidth: 100GB}\n")),
+                   "exp.yaml:1:19: link.bandwidth: expected a rate", "got '100GB'\n"));
+  CHECK(unit_error(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwidth: 0}\n")),
+                   "exp.yaml:1:19: link.bandwidth: expected a rate", "got '0'\n"));
+  CHECK(
+      errors(pair_with("  - {kind: send, from: a, to: b}\n", "fabric: rocev2\n")) ==
+      "exp.yaml:1:9: fabric: unknown fabric 'rocev2' (did you mean 'roce_v2'?); expected one of ib, roce_v1, "
+      "roce_v2, iwarp\n");
+  CHECK(errors(pair_with("  - {kind: write, from: a, to: b}\n")) ==
+        "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
+        "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, "
+        "write_bw, "
+        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: rd}\n")) ==
+        "exp.yaml:6:38: workloads[0].qp: unknown QP type 'rd' (did you mean 'rc'?); expected one of rc, uc, "
+        "ud\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: c}\n")) ==
+        "exp.yaml:6:31: workloads[0].to: unknown host 'c'\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: s1}\n")) ==
+        "exp.yaml:6:31: workloads[0].to: 's1' is a switch; workloads run between hosts\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a}\n")) ==
+        "exp.yaml:6:5: workloads[0]: missing key 'to' (a host name)\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b, senders: 2}\n")) ==
+        "exp.yaml:6:34: workloads[0].senders: only incast takes senders, not send\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b, count: 1, count: 2}\n")) ==
+        "exp.yaml:6:44: workloads[0].count: duplicate key (first at line 6)\n");
+  CHECK(errors(pair_with(
+            "  - {kind: send, from: a, to: b, name: x}\n  - {kind: send, from: a, to: b, name: x}\n")) ==
+        "exp.yaml:7:40: workloads[1].name: duplicate workload name 'x' (first at line 6)\n");
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: a}\n")) ==
+        "exp.yaml:6:31: workloads[0].to: from and to are the same host 'a'\n");
+  CHECK(errors(pair_with("  - {kind: send, from: [a], to: b}\n")) ==
+        "exp.yaml:6:24: workloads[0].from: expected one host name, got a list (only incast takes a list of "
+        "senders)\n");
+}
+
+TEST_CASE("loader: topology errors") {
+  CHECK(errors(R"(topology:
+  hosts: [a, b, c, a]
+  switches: [s1, b]
+  links: [[a, s1], [s1, a], [b, s1], [b, b], [b, s9], [c, q]]
+workloads: [{kind: send, from: a, to: b}]
+)") == "exp.yaml:2:17: topology.hosts[2]: host 'c' has no link\n"
+       "exp.yaml:2:20: topology.hosts[3]: duplicate name 'a' (first at line 2)\n"
+       "exp.yaml:3:18: topology.switches[1]: duplicate name 'b' (first at line 2)\n"
+       "exp.yaml:4:20: topology.links[1]: duplicate link between 's1' and 'a' (first at line 4)\n"
+       "exp.yaml:4:38: topology.links[3]: a link from 'b' to itself\n"
+       "exp.yaml:4:50: topology.links[4][1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, "
+       "switches "
+       "and routers of the topology\n"
+       "exp.yaml:4:59: topology.links[5][1]: unknown node 'q'; nodes are the hosts, switches and routers of "
+       "the "
+       "topology\n");
+  CHECK(errors(R"(topology:
+  hosts: [a]
+  generate: {kind: star, hosts: 2}
+workloads: [{kind: send, from: h0, to: h1}]
+)") == "exp.yaml:3:3: topology.generate: give either generate or hosts, switches, routers and links, not "
+       "both\n");
+  CHECK(
+      errors("topology: {generate: {kind: fat_tree, k: 5}}\nworkloads: [{kind: send, from: h0, to: h1}]\n") ==
+      "exp.yaml:1:42: topology.generate.k: k must be even, got 5\n");
+  CHECK(errors("topology: {generate: {kind: fat_tree, spines: 2}}\nworkloads: [{kind: send, from: h0, to: "
+               "h1}]\n") ==
+        "exp.yaml:1:39: topology.generate.spines: unknown key; allowed keys: kind, host_link, k, "
+        "fabric_link\n");
+  CHECK(errors("topology: {generate: {kind: leaf_spine, spines: 2, leaves: 2}}\nworkloads: [{kind: send, "
+               "from: h0, to: h1}]\n") ==
+        "exp.yaml:1:22: topology.generate: missing key 'hosts_per_leaf' (how many hosts on each leaf)\n");
+  CHECK(errors("topology: {generate: {kind: torus}}\nworkloads: [{kind: send, from: h0, to: h1}]\n") ==
+        "exp.yaml:1:29: topology.generate.kind: unknown generator 'torus'; expected leaf_spine, fat_tree or "
+        "star\n");
+  CHECK(errors("workloads: [{kind: send, from: h0, to: h1}]\n") ==
+        "exp.yaml:1:1: missing key 'topology' (hosts, switches and links, or generate)\n");
+  CHECK(errors("fabric: ib\ntopology: {hosts: [a], routers: [r], links: [[a, r]]}\nworkloads: []\n") ==
+        "exp.yaml:2:33: topology.routers: ib has no routers here (one subnet, one subnet manager); use "
+        "switches\n"
+        "exp.yaml:3:12: workloads: at least one workload\n");
+  CHECK(errors("fabric: ib\ntopology: {generate: {kind: star, hosts: 300}}\nworkloads: [{kind: send, from: "
+               "h0, to: h1}]\n") ==
+        "exp.yaml:2:11: topology: IB switch 's0' would need 300 ports; an IB switch has at most 254 (8-bit "
+        "port numbers, 0 and 255 reserved)\n");
+}
+
+// Checks a run could once make only after it had started: the loader
+// makes them, so `validate` reports them too.
+TEST_CASE("loader: a host has one link, an IB VL buffer holds a packet") {
+  CHECK(errors(R"(topology:
+  hosts: [a, b]
+  switches: [s1, s2]
+  links: [[a, s1], [b, s1], [s2, a], [b, s2]]
+workloads: [{kind: send, from: a, to: b}]
+)") == "exp.yaml:4:29: topology.links[2]: host 'a' has more than one link (first at line 4); a host has "
+       "one NIC port\n"
+       "exp.yaml:4:38: topology.links[3]: host 'b' has more than one link (first at line 4); a host has "
+       "one NIC port\n");
+  // A 4096-byte path MTU: the largest packet is 4196 bytes; 2 VLs need 8392.
+  CHECK(errors(R"(fabric: ib
+topology:
+  hosts: [a, b]
+  switches: [s]
+  links: [[a, s], [b, s, {buffer: 8KiB}]]
+workloads: [{kind: send, from: a, to: b}]
+)") == "exp.yaml:5:19: topology.links[1]: link b - s: buffer 8KiB is too small for ib: each of the 2 data "
+       "VLs needs room for a 4190-byte packet (IBA 7.9), so at least 8380B\n");
+  // ... with a smaller MTU it fits; one VL needs two packets' room.
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n",
+                         "fabric: ib\nlink: {mtu: 2048, buffer: 8KiB}\n")) == "");
+  // A generated topology's links are reported once, at the generator.
+  CHECK(errors(R"(fabric: ib
+ib: {vls: 1}
+topology: {generate: {kind: star, hosts: 3, host_link: {buffer: 4KiB}}}
+workloads: [{kind: send, from: h0, to: h1}]
+)") == "exp.yaml:3:12: topology.generate: link h0 - s0: buffer 4KiB is too small for ib: each of the 1 data "
+       "VLs needs room for a 4190-byte packet (IBA 7.9), so at least 8380B\n");
+  // Ethernet fabrics have no per-VL buffers.
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {buffer: 4KiB}\n")) == "");
+}
+
+TEST_CASE("loader: what the fabrics and transports cannot do") {
+  SUBCASE("mtu") {
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {mtu: 1500}\n")) ==
+          "exp.yaml:1:13: link.mtu: roce_v2 needs an IBA MTU: 256, 512, 1024, 2048 or 4096, got 1500\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "fabric: iwarp\nlink: {mtu: 1500}\n")) ==
+          "");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "fabric: iwarp\nlink: {mtu: 256}\n")) ==
+          "exp.yaml:2:13: link.mtu: iwarp needs an IP MTU from 576 to 9000, got 256\n");
+    CHECK(errors(R"(fabric: ib
+topology: {hosts: [a, b], links: [[a, b, {mtu: 9000}]]}
+workloads: [{kind: send, from: a, to: b}]
+)") == "exp.yaml:2:48: topology.links[0][2].mtu: ib needs an IBA MTU: 256, 512, 1024, 2048 or 4096, "
+       "got 9000\n");
+  }
+  SUBCASE("sizes and counts") {
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, size: 0}\n")) == "");  // a zero-length SEND is legal
+    CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b, size: 0}\n")) ==
+          "exp.yaml:6:46: workloads[0].size: atomic operations move exactly 8 bytes (one 64-bit word), got 0B\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, count: 0}\n")) ==
+          "exp.yaml:6:41: workloads[0].count: expected a whole number from 1, got '0'\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, outstanding: 0}\n")) ==
+          "exp.yaml:6:47: workloads[0].outstanding: expected a whole number from 1 to 16383, got '0'\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, outstanding: 16384}\n")) ==
+          "exp.yaml:6:47: workloads[0].outstanding: expected a whole number from 1 to 16383, got '16384'\n");
+    CHECK(errors(pair_with("  - {kind: atomic_fadd, from: a, to: b, size: 4}\n")) ==
+          "exp.yaml:6:47: workloads[0].size: atomic operations move exactly 8 bytes (one 64-bit word), got "
+          "4B\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: ud, size: 4097}\n")) ==
+          "exp.yaml:6:48: workloads[0].size: a UD message fits in one packet: at most the path MTU (4096 "
+          "bytes), got "
+          "4097B\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: ud, size: 4KiB}\n")) == "");
+    CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, size: 2GiB}\n")) == "");
+    CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, size: 3GiB}\n")) ==
+          "exp.yaml:6:46: workloads[0].size: a message is at most 2GiB (2^31 bytes, the IBA limit), got "
+          "3GiB\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, timeout: 32, retry_cnt: 8}\n")) ==
+          "exp.yaml:6:43: workloads[0].timeout: expected a whole number from 0 to 31, got '32'\n"
+          "exp.yaml:6:58: workloads[0].retry_cnt: expected a whole number from 0 to 7, got '8'\n");
+  }
+  SUBCASE("QP types") {
+    CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, qp: ud}\n")) ==
+          "exp.yaml:6:44: workloads[0].qp: UD QPs carry only SEND; rdma_write needs qp: rc or uc\n");
+    CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b, qp: ud}\n")) ==
+          "exp.yaml:6:44: workloads[0].qp: UD QPs carry only SEND; atomic_cas needs qp: rc\n");
+    CHECK(errors(pair_with("  - {kind: rdma_read, from: a, to: b, qp: uc}\n")) ==
+          "exp.yaml:6:43: workloads[0].qp: UC QPs have no RDMA READ or atomics; rdma_read needs qp: rc\n");
+    CHECK(errors(pair_with("  - {kind: atomic_fadd, from: a, to: b, qp: uc}\n")) ==
+          "exp.yaml:6:45: workloads[0].qp: UC QPs have no RDMA READ or atomics; atomic_fadd needs qp: rc\n");
+    CHECK(errors(pair_with("  - {kind: rdma_write_imm, from: a, to: b, qp: uc}\n")) == "");
+    CHECK(errors(pair_with("  - {kind: incast, from: [a], to: b, op: rdma_read, qp: uc}\n")) ==
+          "exp.yaml:6:57: workloads[0].qp: UC QPs have no RDMA READ or atomics; rdma_read needs qp: rc\n");
+  }
+  SUBCASE("iwarp") {
+    const std::string head = "fabric: iwarp\n";
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: ud}\n", head)) ==
+          "exp.yaml:7:38: workloads[0].qp: iwarp has only reliable connections (RFC 5040): no ud QPs; use "
+          "qp: rc\n");
+    CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b}\n", head)) ==
+          "exp.yaml:7:12: workloads[0].kind: iwarp has no atomic operations (RFC 5040); atomic_cas is not "
+          "available\n");
+    CHECK(errors(pair_with("  - {kind: send_imm, from: a, to: b}\n", head)) ==
+          "exp.yaml:7:12: workloads[0].kind: iwarp has no immediate data (RFC 5040); send_imm is not "
+          "available\n");
+    CHECK(errors(pair_with("  - {kind: pingpong, from: a, to: b, op: rdma_write_imm}\n", head)) ==
+          "exp.yaml:7:42: workloads[0].op: iwarp has no immediate data (RFC 5040); rdma_write_imm is not "
+          "available\n");
+    CHECK(errors(pair_with("  - {kind: rdma_read, from: a, to: b}\n", head)) == "");
+    // The same file is fine on another fabric, and --fabric switches it.
+    const std::string ud = pair_with("  - {kind: send, from: a, to: b, qp: ud}\n");
+    CHECK(errors(ud) == "");
+    CHECK(errors(load(ud, {}, "iwarp")) ==
+          "exp.yaml:6:38: workloads[0].qp: iwarp has only reliable connections (RFC 5040): no ud QPs; use "
+          "qp: rc\n");
+  }
+  SUBCASE("probabilities and thresholds") {
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {loss: 1.5}\n")) ==
+          "exp.yaml:1:14: link.loss: expected a probability from 0 to 1, got '1.5'\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "ecn: {pmax: -0.1}\n")) ==
+          "exp.yaml:1:13: ecn.pmax: expected a probability from 0 to 1, got '-0.1'\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "ecn: {kmin: 200KiB}\n")) ==
+          "exp.yaml:1:13: ecn.kmin: kmin (200KiB) must not exceed kmax (160KiB)\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "pfc: {xon: 300KiB}\n")) ==
+          "exp.yaml:1:12: pfc.xon: xon (300KiB) must not exceed xoff (256KiB)\n");
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "ib: {vls: 3}\n")) ==
+          "exp.yaml:1:11: ib.vls: an IB port has 1, 2, 4, 8 or 15 data VLs, got 3\n");
+  }
+}
+
+TEST_CASE("loader: reachability") {
+  const std::string two_domains = R"(topology:
+  hosts: [a, b, c]
+  switches: [s1, s2]
+  routers: [r1]
+  links: [[a, s1], [b, s1], [s1, r1], [r1, s2], [c, s2]]
+workloads:
+  - {kind: send, from: a, to: b}
+  - {kind: send, from: a, to: c}
+)";
+  CHECK(errors(two_domains) == "");
+  CHECK(errors(load(two_domains, {}, "roce_v1")) ==
+        "exp.yaml:8:5: workloads[1]: a and c are in different broadcast domains (a router separates them): "
+        "roce_v1 "
+        "frames cannot be routed; use roce_v2 or put them on one L2 network\n");
+  CHECK(errors(R"(topology:
+  hosts: [a, b, c, d]
+  switches: [s1, s2]
+  links: [[a, s1], [b, s1], [c, s2], [d, s2]]
+workloads:
+  - {kind: send, from: a, to: b}
+  - {kind: incast, from: [a, b, c], to: d}
+)") == "exp.yaml:7:5: workloads[1]: a cannot reach d: no path through switches and routers\n");
+  // A host does not forward: a - b - c is no path from a to c (and b has one port too many).
+  CHECK(errors(R"(topology:
+  hosts: [a, b, c]
+  links: [[a, b], [b, c]]
+workloads: [{kind: send, from: a, to: c}]
+)") == "exp.yaml:3:19: topology.links[1]: host 'b' has more than one link (first at line 3); a host has one "
+       "NIC port\n"
+       "exp.yaml:4:13: workloads[0]: a cannot reach c: no path through switches and routers\n");
+}
+
+TEST_CASE("loader: faults and capture") {
+  CHECK(
+      errors(pair_with(
+          "  - {kind: send, from: a, to: b}\nfaults:\n  - {at: 1us, link: [a, b], action: down}\n"
+          "  - {at: 1us, link: [a, s1], action: sideways}\n  - {at: 2us, link: [a, s9], action: up}\n"
+          "  - {link: [a, s1], action: up}\ncapture: {pcap: [a, zz]}\n")) ==
+      "exp.yaml:8:21: faults[0].link: there is no link between 'a' and 'b'\n"
+      "exp.yaml:9:38: faults[1].action: unknown action 'sideways'; expected down or up\n"
+      "exp.yaml:10:25: faults[2].link[1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, "
+      "switches "
+      "and routers of the topology\n"
+      "exp.yaml:11:5: faults[3]: missing key 'at' (when, such as 50us)\n"
+      "exp.yaml:12:21: capture.pcap[1]: unknown node 'zz'; nodes are the hosts, switches and routers of the "
+      "topology\n");
+  const ExperimentConfig c =
+      good(pair_with("  - {kind: send, from: a, to: b}\nfaults:\n  - {at: 1us, link: [s1, a], action: up}\n"
+                     "capture: {pcap: none}\n"));
+  CHECK(c.faults.at(0).up);
+  CHECK(c.faults.at(0).link == 0);
+  CHECK(c.capture.mode == CaptureMode::none);
+}
+
+TEST_CASE("loader: all errors are reported, sorted by line") {
+  const LoadResult r = load(R"(fabric: iwarp
+link: {loss: 2}
+topology:
+  hosts: [a, b]
+  switches: [s1]
+  links: [[a, s1], [b, s1]]
+workloads:
+  - {kind: atomic_fadd, from: a, to: b}
+  - {kind: send, from: a, to: b, count: 0}
+capture: {pcap: sometimes}
+seed: x
+)");
+  CHECK_FALSE(r.config);
+  REQUIRE(r.errors.size() == 5);
+  for (size_t i = 1; i < r.errors.size(); ++i) CHECK(r.errors[i - 1].line <= r.errors[i].line);
+  CHECK(r.errors.front().line == 2);
+  CHECK(r.errors.back().message == "seed: expected a whole number from 0, got 'x'");
+}
+
+TEST_CASE("loader: files") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rdmasim_loader_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char* name, std::string_view text) {
+    std::ofstream(dir / name) << text;
+    return dir / name;
+  };
+  SUBCASE("a good file") {
+    const LoadResult r = load_experiment(write("design.yaml", kDesignExample));
+    REQUIRE(r.config);
+    CHECK(r.config->file == dir / "design.yaml");
+  }
+  SUBCASE("missing") {
+    const auto p = dir / "none.yaml";
+    const LoadResult r = load_experiment(p);
+    CHECK(errors(r) == p.string() + ":1:1: cannot open the file: no such file\n");
+  }
+  SUBCASE("a directory") {
+    CHECK(errors(load_experiment(dir)) == dir.string() + ":1:1: cannot read the file: it is a directory\n");
+  }
+  SUBCASE("unreadable") {
+    const auto p = write("secret.yaml", kDesignExample);
+    std::filesystem::permissions(p, std::filesystem::perms::none);
+    if (std::ifstream(p)) {
+      MESSAGE("running as root: cannot make a file unreadable");
+    } else {
+      CHECK(errors(load_experiment(p)) == p.string() + ":1:1: cannot open the file: Permission denied\n");
+    }
+  }
+  SUBCASE("YAML syntax errors") {
+    const auto p = write("syntax.yaml", "name: x\ntopology: {hosts: [a, b}\n");
+    const LoadResult r = load_experiment(p);
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].file == p.string());
+    CHECK(r.errors[0].line == 2);
+    CHECK(r.errors[0].message.rfind("YAML syntax: ", 0) == 0);
+  }
+  SUBCASE("empty") {
+    CHECK(errors(load_experiment(write("empty.yaml", ""))) ==
+          (dir / "empty.yaml").string() +
+              ":1:1: the file is empty; expected an experiment (see docs/yaml.md)\n");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("loader: LoadError formats as file:line:column: message") {
+  CHECK(LoadError{"exp.yaml", 14, 15, "workloads[1].size: bad"}.format() ==
+        "exp.yaml:14:15: workloads[1].size: bad");
+}
+
+TEST_CASE("loader: RoCE v1 VLANs are broadcast domains") {
+  const std::string w = "  - {kind: send, from: a, to: b}\n";
+  // On roce_v2 the hosts route between VLANs: the file loads.
+  const ExperimentConfig c = good(pair_with(w, "fabric: roce_v2\nvlan: {id: 100, hosts: {b: 200}}\n"));
+  REQUIRE(c.vlan);
+  CHECK(c.vlan->of("a") == 100);
+  CHECK(c.vlan->of("b") == 200);
+  // On roce_v1 each VLAN is a broadcast domain (the workload is on line 8).
+  CHECK(errors(pair_with(w, "fabric: roce_v1\nvlan: {id: 100, hosts: {b: 200}}\n")) ==
+        "exp.yaml:8:5: workloads[0]: a (VLAN 100) and b (VLAN 200) are in different broadcast domains: roce_v1 "
+        "frames cannot leave their VLAN; use roce_v2 or put them in one VLAN\n");
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {zz: 200}}\n")).find("exp.yaml:2:16: vlan.hosts.zz: unknown node 'zz'") == 0);
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {s1: 200}}\n")).find("'s1' is not a host") != std::string::npos);
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {b: 4095}}\n")).find("exp.yaml:2:19: vlan.hosts.b:") == 0);
+}
