@@ -5,9 +5,11 @@
 #include <optional>
 #include <stdexcept>
 
+#include "apps/output_dir.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
 #include "fabrics/network.hpp"
+#include "nodes/host/cpu/trace.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
 
@@ -22,7 +24,21 @@ NicConfig nic_config(const HostConfig& h) {
   NicConfig n;
   n.pcie_latency = h.pcie.latency;
   n.doorbell = h.doorbell;
+  n.max_inline = h.max_inline;
   return n;
+}
+
+// hosts[].cores: per core, the time in each category, adding up to the run's end.
+json cores_json(const Cpu& cpu) {
+  json cores = json::array();
+  for (int c = 0; c < cpu.cores(); ++c) {
+    const CpuTimes t = cpu.times(c);
+    json j = json::object();
+    for (size_t u = 0; u < kCpuUses; ++u)
+      j[std::string(cpu_use_name(static_cast<CpuUse>(u))) + "_ps"] = t[u].count();
+    cores.push_back(std::move(j));
+  }
+  return cores;
 }
 
 FabricBuilder builder_for(FabricKind f) {
@@ -64,6 +80,22 @@ void wire_links(Network& net) {
     p.wire_overhead = net.wire_overhead;
     Port::connect(a, b, p, net.cfg.seed ^ (0x9E3779B97F4A7C15ull * (l + 1)));
     net.links.push_back({&a, &b});
+  }
+}
+
+// trace/<host>.json and trace/<host>.svg: each host's CPU timeline.
+void write_cpu_traces(const Network& net, const std::vector<std::vector<CpuSegment>>& traces,
+                      const std::filesystem::path& dir) {
+  const auto tdir = dir / "trace";
+  std::error_code ec;
+  std::filesystem::create_directories(tdir, ec);
+  if (ec) throw OutputError(tdir.string() + ": cannot create: " + ec.message());
+  const CaptureConfig& c = net.cfg.capture;
+  const Time to = std::min(c.cpu_trace_to, net.sim.now());
+  for (size_t i = 0; i < net.hosts.size(); ++i) {
+    const Host& h = *net.hosts[i];
+    write_file_atomic(tdir / (h.name() + ".json"), cpu_trace_json(h.name(), h.cpu().cores(), traces[i]));
+    write_file_atomic(tdir / (h.name() + ".svg"), cpu_trace_svg(h.name(), h.cpu().cores(), traces[i], c.cpu_trace_from, to));
   }
 }
 
@@ -188,6 +220,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     }
   }
 
+  // CPU timelines.
+  std::vector<std::vector<CpuSegment>> traces(cfg.capture.cpu_trace ? net.hosts.size() : 0);
+  for (size_t i = 0; i < traces.size(); ++i)
+    net.hosts[i]->cpu().trace_into(&traces[i], cfg.capture.cpu_trace_from, cfg.capture.cpu_trace_to);
+
   // Faults.
   for (const FaultConfig& f : cfg.faults) {
     Network::LinkEnds ends = net.links.at(f.link);
@@ -222,6 +259,10 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   const RunEnd end = run_until_done(net, runs, cfg.stop);
 
   if (captures) captures->close();
+  if (!traces.empty()) {
+    for (Host* h : net.hosts) h->cpu().end_trace();
+    write_cpu_traces(net, traces, dir);
+  }
 
   // results.json
   json out;
@@ -248,6 +289,16 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     json j;
     j["name"] = w.name;
     j["kind"] = std::string(to_string(w.kind));
+    if (w.kind == WorkloadKind::compute) {
+      j["on"] = w.from.at(0);
+      j["work_ps"] = w.work.count();
+      j["work_done_ps"] = s.work_done.count();
+      j["start_ps"] = s.start.count();
+      j["end_ps"] = s.end.count();
+      j["finished"] = s.finished;
+      wl.push_back(std::move(j));
+      continue;
+    }
     j["op"] = w.op;
     j["from"] = join_names(w.from);
     j["to"] = join_names(w.to);
@@ -289,6 +340,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     cpu_busy_ps += static_cast<uint64_t>(h->cpu_busy().count());
     hosts.push_back({{"name", h->name()},
                      {"cpu_busy_ps", h->cpu_busy().count()},
+                     {"cores", cores_json(h->cpu())},
                      {"interrupts", h->interrupts()},
                      {"completion", std::string(to_string(cfg.host.completion))},
                      {"nic_frames_sent", h->nic().stats().frames_sent},

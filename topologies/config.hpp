@@ -53,7 +53,8 @@ struct TopologyConfig {
 enum class WorkloadKind {
   send, send_imm, rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd,  // basic verbs operations
   incast, all_to_all, pingpong,                                                       // patterns, with `op`
-  write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat   // perftest-style
+  write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat,  // perftest-style
+  compute                                                                             // a process computing, no I/O
 };
 // clang-format on
 enum class QpType { rc, uc, ud };
@@ -87,6 +88,10 @@ struct WorkloadConfig {
   // compare-and-swap compares with `compare_add` and swaps in `swap`.
   uint64_t compare_add = 1;
   uint64_t swap = 1;
+  // compute: the host in `from`, CPU time needed, and the slice it runs
+  // between letting other compute processes on its core have theirs.
+  Time work;
+  Time chunk = Time::us(10);
   int line = 0, column = 0;
 };
 
@@ -105,6 +110,11 @@ struct CaptureConfig {
   bool ib_linktype_infiniband = false;  // ib: linktype 247 instead of ERF (197)
   uint32_t snaplen = 65535;
   Bytes max_bytes{uint64_t{1} << 30};  // all capture files together; the run goes on without them past it
+  // cpu_trace: each host's CPU timeline of [cpu_trace_from, cpu_trace_to)
+  // in trace/<host>.json (trace-event JSON) and trace/<host>.svg.
+  bool cpu_trace = false;
+  Time cpu_trace_from;
+  Time cpu_trace_to = Time::max();
 };
 
 // 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).
@@ -230,9 +240,9 @@ struct EnumNames;
   };                                                           \
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
 RDMASIM_ENUM_NAMES(FabricKind, iwarp, "ib", "roce_v1", "roce_v2", "iwarp");
-RDMASIM_ENUM_NAMES(WorkloadKind, atomic_lat, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
+RDMASIM_ENUM_NAMES(WorkloadKind, compute, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "write_bw", "write_lat",
-                   "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat");
+                   "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");
@@ -265,7 +275,7 @@ constexpr bool is_basic(WorkloadKind k) { return k <= WorkloadKind::atomic_fadd;
 constexpr bool is_pattern(WorkloadKind k) {
   return k == WorkloadKind::incast || k == WorkloadKind::all_to_all || k == WorkloadKind::pingpong;
 }
-constexpr bool is_perftest(WorkloadKind k) { return k >= WorkloadKind::write_bw; }
+constexpr bool is_perftest(WorkloadKind k) { return k >= WorkloadKind::write_bw && k <= WorkloadKind::atomic_lat; }
 constexpr bool is_atomic(WorkloadKind k) {
   return k == WorkloadKind::atomic_cas || k == WorkloadKind::atomic_fadd;
 }

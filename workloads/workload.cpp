@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "workloads/compute.hpp"
 
 namespace rdmasim {
 
@@ -91,6 +92,12 @@ private:
   uint32_t recv_slot_len() const {
     return static_cast<uint32_t>(msg_size() + (w_.qp == QpType::ud ? kGrhLen : 0));
   }
+  // Bytes the sender copies into the WQE (IBV_SEND_INLINE), 0 when not inline.
+  uint64_t inline_bytes() const {
+    const uint64_t limit = std::min<uint32_t>(w_.inline_threshold, a_.nic().config().max_inline);
+    const bool inl = msg_size() <= limit && op_ != WorkloadKind::rdma_read && !is_atomic_op();
+    return inl ? msg_size() : 0;
+  }
 
   struct Side {
     Host* host = nullptr;
@@ -123,6 +130,8 @@ private:
   bool pingpong_;
   Rng rng_;
   Side sa_, sb_;
+  Process* pa_ = nullptr;  // the program on a (sender, or ping)
+  Process* pb_ = nullptr;  // the program on b (receiver, or pong), when there is one
   uint64_t slots_ = 1, rdepth_ = 1;
   std::vector<Time> posted_at_;
   uint64_t received_ = 0;
@@ -212,6 +221,8 @@ void Flow::setup() {
                      : 1;
   make_side(sa_, a_);
   make_side(sb_, b_);
+  pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));
+  if (pingpong_ || (needs_receiver() && w_.post_recvs)) pb_ = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"));
   connect(sa_, sb_);
   connect(sb_, sa_);
   // Payload the sender owns (the reader's target for READ) is random bytes.
@@ -252,8 +263,7 @@ int Flow::post_op(uint64_t k) {
   wr.num_sge = 1;
   wr.opcode = wr_opcode(op_);
   wr.send_flags = IBV_SEND_SIGNALED;
-  const bool inl = size <= w_.inline_threshold && op_ != WorkloadKind::rdma_read && !is_atomic_op();
-  if (inl) wr.send_flags |= IBV_SEND_INLINE;
+  if (inline_bytes()) wr.send_flags |= IBV_SEND_INLINE;
   wr.imm_data = htonl(static_cast<uint32_t>(k));
   const uint32_t rkey = w_.bad_rkey ? sb_.mr->rkey ^ 0x5A5A00 : sb_.mr->rkey;
   if (is_atomic_op()) {
@@ -270,7 +280,6 @@ int Flow::post_op(uint64_t k) {
     wr.wr.rdma.remote_addr = sb_.buf + slot * size;
     wr.wr.rdma.rkey = rkey;
   }
-  a_.charge_post(inl ? size : 0);
   ibv_send_wr* bad = nullptr;
   return sa_.qp->post_send(&wr, &bad);
 }
@@ -285,6 +294,7 @@ Task Flow::sender(Time t0) {
   while (done < w_.count) {
     while (!failed && inflight < std::max<uint32_t>(w_.outstanding, 1) && posted < w_.count) {
       posted_at_[posted % posted_at_.size()] = sim.now();
+      co_await a_.post(*pa_, inline_bytes());
       if (post_op(posted) != 0) {
         failed = true;
         all_ok_ = false;
@@ -294,7 +304,7 @@ Task Flow::sender(Time t0) {
       ++inflight;
     }
     if (inflight == 0) break;
-    co_await a_.wait(*sa_.scq);
+    co_await a_.wait(*pa_, *sa_.scq);
     const int n = sa_.scq->poll(static_cast<int>(wcs.size()), wcs.data());
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs[i];
@@ -323,7 +333,7 @@ Task Flow::receiver(Time t0) {
   co_await sleep_until(sim, t0);
   std::vector<ibv_wc> wcs(16);
   while (received_ < w_.count) {
-    co_await b_.wait(*sb_.rcq);
+    co_await b_.wait(*pb_, *sb_.rcq);
     const int n = sb_.rcq->poll(static_cast<int>(wcs.size()), wcs.data());
     bool dead = false;
     for (int i = 0; i < n; ++i) {
@@ -363,6 +373,7 @@ Task Flow::ping(Time t0) {
   std::vector<ibv_wc> wcs(4);
   for (uint64_t k = 0; k < w_.count; ++k) {
     const Time t = sim.now();
+    co_await a_.post(*pa_, inline_bytes());
     if (post_op(k) != 0) {
       all_ok_ = false;
       break;
@@ -370,7 +381,7 @@ Task Flow::ping(Time t0) {
     bool sent = false, back = false, failed = false;
     while (!(sent && back) && !failed) {
       if (!sent) {
-        co_await a_.wait(*sa_.scq);
+        co_await a_.wait(*pa_, *sa_.scq);
         const int n = sa_.scq->poll(1, wcs.data());
         if (n == 1) {
           count(wcs[0]);
@@ -378,7 +389,7 @@ Task Flow::ping(Time t0) {
           failed = wcs[0].status != IBV_WC_SUCCESS;
         }
       } else {
-        co_await a_.wait(*sa_.rcq);
+        co_await a_.wait(*pa_, *sa_.rcq);
         const int n = sa_.rcq->poll(1, wcs.data());
         if (n == 1) {
           back = true;
@@ -405,7 +416,7 @@ Task Flow::pong(Time t0) {
   co_await sleep_until(sim, t0);
   std::vector<ibv_wc> wcs(4);
   for (uint64_t k = 0; k < w_.count; ++k) {
-    co_await b_.wait(*sb_.rcq);
+    co_await b_.wait(*pb_, *sb_.rcq);
     if (sb_.rcq->poll(1, wcs.data()) != 1) {
       --k;
       continue;
@@ -429,10 +440,10 @@ Task Flow::pong(Time t0) {
       wr.wr.ud.remote_qpn = sa_.qp->qp_num();
       wr.wr.ud.remote_qkey = kQkey;
     }
-    b_.charge_post(0);
+    co_await b_.post(*pb_, 0);
     ibv_send_wr* bad = nullptr;
     if (sb_.qp->post_send(&wr, &bad) != 0) break;
-    co_await b_.wait(*sb_.scq);
+    co_await b_.wait(*pb_, *sb_.scq);
     sb_.scq->poll(1, wcs.data());
   }
   --running_;
@@ -476,6 +487,13 @@ WorkloadRun::WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t see
 WorkloadRun::~WorkloadRun() = default;
 
 void WorkloadRun::start() {
+  if (w_.kind == WorkloadKind::compute) {
+    Host* h = env_.host(w_.from.at(0));
+    if (!h) throw std::logic_error("workload names an unknown host");
+    compute_ = std::make_unique<ComputeJob>(env_.sim, *h, w_);
+    compute_->start();
+    return;
+  }
   const WorkloadKind op = basic_op(w_);
   std::vector<std::pair<std::string, std::string>> pairs;
   bool pingpong = false;
@@ -514,11 +532,19 @@ void WorkloadRun::start() {
 }
 
 bool WorkloadRun::finished() const {
+  if (compute_) return compute_->finished();
   return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished(); });
 }
 
 FlowStats WorkloadRun::result() const {
   FlowStats all;
+  if (compute_) {
+    all.start = compute_->started();
+    all.end = compute_->ended();
+    all.work_done = compute_->work_done();
+    all.finished = compute_->finished();
+    return all;
+  }
   all.start = Time::max();
   for (const auto& f : flows_) {
     FlowStats s = f->result();

@@ -40,11 +40,13 @@ struct FlowStats {
   std::map<std::string, uint64_t> recv_completions;  // receiver's failed ones (flushes, length errors)
   Time start = Time::max(), end;
   std::vector<int64_t> latency_ps;
+  Time work_done;  // compute: CPU time it has had
   bool data_verified = true;
   bool finished = false;
 };
 
 class Flow;
+class ComputeJob;
 
 class WorkloadRun {
 public:
@@ -63,6 +65,7 @@ private:
   WorkloadConfig w_;
   uint64_t seed_;
   std::vector<std::unique_ptr<Flow>> flows_;
+  std::unique_ptr<ComputeJob> compute_;  // kind: compute
 };
 
 }  // namespace rdmasim

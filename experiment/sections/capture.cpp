@@ -3,8 +3,24 @@
 
 namespace rdmasim {
 
+// cpu_trace: true | false | {from: TIME, to: TIME}.
+static void read_cpu_trace(ExperimentDraft& d, const Entry& e) {
+  CaptureConfig& c = d.x.capture;
+  if (!e.value.IsMap()) {
+    if (auto b = d.c.boolean(e)) c.cpu_trace = *b;
+    return;
+  }
+  auto f = d.c.fields(e.value, e.path, "CPU trace settings", {"from", "to"});
+  if (!f) return;
+  c.cpu_trace = true;
+  d.c.read(*f, "from", c.cpu_trace_from, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "to", c.cpu_trace_to, [&](const Entry& v) { return d.c.time(v); });
+  if (const Entry* to = f->find("to"); to && c.cpu_trace_to <= c.cpu_trace_from)
+    d.c.error(to->value, to->path, "the window must end after it starts (from " + to_string(c.cpu_trace_from) + ")");
+}
+
 void read_capture(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen", "max_bytes"});
+  auto f = d.c.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen", "max_bytes", "cpu_trace"});
   if (!f) return;
   if (auto p = f->find("pcap")) {
     d.capture_list = *p;
@@ -28,6 +44,7 @@ void read_capture(ExperimentDraft& d, const Entry& e) {
   }
   d.c.read(*f, "snaplen", d.x.capture.snaplen, [&](const Entry& v) { return d.c.whole(v, 64, 262144); });
   d.c.read(*f, "max_bytes", d.x.capture.max_bytes, [&](const Entry& v) { return d.c.bytes(v); });
+  if (auto v = f->find("cpu_trace")) read_cpu_trace(d, *v);
 }
 
 }  // namespace rdmasim

@@ -6,7 +6,7 @@ namespace rdmasim {
 void read_host(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "host settings",
                       {"completion", "hybrid_spin", "interrupt_coalescing", "doorbell", "pcie", "poll_cost",
-                       "interrupt_cost", "post_cost"});
+                       "interrupt_cost", "post_cost", "cores", "context_switch", "pio_bandwidth", "max_inline"});
   if (!f) return;
   HostConfig& h = d.x.host;
   d.c.read(*f, "completion", h.completion,
@@ -29,6 +29,16 @@ void read_host(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "poll_cost", h.poll_cost, [&](const Entry& v) { return d.c.time(v); });
   d.c.read(*f, "interrupt_cost", h.interrupt_cost, [&](const Entry& v) { return d.c.time(v); });
   d.c.read(*f, "post_cost", h.post_cost, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "cores", h.cores, [&](const Entry& v) { return d.c.whole(v, 1, 1024); });
+  d.c.read(*f, "context_switch", h.context_switch, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "pio_bandwidth", h.pio_bandwidth, [&](const Entry& v) { return d.c.rate(v); });
+  if (const Entry* v = f->find("max_inline"))
+    if (auto b = d.c.bytes(*v)) {
+      if (b->count() > 65536)
+        d.c.error(v->value, v->path, "at most 64KiB of inline data, got " + to_string(*b));
+      else
+        h.max_inline = static_cast<uint32_t>(b->count());
+    }
 }
 
 }  // namespace rdmasim

@@ -228,7 +228,9 @@ void validate(ExperimentDraft& d) {
   ib_roots(d);
   if (d.graph) {
     Paths paths(*d.graph);
-    for (const auto& w : d.workloads_read) reachability(d, paths, w.node, w.path, d.x.workloads[w.index]);
+    for (const auto& w : d.workloads_read)
+      if (d.x.workloads[w.index].kind != WorkloadKind::compute)  // a process on one host: no path to check
+        reachability(d, paths, w.node, w.path, d.x.workloads[w.index]);
   }
   capture_nodes(d);
   vlan_hosts(d);

@@ -13,7 +13,9 @@ constexpr std::string_view kWorkloadKeys[] = {
     "name",          "kind",       "from",        "to",    "senders",          "hosts",     "qp",
     "size",          "count",      "outstanding", "start", "timeout",          "retry_cnt", "rnr_retry",
     "min_rnr_timer", "post_recvs", "bad_rkey",    "op",    "inline_threshold", "add",       "compare",
-    "swap"};
+    "swap",          "on",         "work",        "chunk"};
+// The keys of `kind: compute` (a process, not a verbs workload).
+constexpr std::string_view kComputeKeys[] = {"name", "kind", "on", "work", "chunk", "start"};
 
 // A host name for a workload endpoint.
 std::optional<std::string> host_name(ExperimentDraft& d, const YAML::Node& v, const std::string& path) {
@@ -73,6 +75,20 @@ std::optional<std::vector<std::string>> host_list(ExperimentDraft& d, const Entr
   return ok ? std::optional(out) : std::nullopt;
 }
 
+// {kind: compute, on: HOST, work: TIME, chunk: TIME, start: TIME}.
+bool compute(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
+  for (const Entry& e : f.entries)
+    if (std::find(std::begin(kComputeKeys), std::end(kComputeKeys), e.key.Scalar()) == std::end(kComputeKeys))
+      d.c.error(e.key, e.path, "compute takes on, work, chunk and start, not " + e.key.Scalar());
+  if (auto on = one_host(d, f, "on")) w.from = {*on};
+  if (!f.has("work")) d.c.missing(f, "work", "the CPU time it needs, such as 500us");
+  d.c.read(f, "work", w.work, [&](const Entry& e) { return d.c.positive_time(e); });
+  d.c.read(f, "chunk", w.chunk, [&](const Entry& e) { return d.c.positive_time(e); });
+  d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+  w.op = "compute";
+  return true;
+}
+
 bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, WorkloadConfig& w) {
   const std::vector<std::string_view> all(std::begin(kWorkloadKeys), std::end(kWorkloadKeys));
   auto f = d.c.fields(v, path, "a workload", all);
@@ -90,6 +106,10 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   w.kind = *kind;
   if (auto e = f->find("name"))
     if (auto n = d.c.name(e->value, e->path, "a workload name")) w.name = *n;
+  if (w.kind == WorkloadKind::compute) return compute(d, *f, w);
+  for (std::string_view key : {"on", "work", "chunk"})
+    if (const Entry* e = f->find(key))
+      d.c.error(e->key, e->path, "only compute takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
 
   // Keys that belong to other kinds.
   auto only = [&](std::string_view key, bool allowed, const std::string& why) {

@@ -2,11 +2,8 @@
 
 namespace rdmasim {
 
-// From the NIC's MSI-X to the program running again (wake-up and scheduling).
-constexpr Time kInterruptLatency = Time::us(1);
-
 Host::Host(Simulator& sim, PacketPool& pool, std::string name, const NicConfig& nic, const HostConfig& cfg)
-    : Node(sim, std::move(name)), cfg_(cfg) {
+    : Node(sim, std::move(name)), cfg_(cfg), cpu_(sim, static_cast<int>(cfg.cores), cfg.context_switch) {
   Port& port = add_port();
   nic_ = std::make_unique<Rnic>(sim, pool, memory_, port, nic);
 }
@@ -19,44 +16,46 @@ void Host::receive(Port& in, Packet p) {
   nic_->receive(std::move(p));
 }
 
-void Host::charge_post(uint64_t inline_bytes) {
-  cpu_busy_ += cfg_.post_cost;
-  if (inline_bytes) cpu_busy_ += cfg_.pcie.bandwidth.tx_time(inline_bytes);
+Cpu::RunAwaiter Host::post(Process& p, uint64_t inline_bytes) {
+  Time t = cfg_.post_cost;
+  // Programmed I/O: the CPU itself stores the bytes into the NIC's
+  // write-combining doorbell page, and is busy the whole time.
+  if (inline_bytes) t += cfg_.pio_bandwidth.tx_time(inline_bytes);
+  return cpu_.run(p, CpuUse::user, t);
 }
 
-Task Host::wait(verbs::CompletionQueue& cq) {
-  const Time t0 = sim_.now();
-  if (cq.depth() > 0) {
-    cpu_busy_ += cfg_.poll_cost;
-    co_return;
-  }
-  cq.set_moderation({cfg_.interrupt_coalescing.frames, cfg_.interrupt_coalescing.delay, kInterruptLatency});
+Task Host::wait(Process& p, verbs::CompletionQueue& cq) {
+  // ibv_poll_cq: it finds a completion or nothing, and costs a poll either way.
+  co_await cpu_.run(p, CpuUse::user, cfg_.poll_cost);
+  if (cq.depth() > 0) co_return;
+  // The interrupt is an MSI-X message, a posted PCIe write.
+  cq.set_moderation({cfg_.interrupt_coalescing.frames, cfg_.interrupt_coalescing.delay, cfg_.pcie.latency});
+  bool came = false;
   switch (cfg_.completion) {
     case Completion::polling:
-      // Spinning on ibv_poll_cq: the core is busy until the CQE lands.
+      // Spinning on ibv_poll_cq: the core polls until the CQE lands.
+      cpu_.spin(p);
       co_await cq.next();
-      cpu_busy_ += sim_.now() - t0 + cfg_.poll_cost;
+      co_await cpu_.run(p, CpuUse::user, cfg_.poll_cost);
       co_return;
-    case Completion::interrupt:
-      co_await cq.interrupt();
-      ++interrupts_;
-      cpu_busy_ += cfg_.interrupt_cost + cfg_.poll_cost;
-      co_return;
-    case Completion::hybrid: {
+    case Completion::hybrid:
       // Spin for a while; if nothing comes, arm the interrupt and sleep.
-      bool came = false;
+      cpu_.spin(p);
       co_await cq.next_within(cfg_.hybrid_spin, came);
       if (came) {
-        cpu_busy_ += sim_.now() - t0 + cfg_.poll_cost;
+        co_await cpu_.run(p, CpuUse::user, cfg_.poll_cost);
         co_return;
       }
-      cpu_busy_ += cfg_.hybrid_spin;
-      co_await cq.interrupt();
-      ++interrupts_;
-      cpu_busy_ += cfg_.interrupt_cost + cfg_.poll_cost;
-      co_return;
-    }
+      cpu_.stop_spin(p);
+      break;
+    case Completion::interrupt:
+      break;
   }
+  // ibv_req_notify_cq, then ibv_get_cq_event sleeps: p leaves its core. The
+  // interrupt handler wakes it; it polls the CQ once the core is its again.
+  co_await cq.interrupt();
+  ++interrupts_;
+  co_await cpu_.interrupt(p, cfg_.interrupt_cost, CpuUse::user, cfg_.poll_cost);
 }
 
 }  // namespace rdmasim

@@ -1,13 +1,15 @@
-// A host: memory, an RDMA NIC on one port, and a CPU whose busy time the
-// host's programs account for. How a program learns of completions decides
-// what it costs: polling keeps a core busy the whole time it waits,
-// interrupts cost a handler and a wake-up each, hybrid spins a while first.
+// A host: memory, an RDMA NIC on one port, and a CPU of `host.cores` cores
+// its programs run on (nodes/host/cpu). How a program learns of completions
+// decides what it costs: polling keeps its core spinning the whole time it
+// waits, interrupts cost a handler and a context switch each but free the
+// core meanwhile, hybrid spins a while first.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "core/task.hpp"
+#include "nodes/host/cpu/cpu.hpp"
 #include "nodes/host/memory.hpp"
 #include "nodes/host/rnic.hpp"
 #include "nodes/host/verbs.hpp"
@@ -27,23 +29,28 @@ public:
   verbs::Device& device() { return nic_->device(); }
   const HostConfig& config() const { return cfg_; }
 
-  // CPU accounting.
-  void charge(Time t) { cpu_busy_ += t; }
-  Time cpu_busy() const { return cpu_busy_; }
+  Cpu& cpu() { return cpu_; }
+  const Cpu& cpu() const { return cpu_; }
+  // A program on this host (pinned to a core, see nodes/host/cpu/cpu.hpp).
+  Process& spawn(std::string name, Process::Kind kind = Process::Kind::io) {
+    return cpu_.spawn(std::move(name), kind);
+  }
+  Time cpu_busy() const { return cpu_.busy(); }
   uint64_t interrupts() const { return interrupts_; }
 
-  // The CPU side of ibv_post_send: building the WQE and ringing the doorbell,
-  // plus copying inline data to the NIC by programmed I/O.
-  void charge_post(uint64_t inline_bytes);
-  // Waits until `cq` holds a completion, charging the CPU as the host's
-  // completion mode says. co_await host.wait(cq).
-  Task wait(verbs::CompletionQueue& cq);
+  // co_await host.post(p, n): the CPU side of ibv_post_send, on p's core:
+  // building the WQE and ringing the doorbell, plus copying `inline_bytes`
+  // of inline data to the NIC by programmed I/O.
+  Cpu::RunAwaiter post(Process& p, uint64_t inline_bytes);
+  // co_await host.wait(p, cq): `p` polls `cq` until it holds a completion,
+  // as the host's completion mode says, on p's core.
+  Task wait(Process& p, verbs::CompletionQueue& cq);
 
 private:
   HostMemory memory_;
   HostConfig cfg_;
   std::unique_ptr<Rnic> nic_;
-  Time cpu_busy_;
+  Cpu cpu_;
   uint64_t interrupts_ = 0;
 };
 

@@ -24,8 +24,12 @@ struct HostConfig {
     DataRate bandwidth{128'000'000'000};
   } pcie;
   Time poll_cost = Time::ns(50);
-  Time interrupt_cost = Time::us(2);
+  Time interrupt_cost = Time::us(1);  // the hard IRQ handler, up to waking the program
   Time post_cost = Time::ns(100);
+  uint32_t cores = 1;                 // each runs one thing at a time (nodes/host/cpu)
+  Time context_switch = Time::us(1);  // giving a core to a process whose context is not loaded
+  DataRate pio_bandwidth{32'000'000'000};  // the CPU's programmed-I/O copy of inline data to the NIC
+  uint32_t max_inline = 256;               // bytes of inline data a WQE may carry (ibv_qp_cap.max_inline_data)
 };
 
 }  // namespace rdmasim

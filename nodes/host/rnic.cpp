@@ -76,11 +76,14 @@ void Rnic::send_cnp(Packet p) {
   port_.send(std::move(p));
 }
 
-Time Rnic::doorbell_delay(bool inline_pio) const {
+Time Rnic::doorbell_delay(bool inline_pio, bool reads_payload) const {
   // A doorbell is a posted PCIe write; with a DMA doorbell the NIC then reads
   // the WQE (a PCIe round trip). PIO (BlueFlame) writes the WQE itself.
-  if (inline_pio || cfg_.doorbell == Doorbell::pio) return cfg_.pcie_latency;
-  return cfg_.pcie_latency * 3;
+  // Data not inline is then read from host memory by DMA: one more round
+  // trip before the first byte can go (the rest streams behind it).
+  if (inline_pio) return cfg_.pcie_latency;
+  const Time wqe = cfg_.doorbell == Doorbell::pio ? cfg_.pcie_latency : cfg_.pcie_latency * 3;
+  return reads_payload ? wqe + cfg_.pcie_latency * 2 : wqe;
 }
 
 void Rnic::deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc, bool solicited) {

@@ -113,8 +113,9 @@ public:
   void receive(Packet p);
 
   // Latency from a post to the NIC having the WQE and its first data: the
-  // doorbell over PCIe and, for a DMA doorbell, the WQE fetch round trip.
-  Time doorbell_delay(bool inline_pio) const;
+  // doorbell over PCIe; for a DMA doorbell, the WQE fetch round trip; for
+  // data not inline (`reads_payload`), the round trip of its DMA read.
+  Time doorbell_delay(bool inline_pio, bool reads_payload = false) const;
   // Writes a CQE to host memory (a PCIe write) and tells the CQ.
   // `solicited`: a received message that asked for a solicited event.
   void deliver_cqe(verbs::CompletionQueue& cq, const ibv_wc& wc, bool solicited = false);

@@ -284,6 +284,8 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       }
     }
     const bool flush = state_ == IBV_QPS_ERR;
+    const bool gathers = w.length > 0 && w.opcode != IBV_WR_RDMA_READ && w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+                         w.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;  // local data the NIC must read
     sq_.push_back(std::move(w));
     if (flush) {
       SendWqe f = std::move(sq_.back());
@@ -294,7 +296,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     }
     // The NIC learns of the WQE after the doorbell (and, for DMA doorbells, the WQE fetch).
     const bool pio = (wr->send_flags & IBV_SEND_INLINE) != 0;
-    device_.sim().after(device_.nic().doorbell_delay(pio), [this] { send_posted(); });
+    device_.sim().after(device_.nic().doorbell_delay(pio, gathers && !pio), [this] { send_posted(); });
   }
   return 0;
 }

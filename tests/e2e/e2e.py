@@ -84,6 +84,22 @@ def run(yaml_text_or_path, out, *args, expect=0):
     return p.returncode, p.stdout, p.stderr, results
 
 
+CPU_USES = ("user", "syscall", "softirq", "irq", "poll", "idle")
+
+
+def check_cpu_times(results, what):
+    """Per host, per core: the six time categories add up to the run's
+    end_time_ps, and cpu_busy_ps is all of them but idle."""
+    for h in results["hosts"]:
+        busy = 0
+        for i, c in enumerate(h["cores"]):
+            check(set(c) == {u + "_ps" for u in CPU_USES}, f"{what}: {h['name']} core {i} has the six categories")
+            check(sum(c.values()) == results["end_time_ps"],
+                  f"{what}: {h['name']} core {i} adds up to end_time_ps ({sum(c.values())} vs {results['end_time_ps']})")
+            busy += sum(v for k, v in c.items() if k != "idle_ps")
+        check(h["cpu_busy_ps"] == busy, f"{what}: {h['name']} cpu_busy_ps is all but idle")
+
+
 def workload(results, name):
     for w in results["workloads"]:
         if w["name"] == name:

@@ -26,6 +26,11 @@ def flatten(j, prefix=""):
         for k, v in j.items():
             out.update(flatten(v, f"{prefix}.{k}" if prefix else k))
         return out
+    if isinstance(j, list) and any(isinstance(x, (dict, list)) for x in j):
+        out = {}
+        for i, x in enumerate(j):
+            out.update(flatten(x, f"{prefix}.{i}"))
+        return out
     if isinstance(j, list):
         return {prefix: ";".join(x if isinstance(x, str) else json.dumps(x) for x in j)}
     return {prefix: j}

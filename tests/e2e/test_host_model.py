@@ -2,7 +2,7 @@
 opposite, coalescing cuts interrupts, a PIO doorbell saves the WQE fetch."""
 import os
 
-from e2e import check, finish, run, tmpdir, workload
+from e2e import check, check_cpu_times, finish, run, tmpdir, workload
 
 YAML = """
 name: host
@@ -24,6 +24,7 @@ def go(*sets):
           "capture: none writes no pcap")
     for w in res["workloads"]:
         check(w["completions"] == {"IBV_WC_SUCCESS": w["ops"]} and w["data_verified"], f"{sets} {w['name']} ok")
+    check_cpu_times(res, str(sets))
     return res
 
 

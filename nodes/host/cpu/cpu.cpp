@@ -1,0 +1,275 @@
+#include "nodes/host/cpu/cpu.hpp"
+
+#include <stdexcept>
+
+namespace rdmasim {
+
+const char* cpu_use_name(CpuUse u) {
+  static constexpr const char* kNames[kCpuUses] = {"user", "syscall", "softirq", "irq", "poll", "idle"};
+  return kNames[static_cast<size_t>(u)];
+}
+
+Cpu::Cpu(Simulator& sim, int cores, Time context_switch) : sim_(sim), context_switch_(context_switch) {
+  if (cores < 1) throw std::invalid_argument("a CPU has at least one core");
+  for (int i = 0; i < cores; ++i) {
+    cores_.push_back(std::make_unique<Core>());
+    cores_.back()->index = i;
+  }
+}
+
+Cpu::~Cpu() {
+  for (auto& c : cores_) sim_.cancel(c->done);
+  // Programs still waiting for a core can never run now: drop them (and the
+  // coroutines awaiting them), as core/task.hpp's lifetime rule says.
+  for (auto& p : processes_)
+    if (p->waiter_) std::exchange(p->waiter_, nullptr).destroy();
+}
+
+Process& Cpu::spawn(std::string name, Process::Kind kind) {
+  Core* least = cores_.front().get();
+  for (auto& c : cores_)
+    if (c->processes < least->processes) least = c.get();
+  ++least->processes;
+  processes_.push_back(std::unique_ptr<Process>(new Process(std::move(name), kind, least->index)));
+  return *processes_.back();
+}
+
+// ------------------------------------------------------------ requests
+
+void Cpu::request(Process& p, CpuUse use, Time t, std::coroutine_handle<> h) {
+  Core& c = *cores_[p.core_];
+  ++p.requests_;
+  p.use_ = use;
+  p.left_ = t;
+  p.waiter_ = h;
+  if (p.state_ == Process::State::holding) {
+    // Its last burst just ended: an I/O process goes on; a compute process
+    // goes on too unless others wait for the core (round robin per chunk).
+    if (p.kind_ == Process::Kind::io || (c.ready.empty() && c.compute.empty() && !c.paused)) {
+      p.state_ = Process::State::running;
+      run_phase(c);
+      return;
+    }
+    p.state_ = Process::State::off;
+    c.running = nullptr;
+  }
+  if (p.state_ == Process::State::spinning) {
+    --c.spinners;  // what it polled for came
+  }
+  make_ready(p);
+  if (!busy_now(c) && !c.running) dispatch(c);
+}
+
+void Cpu::spin(Process& p) {
+  Core& c = *cores_[p.core_];
+  if (p.state_ != Process::State::holding) throw std::logic_error("a process spins only on a core it holds");
+  ++p.requests_;
+  p.state_ = Process::State::spinning;
+  ++c.spinners;
+  c.running = nullptr;
+  dispatch(c);
+}
+
+void Cpu::stop_spin(Process& p) {
+  Core& c = *cores_[p.core_];
+  if (p.state_ != Process::State::spinning) return;
+  p.state_ = Process::State::off;
+  --c.spinners;
+  if (c.owner == &p) c.owner = nullptr;  // it sleeps: waking costs a switch back
+  if (!busy_now(c) && !c.running) dispatch(c);
+}
+
+void Cpu::raise_irq(Process& p, Time cost, CpuUse use, Time t, std::coroutine_handle<> h) {
+  Core& c = *cores_[p.core_];
+  ++p.requests_;
+  if (p.state_ == Process::State::spinning) --c.spinners;
+  p.state_ = Process::State::waiting_irq;
+  p.use_ = use;
+  p.left_ = t;
+  p.waiter_ = h;
+  c.irqs.push_back({cost, &p});
+  if (c.in_irq) return;  // it runs after the handlers before it
+  preempt(c);
+  start_irq(c);
+}
+
+void Cpu::make_ready(Process& p) {
+  Core& c = *cores_[p.core_];
+  p.state_ = Process::State::ready;
+  if (p.kind_ == Process::Kind::compute) {
+    c.compute.push_back(&p);
+    return;
+  }
+  c.ready.push_back(&p);
+  // Wake-up preemption: an I/O process takes the core from a compute burst.
+  if (!c.in_irq && c.running && c.running->kind_ == Process::Kind::compute &&
+      c.running->state_ == Process::State::running) {
+    preempt(c);
+    c.paused = std::exchange(c.running, nullptr);
+    c.paused->state_ = Process::State::ready;
+    dispatch(c);
+  }
+}
+
+// ------------------------------------------------------------ scheduling
+
+void Cpu::dispatch(Core& c) {
+  if (c.in_irq || c.done) return;  // something runs already
+  if (!c.irqs.empty()) {
+    start_irq(c);
+    return;
+  }
+  if (c.running) {
+    if (c.running->state_ == Process::State::running) {
+      if (c.running->kind_ == Process::Kind::io || c.ready.empty()) {
+        run_phase(c);  // a burst an IRQ preempted goes on
+        return;
+      }
+      c.paused = std::exchange(c.running, nullptr);
+      c.paused->state_ = Process::State::ready;
+    } else {
+      return;  // held: its process is deciding what it does next
+    }
+  }
+  if (!c.ready.empty()) {
+    start(c, *c.ready.take_front());
+    return;
+  }
+  if (c.spinners > 0) {
+    account(c, CpuUse::poll, c.owner);
+    return;
+  }
+  if (c.paused) {
+    start(c, *std::exchange(c.paused, nullptr));
+    return;
+  }
+  if (!c.compute.empty()) {
+    start(c, *c.compute.take_front());
+    return;
+  }
+  account(c, CpuUse::idle, nullptr);
+}
+
+void Cpu::start(Core& c, Process& p) {
+  c.running = &p;
+  p.state_ = Process::State::running;
+  if (c.owner != &p) {
+    p.switch_left_ = context_switch_;
+    c.owner = &p;
+    ++context_switches_;
+  }
+  run_phase(c);
+}
+
+// A burst runs in up to two phases: the context switch to it, then its work.
+void Cpu::run_phase(Core& c) {
+  Process& p = *c.running;
+  const bool switching = p.switch_left_ > Time{};
+  const Time len = switching ? p.switch_left_ : p.left_;
+  account(c, switching ? CpuUse::syscall : p.use_, &p);
+  c.started = sim_.now();
+  c.done = sim_.after(len, [this, &c] { phase_done(c); });
+}
+
+void Cpu::phase_done(Core& c) {
+  c.done = {};
+  Process& p = *c.running;
+  if (p.switch_left_ > Time{}) {
+    p.switch_left_ = Time{};
+    run_phase(c);
+    return;
+  }
+  p.left_ = Time{};
+  p.state_ = Process::State::holding;
+  const uint64_t asked = p.requests_;
+  std::exchange(p.waiter_, nullptr).resume();
+  // The process went on to something that is not CPU work (it sleeps on a
+  // CQ event, waits for a timer, or ended): it leaves the core.
+  if (p.requests_ == asked && p.state_ == Process::State::holding) {
+    p.state_ = Process::State::off;
+    c.running = nullptr;
+    if (c.owner == &p) c.owner = nullptr;
+    dispatch(c);
+  }
+}
+
+void Cpu::preempt(Core& c) {
+  if (!c.running || !c.done) return;
+  sim_.cancel(c.done);
+  c.done = {};
+  Process& p = *c.running;
+  const Time ran = sim_.now() - c.started;
+  if (p.switch_left_ > Time{})
+    p.switch_left_ -= ran;
+  else
+    p.left_ -= ran;
+}
+
+void Cpu::start_irq(Core& c) {
+  c.irq = c.irqs.take_front();
+  c.in_irq = true;
+  account(c, CpuUse::irq, nullptr);
+  c.done = sim_.after(c.irq.cost, [this, &c] { irq_done(c); });
+}
+
+void Cpu::irq_done(Core& c) {
+  c.done = {};
+  c.in_irq = false;
+  if (Process* p = c.irq.wake) {
+    // The handler woke it: it runs when its turn comes.
+    if (c.owner == p) c.owner = nullptr;
+    make_ready(*p);
+  }
+  dispatch(c);
+}
+
+// ------------------------------------------------------------ accounting
+
+void Cpu::account(Core& c, CpuUse use, const Process* p) {
+  const Time now = sim_.now();
+  if (now > c.seg_start) {
+    c.time[static_cast<size_t>(c.use)] += now - c.seg_start;
+    if (trace_) record(c, now);
+  }
+  c.use = use;
+  c.seg_process = p;
+  c.seg_start = now;
+}
+
+void Cpu::record(const Core& c, Time now) {
+  if (c.use == CpuUse::idle || now <= trace_from_ || c.seg_start >= trace_to_) return;
+  if (!trace_->empty()) {
+    CpuSegment& last = trace_->back();
+    if (last.core == c.index && last.use == c.use && last.process == c.seg_process && last.end == c.seg_start) {
+      last.end = now;
+      return;
+    }
+  }
+  trace_->push_back({c.index, c.use, c.seg_process, c.seg_start, now});
+}
+
+void Cpu::end_trace() {
+  if (!trace_) return;
+  for (auto& c : cores_)
+    if (sim_.now() > c->seg_start) record(*c, sim_.now());
+  trace_ = nullptr;
+}
+
+CpuTimes Cpu::times(int i) const {
+  const Core& c = *cores_.at(i);
+  CpuTimes t = c.time;
+  t[static_cast<size_t>(c.use)] += sim_.now() - c.seg_start;
+  return t;
+}
+
+Time Cpu::busy() const {
+  Time b;
+  for (int i = 0; i < cores(); ++i) {
+    const CpuTimes t = times(i);
+    for (size_t u = 0; u < kCpuUses; ++u)
+      if (static_cast<CpuUse>(u) != CpuUse::idle) b += t[u];
+  }
+  return b;
+}
+
+}  // namespace rdmasim
