@@ -189,6 +189,12 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
   const json& workloads = field(results, "workloads");
   if (workloads.is_array())
     for (const auto& w : workloads) {
+      if (field(w, "kind") == "compute") {  // a process, not traffic: what it got done and when
+        rows.push_back({text(field(w, "name")), "compute", "on " + text(field(w, "on")), "-",
+                        duration(field(w, "work_done_ps")) + " of CPU, ends " + duration(field(w, "end_ps")), "-",
+                        "-", "-", "-"});
+        continue;
+      }
       const json& lat = field(w, "latency_ns");
       rows.push_back({text(field(w, "name")), text(field(w, "kind")),
                       text(field(w, "from")) + " -> " + text(field(w, "to")), text(field(w, "ops")),

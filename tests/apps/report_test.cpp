@@ -44,6 +44,15 @@ TEST_CASE("the run summary names each workload's numbers, the end time, drops an
         "output: out/quickstart (results.json)\n");
 }
 
+TEST_CASE("the run summary gives a compute workload's host, work done and end") {
+  json r = results("roce_v2", 87.4, 1234, 0);
+  r["workloads"].push_back({{"name", "calc"}, {"kind", "compute"}, {"on", "a"}, {"work_ps", 300'000'000},
+                            {"work_done_ps", 300'000'000}, {"end_ps", 424'500'000}, {"finished", true}});
+  const std::string s = format_run_summary(r, "out/x");
+  CHECK(s.find("  calc      compute     on a          -  300.000 us of CPU, ends 424.500 us      -       -       -  -\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("the run summary survives missing keys") {
   const std::string s = format_run_summary(json::object(), "x");
   CHECK(s.find("- on -, seed -") == 0);

@@ -136,3 +136,50 @@ TEST_CASE("compute processes on one core take turns a chunk at a time") {
   CHECK(b_done == 60_us);
   CHECK(cpu.context_switches() == 6);
 }
+
+namespace {
+
+// Spins for at most `limit`, then gives up the core (hybrid polling's sleep).
+Task spin_then_sleep(Cpu& cpu, Process& p, Simulator& sim, Time limit) {
+  co_await cpu.run(p, CpuUse::user, 50_ns);
+  cpu.spin(p);
+  co_await sleep(sim, limit);
+  cpu.stop_spin(p);
+}
+
+}  // namespace
+
+TEST_CASE("a process that stops spinning frees its core at once") {
+  Simulator sim;
+  Cpu cpu(sim, 1, 1_us);
+  Process& io = cpu.spawn("io", Process::Kind::io);
+  Process& calc = cpu.spawn("calc", Process::Kind::compute);
+  Time calc_done;
+  spin_then_sleep(cpu, io, sim, 5_us);
+  compute(cpu, calc, 10_us, 10_us, calc_done, sim);
+  sim.run();
+  // io: switch 1us + 50ns, spins 5us; then calc: switch, 10us.
+  CHECK(calc_done == 1_us + 50_ns + 5_us + 1_us + 10_us);
+  CHECK(at(cpu.times(0), CpuUse::poll) == 5_us);
+}
+
+TEST_CASE("IRQs queue behind one another on their process's core only") {
+  Simulator sim;
+  Cpu cpu(sim, 2, Time{});
+  Process& a = cpu.spawn("a", Process::Kind::io);
+  Process& b = cpu.spawn("b", Process::Kind::io);
+  Process& c = cpu.spawn("c", Process::Kind::io);  // back on core 0, with a
+  CHECK(c.core() == 0);
+  Time a_done, b_done, c_done;
+  woken(cpu, a, 1_us, 3_us, 1_us, a_done, sim);
+  woken(cpu, c, 2_us, 3_us, 1_us, c_done, sim);
+  woken(cpu, b, 2_us, 3_us, 1_us, b_done, sim);
+  sim.run();
+  // Core 0: a's handler 1-4us, c's 4-7us (it waited), then a 7-8, c 8-9.
+  CHECK(a_done == 8_us);
+  CHECK(c_done == 9_us);
+  // Core 1 is b's alone: handler 2-5us, then b.
+  CHECK(b_done == 6_us);
+  CHECK(at(cpu.times(0), CpuUse::irq) == 6_us);
+  CHECK(at(cpu.times(1), CpuUse::irq) == 3_us);
+}
