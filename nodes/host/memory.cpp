@@ -1,0 +1,66 @@
+#include "nodes/host/memory.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+
+namespace rdmasim {
+
+namespace {
+// A host's first mapping; each further one is twice as large (up to 4 GiB),
+// so a host that allocates much makes few mappings. Address space is cheap:
+// only touched pages cost memory.
+constexpr size_t kFirstArena = size_t{64} << 20;
+constexpr size_t kLargestArena = size_t{4} << 30;
+constexpr size_t kAlign = 64;  // buffers smaller than a page share pages, cache-line aligned
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+HostMemory::~HostMemory() {
+  for (const Arena& a : arenas_) munmap(a.base, a.size);
+}
+
+std::byte* HostMemory::carve(size_t len) {
+  const size_t align = len >= kPage ? kPage : kAlign;
+  size_t at = arenas_.empty() ? 0 : round_up(arena_used_, align);
+  if (arenas_.empty() || at + len > arenas_.back().size) {
+    const size_t grown = arenas_.empty() ? kFirstArena : std::min(arenas_.back().size * 2, kLargestArena);
+    const size_t size = std::max(grown, round_up(len, kPage));
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    arenas_.push_back({static_cast<std::byte*>(p), size});
+    at = 0;
+  }
+  arena_used_ = at + len;
+  return arenas_.back().base + at;
+}
+
+uint64_t HostMemory::allocate(size_t len) {
+  const uint64_t addr = next_addr_;
+  next_addr_ += round_up(len, kPage) + kPage;  // a guard page between buffers
+  buffers_[addr] = Buffer{len, carve(len ? len : 1)};
+  return addr;
+}
+
+void HostMemory::release(uint64_t addr) {
+  auto it = buffers_.find(addr);
+  if (it == buffers_.end()) return;
+  // Only the whole pages inside the buffer: small buffers share pages.
+  const auto from = round_up(reinterpret_cast<uintptr_t>(it->second.bytes), kPage);
+  const auto to = (reinterpret_cast<uintptr_t>(it->second.bytes) + it->second.len) / kPage * kPage;
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
+size_t HostMemory::resident_bytes(uint64_t addr, size_t len) {
+  const auto bytes = view(addr, len);
+  if (bytes.empty()) return 0;
+  const auto first = reinterpret_cast<uintptr_t>(bytes.data()) / kPage * kPage;
+  const auto end = round_up(reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size(), kPage);
+  std::vector<unsigned char> in((end - first) / kPage);
+  if (mincore(reinterpret_cast<void*>(first), end - first, in.data()) != 0) return 0;
+  return static_cast<size_t>(std::count_if(in.begin(), in.end(), [](unsigned char c) { return c & 1; })) * kPage;
+}
+
+}  // namespace rdmasim
