@@ -77,6 +77,74 @@ std::string verified(const json& j) {
   return j.get<bool>() ? "yes" : "NO";
 }
 
+// A workload's data check: "yes", "MISMATCH" when delivered bytes differ
+// from those sent, "not all delivered" when the run ended (or failed) first.
+std::string data_check(const json& w) {
+  const json& ok = field(w, "data_verified");
+  if (!ok.is_boolean() || ok.get<bool>()) return verified(ok);
+  const json& mismatch = field(w, "data_mismatch");
+  if (mismatch.is_boolean() && !mismatch.get<bool>()) return "not all delivered";
+  return "MISMATCH";
+}
+
+// "1,234,567".
+std::string grouped(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// A list of hosts as a count ("128 hosts"), one host by name.
+std::string hosts(const json& j) {
+  if (!j.is_array()) return text(j);
+  return j.size() == 1 ? text(j[0]) : grouped(j.size()) + " hosts";
+}
+
+// Who talks to whom, readable at any size: "a -> b", "7 hosts -> h0",
+// "128 hosts, 16,256 pairs" (all_to_all), "128 hosts" (flows).
+std::string endpoints(const json& w) {
+  const std::string kind = text(field(w, "kind"));
+  const json& from = field(w, "from");
+  if (kind == "flows") return hosts(from);
+  if (kind == "all_to_all" && from.is_array()) {
+    const uint64_t n = from.size();
+    return fmt::format("{}, {} pairs", hosts(from), grouped(n * (n - 1)));
+  }
+  return hosts(from) + " -> " + hosts(field(w, "to"));
+}
+
+// Operations done; "123/200 done" when the run ended before the workload.
+std::string ops_done(const json& w) {
+  const json& finished = field(w, "finished");
+  if (finished.is_boolean() && !finished.get<bool>())
+    return text(field(w, "ops")) + "/" + text(field(w, "planned_ops")) + " done";
+  return text(field(w, "ops"));
+}
+
+std::string slowdowns(const json& s) {
+  return fmt::format("p50 {}  p95 {}  p99 {}", number(field(s, "p50"), 2), number(field(s, "p95"), 2),
+                     number(field(s, "p99"), 2));
+}
+
+// A flows workload's FCT slowdown, over all flows and by size.
+std::string fct_summary(const json& w) {
+  const json& fct = field(w, "fct");
+  if (!fct.is_object()) return "";
+  std::string out = fmt::format("{}: {} of {} flows completed; FCT slowdown {}\n", text(field(w, "name")),
+                                text(field(fct, "completed")), text(field(fct, "started")),
+                                slowdowns(field(fct, "slowdown")));
+  std::vector<std::vector<std::string>> rows{{"flow size", "flows", "slowdown"}};
+  std::string below = "0";
+  for (const auto& b : field(fct, "buckets")) {
+    const json& max = field(b, "max_size_bytes");
+    const std::string upto = max.is_number() ? grouped(max.get<uint64_t>()) : "";
+    rows.push_back({max.is_number() ? "<= " + upto + " B" : "> " + below + " B", text(field(b, "count")),
+                    slowdowns(field(b, "slowdown"))});
+    below = upto;
+  }
+  return out + layout(rows, "lrl", "    ");
+}
+
 // "SUCCESS 100, RETRY_EXC_ERR 2": ibv_wc_status names without their prefix, success first.
 std::string completions(const json& j) {
   if (!j.is_object() || j.empty()) return "-";
@@ -196,13 +264,13 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
         continue;
       }
       const json& lat = field(w, "latency_ns");
-      rows.push_back({text(field(w, "name")), text(field(w, "kind")),
-                      text(field(w, "from")) + " -> " + text(field(w, "to")), text(field(w, "ops")),
+      rows.push_back({text(field(w, "name")), text(field(w, "kind")), endpoints(w), ops_done(w),
                       completions(field(w, "completions")), number(field(w, "throughput_gbps"), 2),
-                      number(field(lat, "p50"), 3, 1e3), number(field(lat, "p99"), 3, 1e3),
-                      verified(field(w, "data_verified"))});
+                      number(field(lat, "p50"), 3, 1e3), number(field(lat, "p99"), 3, 1e3), data_check(w)});
     }
   out += layout(rows, "lllrlrrrl");
+  if (workloads.is_array())
+    for (const auto& w : workloads) out += fct_summary(w);
   out +=
       fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")), total_drops(results));
   const size_t captures = count_captures(dir);

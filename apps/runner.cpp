@@ -170,6 +170,23 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
 
 std::string qp_name(QpType t) { return std::string(to_string(t)); }
 
+// The unloaded cost of the path from host a to host b that ECMP's first
+// choice at every hop takes (kind: flows, ideal FCT).
+PathCost path_cost(const Network& net, const NextHops& hops, int a, int b) {
+  PathCost c{Time{}, DataRate(UINT64_MAX)};
+  for (int node = a; node != b;) {
+    const auto ports = hops(node, b);
+    if (ports.empty()) break;
+    const Graph::Port& port = net.graph.ports(node)[ports[0]];
+    const LinkConfig& link = net.cfg.topology.links[static_cast<size_t>(port.link)].config;
+    c.one_way = c.one_way + link.delay;
+    c.bottleneck = std::min(c.bottleneck, link.bandwidth);
+    node = port.peer;
+    if (node != b) c.one_way = c.one_way + net.cfg.switch_config.latency;
+  }
+  return c;
+}
+
 json join_names(const std::vector<std::string>& v) {
   if (v.size() == 1) return v[0];
   return v;
@@ -233,7 +250,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
 
   // Workloads.
-  WorkloadEnv env{net.sim, cfg, nullptr, net.address, nullptr, net.mtu};
+  WorkloadEnv env{net.sim, cfg, nullptr, net.address, nullptr, net.mtu, nullptr, nullptr, 0};
   env.host = [&net](const std::string& name) -> Host* {
     auto n = net.graph.find(name);
     return n && net.graph.is_host(*n) ? net.hosts[*n] : nullptr;
@@ -245,6 +262,12 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     const int d = hops.distance(net.host_index(a), net.host_index(b));
     return net.cfg.link.delay * 3 * std::max(d, 1);
   };
+  env.path = [&net, &hops](Host& a, Host& b) { return path_cost(net, hops, net.host_index(a), net.host_index(b)); };
+  env.link_rate = [&net](Host& h) {
+    const auto ports = net.graph.ports(net.host_index(h));
+    return ports.empty() ? DataRate{} : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
+  };
+  env.frame_overhead = data_frame_overhead(cfg) + net.wire_overhead;
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
     runs.push_back(std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
@@ -282,9 +305,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   if (!end.pausing.empty()) end_json["pfc_paused_ports"] = end.pausing;
   out["end"] = std::move(end_json);
   json wl = json::array();
+  std::string flows_csv;
   for (auto& r : runs) {
     const WorkloadConfig& w = r->config();
-    const FlowStats s = r->result();
+    FlowStats s = r->result();
+    if (!s.finished) s.end = net.sim.now();  // cut off by stop: active until then
     const double secs = (s.end - s.start).to_s();
     json j;
     j["name"] = w.name;
@@ -313,10 +338,18 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
     j["data_verified"] = s.data_verified;
+    j["data_mismatch"] = s.data_mismatch;
     j["finished"] = s.finished;
+    j["planned_ops"] = s.planned_ops;
+    if (const auto* flows = r->flow_records()) {
+      j["fct"] = fct_json(*flows);
+      flows_csv += flows_csv_rows(w.name, w.from, *flows);
+    }
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
+  if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
+    write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows_csv);
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {

@@ -53,11 +53,27 @@ struct TopologyConfig {
 enum class WorkloadKind {
   send, send_imm, rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd,  // basic verbs operations
   incast, all_to_all, pingpong,                                                       // patterns, with `op`
+  flows,                                                                              // flow sizes from a CDF
   write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat,  // perftest-style
   compute                                                                             // a process computing, no I/O
 };
 // clang-format on
 enum class QpType { rc, uc, ud };
+
+// `kind: flows` (workloads/flows.hpp): flows between random pairs of hosts,
+// sizes drawn from a CDF, Poisson arrivals offering `load` of each sender's
+// link. A CDF is points of (size, cumulative percent), percent rising from
+// 0 to 100; sizes between points are interpolated linearly.
+struct CdfPoint {
+  double size_bytes = 0;
+  double percent = 0;
+};
+struct FlowsConfig {
+  std::string cdf = "websearch";  // websearch, hadoop, or the file it was read from
+  std::vector<CdfPoint> points;   // filled by the loader
+  double load = 0.3;              // 0 < load <= 1 of each sender's host link
+  Time duration;                  // arrivals in [start, start + duration)
+};
 
 struct WorkloadConfig {
   std::string name;  // w0, w1, ... when not given
@@ -92,6 +108,7 @@ struct WorkloadConfig {
   // between letting other compute processes on its core have theirs.
   Time work;
   Time chunk = Time::us(10);
+  FlowsConfig flows;  // kind: flows; its hosts are in `from` (and `to`)
   int line = 0, column = 0;
 };
 
@@ -241,8 +258,8 @@ struct EnumNames;
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
 RDMASIM_ENUM_NAMES(FabricKind, iwarp, "ib", "roce_v1", "roce_v2", "iwarp");
 RDMASIM_ENUM_NAMES(WorkloadKind, compute, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
-                   "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "write_bw", "write_lat",
-                   "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute");
+                   "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
+                   "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");

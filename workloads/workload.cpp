@@ -8,6 +8,8 @@
 
 #include "core/errors.hpp"
 #include "workloads/compute.hpp"
+#include "workloads/flow.hpp"
+#include "workloads/flows_run.hpp"
 
 namespace rdmasim {
 
@@ -48,7 +50,6 @@ ibv_wr_opcode wr_opcode(WorkloadKind k) {
 }
 
 constexpr uint32_t kQkey = 0x11111111;
-constexpr uint32_t kGrhLen = 40;  // UD receive buffers start with the GRH
 constexpr uint32_t kMaxRecvDepth = 512;
 
 void check(int rc, const char* what) {
@@ -57,88 +58,7 @@ void check(int rc, const char* what) {
 
 }  // namespace
 
-// One sender-receiver pair: a connected QP pair (or a UD pair), buffers, and
-// the programs that drive them.
-class Flow {
-public:
-  Flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, WorkloadKind op, bool pingpong, uint64_t seed)
-      : env_(env), w_(w), a_(a), b_(b), op_(op), pingpong_(pingpong), rng_(seed) {}
-
-  void setup();
-  void start() {
-    const Time t = std::max(w_.start, env_.connect_time(a_, b_));
-    if (pingpong_) {
-      running_ = 2;
-      ping(t);
-      pong(t);
-      return;
-    }
-    running_ = 1;
-    sender(t);
-    if (needs_receiver() && w_.post_recvs) {
-      ++running_;
-      receiver(t);
-    }
-  }
-  bool finished() const { return running_ == 0; }
-  FlowStats result();
-
-private:
-  bool needs_receiver() const {
-    return op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm || op_ == WorkloadKind::rdma_write_imm;
-  }
-  bool is_atomic_op() const { return op_ == WorkloadKind::atomic_cas || op_ == WorkloadKind::atomic_fadd; }
-  uint64_t msg_size() const { return is_atomic_op() ? 8 : w_.size.count(); }
-  uint32_t recv_slot_len() const {
-    return static_cast<uint32_t>(msg_size() + (w_.qp == QpType::ud ? kGrhLen : 0));
-  }
-  // Bytes the sender copies into the WQE (IBV_SEND_INLINE), 0 when not inline.
-  uint64_t inline_bytes() const {
-    const uint64_t limit = std::min<uint32_t>(w_.inline_threshold, a_.nic().config().max_inline);
-    const bool inl = msg_size() <= limit && op_ != WorkloadKind::rdma_read && !is_atomic_op();
-    return inl ? msg_size() : 0;
-  }
-
-  struct Side {
-    Host* host = nullptr;
-    verbs::ProtectionDomain* pd = nullptr;
-    verbs::CompletionQueue* scq = nullptr;
-    verbs::CompletionQueue* rcq = nullptr;
-    verbs::QueuePair* qp = nullptr;
-    verbs::MemoryRegion* mr = nullptr;  // data buffer
-    verbs::MemoryRegion* rmr = nullptr; // receive buffers
-    verbs::AddressHandle* ah = nullptr; // UD: towards the peer
-    uint64_t buf = 0, rbuf = 0;
-    uint32_t psn = 0;
-  };
-  void make_side(Side& s, Host& h);
-  void connect(Side& s, const Side& peer);
-  void post_recv(Side& s, uint64_t k);
-  int post_op(uint64_t k);
-  void count(const ibv_wc& wc) { ++stats_.completions[status_name(wc.status)]; }
-
-  Task sender(Time t0);
-  Task receiver(Time t0);
-  Task ping(Time t0);
-  Task pong(Time t0);
-
-  WorkloadEnv& env_;
-  const WorkloadConfig& w_;
-  Host& a_;
-  Host& b_;
-  WorkloadKind op_;
-  bool pingpong_;
-  Rng rng_;
-  Side sa_, sb_;
-  Process* pa_ = nullptr;  // the program on a (sender, or ping)
-  Process* pb_ = nullptr;  // the program on b (receiver, or pong), when there is one
-  uint64_t slots_ = 1, rdepth_ = 1;
-  std::vector<Time> posted_at_;
-  uint64_t received_ = 0;
-  int running_ = 0;
-  bool all_ok_ = true;
-  FlowStats stats_;
-};
+void Flow::count(const ibv_wc& wc) { ++stats_.completions[status_name(wc.status)]; }
 
 void Flow::make_side(Side& s, Host& h) {
   verbs::Device& d = h.device();
@@ -156,13 +76,12 @@ void Flow::make_side(Side& s, Host& h) {
   init.cap.max_inline_data = std::min<uint32_t>(w_.inline_threshold, h.nic().config().max_inline);
   s.qp = d.create_qp(s.pd, init);
   if (!s.qp) throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
-  // A region has at least one byte, even for zero-length messages.
-  const uint64_t len = std::max<uint64_t>(1, slots_ * msg_size());
+  const uint64_t len = slots_ * msg_size();
   s.buf = h.memory().allocate(len);
   const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                      IBV_ACCESS_REMOTE_ATOMIC;
   s.mr = d.reg_mr(s.pd, s.buf, len, access);
-  const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
+  const uint64_t rlen = rdepth_ * recv_slot_len();
   s.rbuf = h.memory().allocate(rlen);
   s.rmr = d.reg_mr(s.pd, s.rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
   if (!s.mr || !s.rmr) throw std::logic_error("ibv_reg_mr failed");
@@ -213,11 +132,11 @@ void Flow::connect(Side& s, const Side& peer) {
 }
 
 void Flow::setup() {
-  slots_ = std::max<uint64_t>(1, std::min<uint64_t>(w_.count, std::max<uint32_t>(w_.outstanding, 1)));
+  slots_ = std::max<uint64_t>(1, std::min<uint64_t>(count_, std::max<uint32_t>(w_.outstanding, 1)));
   // Receive buffers only where messages consume them, deep enough to stay
   // ahead of the sender's outstanding SENDs.
   const bool receives = pingpong_ || needs_receiver();
-  rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(w_.count, 2ull * w_.outstanding + 16), 1, kMaxRecvDepth)
+  rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(count_, 2ull * w_.outstanding + 16), 1, kMaxRecvDepth)
                      : 1;
   make_side(sa_, a_);
   make_side(sb_, b_);
@@ -225,13 +144,6 @@ void Flow::setup() {
   if (pingpong_ || (needs_receiver() && w_.post_recvs)) pb_ = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"));
   connect(sa_, sb_);
   connect(sb_, sa_);
-  // Payload the sender owns (the reader's target for READ) is random bytes.
-  Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
-  auto bytes = src.host->memory().view(src.buf, slots_ * msg_size());
-  for (size_t i = 0; i < bytes.size(); i += 8) {
-    const uint64_t r = rng_.next();
-    std::memcpy(bytes.data() + i, &r, std::min<size_t>(8, bytes.size() - i));
-  }
   if (is_atomic_op()) {  // the remote operand starts at 0
     auto target = sb_.host->memory().view(sb_.buf, 8);
     std::memset(target.data(), 0, 8);
@@ -253,9 +165,19 @@ void Flow::post_recv(Side& s, uint64_t k) {
   check(s.qp->post_recv(&wr, &bad), "ibv_post_recv");
 }
 
+// The payload of a buffer slot (the reader's target for READ) is written just
+// before its first message goes out, so that setting up costs no memory:
+// message index * slots + slot of the workload's pattern.
+void Flow::fill_slot(uint64_t slot) {
+  const Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
+  const uint64_t size = msg_size();
+  pattern_.fill(index_ * slots_ + slot, 0, src.host->memory().view(src.buf + slot * size, size));
+}
+
 int Flow::post_op(uint64_t k) {
   const uint64_t slot = k % slots_;
   const uint64_t size = msg_size();
+  if (k < slots_ && !is_atomic_op()) fill_slot(slot);
   ibv_sge sge{sa_.buf + slot * size, static_cast<uint32_t>(size), sa_.mr->lkey};
   ibv_send_wr wr{};
   wr.wr_id = k;
@@ -291,8 +213,8 @@ Task Flow::sender(Time t0) {
   bool failed = false;
   stats_.start = sim.now();
   std::vector<ibv_wc> wcs(16);
-  while (done < w_.count) {
-    while (!failed && inflight < std::max<uint32_t>(w_.outstanding, 1) && posted < w_.count) {
+  while (done < count_) {
+    while (!failed && inflight < std::max<uint32_t>(w_.outstanding, 1) && posted < count_) {
       posted_at_[posted % posted_at_.size()] = sim.now();
       co_await a_.post(*pa_, inline_bytes());
       if (post_op(posted) != 0) {
@@ -323,7 +245,7 @@ Task Flow::sender(Time t0) {
     }
   }
   if (stats_.end < stats_.start) stats_.end = stats_.start;
-  --running_;
+  program_ended();
 }
 
 Task Flow::receiver(Time t0) {
@@ -332,7 +254,7 @@ Task Flow::receiver(Time t0) {
   for (; posted < rdepth_; ++posted) post_recv(sb_, posted);
   co_await sleep_until(sim, t0);
   std::vector<ibv_wc> wcs(16);
-  while (received_ < w_.count) {
+  while (received_ < count_) {
     co_await b_.wait(*pb_, *sb_.rcq);
     const int n = sb_.rcq->poll(static_cast<int>(wcs.size()), wcs.data());
     bool dead = false;
@@ -357,11 +279,11 @@ Task Flow::receiver(Time t0) {
         if (ntohl(wc.imm_data) != static_cast<uint32_t>(received_)) stats_.data_verified = false;
       }
       ++received_;
-      if (posted < w_.count) post_recv(sb_, posted++);
+      if (posted < count_) post_recv(sb_, posted++);
     }
     if (dead) break;
   }
-  --running_;
+  program_ended();
 }
 
 // Ping-pong of SENDs: a sends, b answers, a measures half the round trip.
@@ -371,7 +293,7 @@ Task Flow::ping(Time t0) {
   co_await sleep_until(sim, t0);
   stats_.start = sim.now();
   std::vector<ibv_wc> wcs(4);
-  for (uint64_t k = 0; k < w_.count; ++k) {
+  for (uint64_t k = 0; k < count_; ++k) {
     const Time t = sim.now();
     co_await a_.post(*pa_, inline_bytes());
     if (post_op(k) != 0) {
@@ -407,7 +329,7 @@ Task Flow::ping(Time t0) {
     stats_.latency_ps.push_back((sim.now() - t).count() / 2);
     stats_.end = sim.now();
   }
-  --running_;
+  program_ended();
 }
 
 Task Flow::pong(Time t0) {
@@ -415,7 +337,7 @@ Task Flow::pong(Time t0) {
   post_recv(sb_, 0);
   co_await sleep_until(sim, t0);
   std::vector<ibv_wc> wcs(4);
-  for (uint64_t k = 0; k < w_.count; ++k) {
+  for (uint64_t k = 0; k < count_; ++k) {
     co_await b_.wait(*pb_, *sb_.rcq);
     if (sb_.rcq->poll(1, wcs.data()) != 1) {
       --k;
@@ -446,13 +368,15 @@ Task Flow::pong(Time t0) {
     co_await b_.wait(*pb_, *sb_.scq);
     sb_.scq->poll(1, wcs.data());
   }
-  --running_;
+  program_ended();
 }
 
 FlowStats Flow::result() {
   FlowStats s = stats_;
   s.finished = finished();
-  if (!all_ok_ || s.ops < w_.count) {
+  s.planned_ops = count_;
+  s.data_mismatch = !stats_.data_verified;  // the receiver saw wrong bytes land
+  if (!all_ok_ || s.ops < count_) {         // not all delivered: nothing more to compare
     s.data_verified = false;
     return s;
   }
@@ -468,7 +392,7 @@ FlowStats Flow::result() {
     std::memcpy(&v, b_.memory().view(sb_.buf, 8).data(), 8);
     // The remote operand started at 0; replay the operations in order.
     uint64_t want = 0;
-    for (uint64_t i = 0; i < w_.count; ++i) {
+    for (uint64_t i = 0; i < count_; ++i) {
       if (op_ == WorkloadKind::atomic_fadd)
         want += w_.compare_add;
       else if (want == w_.compare_add)
@@ -476,9 +400,27 @@ FlowStats Flow::result() {
     }
     s.data_verified = v == want;
   } else if (!pingpong_) {
-    s.data_verified = s.data_verified && received_ == w_.count;
+    s.data_verified = s.data_verified && received_ == count_;
+    return s;
   }
+  s.data_mismatch = s.data_mismatch || !s.data_verified;
   return s;
+}
+
+bool Flow::placed_correctly() const {
+  const Side& dst = op_ == WorkloadKind::rdma_read ? sa_ : sb_;
+  const uint64_t off = op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm
+                           ? (w_.qp == QpType::ud ? kGrhLen : 0)
+                           : 0;
+  const uint64_t buf = needs_receiver() && op_ != WorkloadKind::rdma_write_imm ? dst.rbuf + off : dst.buf;
+  return pattern_.matches(index_ * slots_, 0, dst.host->memory().view(buf, size_));
+}
+
+void Flow::release_buffers() {
+  for (const Side* s : {&sa_, &sb_}) {
+    s->host->memory().release(s->buf);
+    s->host->memory().release(s->rbuf);
+  }
 }
 
 // ------------------------------------------------------------------ WorkloadRun
@@ -492,6 +434,11 @@ void WorkloadRun::start() {
     if (!h) throw std::logic_error("workload names an unknown host");
     compute_ = std::make_unique<ComputeJob>(env_.sim, *h, w_);
     compute_->start();
+    return;
+  }
+  if (w_.kind == WorkloadKind::flows) {
+    flows_run_ = std::make_unique<FlowsRun>(env_, w_, seed_);
+    flows_run_->start();
     return;
   }
   const WorkloadKind op = basic_op(w_);
@@ -523,8 +470,9 @@ void WorkloadRun::start() {
     Host* a = env_.host(from);
     Host* b = env_.host(to);
     if (!a || !b) throw std::logic_error("workload names an unknown host");
-    auto flow = std::make_unique<Flow>(env_, w_, *a, *b, pingpong ? WorkloadKind::send : op, pingpong,
-                                       Rng::stream(seed_, w_.name + ":" + std::to_string(i++)).next());
+    auto flow = std::make_unique<Flow>(env_, w_, *a, *b, pingpong ? WorkloadKind::send : op, pingpong, i,
+                                       Rng::stream(seed_, w_.name + ":" + std::to_string(i)).next());
+    ++i;
     flow->setup();
     flows_.push_back(std::move(flow));
   }
@@ -533,10 +481,26 @@ void WorkloadRun::start() {
 
 bool WorkloadRun::finished() const {
   if (compute_) return compute_->finished();
+  if (flows_run_) return flows_run_->finished();
   return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished(); });
 }
 
+void FlowStats::merge(const FlowStats& s) {
+  ops += s.ops;
+  bytes += s.bytes;
+  for (const auto& [k, v] : s.completions) completions[k] += v;
+  for (const auto& [k, v] : s.recv_completions) recv_completions[k] += v;
+  start = std::min(start, s.start);
+  end = std::max(end, s.end);
+  latency_ps.insert(latency_ps.end(), s.latency_ps.begin(), s.latency_ps.end());
+  data_verified = data_verified && s.data_verified;
+  data_mismatch = data_mismatch || s.data_mismatch;
+  finished = finished && s.finished;
+  planned_ops += s.planned_ops;
+}
+
 FlowStats WorkloadRun::result() const {
+  if (flows_run_) return flows_run_->result();
   FlowStats all;
   if (compute_) {
     all.start = compute_->started();
@@ -546,20 +510,14 @@ FlowStats WorkloadRun::result() const {
     return all;
   }
   all.start = Time::max();
-  for (const auto& f : flows_) {
-    FlowStats s = f->result();
-    all.ops += s.ops;
-    all.bytes += s.bytes;
-    for (const auto& [k, v] : s.completions) all.completions[k] += v;
-    for (const auto& [k, v] : s.recv_completions) all.recv_completions[k] += v;
-    all.start = std::min(all.start, s.start);
-    all.end = std::max(all.end, s.end);
-    all.latency_ps.insert(all.latency_ps.end(), s.latency_ps.begin(), s.latency_ps.end());
-    all.data_verified = all.data_verified && s.data_verified;
-  }
+  all.finished = true;
+  for (const auto& f : flows_) all.merge(f->result());
   if (flows_.empty() || all.start == Time::max()) all.start = Time{};
-  all.finished = finished();
   return all;
+}
+
+const std::vector<FlowRecord>* WorkloadRun::flow_records() const {
+  return flows_run_ ? &flows_run_->records() : nullptr;
 }
 
 }  // namespace rdmasim

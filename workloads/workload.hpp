@@ -15,6 +15,7 @@
 #include "core/units.hpp"
 #include "nodes/host/host.hpp"
 #include "topologies/config.hpp"
+#include "workloads/flows.hpp"
 
 namespace rdmasim {
 
@@ -30,6 +31,11 @@ struct WorkloadEnv {
   // When a connection between the two can be ready (management exchange).
   std::function<Time(Host& from, Host& to)> connect_time;
   uint32_t mtu = 4096;  // path MTU in bytes (IBA MTU; iwarp: MSS-bound payload per frame)
+  // kind: flows. An unloaded path's cost (ideal FCT), a host's link rate,
+  // and the least bytes a data frame adds to its payload on the wire.
+  std::function<PathCost(Host& from, Host& to)> path;
+  std::function<DataRate(Host& h)> link_rate;
+  uint32_t frame_overhead = 0;
 };
 
 // Per-op statistics of a flow or of a whole workload.
@@ -41,12 +47,17 @@ struct FlowStats {
   Time start = Time::max(), end;
   std::vector<int64_t> latency_ps;
   Time work_done;  // compute: CPU time it has had
-  bool data_verified = true;
+  bool data_verified = true;  // every message delivered, and the receiver holds exactly what was sent
+  bool data_mismatch = false; // some delivered bytes differ from what was sent (not merely undelivered)
   bool finished = false;
+  uint64_t planned_ops = 0;   // operations the workload means to run (flows: flows started)
+  // Adds another flow's statistics (data_verified and finished: all of them).
+  void merge(const FlowStats& s);
 };
 
 class Flow;
 class ComputeJob;
+class FlowsRun;
 
 class WorkloadRun {
 public:
@@ -59,6 +70,8 @@ public:
   bool finished() const;
   // Checks memory, merges flow statistics.
   FlowStats result() const;
+  // kind: flows: every flow started so far; else null.
+  const std::vector<FlowRecord>* flow_records() const;
 
 private:
   WorkloadEnv& env_;
@@ -66,6 +79,7 @@ private:
   uint64_t seed_;
   std::vector<std::unique_ptr<Flow>> flows_;
   std::unique_ptr<ComputeJob> compute_;  // kind: compute
+  std::unique_ptr<FlowsRun> flows_run_;  // kind: flows
 };
 
 }  // namespace rdmasim

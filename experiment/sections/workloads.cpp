@@ -1,8 +1,11 @@
 // `workloads:`, what each host does.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <unordered_map>
 
+#include "experiment/flow_cdf.hpp"
 #include "experiment/sections/sections.hpp"
 
 namespace rdmasim {
@@ -13,7 +16,8 @@ constexpr std::string_view kWorkloadKeys[] = {
     "name",          "kind",       "from",        "to",    "senders",          "hosts",     "qp",
     "size",          "count",      "outstanding", "start", "timeout",          "retry_cnt", "rnr_retry",
     "min_rnr_timer", "post_recvs", "bad_rkey",    "op",    "inline_threshold", "add",       "compare",
-    "swap",          "on",         "work",        "chunk"};
+    "swap",          "on",         "work",        "chunk",
+    "cdf",           "load",       "duration"};
 // The keys of `kind: compute` (a process, not a verbs workload).
 constexpr std::string_view kComputeKeys[] = {"name", "kind", "on", "work", "chunk", "start"};
 
@@ -89,6 +93,42 @@ bool compute(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
   return true;
 }
 
+// kind: flows: the size CDF (built in, or a file beside the experiment),
+// the load and how long flows arrive.
+void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
+  FlowsConfig& fl = w.flows;
+  const Entry* ce = f.find("cdf");
+  if (ce)
+    if (auto s = d.c.scalar(ce->value, ce->path, "websearch, hadoop or a CDF file")) fl.cdf = *s;
+  std::string text, error;
+  if (auto b = builtin_cdf(fl.cdf)) {
+    text = std::string(*b);
+  } else if (ce) {
+    // A file of `size_bytes cumulative_percent` lines, relative to the experiment file.
+    const std::filesystem::path file = d.x.file.parent_path() / fl.cdf;
+    std::ifstream in(file);
+    if (!in) {
+      d.c.error(ce->value, ce->path, "expected websearch, hadoop or a readable CDF file, got '" + fl.cdf + "'");
+      return;
+    }
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (auto pts = parse_cdf(text, error))
+    fl.points = std::move(*pts);
+  else if (ce)
+    d.c.error(ce->value, ce->path, fl.cdf + ": " + error);
+  d.c.read(f, "load", fl.load, [&](const Entry& e) -> std::optional<double> {
+    auto p = d.c.probability(e);
+    if (p && *p <= 0) {
+      d.c.error(e.value, e.path, "expected a load above 0 and at most 1, got " + describe(e.value));
+      return std::nullopt;
+    }
+    return p;
+  });
+  if (!f.find("duration")) d.c.missing(f, "duration", "how long flows arrive, such as 1ms");
+  d.c.read(f, "duration", fl.duration, [&](const Entry& e) { return d.c.time(e); });
+}
+
 bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, WorkloadConfig& w) {
   const std::vector<std::string_view> all(std::begin(kWorkloadKeys), std::end(kWorkloadKeys));
   auto f = d.c.fields(v, path, "a workload", all);
@@ -117,19 +157,23 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   };
   const std::string kind_name(to_string(w.kind));
   only("senders", w.kind == WorkloadKind::incast, "only incast takes senders, not " + kind_name);
-  only("hosts", w.kind == WorkloadKind::all_to_all,
-       "only all_to_all takes hosts; " + kind_name + " takes from and to");
-  only("from", w.kind != WorkloadKind::all_to_all, "all_to_all takes hosts: [list], not from and to");
-  only("to", w.kind != WorkloadKind::all_to_all, "all_to_all takes hosts: [list], not from and to");
+  const bool among_hosts = w.kind == WorkloadKind::all_to_all || w.kind == WorkloadKind::flows;
+  only("hosts", among_hosts, "only all_to_all and flows take hosts; " + kind_name + " takes from and to");
+  only("from", !among_hosts, kind_name + " takes hosts: [list], not from and to");
+  only("to", !among_hosts, kind_name + " takes hosts: [list], not from and to");
+  const bool flows = w.kind == WorkloadKind::flows;
+  for (std::string_view k : {"cdf", "load", "duration"}) only(k, flows, "only flows takes " + std::string(k));
+  for (std::string_view k : {"size", "count", "outstanding"})
+    only(k, !flows, "flows draws each flow's size from its cdf and sends it as one message; no " + std::string(k));
   const bool atomic_kind = w.kind == WorkloadKind::atomic_bw || w.kind == WorkloadKind::atomic_lat;
-  only("op", is_pattern(w.kind) || atomic_kind,
+  only("op", is_pattern(w.kind) || atomic_kind || flows,
        "only incast, all_to_all, pingpong, atomic_bw and atomic_lat take op; " + kind_name +
            " implies its operation");
 
   // The basic operation.
   WorkloadKind op = w.kind;
   const Entry* ope = f->find("op");
-  if (is_pattern(w.kind)) op = WorkloadKind::rdma_write;
+  if (is_pattern(w.kind) || flows) op = WorkloadKind::rdma_write;
   switch (w.kind) {
     case WorkloadKind::write_bw:
     case WorkloadKind::write_lat:
@@ -150,13 +194,17 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
     default:
       break;
   }
-  if (ope && (is_pattern(w.kind) || atomic_kind)) {
+  if (ope && (is_pattern(w.kind) || atomic_kind || flows)) {
     auto o = d.c.choice<WorkloadKind>(*ope, "operation");
     if (!o) return false;
     if (!is_basic(*o)) {
       d.c.error(ope->value, ope->path,
                 "op must be a basic operation: send, send_imm, rdma_write, rdma_write_imm, "
                 "rdma_read, atomic_cas or atomic_fadd");
+      return false;
+    }
+    if (flows && *o != WorkloadKind::rdma_write && *o != WorkloadKind::send) {
+      d.c.error(ope->value, ope->path, "flows takes op: rdma_write or send");
       return false;
     }
     if (atomic_kind && !is_atomic(*o)) {
@@ -170,15 +218,16 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
 
   // Endpoints.
   const size_t hosts = d.x.topology.hosts.size();
-  if (w.kind == WorkloadKind::all_to_all) {
+  if (among_hosts) {
     if (const Entry* e = f->find("hosts")) {
       if (auto l = host_list(d, *e)) w.from = *l;
-      if (w.from.size() == 1) d.c.error(e->value, e->path, "all_to_all needs at least two hosts");
+      if (w.from.size() == 1) d.c.error(e->value, e->path, kind_name + " needs at least two hosts");
     } else if (d.graph) {
       w.from = d.x.topology.hosts;
-      if (hosts < 2) d.c.error(v, path, "all_to_all needs at least two hosts");
+      if (hosts < 2) d.c.error(v, path, kind_name + " needs at least two hosts");
     }
     w.to = w.from;
+    if (flows) flow_settings(d, *f, w);
   } else if (w.kind == WorkloadKind::incast) {
     if (auto to = one_host(d, *f, "to")) w.to = {*to};
     const Entry* fe = f->find("from");

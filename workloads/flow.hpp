@@ -1,0 +1,129 @@
+// One sender-receiver pair of a workload: a connected QP pair (or a UD
+// pair), buffers, and the verbs programs that drive them. workload.cpp
+// implements it; the workload runners (workload.cpp, flows.cpp) make them.
+#pragma once
+
+#include <functional>
+
+#include "core/random.hpp"
+#include "core/task.hpp"
+#include "workloads/payload_pattern.hpp"
+#include "workloads/workload.hpp"
+
+namespace rdmasim {
+
+class Flow {
+public:
+  static constexpr uint32_t kGrhLen = 40;  // UD receive buffers start with the GRH
+
+  // `index`: the flow's place in its workload, which numbers its messages.
+  Flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, WorkloadKind op, bool pingpong, uint64_t index,
+       uint64_t seed)
+      : env_(env), w_(w), a_(a), b_(b), op_(op), pingpong_(pingpong), index_(index), rng_(seed), pattern_(w.name),
+        size_(w.size.count()), count_(w.count), start_(w.start) {}
+  // A flow of `kind: flows`: one message of `size` bytes, posted at `at`
+  // (its QPs are connected before it arrives, as in HPCC's simulator).
+  void single_message(uint64_t size, Time at) {
+    size_ = size;
+    count_ = 1;
+    start_ = at;
+    connected_ = true;
+  }
+  // Called once when every program of the flow has ended.
+  void on_finished(std::function<void()> f) { on_finished_ = std::move(f); }
+
+  void setup();
+  void start() {
+    const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
+    if (pingpong_) {
+      running_ = 2;
+      ping(t);
+      pong(t);
+      return;
+    }
+    running_ = 1;
+    sender(t);
+    if (needs_receiver() && w_.post_recvs) {
+      ++running_;
+      receiver(t);
+    }
+  }
+  bool finished() const { return running_ == 0; }
+  FlowStats result();
+  // The receiver's copy of message 0 equals the pattern (a single-message
+  // flow, checked before its buffers are released).
+  bool placed_correctly() const;
+  // Gives the pages of both data buffers back (they read as zeros again).
+  void release_buffers();
+  const Host& sender() const { return a_; }
+  const Host& receiver() const { return b_; }
+  uint64_t index() const { return index_; }
+
+private:
+  bool needs_receiver() const {
+    return op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm || op_ == WorkloadKind::rdma_write_imm;
+  }
+  bool is_atomic_op() const { return op_ == WorkloadKind::atomic_cas || op_ == WorkloadKind::atomic_fadd; }
+  uint64_t msg_size() const { return is_atomic_op() ? 8 : size_; }
+  uint32_t recv_slot_len() const {
+    return static_cast<uint32_t>(msg_size() + (w_.qp == QpType::ud ? kGrhLen : 0));
+  }
+  // Bytes the sender copies into the WQE (IBV_SEND_INLINE), 0 when not inline.
+  uint64_t inline_bytes() const {
+    const uint64_t limit = std::min<uint32_t>(w_.inline_threshold, a_.nic().config().max_inline);
+    const bool inl = msg_size() <= limit && op_ != WorkloadKind::rdma_read && !is_atomic_op();
+    return inl ? msg_size() : 0;
+  }
+
+  struct Side {
+    Host* host = nullptr;
+    verbs::ProtectionDomain* pd = nullptr;
+    verbs::CompletionQueue* scq = nullptr;
+    verbs::CompletionQueue* rcq = nullptr;
+    verbs::QueuePair* qp = nullptr;
+    verbs::MemoryRegion* mr = nullptr;  // data buffer
+    verbs::MemoryRegion* rmr = nullptr; // receive buffers
+    verbs::AddressHandle* ah = nullptr; // UD: towards the peer
+    uint64_t buf = 0, rbuf = 0;
+    uint32_t psn = 0;
+  };
+  void make_side(Side& s, Host& h);
+  void connect(Side& s, const Side& peer);
+  void post_recv(Side& s, uint64_t k);
+  int post_op(uint64_t k);
+  void fill_slot(uint64_t slot);
+  void count(const ibv_wc& wc);
+
+  Task sender(Time t0);
+  Task receiver(Time t0);
+  Task ping(Time t0);
+  Task pong(Time t0);
+  void program_ended() {
+    if (--running_ == 0 && on_finished_) on_finished_();
+  }
+
+  WorkloadEnv& env_;
+  const WorkloadConfig& w_;
+  Host& a_;
+  Host& b_;
+  WorkloadKind op_;
+  bool pingpong_;
+  uint64_t index_;
+  Rng rng_;
+  PayloadPattern pattern_;
+  uint64_t size_, count_;
+  Time start_;
+  bool connected_ = false;
+  std::function<void()> on_finished_;
+  Side sa_, sb_;
+  Process* pa_ = nullptr;  // the program on a (sender, or ping)
+  Process* pb_ = nullptr;  // the program on b (receiver, or pong), when there is one
+  uint64_t slots_ = 1, rdepth_ = 1;
+  std::vector<Time> posted_at_;
+  uint64_t received_ = 0;
+  int running_ = 0;
+  bool all_ok_ = true;
+  FlowStats stats_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,83 @@
+#include "workloads/flows_run.hpp"
+
+#include <stdexcept>
+
+#include "workloads/flow.hpp"
+
+namespace rdmasim {
+
+FlowsRun::FlowsRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed) : env_(env), w_(w), seed_(seed) {
+  ended_.start = Time::max();
+  ended_.finished = true;
+}
+FlowsRun::~FlowsRun() = default;
+
+void FlowsRun::start() {
+  std::vector<DataRate> rates;
+  for (const std::string& name : w_.from) {
+    Host* h = env_.host(name);
+    if (!h) throw std::logic_error("workload names an unknown host");
+    hosts_.push_back(h);
+    rates.push_back(env_.link_rate(*h));
+  }
+  arrivals_ = flow_arrivals(w_.flows, w_.start, rates, seed_);
+  records_.reserve(arrivals_.size());
+  if (!arrivals_.empty()) env_.sim.at(arrivals_[0].at, [this] { arrive(); });
+}
+
+// A flow arrives: its QPs and buffers, then its message, at once.
+void FlowsRun::arrive() {
+  const FlowArrival& a = arrivals_[next_];
+  const size_t id = next_++;
+  Host& from = *hosts_[a.from];
+  Host& to = *hosts_[a.to];
+  FlowRecord r;
+  r.id = id;
+  r.from = a.from;
+  r.to = a.to;
+  r.size = a.size;
+  r.start = a.at;
+  r.ideal = ideal_fct(a.size, env_.path(from, to), env_.mtu, env_.frame_overhead);
+  records_.push_back(r);
+  auto flow = std::make_unique<Flow>(env_, w_, from, to, basic_op(w_), false, id,
+                                     Rng::stream(seed_, w_.name + ":" + std::to_string(id)).next());
+  flow->single_message(a.size, a.at);
+  flow->on_finished([this, id] { flow_ended(id); });
+  flow->setup();
+  ++running_;
+  flows_.push_back(std::move(flow));
+  flows_.back()->start();
+  if (next_ < arrivals_.size()) env_.sim.at(arrivals_[next_].at, [this] { arrive(); });
+}
+
+// A flow's programs have ended: check what landed, record, give memory back.
+void FlowsRun::flow_ended(size_t id) {
+  Flow& f = *flows_[id];
+  FlowStats s = f.result();
+  FlowRecord& r = records_[id];
+  r.completed = s.ops == 1;
+  if (r.completed) {
+    r.end = s.end;
+    if (!f.placed_correctly()) {
+      s.data_verified = false;
+      s.data_mismatch = true;
+    }
+  }
+  ended_.merge(s);
+  f.release_buffers();
+  --running_;
+}
+
+bool FlowsRun::finished() const { return next_ == arrivals_.size() && running_ == 0; }
+
+FlowStats FlowsRun::result() const {
+  FlowStats all = ended_;
+  for (size_t id = 0; id < flows_.size(); ++id)
+    if (!flows_[id]->finished()) all.merge(flows_[id]->result());
+  all.planned_ops = next_;
+  all.finished = finished();
+  if (all.start == Time::max()) all.start = w_.start;
+  return all;
+}
+
+}  // namespace rdmasim

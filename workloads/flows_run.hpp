@@ -1,0 +1,43 @@
+// Runs a `kind: flows` workload (workloads/flows.hpp): schedules the flows'
+// arrivals, and at each one sets up the flow's own QP pair and buffers and
+// posts its one message. A flow that ends is checked (the receiver holds the
+// sender's pattern, workloads/payload_pattern.hpp), recorded, and gives its
+// buffers' pages back, so memory follows the flows in flight, not the run.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "workloads/flows.hpp"
+#include "workloads/workload.hpp"
+
+namespace rdmasim {
+
+class FlowsRun {
+public:
+  FlowsRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed);
+  ~FlowsRun();
+
+  void start();
+  // Every arrival has come and every flow has ended.
+  bool finished() const;
+  FlowStats result() const;
+  const std::vector<FlowRecord>& records() const { return records_; }
+
+private:
+  void arrive();
+  void flow_ended(size_t id);
+
+  WorkloadEnv& env_;
+  const WorkloadConfig& w_;
+  uint64_t seed_;
+  std::vector<Host*> hosts_;
+  std::vector<FlowArrival> arrivals_;
+  size_t next_ = 0;  // the next arrival
+  std::vector<std::unique_ptr<Flow>> flows_;  // by id; null once ended
+  std::vector<FlowRecord> records_;
+  FlowStats ended_;  // merged statistics of the flows that ended
+  size_t running_ = 0;
+};
+
+}  // namespace rdmasim
