@@ -1,0 +1,80 @@
+// A datacenter-scale run: a k-ary fat tree (k^3/4 hosts), 100 Gb/s links with
+// 1 us delay, MTU 1024, RoCE v2 with PFC, a `flows` workload drawing
+// web-search flow sizes at a load, capture off. Prints how long set-up and
+// the run took in wall seconds, the peak resident memory, events and frames
+// delivered to hosts per wall second, and how many flows completed.
+//
+//   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "apps/runner.hpp"
+#include "topologies/loader.hpp"
+
+using namespace rdmasim;
+
+namespace {
+
+std::string experiment(int k, const std::string& load, const std::string& time, const std::string& cdf) {
+  return "name: fat_tree\nfabric: roce_v2\nseed: 1\nstop: " + time +
+         "\nlink: {bandwidth: 100Gbps, delay: 1us, mtu: 1024}\nflow_control: pfc\n"
+         "topology: {generate: {kind: fat_tree, k: " +
+         std::to_string(k) + "}}\nworkloads:\n  - {kind: flows, cdf: " + cdf + ", load: " + load +
+         ", duration: " + time + "}\ncapture: {pcap: none}\n";
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024;  // ru_maxrss is in KiB on Linux
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int k = 8;
+  std::string load = "0.3", time = "1ms", cdf = "websearch";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--k")) k = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--load")) load = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--time")) time = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--cdf")) cdf = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: %s [--k K] [--load L] [--time T] [--cdf websearch|hadoop]\n", argv[0]);
+      return 2;
+    }
+  }
+  LoadResult r = load_experiment_text(experiment(k, load, time, cdf), "fat_tree.yaml");
+  if (!r.config) {
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.format().c_str());
+    return 2;
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "rdmasim-bench-fat-tree";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  const nlohmann::json res = run_experiment(*r.config, dir);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::filesystem::remove_all(dir);
+
+  uint64_t delivered = 0;
+  for (const auto& p : res["ports"])
+    if (p["node"].get<std::string>().starts_with("h")) delivered += p["rx_frames"].get<uint64_t>();
+  const auto& fct = res["workloads"][0]["fct"];
+  const auto events = res["events"].get<uint64_t>();
+  std::printf("k=%d hosts=%d load=%s simulated=%s wall_s=%.2f peak_rss_mib=%.0f events=%llu events_per_s=%.0f "
+              "frames_delivered=%llu frames_per_s=%.0f flows_started=%llu flows_completed=%llu\n",
+              k, k * k * k / 4, load.c_str(), time.c_str(), secs, peak_rss_mib(),
+              static_cast<unsigned long long>(events), static_cast<double>(events) / secs,
+              static_cast<unsigned long long>(delivered), static_cast<double>(delivered) / secs,
+              static_cast<unsigned long long>(fct["started"].get<uint64_t>()),
+              static_cast<unsigned long long>(fct["completed"].get<uint64_t>()));
+  return 0;
+}
