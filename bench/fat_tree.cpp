@@ -16,7 +16,7 @@
 #include <string>
 
 #include "apps/runner.hpp"
-#include "topologies/loader.hpp"
+#include "experiment/loader.hpp"
 
 using namespace rdmasim;
 

@@ -76,12 +76,13 @@ void Flow::make_side(Side& s, Host& h) {
   init.cap.max_inline_data = std::min<uint32_t>(w_.inline_threshold, h.nic().config().max_inline);
   s.qp = d.create_qp(s.pd, init);
   if (!s.qp) throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
-  const uint64_t len = slots_ * msg_size();
+  // A region has at least one byte, even for zero-length messages.
+  const uint64_t len = std::max<uint64_t>(1, slots_ * msg_size());
   s.buf = h.memory().allocate(len);
   const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                      IBV_ACCESS_REMOTE_ATOMIC;
   s.mr = d.reg_mr(s.pd, s.buf, len, access);
-  const uint64_t rlen = rdepth_ * recv_slot_len();
+  const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
   s.rbuf = h.memory().allocate(rlen);
   s.rmr = d.reg_mr(s.pd, s.rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
   if (!s.mr || !s.rmr) throw std::logic_error("ibv_reg_mr failed");
