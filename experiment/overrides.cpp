@@ -16,7 +16,7 @@ void apply_override(YamlReader& c, YAML::Node root, std::string_view key, std::s
     v = YAML::Load(std::string(value));
   } catch (const YAML::Exception& ex) {
     c.command_line_error(o, o.value_column + std::max(0, ex.mark.column) + 1,
-                         std::string(key) + ": the value is not valid YAML: " + ex.msg);
+                         std::string(key) + ": the value is not valid YAML: " + yaml_error_message(ex));
     return;
   }
   std::vector<std::string> parts;

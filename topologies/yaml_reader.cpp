@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <map>
 
+#include <yaml-cpp/depthguard.h>
+
 namespace rdmasim {
 
 std::string LoadError::format() const {
@@ -25,10 +27,22 @@ bool under(std::string_view path, std::string_view prefix) {
   return path.size() == prefix.size() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
 }
 
+// A value as errors quote it: whole when short, else its start and length
+// (an error must not repeat a 50 MB value).
+constexpr size_t kShown = 64;  // characters of a long value an error shows
+bool is_long(std::string_view s) { return s.size() > kShown + 16; }
+std::string length_of(std::string_view s) { return " (" + std::to_string(s.size()) + " characters)"; }
+std::string shorten(std::string_view s) {
+  return is_long(s) ? std::string(s.substr(0, kShown)) + "..." + length_of(s) : std::string(s);
+}
+std::string quote(std::string_view s) {
+  return is_long(s) ? "'" + std::string(s.substr(0, kShown)) + "...'" + length_of(s) : "'" + std::string(s) + "'";
+}
+
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Scalar:
-      return "'" + n.Scalar() + "'";
+      return quote(n.Scalar());
     case YAML::NodeType::Sequence:
       return "a list";
     case YAML::NodeType::Map:
@@ -36,6 +50,15 @@ std::string describe(const YAML::Node& n) {
     default:
       return "nothing";
   }
+}
+
+std::string yaml_error_message(const YAML::Exception& ex) {
+  // yaml-cpp's parser recurses once or more per level and stops at a depth
+  // of 2000 (yaml-cpp/depthguard.h), with the message "bad file".
+  if (dynamic_cast<const YAML::DeepRecursion*>(&ex))
+    return "nesting too deep: lists and maps inside each other go deeper here than the YAML reader "
+           "follows (an experiment needs at most 5 levels)";
+  return ex.msg;
 }
 
 YAML::Mark mark_of(const YAML::Node& n) {
@@ -62,7 +85,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 bool valid_name(std::string_view s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > kMaxNameLength) return false;
   auto ok = [](char c, bool first) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (!first && (c == '.' || c == '-'));
   };
@@ -82,7 +105,7 @@ LoadError YamlReader::locate(const YAML::Node& at, const std::string& path,
     e.file = kCommandLine;
     e.line = o->index;
     e.column = m.is_null() ? 1 : o->value_column + m.column + 1;
-    e.message += " (" + o->shown + ")";
+    e.message += " (" + shorten(o->shown) + ")";
     return e;
   }
   e.file = file_;
@@ -91,7 +114,7 @@ LoadError YamlReader::locate(const YAML::Node& at, const std::string& path,
   return e;
 }
 void YamlReader::command_line_error(const Override& o, int column, const std::string& message) {
-  errors_.push_back({std::string(kCommandLine), o.index, column, message + " (" + o.shown + ")"});
+  errors_.push_back({std::string(kCommandLine), o.index, column, message + " (" + shorten(o.shown) + ")"});
 }
 
 std::optional<Fields> YamlReader::fields(const YAML::Node& node, const std::string& path,
@@ -142,9 +165,19 @@ std::optional<Time> YamlReader::time(const Entry& e) {
   auto s = scalar(e.value, e.path, "a time such as 500ns, 1.5us, 10ms or 1s");
   if (!s) return std::nullopt;
   std::string why;
-  if (auto t = parse_time(*s, &why)) return t;
-  error(e.value, e.path, why);
-  return std::nullopt;
+  auto t = parse_time(*s, &why);
+  if (!t) {
+    error(e.value, e.path, why);
+    return std::nullopt;
+  }
+  if (*t > kMaxTimeValue) {
+    error(e.value, e.path,
+          "at most " + to_string(kMaxTimeValue) +
+              ": simulated time is a 64-bit count of picoseconds (2^63 ps, about 106 days) and a run adds "
+              "times up; got " + describe(e.value));
+    return std::nullopt;
+  }
+  return t;
 }
 std::optional<Bytes> YamlReader::bytes(const Entry& e, bool positive) {
   auto s = scalar(e.value, e.path, "a size such as 4096, 64KiB or 1MiB");
@@ -165,9 +198,24 @@ std::optional<DataRate> YamlReader::rate(const Entry& e) {
   auto s = scalar(e.value, e.path, "a rate such as 25Gbps or 100Mbps");
   if (!s) return std::nullopt;
   std::string why;
-  if (auto r = parse_rate(*s, &why)) return r;
-  error(e.value, e.path, why);
-  return std::nullopt;
+  auto r = parse_rate(*s, &why);
+  if (!r) {
+    error(e.value, e.path, why);
+    return std::nullopt;
+  }
+  if (r->bps() > kMaxRateBps) {
+    error(e.value, e.path,
+          "at most 1Pbps (10^15 bit/s): serialisation times, bits x 10^12 / rate in whole picoseconds, "
+          "overflow 64 bits near 10^19 bit/s; got " + describe(e.value));
+    return std::nullopt;
+  }
+  if (r->bps() < kMinRateBps) {
+    error(e.value, e.path,
+          "at least 1Kbps: serialisation times must stay well within the " + to_string(kMaxTimeValue) +
+              " a time may be (a 9 KB frame takes 74s at 1Kbps); got " + describe(e.value));
+    return std::nullopt;
+  }
+  return r;
 }
 std::optional<uint64_t> YamlReader::whole(const Entry& e, uint64_t lo, uint64_t hi) {
   const std::string range = hi == UINT64_MAX
@@ -220,9 +268,14 @@ std::optional<std::string> YamlReader::name(const YAML::Node& v, const std::stri
                                             std::string_view what) {
   auto s = scalar(v, path, what);
   if (!s) return std::nullopt;
+  if (s->size() > kMaxNameLength) {
+    error(v, path,
+          "a name is at most " + std::to_string(kMaxNameLength) + " characters (names become file names), got " +
+              describe(v));
+    return std::nullopt;
+  }
   if (valid_name(*s)) return s;
-  error(v, path,
-        "'" + *s + "' is not a valid name: use letters, digits, '_', and '.' or '-' after the first");
+  error(v, path, describe(v) + " is not a valid name: use letters, digits, '_', and '.' or '-' after the first");
   return std::nullopt;
 }
 

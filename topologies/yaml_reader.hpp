@@ -22,6 +22,19 @@
 
 namespace rdmasim {
 
+// What the model's arithmetic holds (docs/reliability.md, "Limits"). Time
+// is a signed 64-bit count of picoseconds: the clock reaches 2^63 ps, about
+// 106 days, and a run adds delays, latencies and timers up, so no one time
+// in a file may be more than 1000 s. Serialisation times are bits x 10^12 /
+// rate in 64-bit arithmetic, which overflows near 10^19 bit/s; below
+// 1 Kbps a frame would take longer than a time may be.
+inline constexpr Time kMaxTimeValue = Time::s(1000);
+inline constexpr uint64_t kMinRateBps = 1'000;                  // 1Kbps
+inline constexpr uint64_t kMaxRateBps = 1'000'000'000'000'000;  // 1Pbps
+// Names become file names (pcap/<node>-<port>.pcap, out/<name>) and fill
+// tables and messages: at most 64 characters.
+inline constexpr size_t kMaxNameLength = 64;
+
 // "path.key", or "key" at the top.
 std::string key_path(std::string_view path, std::string_view key);
 // "path[i]".
@@ -30,9 +43,13 @@ std::string index_path(std::string_view path, size_t i);
 bool under(std::string_view path, std::string_view prefix);
 // A node as an error shows it: 'value', a list, a map or nothing.
 std::string describe(const YAML::Node& n);
+// What is wrong with a YAML text, as the user should read it (yaml-cpp
+// says "bad file" for nesting too deep to parse).
+std::string yaml_error_message(const YAML::Exception& ex);
 // Where a node was written; null for a node made in memory.
 YAML::Mark mark_of(const YAML::Node& n);
-// Node names: letters, digits, '_', and '.' or '-' after the first.
+// Node names: letters, digits, '_', and '.' or '-' after the first; at
+// most kMaxNameLength characters.
 bool valid_name(std::string_view s);
 size_t edit_distance(std::string_view a, std::string_view b);
 

@@ -11,8 +11,14 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
                          "ecn",  "dcqcn",  "ip",       "switch",    "ib",     "tcp",          "mpa",
                          "host", "vlan",   "topology", "workloads", "faults", "capture",      "cost"});
   if (!top) return;
-  if (auto e = top->find("name"))
+  if (auto e = top->find("name")) {
     if (auto n = d.c.name(e->value, e->path, "the experiment's name")) d.x.name = *n;
+  } else if (d.x.name.size() > kMaxNameLength) {  // the file's stem names the output folder
+    d.c.error(root, "name",
+              "the experiment's name defaults to the file's name without .yaml, " +
+                  std::to_string(d.x.name.size()) + " characters long; give a name: of at most " +
+                  std::to_string(kMaxNameLength) + " characters");
+  }
   d.c.read(*top, "fabric", d.x.fabric, [&](const Entry& e) { return d.c.choice<FabricKind>(e, "fabric"); });
   d.c.read(*top, "seed", d.x.seed, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
   d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) { return d.c.positive_time(e); });

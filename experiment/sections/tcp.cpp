@@ -1,5 +1,6 @@
 // `tcp:` and `mpa:`, the TCP and MPA under iwarp.
 #include "experiment/sections/sections.hpp"
+#include "fabrics/ip/tcp/tcp_config.hpp"
 
 namespace rdmasim {
 
@@ -15,7 +16,16 @@ void read_tcp(ExperimentDraft& d, const Entry& e) {
     else if (auto t = d.c.time(*v))
       d.x.tcp.delayed_ack = *t;
   }
-  d.c.read(*f, "min_rto", d.x.tcp.min_rto, [&](const Entry& v) { return d.c.time(v); });
+  if (auto v = f->find("min_rto")) {
+    // The RTO is clamped to [min_rto, max_rto]: a floor above the ceiling would be lost.
+    const Time ceiling = TcpEndpointConfig{}.max_rto;
+    if (auto t = d.c.time(*v); t && *t > ceiling)
+      d.c.error(v->value, v->path,
+                "at most " + to_string(ceiling) + ", the TCP model's largest retransmission timeout; got " +
+                    describe(v->value));
+    else if (t)
+      d.x.tcp.min_rto = *t;
+  }
   d.c.read(*f, "initial_cwnd", d.x.tcp.initial_cwnd, [&](const Entry& v) { return d.c.whole(v, 1, 1000); });
   d.c.read(*f, "listen_port", d.x.tcp.listen_port, [&](const Entry& v) { return d.c.whole(v, 1, 49151); });
 }

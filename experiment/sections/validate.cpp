@@ -2,6 +2,7 @@
 // once all are read. Whatever a run could refuse before it simulates is
 // refused here, so `rdmasim validate` and `rdmasim run` agree.
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <map>
 #include <unordered_map>
@@ -222,6 +223,97 @@ void reachability(ExperimentDraft& d, Paths& paths, const YAML::Node& v, const s
   }
 }
 
+// The simulated clock holds 2^63 ps. Each time in the file is at most
+// kMaxTimeValue (yaml_reader.hpp); what the model adds up from them before
+// any workload runs must leave most of the clock to the run: the latest
+// time given (stop, a start, a fault), connection setup (three crossings of
+// the path at link.delay a hop, apps/runner.cpp) and a round trip across
+// the longest path a frame could take (a path visits each switch and
+// router at most once; a hop costs its link's delay, the switch latency and
+// the largest frame's serialisation at the slowest rate).
+constexpr long double kClockRange = 9223372036854775807.0L;  // ps
+
+long double ps(Time t) { return static_cast<long double>(t.count()); }
+// A duration that may be far past what Time holds, in seconds.
+std::string seconds(long double ps) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3Lgs", ps / 1e12L);
+  return b;
+}
+
+void clock_range(ExperimentDraft& d) {
+  const ExperimentConfig& x = d.x;
+  if (!d.topology || x.topology.links.empty()) return;
+  const long double hops = 1.0L + static_cast<long double>(x.topology.switches.size() + x.topology.routers.size());
+  Time delay, frame_time;
+  for (const LinkSpec& l : x.topology.links) {
+    delay = std::max(delay, l.config.delay);
+    // The largest frame: the MTU and at most 128 bytes of headers (Ethernet, VLAN, IPv6 or GRH, UDP or
+    // TCP, BTH and extensions, CRCs).
+    frame_time = std::max(frame_time, l.config.bandwidth.tx_time(l.config.mtu + 128));
+  }
+  Time latest = x.stop.value_or(Time());
+  for (const WorkloadConfig& w : x.workloads) latest = std::max(latest, w.start);
+  for (const FaultConfig& f : x.faults) latest = std::max(latest, f.at);
+  const long double hop = ps(delay) + ps(x.switch_config.latency) + ps(frame_time);
+  const long double setup = 3 * hops * ps(x.link.delay);
+  const long double need = ps(latest) + setup + 2 * hops * hop;
+  if (need <= kClockRange / 2) return;
+  d.c.error(d.topology->value, d.topology->path,
+            "times this large cannot be simulated: a round trip over up to " +
+                std::to_string(static_cast<long long>(hops)) + " hops of up to " + seconds(hop) +
+                " each, with connection setup and the latest start, fault or stop, comes to " + seconds(need) +
+                ", past half the simulated clock's range (2^63 ps, about 106 days); shorten link delays, "
+                "switch.latency or the times given");
+}
+
+// Without `stop`, every workload must be able to end within the longest
+// `stop` there may be (kMaxTimeValue). Refused: a workload that never ends
+// (RC SENDs into a receive queue that is never filled, with rnr_retry 7,
+// retrying forever: IBA 9.7.5.2.8), and one whose count alone needs
+// longer: each message of a pair crosses the sender's link after the
+// previous one, so a pair takes at least count x the message's bytes (and
+// the smallest header, 26 bytes) at the fastest link's rate; ping-pong and
+// latency kinds wait a round trip (two links each way) per message.
+// What this cannot foresee (loss, congestion, faults) is bounded by
+// capture.max_bytes and the drain after the workloads end (the runner).
+void endless(ExperimentDraft& d) {
+  const ExperimentConfig& x = d.x;
+  if (x.stop || x.topology.links.empty()) return;
+  DataRate fastest;
+  Time shortest = Time::max();
+  for (const LinkSpec& l : x.topology.links) {
+    fastest = std::max(fastest, l.config.bandwidth);
+    shortest = std::min(shortest, l.config.delay);
+  }
+  for (const auto& r : d.workloads_read) {
+    const WorkloadConfig& w = x.workloads[r.index];
+    const YAML::Node count_at = r.node["count"] ? r.node["count"] : r.node;
+    // A ping-pong's receives are its own (it always posts them).
+    const bool consumes = (w.op == "send" || w.op == "send_imm" || w.op == "rdma_write_imm") &&
+                          w.kind != WorkloadKind::pingpong;
+    if (!w.post_recvs && consumes && w.qp == QpType::rc && w.rnr_retry == 7 && x.fabric != FabricKind::iwarp) {
+      d.c.error(r.node["post_recvs"], r.path + ".post_recvs",
+                "this workload never ends: its receiver posts no receive buffers, so every " + w.op +
+                    " is answered with an RNR NAK, and rnr_retry 7 retries forever (IBA 9.7.5.2.8); give stop, "
+                    "or an rnr_retry below 7");
+      continue;
+    }
+    const bool waits = w.kind == WorkloadKind::pingpong || w.kind == WorkloadKind::write_lat ||
+                       w.kind == WorkloadKind::read_lat || w.kind == WorkloadKind::send_lat ||
+                       w.kind == WorkloadKind::atomic_lat;
+    const long double per_message =
+        std::max(ps(fastest.tx_time(std::min<uint64_t>(w.size.count(), uint64_t{1} << 31) + 26)),
+                 waits ? 4 * ps(shortest) : 0.0L);
+    const long double need = static_cast<long double>(w.count) * per_message;
+    if (need <= ps(kMaxTimeValue)) continue;
+    d.c.error(count_at, r.path + ".count",
+              "without stop this cannot end within " + to_string(kMaxTimeValue) +
+                  " of simulated time (the longest stop may be): " + std::to_string(w.count) +
+                  " messages take at least " + seconds(need) + "; give stop, or a smaller count");
+  }
+}
+
 }  // namespace
 
 void validate(ExperimentDraft& d) {
@@ -238,6 +330,8 @@ void validate(ExperimentDraft& d) {
     ib_limits(d);
     ib_buffers(d);
   }
+  clock_range(d);
+  endless(d);
 }
 
 }  // namespace rdmasim

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Values the model cannot hold, refused by `validate` at their place with
+the limit in the message (docs/reliability.md, "Limits"): times and rates
+past the 64-bit picosecond arithmetic, names too long for file names, YAML
+nested too deep, and workloads that cannot end without `stop`. Each used to
+validate and then run wrong (a 0 serialisation time, a delay clamped to
+"now"), fail late, or quote a whole 50 MB value back."""
+import os
+
+import e2e
+
+TWO = """\
+topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
+workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 20, outstanding: 4}]
+capture: {pcap: none}
+"""
+
+rdmasim = e2e.rdmasim
+tmp = e2e.tmpdir()
+two = e2e.write_text(os.path.join(tmp, "two.yaml"), TWO)
+
+
+def refused(args, key, *words, path=two):
+    """`validate` exits 2 with one error at `key` saying each of `words`."""
+    r = rdmasim("validate", path, *args)
+    lines = r.stderr.strip().splitlines()
+    ok = r.returncode == 2 and len(lines) == 1 and f" {key}: " in lines[0] and all(w in lines[0] for w in words)
+    e2e.check(ok, f"validate {' '.join(args)}: exit {r.returncode}, expected 2 at {key} saying {words}: {r.stderr}")
+    return lines[0] if lines else ""
+
+
+def accepted(args, path=two):
+    r = rdmasim("validate", path, *args)
+    e2e.check(r.returncode == 0, f"validate {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+
+
+# Every time field: at most 1000s. 1500000s fits int64 picoseconds but a run
+# adding it up passes 2^63 ps, and the engine used to clamp that to "now".
+times = ["link.delay", "switch.latency", "stop", "workloads.0.start", "host.hybrid_spin",
+         "host.interrupt_coalescing.delay", "host.pcie.latency", "host.poll_cost", "host.interrupt_cost",
+         "host.post_cost", "dcqcn.cnp_interval", "dcqcn.alpha_period", "dcqcn.rate_period", "tcp.delayed_ack"]
+for key in times:
+    refused(["--set", f"{key}=1500000s"], key.replace(".0.", "[0]."), "at most 1000s", "2^63 ps", "1500000s")
+    accepted(["--set", f"{key}=1000s"] + (["--set", "stop=1000s"] if key != "stop" else []))
+refused(["--set", "faults=[{at: 1500000s, link: [a, s1], action: down}]"], "faults[0].at", "at most 1000s")
+# A located error in the file itself: line 2, the value's column.
+delay_file = e2e.write_text(os.path.join(tmp, "delay.yaml"), "link: {delay: 1500000s}\n" + TWO)
+line = refused([], "link.delay", "at most 1000s", path=delay_file)
+e2e.check(line.startswith(delay_file + ":1:15: "), f"located at the value: {line}")
+# TCP clamps its RTO to [min_rto, 1s]: a larger floor was silently lost.
+refused(["--set", "tcp.min_rto=2s"], "tcp.min_rto", "at most 1s")
+
+# Every rate: 1Kbps to 1Pbps. 2^64 - 1 bit/s used to make serialisation time 0.
+for key in ("link.bandwidth", "host.pcie.bandwidth", "dcqcn.additive", "dcqcn.hyper", "dcqcn.min_rate"):
+    refused(["--set", f"{key}=18446744073709551615"], key, "at most 1Pbps", "18446744073709551615")
+    refused(["--set", f"{key}=1bps"], key, "at least 1Kbps")
+    accepted(["--set", f"{key}=1000Tbps"])
+refused(["--set", "link.bandwidth=18446Pbps"], "link.bandwidth", "expected a rate")  # not even a unit
+
+# Sums: a round trip over many hops of 1000s each passes half the clock.
+switches = [f"s{i}" for i in range(1200)]
+links = [["a", "s0"]] + [[switches[i], switches[i + 1]] for i in range(len(switches) - 1)] + [[switches[-1], "b"]]
+chain = e2e.write_text(os.path.join(tmp, "chain.yaml"),
+                       f"link: {{delay: 1000s}}\nstop: 1s\ncapture: {{pcap: none}}\n"
+                       f"topology: {{hosts: [a, b], switches: {switches}, links: {links}}}\n".replace("'", "")
+                       + "workloads: [{kind: rdma_write, from: a, to: b}]\n")
+refused([], "topology", "2^63 ps", "1201 hops", path=chain)
+accepted(["--set", "link.delay=1s"], path=chain)
+
+# Names: at most 64 characters, and an error never quotes a huge value whole.
+long_name = "n" * 65
+refused(["--set", f"name={long_name}"], "name", "at most 64 characters")
+refused(["--set", f"workloads.0.name={long_name}"], "workloads[0].name", "at most 64 characters")
+accepted(["--set", "name=" + "n" * 64])
+big = "x" * 5_000_000
+big_file = e2e.write_text(os.path.join(tmp, "big.yaml"), f"name: {big}\n" + TWO)
+line = refused([], "name", "at most 64 characters", "(5000000 characters)", path=big_file)
+e2e.check(len(line) < 400, f"a 5 MB name is not quoted whole: {len(line)} characters")
+host_file = e2e.write_text(os.path.join(tmp, "hosts.yaml"), TWO.replace("[a, b]", f"[a, b, {long_name}]"))
+refused([], "topology.hosts[2]", "at most 64 characters", path=host_file)
+stem = e2e.write_text(os.path.join(tmp, "s" * 70 + ".yaml"), TWO)
+refused([], "name", "defaults to the file's name", "70 characters", path=stem)
+
+# Deep nesting: yaml-cpp's "bad file" becomes what it is, at the line.
+deep = e2e.write_text(os.path.join(tmp, "deep.yaml"),
+                      TWO + "faults:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(3000)))
+r = rdmasim("validate", deep)
+parts = r.stderr.split(":")
+e2e.check(r.returncode == 2 and "nesting too deep" in r.stderr and "bad file" not in r.stderr
+          and len(parts) > 2 and parts[1].isdigit() and int(parts[1]) > 100,
+          f"deep nesting: exit {r.returncode}, expected 2 with the line: {r.stderr[:300]}")
+r = rdmasim("validate", two, "--set", "topology=" + "[" * 3000 + "]" * 3000)
+e2e.check(r.returncode == 2 and "nesting too deep" in r.stderr, f"deep --set value: {r.stderr[:300]}")
+
+# Workloads that cannot end without stop: refused, and accepted with one.
+refused(["--set", "workloads.0.kind=send", "--set", "workloads.0.post_recvs=false"], "workloads[0].post_recvs",
+        "never ends", "rnr_retry 7", "give stop")
+accepted(["--set", "workloads.0.kind=send", "--set", "workloads.0.post_recvs=false", "--set", "stop=1ms"])
+accepted(["--set", "workloads.0.kind=send", "--set", "workloads.0.post_recvs=false",
+          "--set", "workloads.0.rnr_retry=6"])
+accepted(["--set", "workloads.0.kind=send", "--set", "workloads.0.post_recvs=false", "--fabric", "iwarp"])
+for kind in ("pingpong", "rdma_write", "write_lat"):
+    refused(["--set", f"workloads.0.kind={kind}", "--set", "workloads.0.count=1000000000000000000",
+             "--set", "workloads.0.size=0"], "workloads[0].count", "cannot end within 1000s", "give stop")
+    accepted(["--set", f"workloads.0.kind={kind}", "--set", "workloads.0.count=1000000000000000000",
+              "--set", "workloads.0.size=0", "--set", "stop=1ms"])
+accepted(["--set", "workloads.0.count=1000000"])  # 66 s of 64KiB writes at 100 Gb/s
+
+e2e.finish()
