@@ -46,14 +46,14 @@ struct RoceV1Port {
   std::optional<uint16_t> vid;  // set: frames carry an 802.1Q tag with this VID (0: priority tag only)
 };
 
-// The QP's frames wait for the MAC rather than being dropped: in a RoCE NIC
-// the destination MAC is part of the QP's address vector, so the send queue
-// stalls until it is known. The QP's send window bounds what waits.
-inline NeighborCache::Params roce_v1_neighbor_params() {
-  NeighborCache::Params p;
-  p.hold_bytes = UINT64_MAX;
-  return p;
-}
+// The QP's frames wait for the MAC, as a host's frames wait for a
+// neighbour, in a queue bounded as Linux bounds it (unres_qlen_bytes,
+// 208 KiB a neighbour): the QP's send window does not bound what waits,
+// since each retransmission of frames still waiting queues them again (a
+// neighbour that never answers held size x outstanding x retries).
+// Frames past the bound are lost, and the QP retransmits them once the
+// address is known.
+inline NeighborCache::Params roce_v1_neighbor_params() { return NeighborCache::Params{}; }
 
 class RoceV1Fabric final : public IbaFabric, private TxSource {
 public:
