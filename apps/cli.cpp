@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -19,6 +20,7 @@
 #include "apps/sweep.hpp"
 #include "cost/bom.hpp"
 #include "experiment/loader.hpp"
+#include "experiment/memory_estimate.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -36,6 +38,7 @@ struct Options {
   std::vector<std::string> sets;
   std::vector<std::string> fabrics;
   std::string prices;  // --prices FILE
+  std::string memory_limit;  // --memory-limit SIZE; empty: default_memory_limit()
   // sweep
   std::vector<std::string> vary;
   unsigned jobs = 1;
@@ -84,6 +87,33 @@ bool check_file(const fs::path& file, std::ostream& err) {
   return false;
 }
 
+// The memory a run may need (experiment/memory_estimate.hpp) unless
+// --memory-limit says otherwise: 80% of the machine's RAM (MemTotal in
+// /proc/meminfo), or of the cgroup's memory.max when that is lower. The
+// rest is the system's and other processes'. Nothing known: no limit.
+std::pair<uint64_t, std::string> memory_limit(const Options& o) {
+  if (!o.memory_limit.empty())
+    return {parse_bytes(o.memory_limit)->count(), "--memory-limit " + o.memory_limit};
+  uint64_t total = 0;
+  std::string from = "MemTotal in /proc/meminfo";
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    uint64_t kib = 0;
+    if (key == "MemTotal:" && meminfo >> kib) {
+      total = kib * 1024;
+      break;
+    }
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  if (uint64_t max = 0; cgroup >> max && max > 0 && (total == 0 || max < total)) {
+    total = max;
+    from = "the cgroup's memory.max";
+  }
+  if (total == 0) return {UINT64_MAX, "no limit known"};
+  return {total / 5 * 4, "80% of " + from + "; --memory-limit sets another"};
+}
+
 // --seed N is --set seed=N: one parser, one meaning for `seed:` and the flag.
 LoadResult load(const Options& o, std::optional<std::string> fabric) {
   std::vector<std::string> sets = o.sets;
@@ -96,6 +126,11 @@ LoadResult load(const Options& o, std::optional<std::string> fabric) {
     if (r.config) r.config->cost.insert(r.config->cost.begin(), prices.settings.begin(), prices.settings.end());
   }
   if (r.config) experiment_prices(*r.config, r.errors);
+  // Before anything is built: would the run fit in memory?
+  if (r.config && r.errors.empty()) {
+    const auto [limit, from] = memory_limit(o);
+    if (auto e = memory_error(*r.config, limit, from)) r.errors.push_back(std::move(*e));
+  }
   if (!r.errors.empty()) r.config.reset();
   return r;
 }
@@ -314,6 +349,7 @@ std::vector<std::string> common_run_args(const Options& o, bool seed_varied, boo
   if (o.seed && !seed_varied) a.insert(a.end(), {"--seed", *o.seed});
   if (!o.fabric.empty() && !fabric_varied) a.insert(a.end(), {"--fabric", o.fabric});
   if (!o.prices.empty()) a.insert(a.end(), {"--prices", fs::absolute(o.prices).string()});
+  if (!o.memory_limit.empty()) a.insert(a.end(), {"--memory-limit", o.memory_limit});
   return a;
 }
 
@@ -478,6 +514,13 @@ void add_experiment_options(CLI::App& cmd, Options& o) {
   cmd.add_option("--seed", o.seed, "override the seed (as --set seed=N)")->type_name("N");
   cmd.add_option("--prices", o.prices, "change the price catalogue with this file (docs/cost.md)")
       ->type_name("FILE");
+  cmd.add_option("--memory-limit", o.memory_limit,
+                 "refuse (exit 2) a run whose memory estimate passes this (default 80% of RAM)")
+      ->type_name("SIZE")
+      ->check([](const std::string& s) {
+        std::string why;
+        return parse_bytes(s, &why) ? std::string() : why;
+      });
 }
 
 }  // namespace

@@ -24,6 +24,14 @@ TSHARK_OPTS = [
 
 failures = []
 
+# Two hosts on a switch, one WRITE workload, no captures: the reliability
+# tests' reproducer (docs/reliability.md), changed by --set.
+TWO_HOSTS = """\
+topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
+workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 20, outstanding: 4}]
+capture: {pcap: none}
+"""
+
 
 def check(cond, what):
     if not cond:

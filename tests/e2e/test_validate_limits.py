@@ -9,11 +9,7 @@ import os
 
 import e2e
 
-TWO = """\
-topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
-workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 20, outstanding: 4}]
-capture: {pcap: none}
-"""
+TWO = e2e.TWO_HOSTS
 
 rdmasim = e2e.rdmasim
 tmp = e2e.tmpdir()

@@ -1,0 +1,144 @@
+#include "experiment/memory_estimate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rdmasim {
+
+namespace {
+
+// Measured, not derived: peak RSS of runs that vary one thing, divided by
+// how many of it there were (bench/memory.py prints them; rounded up).
+// Frames queued in ports are not counted (each frame takes a 10 KiB packet
+// buffer, up to link.buffer of frame bytes a port), except roce_v1's
+// neighbour solicitations, which every connection floods at setup.
+constexpr uint64_t kHostBytes = 8 * 1024;        // a host: its NIC, port, CPU model, memory map
+constexpr uint64_t kHostBytesRoceV1 = 32 * 1024; // ... with its neighbour cache, and the bridges' tables
+constexpr uint64_t kRouteEntryBytes = 14;        // per (host, node): next hops, distances, forwarding tables
+constexpr uint64_t kQpBytes = 12 * 1024;         // one end of a connection: QP, CQs, MRs, the program
+constexpr uint64_t kTcpBytes = 16 * 1024;        // iwarp: one end's TCP connection and its buffers
+constexpr uint64_t kPacketBytes = 10 * 1024;     // a packet buffer (core/packet.hpp)
+constexpr uint64_t kMaxRecvDepth = 512;          // receive buffers a QP keeps posted (workloads/)
+
+// Sender-receiver pairs of a workload: one QP at each end.
+uint64_t pairs(const WorkloadConfig& w) {
+  if (w.kind == WorkloadKind::all_to_all) return w.from.size() * (w.from.size() - 1);
+  return w.from.size() * w.to.size();
+}
+
+std::string about(uint64_t b) {
+  char s[32];
+  if (b < 1024) return std::to_string(b) + " bytes";
+  if (b >= (uint64_t{1} << 30))
+    std::snprintf(s, sizeof s, "%.1f GiB", static_cast<double>(b) / (1 << 30));
+  else if (b >= (uint64_t{1} << 20))
+    std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  else
+    std::snprintf(s, sizeof s, "%.0f KiB", static_cast<double>(b) / (1 << 10));
+  return s;
+}
+
+// a * b, saturating: an estimate past 2^64 bytes is refused all the same.
+uint64_t mul(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+// Buffers a pair's ends commit (host memory is committed when touched):
+// the sender's `min(count, outstanding)` message slots, filled at setup,
+// and where they land: as many slots at the target of a WRITE, READ or
+// atomic, the posted receive buffers of a SEND (both ends' for a
+// ping-pong, which echoes into them).
+uint64_t buffers_per_pair(const WorkloadConfig& w) {
+  const uint64_t size = is_atomic(*from_string<WorkloadKind>(w.op)) ? 8 : w.size.count();
+  const uint64_t outstanding = std::max<uint32_t>(w.outstanding, 1);
+  const uint64_t slots = std::max<uint64_t>(1, std::min(w.count, outstanding));
+  const uint64_t recvs = std::clamp<uint64_t>(std::min(w.count, 2 * outstanding + 16), 1, kMaxRecvDepth);
+  uint64_t landing = slots;
+  if (w.kind == WorkloadKind::pingpong)
+    landing = 2 * recvs;
+  else if (w.op == "send" || w.op == "send_imm")
+    landing = w.post_recvs ? recvs : 0;
+  return mul(size, slots + landing);
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ExperimentConfig& x) {
+  const TopologyConfig& t = x.topology;
+  const uint64_t hosts = t.hosts.size();
+  const uint64_t nodes = hosts + t.switches.size() + t.routers.size();
+  // Parts of the network are pointed at where the topology begins.
+  const int line = t.links.empty() ? 1 : t.links.front().line, column = t.links.empty() ? 1 : t.links.front().column;
+  MemoryEstimate e;
+  const uint64_t host = x.fabric == FabricKind::roce_v1 ? kHostBytesRoceV1 : kHostBytes;
+  e.parts.push_back({"hosts", mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
+  e.parts.push_back({"routing tables", mul(mul(hosts, nodes), kRouteEntryBytes),
+                     std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line, column});
+  uint64_t connections = 0;
+  MemoryPart buffers{"message buffers", 0, "", "", 0, 0};
+  uint64_t largest = 0, most_pairs = 0;
+  MemoryPart qps{"QPs", 0, "", "", 0, 0};
+  for (size_t i = 0; i < x.workloads.size(); ++i) {
+    const WorkloadConfig& w = x.workloads[i];
+    const uint64_t p = pairs(w);
+    connections = add(connections, p);
+    if (p >= most_pairs) {  // QPs are pointed at the workload with the most
+      most_pairs = p;
+      qps.key = "workloads[" + std::to_string(i) + "]";
+      qps.line = w.line;
+      qps.column = w.column;
+    }
+    const uint64_t b = mul(p, buffers_per_pair(w));
+    buffers.bytes = add(buffers.bytes, b);
+    if (b < largest) continue;
+    largest = b;
+    buffers.key = "workloads[" + std::to_string(i) + "]";
+    buffers.line = w.line;
+    buffers.column = w.column;
+    buffers.detail = "the most: workload " + w.name + ", " + (p > 1 ? std::to_string(p) + " pairs x " : "") +
+                     about(buffers_per_pair(w)) + " of " + to_string(w.size) + " messages";
+  }
+  qps.bytes = mul(mul(connections, 2), kQpBytes);
+  qps.detail = std::to_string(connections) + " connections, a QP at each end";
+  e.parts.push_back(qps);
+  if (x.fabric == FabricKind::iwarp) {
+    qps.what = "TCP connections";
+    qps.bytes = mul(mul(connections, 2), kTcpBytes);
+    qps.detail = std::to_string(connections) + " connections, TCP at each end";
+    e.parts.push_back(qps);
+  }
+  if (x.fabric == FabricKind::roce_v1) {
+    // RFC 4861 7.2.2: each end solicits its peer's MAC at the solicited-node
+    // multicast address, which a bridge floods out of every port (no MLD
+    // snooping): a packet buffer a host, all queued at once at setup.
+    qps.what = "neighbour solicitations";
+    qps.bytes = mul(mul(connections, hosts > 1 ? hosts - 1 : 1), kPacketBytes);
+    qps.detail = std::to_string(connections) + " connections, each solicitation flooded to " +
+                 std::to_string(hosts > 1 ? hosts - 1 : 1) + " hosts at setup";
+    e.parts.push_back(qps);
+  }
+  e.parts.push_back(std::move(buffers));
+  std::stable_sort(e.parts.begin(), e.parts.end(),
+                   [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
+  for (const MemoryPart& p : e.parts) e.total = add(e.total, p.bytes);
+  return e;
+}
+
+std::optional<LoadError> memory_error(const ExperimentConfig& x, uint64_t limit, const std::string& limit_from) {
+  const MemoryEstimate e = estimate_memory(x);
+  if (e.total <= limit) return std::nullopt;
+  const MemoryPart& top = e.parts.front();
+  std::string parts;
+  for (size_t i = 1; i < e.parts.size(); ++i)
+    if (e.parts[i].bytes) parts += (parts.empty() ? "" : ", ") + e.parts[i].what + " " + about(e.parts[i].bytes);
+  LoadError err;
+  err.file = x.file.string();
+  err.line = std::max(1, top.line);
+  err.column = std::max(1, top.column);
+  err.message = (top.key.empty() ? std::string("topology") : top.key) + ": this run would need about " +
+                about(e.total) + " of memory, more than the limit of " + about(limit) + " (" + limit_from +
+                "); the largest part is " + top.what + ", " + about(top.bytes) + " (" + top.detail + ")" +
+                (parts.empty() ? "" : "; then " + parts);
+  return err;
+}
+
+}  // namespace rdmasim

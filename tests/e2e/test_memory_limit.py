@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""A run too large for memory is refused before anything is built (exit 2,
+the estimate and its largest part, at the place that asks for it), where it
+used to die of bad_alloc after building: `size: 2GiB` with 4 outstanding,
+a 1,024-host all-to-all, 10,000 declared hosts. The estimate is checked
+against the peak RSS of real runs (docs/reliability.md, "Memory")."""
+import os
+import re
+import subprocess
+
+import e2e
+
+TWO = e2e.TWO_HOSTS
+
+rdmasim = e2e.rdmasim
+tmp = e2e.tmpdir()
+two = e2e.write_text(os.path.join(tmp, "two.yaml"), TWO)
+
+
+def refused(path, args, where, largest):
+    """validate and run exit 2 with one error at `where` naming the largest part; returns the estimate in MiB."""
+    for cmd in ("validate", "run"):
+        out = os.path.join(tmp, "out-refused")
+        r = rdmasim(cmd, path, *args, *(["--out", out] if cmd == "run" else []))
+        ok = (r.returncode == 2 and r.stderr.startswith(where) and f"the largest part is {largest}" in r.stderr
+              and "this run would need about" in r.stderr and not os.path.exists(out))
+        e2e.check(ok, f"{cmd} {' '.join(args)}: exit {r.returncode}, expected 2 at {where} ({largest}): {r.stderr}")
+    m = re.search(r"would need about ([\d.]+) (GiB|MiB|KiB)", r.stderr)
+    return float(m.group(1)) * {"GiB": 1024, "MiB": 1, "KiB": 1 / 1024}[m.group(2)] if m else 0
+
+
+# 2 GiB messages, 4 outstanding: 4 slots of 2 GiB at the sender, filled,
+# and 4 at the receiver: 16 GiB.
+big = ["--set", "workloads.0.size=2GiB"]
+mib = refused(two, big + ["--memory-limit", "8GiB"], two + ":2:13: workloads[0]: ", "message buffers, 16.0 GiB")
+e2e.check(16 * 1024 <= mib < 16.1 * 1024, f"2 GiB x 4 outstanding: about 16 GiB, estimated {mib} MiB")
+r = rdmasim("validate", two, *big, "--memory-limit", "17GiB")
+e2e.check(r.returncode == 0, f"the same under a 17 GiB limit validates: {r.stderr}")
+r = rdmasim("validate", two, "--memory-limit", "lots")
+e2e.check(r.returncode == 2 and "--memory-limit" in r.stderr, f"--memory-limit lots: exit {r.returncode}: {r.stderr}")
+
+# A 1,024-host all-to-all: a million connections, refused in a moment.
+a2a = e2e.write_text(os.path.join(tmp, "a2a.yaml"), """\
+topology: {generate: {kind: leaf_spine, spines: 4, leaves: 32, hosts_per_leaf: 32}}
+workloads: [{kind: all_to_all, size: 4KiB, count: 4}]
+capture: {pcap: none}
+""")
+for fabric, largest in (("roce_v2", "QPs"), ("iwarp", "TCP connections"), ("roce_v1", "neighbour solicitations")):
+    refused(a2a, ["--fabric", fabric, "--memory-limit", "4GiB"], a2a + ":2:13: workloads[0]: ", largest)
+
+# 10,000 declared hosts, two of them talking: routing tables grow with
+# hosts x nodes.
+many = e2e.write_text(os.path.join(tmp, "many.yaml"), """\
+topology: {generate: {kind: star, hosts: 10000}}
+workloads: [{kind: rdma_write, from: h0, to: h1}]
+capture: {pcap: none}
+""")
+refused(many, ["--memory-limit", "1GiB"], many + ":1:12: topology: ", "routing tables")
+
+# No --memory-limit: a share of this machine's memory, and what it is.
+huge = e2e.write_text(os.path.join(tmp, "huge.yaml"), """\
+topology: {generate: {kind: star, hosts: 65536}}
+workloads: [{kind: all_to_all}]
+capture: {pcap: none}
+""")
+r = rdmasim("validate", huge)
+e2e.check(r.returncode == 2 and re.search(r"limit of [\d.]+ GiB \(80% of (MemTotal in /proc/meminfo|the cgroup)",
+                                          r.stderr), f"default limit: exit {r.returncode}: {r.stderr}")
+
+
+# The estimate against the peak RSS of real runs: within a factor of 1.5.
+def peak_mib(path, *args):
+    p = subprocess.Popen([e2e.BINARY, "run", path, "--out", os.path.join(tmp, "measured"), *args],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    e2e.check(os.waitstatus_to_exitcode(status) == 0, f"run {path} {args}")
+    return usage.ru_maxrss / 1024
+
+
+small = e2e.write_text(os.path.join(tmp, "small.yaml"), """\
+topology: {generate: {kind: star, hosts: 32}}
+workloads: [{kind: all_to_all, size: 64, count: 1}]
+capture: {pcap: none}
+""")
+cases = [(small, ["--fabric", f]) for f in ("roce_v2", "iwarp", "roce_v1")]
+cases.append((two, ["--set", "workloads.0.size=16MiB", "--set", "workloads.0.count=8", "--set", "workloads.0.outstanding=8"]))
+for path, args in cases:
+    estimate = refused(path, args + ["--memory-limit", "1KiB"], path, "")
+    peak = peak_mib(path, *args)
+    e2e.check(peak / 1.5 <= estimate <= peak * 1.5,
+              f"{os.path.basename(path)} {args}: estimated {estimate:.1f} MiB, peak RSS {peak:.1f} MiB")
+    print(f"{os.path.basename(path)} {' '.join(args)}: estimated {estimate:.1f} MiB, peak RSS {peak:.1f} MiB")
+
+e2e.finish()
