@@ -288,6 +288,7 @@ void endless(ExperimentDraft& d) {
   }
   for (const auto& r : d.workloads_read) {
     const WorkloadConfig& w = x.workloads[r.index];
+    if (w.kind == WorkloadKind::compute) continue;  // its `work` is a time, bounded as every time is
     const YAML::Node count_at = r.node["count"] ? r.node["count"] : r.node;
     // A ping-pong's receives are its own (it always posts them).
     const bool consumes = (w.op == "send" || w.op == "send_imm" || w.op == "rdma_write_imm") &&

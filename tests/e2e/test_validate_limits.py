@@ -34,11 +34,12 @@ def accepted(args, path=two):
 # adding it up passes 2^63 ps, and the engine used to clamp that to "now".
 times = ["link.delay", "switch.latency", "stop", "workloads.0.start", "host.hybrid_spin",
          "host.interrupt_coalescing.delay", "host.pcie.latency", "host.poll_cost", "host.interrupt_cost",
-         "host.post_cost", "dcqcn.cnp_interval", "dcqcn.alpha_period", "dcqcn.rate_period", "tcp.delayed_ack"]
+         "host.post_cost", "host.context_switch", "dcqcn.cnp_interval", "dcqcn.alpha_period", "dcqcn.rate_period", "tcp.delayed_ack"]
 for key in times:
     refused(["--set", f"{key}=1500000s"], key.replace(".0.", "[0]."), "at most 1000s", "2^63 ps", "1500000s")
     accepted(["--set", f"{key}=1000s"] + (["--set", "stop=1000s"] if key != "stop" else []))
 refused(["--set", "faults=[{at: 1500000s, link: [a, s1], action: down}]"], "faults[0].at", "at most 1000s")
+refused(["--set", "workloads=[{kind: compute, on: a, work: 1500000s}]"], "workloads[0].work", "at most 1000s")
 # A located error in the file itself: line 2, the value's column.
 delay_file = e2e.write_text(os.path.join(tmp, "delay.yaml"), "link: {delay: 1500000s}\n" + TWO)
 line = refused([], "link.delay", "at most 1000s", path=delay_file)
@@ -47,7 +48,7 @@ e2e.check(line.startswith(delay_file + ":1:15: "), f"located at the value: {line
 refused(["--set", "tcp.min_rto=2s"], "tcp.min_rto", "at most 1s")
 
 # Every rate: 1Kbps to 1Pbps. 2^64 - 1 bit/s used to make serialisation time 0.
-for key in ("link.bandwidth", "host.pcie.bandwidth", "dcqcn.additive", "dcqcn.hyper", "dcqcn.min_rate"):
+for key in ("link.bandwidth", "host.pcie.bandwidth", "host.pio_bandwidth", "dcqcn.additive", "dcqcn.hyper", "dcqcn.min_rate"):
     refused(["--set", f"{key}=18446744073709551615"], key, "at most 1Pbps", "18446744073709551615")
     refused(["--set", f"{key}=1bps"], key, "at least 1Kbps")
     accepted(["--set", f"{key}=1000Tbps"])
