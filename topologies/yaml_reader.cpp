@@ -27,6 +27,7 @@ bool under(std::string_view path, std::string_view prefix) {
   return path.size() == prefix.size() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
 }
 
+namespace {
 // A value as errors quote it: whole when short, else its start and length
 // (an error must not repeat a 50 MB value).
 constexpr size_t kShown = 64;  // characters of a long value an error shows
@@ -38,6 +39,7 @@ std::string shorten(std::string_view s) {
 std::string quote(std::string_view s) {
   return is_long(s) ? "'" + std::string(s.substr(0, kShown)) + "...'" + length_of(s) : "'" + std::string(s) + "'";
 }
+}  // namespace
 
 std::string describe(const YAML::Node& n) {
   switch (n.Type()) {
@@ -205,7 +207,7 @@ std::optional<DataRate> YamlReader::rate(const Entry& e) {
   }
   if (r->bps() > kMaxRateBps) {
     error(e.value, e.path,
-          "at most 1Pbps (10^15 bit/s): serialisation times, bits x 10^12 / rate in whole picoseconds, "
+          "at most 1000Tbps (10^15 bit/s): serialisation times, bits x 10^12 / rate in whole picoseconds, "
           "overflow 64 bits near 10^19 bit/s; got " + describe(e.value));
     return std::nullopt;
   }

@@ -30,7 +30,7 @@ namespace rdmasim {
 // 1 Kbps a frame would take longer than a time may be.
 inline constexpr Time kMaxTimeValue = Time::s(1000);
 inline constexpr uint64_t kMinRateBps = 1'000;                  // 1Kbps
-inline constexpr uint64_t kMaxRateBps = 1'000'000'000'000'000;  // 1Pbps
+inline constexpr uint64_t kMaxRateBps = 1'000'000'000'000'000;  // 1000Tbps
 // Names become file names (pcap/<node>-<port>.pcap, out/<name>) and fill
 // tables and messages: at most 64 characters.
 inline constexpr size_t kMaxNameLength = 64;
