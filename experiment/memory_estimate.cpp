@@ -12,16 +12,49 @@ namespace {
 // Frames queued in ports are not counted (each frame takes a 10 KiB packet
 // buffer, up to link.buffer of frame bytes a port), except roce_v1's
 // neighbour solicitations, which every connection floods at setup.
+constexpr uint64_t kProgramBytes = 8 << 20;     // rdmasim itself: code, libraries, the price catalogue
 constexpr uint64_t kHostBytes = 8 * 1024;        // a host: its NIC, port, CPU model, memory map
 constexpr uint64_t kHostBytesRoceV1 = 32 * 1024; // ... with its neighbour cache, and the bridges' tables
-constexpr uint64_t kRouteEntryBytes = 14;        // per (host, node): next hops, distances, forwarding tables
-constexpr uint64_t kQpBytes = 12 * 1024;         // one end of a connection: QP, CQs, MRs, the program
-constexpr uint64_t kTcpBytes = 16 * 1024;        // iwarp: one end's TCP connection and its buffers
+constexpr uint64_t kRouteEntryBytes = 15;        // per (host, node): next hops, distances, forwarding tables
+constexpr uint64_t kQpBytes = 6 * 1024;          // one end of a connection: QP, CQs, MRs, the program
+constexpr uint64_t kTcpBytes = 18 * 1024;        // iwarp: one end's TCP connection and its buffers
 constexpr uint64_t kPacketBytes = 10 * 1024;     // a packet buffer (core/packet.hpp)
 constexpr uint64_t kMaxRecvDepth = 512;          // receive buffers a QP keeps posted (workloads/)
 
-// Sender-receiver pairs of a workload: one QP at each end.
-uint64_t pairs(const WorkloadConfig& w) {
+// The fastest host link: what bounds what a sender can send.
+DataRate fastest_host_link(const ExperimentConfig& x) {
+  DataRate r;
+  const auto& hosts = x.topology.hosts;
+  for (const LinkSpec& l : x.topology.links)
+    if (std::find(hosts.begin(), hosts.end(), l.a) != hosts.end() ||
+        std::find(hosts.begin(), hosts.end(), l.b) != hosts.end())
+      r = std::max(r, l.config.bandwidth);
+  return r;
+}
+
+// Mean flow size of a piecewise-linear CDF (workloads/flows.hpp), and its
+// size-biased mean E[S^2] / E[S]: the size of the flow a byte belongs to.
+std::pair<double, double> flow_size_means(const FlowsConfig& f) {
+  double m = 0, m2 = 0;
+  for (size_t i = 1; i < f.points.size(); ++i) {
+    const double w = (f.points[i].percent - f.points[i - 1].percent) / 100;
+    const double a = f.points[i - 1].size_bytes, b = f.points[i].size_bytes;
+    m += w * (a + b) / 2;
+    m2 += w * (a * a + a * b + b * b) / 3;  // uniform between the points
+  }
+  m = std::max(m, 1.0);
+  return {m, std::max(m2 / m, 1.0)};
+}
+double mean_flow_size(const FlowsConfig& f) { return flow_size_means(f).first; }
+
+// Connections of a workload: a QP at each end. `kind: flows` makes one a
+// flow and keeps it to the end: senders x load x rate x duration / mean size.
+uint64_t pairs(const ExperimentConfig& x, const WorkloadConfig& w) {
+  if (w.kind == WorkloadKind::compute) return 0;
+  if (w.kind == WorkloadKind::flows)
+    return static_cast<uint64_t>(static_cast<double>(w.from.size()) * w.flows.load *
+                                 static_cast<double>(fastest_host_link(x).bps()) / 8 * w.flows.duration.to_s() /
+                                 mean_flow_size(w.flows)) + 1;
   if (w.kind == WorkloadKind::all_to_all) return w.from.size() * (w.from.size() - 1);
   return w.from.size() * w.to.size();
 }
@@ -42,12 +75,27 @@ std::string about(uint64_t b) {
 uint64_t mul(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-// Buffers a pair's ends commit (host memory is committed when touched):
-// the sender's `min(count, outstanding)` message slots, filled at setup,
-// and where they land: as many slots at the target of a WRITE, READ or
-// atomic, the posted receive buffers of a SEND (both ends' for a
-// ping-pong, which echoes into them).
-uint64_t buffers_per_pair(const WorkloadConfig& w) {
+// Buffers a workload's ends commit (host memory is committed when
+// touched): per pair, the sender's `min(count, outstanding)` message slots,
+// each written just before it first goes out, and where they land: as many
+// slots at the target of a WRITE, READ or atomic, the posted receive
+// buffers of a SEND (both ends' for a ping-pong, which echoes into them).
+// With `stop`, no more than its senders can send by then (and the message
+// each has started) at each end. `kind: flows` gives a flow's pages back
+// when it ends: a few flows a sender at once.
+uint64_t buffers(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pairs) {
+  if (w.kind == WorkloadKind::compute) return 0;
+  const uint64_t senders = w.from.size();
+  if (w.kind == WorkloadKind::flows) {
+    // A sender's link is a queue at utilisation `load`: about load / (1 - load)
+    // flows in it at once (M/G/1 with processor sharing), a byte's flow of
+    // the size-biased mean; and never more than every flow's bytes.
+    const auto [mean, biased] = flow_size_means(w.flows);
+    const double all = 2 * static_cast<double>(pairs) * mean;
+    const double load = w.flows.load;
+    const double at_once = load >= 1 ? all : 2 * static_cast<double>(senders) * load / (1 - load) * biased;
+    return static_cast<uint64_t>(std::min(all, at_once));
+  }
   const uint64_t size = is_atomic(*from_string<WorkloadKind>(w.op)) ? 8 : w.size.count();
   const uint64_t outstanding = std::max<uint32_t>(w.outstanding, 1);
   const uint64_t slots = std::max<uint64_t>(1, std::min(w.count, outstanding));
@@ -57,7 +105,11 @@ uint64_t buffers_per_pair(const WorkloadConfig& w) {
     landing = 2 * recvs;
   else if (w.op == "send" || w.op == "send_imm")
     landing = w.post_recvs ? recvs : 0;
-  return mul(size, slots + landing);
+  const uint64_t all = mul(pairs, mul(size, slots + landing));
+  if (!x.stop || *x.stop <= w.start) return x.stop ? 0 : all;
+  const long double sendable = static_cast<long double>(fastest_host_link(x).bps()) / 8 * (*x.stop - w.start).to_s();
+  const long double by_stop = 2 * static_cast<long double>(senders) * (sendable + static_cast<long double>(size));
+  return by_stop < static_cast<long double>(all) ? static_cast<uint64_t>(by_stop) : all;
 }
 
 }  // namespace
@@ -69,17 +121,18 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   // Parts of the network are pointed at where the topology begins.
   const int line = t.links.empty() ? 1 : t.links.front().line, column = t.links.empty() ? 1 : t.links.front().column;
   MemoryEstimate e;
+  e.parts.push_back({"the program", kProgramBytes, "code, libraries, the price catalogue", "", line, column});
   const uint64_t host = x.fabric == FabricKind::roce_v1 ? kHostBytesRoceV1 : kHostBytes;
   e.parts.push_back({"hosts", mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
   e.parts.push_back({"routing tables", mul(mul(hosts, nodes), kRouteEntryBytes),
                      std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line, column});
   uint64_t connections = 0;
-  MemoryPart buffers{"message buffers", 0, "", "", 0, 0};
+  MemoryPart bufs{"message buffers", 0, "", "", 0, 0};
   uint64_t largest = 0, most_pairs = 0;
   MemoryPart qps{"QPs", 0, "", "", 0, 0};
   for (size_t i = 0; i < x.workloads.size(); ++i) {
     const WorkloadConfig& w = x.workloads[i];
-    const uint64_t p = pairs(w);
+    const uint64_t p = pairs(x, w);
     connections = add(connections, p);
     if (p >= most_pairs) {  // QPs are pointed at the workload with the most
       most_pairs = p;
@@ -87,15 +140,16 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
       qps.line = w.line;
       qps.column = w.column;
     }
-    const uint64_t b = mul(p, buffers_per_pair(w));
-    buffers.bytes = add(buffers.bytes, b);
+    const uint64_t b = buffers(x, w, p);
+    bufs.bytes = add(bufs.bytes, b);
     if (b < largest) continue;
     largest = b;
-    buffers.key = "workloads[" + std::to_string(i) + "]";
-    buffers.line = w.line;
-    buffers.column = w.column;
-    buffers.detail = "the most: workload " + w.name + ", " + (p > 1 ? std::to_string(p) + " pairs x " : "") +
-                     about(buffers_per_pair(w)) + " of " + to_string(w.size) + " messages";
+    bufs.key = "workloads[" + std::to_string(i) + "]";
+    bufs.line = w.line;
+    bufs.column = w.column;
+    bufs.detail = "the most: workload " + w.name + ", " + about(b) +
+                     (w.kind == WorkloadKind::flows ? " of flows" : " of " + to_string(w.size) + " messages") +
+                     (p > 1 ? " over " + std::to_string(p) + " pairs" : "");
   }
   qps.bytes = mul(mul(connections, 2), kQpBytes);
   qps.detail = std::to_string(connections) + " connections, a QP at each end";
@@ -116,7 +170,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
                  std::to_string(hosts > 1 ? hosts - 1 : 1) + " hosts at setup";
     e.parts.push_back(qps);
   }
-  e.parts.push_back(std::move(buffers));
+  e.parts.push_back(std::move(bufs));
   std::stable_sort(e.parts.begin(), e.parts.end(),
                    [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
   for (const MemoryPart& p : e.parts) e.total = add(e.total, p.bytes);
