@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "apps/output_dir.hpp"
+#include "apps/timeseries.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
 #include "fabrics/network.hpp"
@@ -278,8 +279,14 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     ~ClearOnExit() { sim.clear(); }
   } clear_on_exit{net.sim};
   for (auto& r : runs) r->start();
+  std::unique_ptr<TimeSeries> series;
+  if (cfg.capture.timeseries) {
+    series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries);
+    series->start();
+  }
 
   const RunEnd end = run_until_done(net, runs, cfg.stop);
+  if (series) series->write(dir);
 
   if (captures) captures->close();
   if (!traces.empty()) {
@@ -345,6 +352,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       j["fct"] = fct_json(*flows);
       flows_csv += flows_csv_rows(w.name, w.from, *flows);
     }
+    j["retransmitted_packets"] = s.retransmitted_packets;
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
@@ -363,6 +371,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                        {"drops", st.drops},
                        {"pause_frames", st.pause_frames},
                        {"ecn_marks", st.ecn_marks},
+                       {"max_queue_bytes", st.max_queue_bytes},
                        {"credit_wait_ps", st.credit_wait.count()}});
     }
   }

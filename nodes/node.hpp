@@ -31,6 +31,9 @@ public:
   // A frame has fully arrived on `in`. The node owns it now and must call
   // in.release_ingress() once it no longer holds the frame's buffer space.
   virtual void receive(Port& in, Packet p) = 0;
+  // Bytes waiting to leave port `i`: its queue, and what the node holds for
+  // it beyond (an IB switch keeps its output queues itself).
+  virtual uint64_t queued_bytes(size_t i) const { return port(i).queued_bytes(); }
 
 protected:
   Simulator& sim_;

@@ -33,6 +33,7 @@ bool Port::send(Packet p, Time ready) {
   }
   p.meta().enqueued = std::max(sim_.now(), ready);  // when it may start
   queued_bytes_ += n;
+  stats_.max_queue_bytes = std::max(stats_.max_queue_bytes, queued_bytes_);
   ++queued_frames_;
   class_bytes_[cls] += n;
   queues_[cls].push_back(std::move(p));

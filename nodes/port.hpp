@@ -37,6 +37,7 @@ struct PortStats {
   uint64_t drops = 0;         // tail drops at egress, frames lost on the wire or on a down link
   uint64_t pause_frames = 0;  // PFC frames sent and received
   uint64_t ecn_marks = 0;
+  uint64_t max_queue_bytes = 0;  // the most bytes the egress queue ever held
   Time credit_wait;           // time with frames queued but no class allowed to send
 };
 

@@ -132,6 +132,7 @@ struct CaptureConfig {
   bool cpu_trace = false;
   Time cpu_trace_from;
   Time cpu_trace_to = Time::max();
+  std::optional<Time> timeseries;      // sample queues and QP rates every this often (timeseries/*.csv)
 };
 
 // 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).
@@ -150,12 +151,17 @@ struct EcnConfig {
   double pmax = 0.2;
 };
 
-// DCQCN congestion control at RoCE v2 NICs (Zhu et al., SIGCOMM 2015; the
-// defaults are the paper's). The receiver of an ECN CE-marked packet sends
-// its sender a CNP, at most one per QP per cnp_interval; the sender cuts its
-// QP's rate on a CNP and recovers it in steps on timers and bytes sent.
+// Congestion control at the NICs of the IBA fabrics (congestion_control:),
+// one algorithm for every RC and UC QP of a run. Each algorithm's defaults
+// are its paper's (docs/congestion_control.md says which, and where the
+// paper leaves a value open, what was chosen).
+enum class CcAlgorithm { none, dcqcn, hpcc, timely, dctcp, swift, ib_cca };
+
+// DCQCN (Zhu et al., SIGCOMM 2015; the defaults are the paper's). The
+// receiver of an ECN CE-marked packet sends its sender a CNP, at most one
+// per QP per cnp_interval; the sender cuts its QP's rate on a CNP and
+// recovers it in steps on timers and bytes sent.
 struct DcqcnConfig {
-  bool enabled = false;
   Time cnp_interval = Time::us(50);  // NP: least time between two CNPs of one QP
   double g = 1.0 / 256;              // RP: gain of the congestion estimate alpha
   Time alpha_period = Time::us(55);  // alpha decays after a period without a CNP
@@ -165,6 +171,72 @@ struct DcqcnConfig {
   DataRate additive{40'000'000};     // target rate step in additive increase
   DataRate hyper{100'000'000};       // target rate step in hyper increase
   DataRate min_rate{10'000'000};     // the rate never falls below this
+};
+
+// HPCC (Li et al., SIGCOMM 2019, section 3 and Algorithm 1).
+struct HpccConfig {
+  double eta = 0.95;                 // target utilisation
+  uint32_t max_stage = 5;            // additive steps before a multiplicative update is forced
+  DataRate additive{50'000'000};     // W_AI expressed as a rate (W_AI = additive x base_rtt)
+  Time base_rtt = Time::us(10);      // T: the base RTT the window is sized to (W_init = line rate x T)
+  DataRate min_rate{100'000'000};
+};
+
+// TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1 and section 5).
+struct TimelyConfig {
+  Time t_low = Time::us(50);         // below it: additive increase whatever the gradient
+  Time t_high = Time::us(500);       // above it: multiplicative decrease by the RTT
+  Time min_rtt = Time::us(20);       // normalises the gradient
+  double ewma = 0.875;               // alpha: weight of the newest RTT difference
+  double beta = 0.8;                 // multiplicative decrease factor
+  DataRate additive{10'000'000};     // delta
+  uint32_t hai_threshold = 5;        // gradient-negative steps before hyperactive increase (N = 5)
+  DataRate min_rate{10'000'000};
+};
+
+// DCTCP (Alizadeh et al., SIGCOMM 2010) for RoCE, as the DCTCP baseline of
+// HPCC's simulator: a window cut by alpha/2 once a window when ECN-echoed
+// ACKs arrived, alpha the EWMA of the fraction echoed.
+struct DctcpConfig {
+  double g = 1.0 / 16;               // gain of alpha
+  Time base_rtt = Time::us(10);      // initial window = line rate x base_rtt
+  Bytes min_window{4096};
+};
+
+// Swift (Kumar et al., SIGCOMM 2020, Algorithm 1): a fabric window and an
+// endpoint window from delay targets; the fabric target grows with hops.
+struct SwiftConfig {
+  Time base_target = Time::us(25);   // fabric delay target with no hops
+  Time per_hop = Time::us(1);        // h: target added per hop the ACK crossed
+  Time endpoint_target = Time::us(10);
+  double additive = 1.0;             // ai: packets a window per RTT below target
+  double beta = 0.8;                 // multiplicative decrease gain
+  double max_mdf = 0.5;              // largest cut at once
+  double min_window = 0.01;          // packets; below one packet the QP is paced
+  Time base_rtt = Time::us(10);      // initial window = line rate x base_rtt
+};
+
+// InfiniBand congestion control (IBA annex A10): switches mark FECN when a
+// port's queue is above `threshold`; the destination returns BECN; the
+// source raises its CCT index on a BECN and a timer lowers it; the index
+// picks an inter-packet delay from the congestion control table.
+struct IbCcaConfig {
+  Bytes threshold{64 << 10};         // switch: queue depth above which FECN is set (marking rate: every packet)
+  uint32_t increase = 1;             // CCTI_Increase: index steps per BECN
+  Time timer = Time::us(10);         // CCTI_Timer: one step down each
+  uint32_t limit = 127;              // CCTI_Limit: the table's last index
+  uint32_t min = 0;                  // CCTI_Min
+  Time delay_step = Time::ns(100);   // the table: index i delays each packet by i x delay_step
+};
+
+struct CcConfig {
+  CcAlgorithm algorithm = CcAlgorithm::none;
+  DcqcnConfig dcqcn;
+  HpccConfig hpcc;
+  TimelyConfig timely;
+  DctcpConfig dctcp;
+  SwiftConfig swift;
+  IbCcaConfig ib_cca;
 };
 
 enum class IpVersion { ipv4, ipv6 };
@@ -232,7 +304,7 @@ struct ExperimentConfig {
   bool pfc = false;  // flow_control: pfc (Ethernet fabrics; ib is always credit-based)
   PfcConfig pfc_config;
   EcnConfig ecn;
-  DcqcnConfig dcqcn;
+  CcConfig cc;
   IpVersion ip = IpVersion::ipv4;
   SwitchConfig switch_config;
   IbConfig ib;
@@ -267,6 +339,7 @@ RDMASIM_ENUM_NAMES(IpVersion, ipv6, "ipv4", "ipv6");
 RDMASIM_ENUM_NAMES(SwitchMode, store_and_forward, "cut_through", "store_and_forward");
 RDMASIM_ENUM_NAMES(IbRouting, updown, "min_hop", "updown");
 RDMASIM_ENUM_NAMES(CongestionControl, dctcp, "newreno", "cubic", "dctcp");
+RDMASIM_ENUM_NAMES(CcAlgorithm, ib_cca, "none", "dcqcn", "hpcc", "timely", "dctcp", "swift", "ib_cca");
 RDMASIM_ENUM_NAMES(Completion, hybrid, "polling", "interrupt", "hybrid");
 RDMASIM_ENUM_NAMES(Doorbell, pio, "dma", "pio");
 #undef RDMASIM_ENUM_NAMES

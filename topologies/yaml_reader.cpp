@@ -246,6 +246,28 @@ std::optional<double> YamlReader::probability(const Entry& e) {
   }
   return v;
 }
+namespace {
+std::string fmt_number(double v) {
+  std::string s = std::to_string(v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+}  // namespace
+
+std::optional<double> YamlReader::number(const Entry& e, double lo, double hi, bool open_lo) {
+  const std::string range = std::string(open_lo ? "above " : "from ") + fmt_number(lo) + (open_lo ? " up to " : " to ") + fmt_number(hi);
+  auto s = scalar(e.value, e.path, "a number " + range);
+  if (!s) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s->c_str(), &end);
+  if (s->empty() || end != s->c_str() + s->size() || errno != 0 || !(v >= lo && v <= hi) || (open_lo && v == lo)) {
+    error(e.value, e.path, "expected a number " + range + ", got " + describe(e.value));
+    return std::nullopt;
+  }
+  return v;
+}
 std::optional<bool> YamlReader::boolean(const Entry& e) {
   auto s = scalar(e.value, e.path, "true or false");
   if (!s) return std::nullopt;

@@ -141,6 +141,8 @@ class YamlReader {
   std::optional<DataRate> rate(const Entry& e);
   std::optional<uint64_t> whole(const Entry& e, uint64_t lo, uint64_t hi);
   std::optional<double> probability(const Entry& e);
+  // A number in [lo, hi], or (lo, hi] when `open_lo`.
+  std::optional<double> number(const Entry& e, double lo, double hi, bool open_lo = false);
   std::optional<bool> boolean(const Entry& e);
   std::optional<std::string> name(const YAML::Node& v, const std::string& path,
                                   std::string_view what = "a name");

@@ -33,6 +33,12 @@ public:
   void on_finished(std::function<void()> f) { on_finished_ = std::move(f); }
 
   void setup();
+  // Its QPs, requester side first, with the host each is on.
+  template <class F>
+  void each_qp(F&& f) const {
+    if (sa_.qp) f(a_, *sa_.qp);
+    if (sb_.qp) f(b_, *sb_.qp);
+  }
   void start() {
     const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
     if (pingpong_) {

@@ -70,6 +70,11 @@ void FlowsRun::flow_ended(size_t id) {
 
 bool FlowsRun::finished() const { return next_ == arrivals_.size() && running_ == 0; }
 
+void FlowsRun::each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const {
+  for (const auto& flow : flows_)
+    if (flow) flow->each_qp(f);
+}
+
 FlowStats FlowsRun::result() const {
   FlowStats all = ended_;
   for (size_t id = 0; id < flows_.size(); ++id)

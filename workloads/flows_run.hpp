@@ -23,6 +23,8 @@ public:
   bool finished() const;
   FlowStats result() const;
   const std::vector<FlowRecord>& records() const { return records_; }
+  // The QPs of the flows in flight.
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 
 private:
   void arrive();

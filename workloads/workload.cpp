@@ -375,6 +375,8 @@ Task Flow::pong(Time t0) {
 FlowStats Flow::result() {
   FlowStats s = stats_;
   s.finished = finished();
+  for (const Side* side : {&sa_, &sb_})
+    if (side->qp) s.retransmitted_packets += side->qp->retransmitted_packets();
   s.planned_ops = count_;
   s.data_mismatch = !stats_.data_verified;  // the receiver saw wrong bytes land
   if (!all_ok_ || s.ops < count_) {         // not all delivered: nothing more to compare
@@ -498,6 +500,12 @@ void FlowStats::merge(const FlowStats& s) {
   data_mismatch = data_mismatch || s.data_mismatch;
   finished = finished && s.finished;
   planned_ops += s.planned_ops;
+  retransmitted_packets += s.retransmitted_packets;
+}
+
+void WorkloadRun::each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const {
+  for (const auto& flow : flows_) flow->each_qp(f);
+  if (flows_run_) flows_run_->each_qp(f);
 }
 
 FlowStats WorkloadRun::result() const {

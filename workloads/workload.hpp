@@ -53,6 +53,7 @@ struct FlowStats {
   uint64_t planned_ops = 0;   // operations the workload means to run (flows: flows started)
   // Adds another flow's statistics (data_verified and finished: all of them).
   void merge(const FlowStats& s);
+  uint64_t retransmitted_packets = 0;  // by its QPs' transports, both ends
 };
 
 class Flow;
@@ -72,6 +73,8 @@ public:
   FlowStats result() const;
   // kind: flows: every flow started so far; else null.
   const std::vector<FlowRecord>* flow_records() const;
+  // Each flow's QPs, requester side first, with the host each is on.
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 
 private:
   WorkloadEnv& env_;

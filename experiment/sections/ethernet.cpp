@@ -29,6 +29,7 @@ void read_ecn(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "ECN settings", {"enabled", "kmin", "kmax", "pmax"});
   if (!f) return;
   d.c.read(*f, "enabled", d.x.ecn.enabled, [&](const Entry& v) { return d.c.boolean(v); });
+  if (const Entry* en = f->find("enabled")) d.ecn_enabled = *en;
   d.c.read(*f, "kmin", d.x.ecn.kmin, [&](const Entry& v) { return d.c.bytes(v, false); });
   d.c.read(*f, "kmax", d.x.ecn.kmax, [&](const Entry& v) { return d.c.bytes(v); });
   d.c.read(*f, "pmax", d.x.ecn.pmax, [&](const Entry& v) { return d.c.probability(v); });

@@ -8,7 +8,7 @@ namespace rdmasim {
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   auto top = d.c.fields(root, "", "an experiment",
                         {"name", "fabric", "seed",     "stop",      "link",   "flow_control", "pfc",
-                         "ecn",  "dcqcn",  "ip",       "switch",    "ib",     "tcp",          "mpa",
+                         "ecn",  "dcqcn",  "congestion_control", "ip",       "switch",    "ib",     "tcp",          "mpa",
                          "host", "vlan",   "topology", "workloads", "faults", "capture",      "cost"});
   if (!top) return;
   if (auto e = top->find("name")) {
@@ -26,8 +26,13 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   if (auto e = top->find("flow_control")) read_flow_control(d, *e);
   if (auto e = top->find("pfc")) read_pfc(d, *e);
   if (auto e = top->find("ecn")) read_ecn(d, *e);
-  if (auto e = top->find("dcqcn")) read_dcqcn(d, *e);
+  if (auto e = top->find("dcqcn")) read_old_dcqcn(d, *e);
+  if (auto e = top->find("congestion_control")) read_congestion_control(d, *e);
+  // The ECN-driven algorithms switch marking on unless the file says otherwise.
+  const CcAlgorithm cc = d.x.cc.algorithm;
+  if ((cc == CcAlgorithm::dcqcn || cc == CcAlgorithm::dctcp) && !d.ecn_enabled) d.x.ecn.enabled = true;
   d.c.read(*top, "ip", d.x.ip, [&](const Entry& e) { return d.c.choice<IpVersion>(e, "IP version"); });
+  if (auto e = top->find("ip")) d.ip_version = *e;
   if (auto e = top->find("switch")) read_switch(d, *e);
   if (auto e = top->find("ib")) read_ib(d, *e);
   if (auto e = top->find("tcp")) read_tcp(d, *e);

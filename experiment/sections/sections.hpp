@@ -28,6 +28,9 @@ struct ExperimentDraft {
   std::optional<Entry> topology;       // the topology key
   std::vector<YAML::Node> link_nodes;  // per topology.links: where it was written
   std::optional<Entry> ib_roots, capture_list;
+  std::optional<Entry> cc_algorithm;  // congestion_control.algorithm, when given
+  std::optional<Entry> ecn_enabled;   // ecn.enabled, when given
+  std::optional<Entry> ip_version;    // ip, when given
   std::vector<Entry> vlan_hosts;  // vlan.hosts' keys
   struct ReadWorkload {
     YAML::Node node;
@@ -50,7 +53,9 @@ void read_flow_control(ExperimentDraft& d, const Entry& e);
 void read_pfc(ExperimentDraft& d, const Entry& e);
 void read_ecn(ExperimentDraft& d, const Entry& e);
 void read_vlan(ExperimentDraft& d, const Entry& e);
-void read_dcqcn(ExperimentDraft& d, const Entry& e);  // roce_v2
+// `congestion_control:`; the old top-level `dcqcn:` is an error naming the new place.
+void read_congestion_control(ExperimentDraft& d, const Entry& e);
+void read_old_dcqcn(ExperimentDraft& d, const Entry& e);
 void read_ib(ExperimentDraft& d, const Entry& e);
 void read_tcp(ExperimentDraft& d, const Entry& e);  // iwarp
 void read_mpa(ExperimentDraft& d, const Entry& e);  // iwarp

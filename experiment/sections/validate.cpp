@@ -10,6 +10,7 @@
 #include "experiment/sections/sections.hpp"
 #include "fabrics/ib/ib_fabric.hpp"
 #include "fabrics/ib/virtual_lanes.hpp"
+#include "fabrics/iba/transport/cc/telemetry.hpp"
 
 namespace rdmasim {
 
@@ -317,7 +318,53 @@ void endless(ExperimentDraft& d) {
 
 }  // namespace
 
+// The fabrics an algorithm can run on: what it reacts to must exist there.
+void congestion_control(ExperimentDraft& d) {
+  const CcAlgorithm a = d.x.cc.algorithm;
+  if (a == CcAlgorithm::none) return;
+  const FabricKind f = d.x.fabric;
+  std::string why;
+  switch (a) {
+    case CcAlgorithm::dcqcn:
+    case CcAlgorithm::dctcp:
+      if (f != FabricKind::roce_v2) why = "it reacts to ECN marks in the IP header, which only roce_v2 carries";
+      break;
+    case CcAlgorithm::hpcc:
+      if (f != FabricKind::roce_v2)
+        why = "its switch telemetry rides in an IPv4 option, which only roce_v2 carries";
+      else if (d.x.ip != IpVersion::ipv4)
+        why = "its switch telemetry rides in an IPv4 option: set ip: ipv4";
+      break;
+    case CcAlgorithm::timely:
+    case CcAlgorithm::swift:
+      if (f != FabricKind::roce_v1 && f != FabricKind::roce_v2) why = "it runs on roce_v1 and roce_v2 NICs";
+      break;
+    case CcAlgorithm::ib_cca:
+      if (f != FabricKind::ib) why = "it is InfiniBand's (IBA annex A10): FECN/BECN at ib switches and NICs";
+      break;
+    case CcAlgorithm::none:
+      break;
+  }
+  if (why.empty() && a == CcAlgorithm::hpcc) {
+    // Each hop reports its link rate as an index into a table of standard rates.
+    for (const auto& l : d.x.topology.links) {
+      if (IntHop::rate_index(l.config.bandwidth)) continue;
+      why = "its switch telemetry reports link rates from a table of standard Ethernet rates (1, 2.5, 5, 10, 25, "
+            "40, 50, 56, 100, 200, 400, 800, 1600 Gbps), and a link runs at " + to_string(l.config.bandwidth);
+      break;
+    }
+  }
+  if (why.empty()) return;
+  const std::string msg = std::string(to_string(a)) + " cannot run on fabric " + std::string(to_string(f)) + ": " +
+                          why + (f == FabricKind::iwarp ? " (iwarp: tcp.congestion_control)" : "");
+  if (d.cc_algorithm)
+    d.c.error(d.cc_algorithm->value, d.cc_algorithm->path, msg);
+  else if (d.ip_version)
+    d.c.error(d.ip_version->value, d.ip_version->path, msg);
+}
+
 void validate(ExperimentDraft& d) {
+  congestion_control(d);
   ib_roots(d);
   if (d.graph) {
     Paths paths(*d.graph);

@@ -35,7 +35,14 @@ void finish_ib(Network& net) {
   const uint8_t vls = modelled_data_vls(cfg.ib.vls);
 
   const SlToVl sl2vl = SlToVl::modulo(vls);
-  for (Host* h : net.hosts) h->nic().set_fabric(std::make_unique<IbFabric>(h->nic(), sl2vl));
+  for (Host* h : net.hosts) {
+    auto fabric = std::make_unique<IbFabric>(h->nic(), sl2vl);
+    fabric->set_congestion_control(&net.cfg.cc);
+    h->nic().set_fabric(std::move(fabric));
+  }
+  if (cfg.cc.algorithm == CcAlgorithm::ib_cca)
+    for (int n = g.host_count(); n < g.size(); ++n)
+      static_cast<IbSwitch&>(*net.nodes[n]).mark_fecn_above(cfg.cc.ib_cca.threshold.count());
   for (int n = g.host_count(); n < g.size(); ++n) static_cast<IbSwitch&>(*net.nodes[n]).attach_ports();
   for (size_t l = 0; l < net.links.size(); ++l) {
     const Graph::Link& gl = g.link(static_cast<int>(l));

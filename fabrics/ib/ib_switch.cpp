@@ -4,8 +4,23 @@
 
 #include "fabrics/ib/wire/lrh.hpp"
 #include "fabrics/iba/icrc.hpp"
+#include "fabrics/iba/wire/bth.hpp"
 
 namespace rdmasim {
+
+namespace {
+// Sets BTH FECN (after the LRH, and the GRH of a global packet); false when
+// it was set already.
+bool set_fecn(Packet& p) {
+  std::span<std::byte> b = p.raw_bytes();
+  auto lrh = LrhView::check(b);
+  const size_t at = LrhView::kLen + (lrh->lnh() == Lnh::IbaGlobal ? 40 : 0);
+  auto bth = BthView::check(b.subspan(std::min(at, b.size())));
+  if (!bth || bth->fecn()) return false;
+  bth->set_fecn(true);
+  return true;
+}
+}  // namespace
 
 IbSwitch::IbSwitch(Simulator& sim, std::string name, const SwitchConfig& cfg)
     : Node(sim, std::move(name)), cfg_(cfg) {}
@@ -93,6 +108,17 @@ void IbSwitch::reached_output(uint16_t out) {
   Output& o = out_[out];
   Held h = std::move(o.pipeline.front());
   o.pipeline.pop_front();
+  // IBA A10.2.1.1: an output port past its threshold marks what it forwards.
+  // FECN is in BTH byte 4, outside the ICRC and inside the VCRC.
+  const Port& port = this->port(out);
+  if (o.queued + port.queued_bytes() > fecn_threshold_ && set_fecn(h.packet)) {
+    ++stats_.fecn_marked;
+    if (!h.packet.meta().crc_pending) fill_vcrc(h.packet.bytes());
+  }
+  o.queued += h.packet.size();
+  // The port holds one packet a VL at most: the output's queue is the switch's.
+  PortStats& st = this->port(out).stats();
+  st.max_queue_bytes = std::max(st.max_queue_bytes, o.queued + port.queued_bytes());
   o.vl_queue[h.packet.meta().vl & (Port::kClasses - 1)].push_back(std::move(h));
   feed(out);
 }
@@ -109,6 +135,7 @@ void IbSwitch::feed(uint16_t out) {
     if (port.queued_bytes() + n > port.params().buffer_bytes) continue;
     Held h = std::move(q.front());
     q.pop_front();
+    o.queued -= n;
     o.in_port_queue[c].push_back({h.in_port, h.in_class, static_cast<uint32_t>(n)});
     if (!port.send(std::move(h.packet))) {  // only when unconnected; routes avoid that
       o.in_port_queue[c].pop_back();

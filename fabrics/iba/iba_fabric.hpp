@@ -8,8 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/packet.hpp"
+#include "fabrics/iba/transport/cc/congestion_control.hpp"
 #include "nodes/host/rnic.hpp"
 #include "topologies/config.hpp"
 
@@ -28,6 +30,10 @@ struct IbaSource {
   // when the packet had no GRH.
   std::array<std::byte, 40> grh{};
   bool ecn_ce = false;
+  int hop_limit = -1;  // the IP TTL / hop limit it arrived with (-1: no IP header)
+  // HPCC telemetry: the switches' samples (a request) or their echo (an ACK).
+  std::optional<IntStack> telemetry;
+  bool telemetry_echo = false;
 };
 
 class IbaFabric : public NicFabric {
@@ -44,12 +50,25 @@ public:
   virtual void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) = 0;
   // Strips this fabric's headers and the ICRC; false drops the frame.
   virtual bool decap(Packet& p, IbaSource& src) = 0;
+  // encap with HPCC's telemetry option: room for the switches' samples
+  // (`echo` false, a data packet), or the echo of `t` (an ACK). Fabrics
+  // without it encapsulate as usual.
+  virtual void encap_telemetry(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
+                               const IntStack& t, bool echo) {
+    (void)t;
+    (void)echo;
+    encap(p, dest, src_qpn, dest_qpn);
+  }
   // Link-level frames the port's MAC consumes (PFC PAUSE): not for the transport.
   virtual bool is_link_control(const Packet&) const { return false; }
 
-  // DCQCN at this NIC's QPs (RoCE v2), or nullptr: none.
-  const DcqcnConfig* dcqcn() const { return dcqcn_; }
-  void set_dcqcn(const DcqcnConfig* c) { dcqcn_ = c; }
+  // Congestion control at this NIC's RC and UC QPs, or nullptr: none.
+  const CcConfig* congestion_control() const { return cc_; }
+  const CcFeedback& feedback() const { return feedback_; }
+  void set_congestion_control(const CcConfig* c) {
+    cc_ = c && c->algorithm != CcAlgorithm::none ? c : nullptr;
+    feedback_ = cc_feedback(cc_ ? cc_->algorithm : CcAlgorithm::none);
+  }
 
   struct Stats {
     uint64_t unknown_qp = 0, malformed = 0;
@@ -59,7 +78,8 @@ public:
 protected:
   Rnic& nic_;
   Stats stats_;
-  const DcqcnConfig* dcqcn_ = nullptr;
+  const CcConfig* cc_ = nullptr;
+  CcFeedback feedback_;
 };
 
 }  // namespace rdmasim

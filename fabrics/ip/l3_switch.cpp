@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "fabrics/ip/wire/int_option.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/ipv6.hpp"
 
@@ -116,6 +117,28 @@ void L3Switch::forward(Port& in, uint16_t out, Packet p) {
   const Time ready = std::max(sim_.now() + delay, last_ready_[out]);
   last_ready_[out] = ready;
   port(out).send(std::move(p), ready);
+}
+
+void L3Switch::enable_telemetry() {
+  for (size_t i = 0; i < port_count(); ++i) {
+    Port& out = port(i);
+    out.on_tx([this, &out](Time, Packet& p) { stamp(out, p); });
+  }
+}
+
+void L3Switch::stamp(const Port& out, Packet& p) {
+  auto eth = EthernetView::check(p.raw_bytes());
+  if (!eth || eth->ethertype() != ethertype::kIpv4) return;
+  auto ip = Ipv4View::check(eth->payload());
+  if (!ip || ip->header_len() < Ipv4View::kLen + IntOption::kLen) return;
+  auto opt = IntOption::find(ip->header().subspan(Ipv4View::kLen));
+  if (!opt || opt->echo()) return;
+  if (!opt->push(IntHop::sample(sim_.now(), out.stats().tx_bytes, out.queued_bytes(), out.params().rate))) {
+    ++stats_.telemetry_full;  // a path longer than IntStack::kMaxHops switches
+    return;
+  }
+  ip->fill_checksum();
+  p.meta().crc_pending = true;  // the option is inside the ICRC: a capture after this hop seals it again
 }
 
 // RED on the instantaneous egress queue at enqueue (as DCQCN switches configure it).

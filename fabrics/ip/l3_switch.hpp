@@ -29,15 +29,21 @@ public:
   MacAddress port_mac(uint16_t port) const;
 
   void receive(Port& in, Packet p) override;
+  // HPCC: each frame that carries the telemetry option gets this switch's
+  // sample as it starts to leave an egress port (Li et al. 2019, 3.1: the
+  // egress port's queue, bytes sent and rate at dequeue). Call once the
+  // ports are wired, before captures attach, so that they see the sample.
+  void enable_telemetry();
 
   struct Stats {
-    uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0;
+    uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0, telemetry_full = 0;
   };
   const Stats& stats() const { return stats_; }
 
 private:
   void forward(Port& in, uint16_t out, Packet p);
   bool mark(uint16_t out);
+  void stamp(const Port& port, Packet& p);
 
   SwitchConfig cfg_;
   EcnConfig ecn_;

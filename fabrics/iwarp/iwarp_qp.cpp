@@ -39,6 +39,9 @@ IwarpQp::IwarpQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, co
                  Rnic& nic, IwarpFabric& fabric)
     : QueuePair(d, pd, qpn, init), nic_(nic), fabric_(fabric) {}
 
+// The TCP segments sent again carry this QP's FPDUs (one connection a QP).
+uint64_t IwarpQp::retransmitted_packets() const { return tcp_ ? tcp_->stats().retransmits : 0; }
+
 IwarpQp::~IwarpQp() {
   fabric_.detach(*this);
   nic_.forget(*this);

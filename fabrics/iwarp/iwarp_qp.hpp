@@ -67,6 +67,7 @@ public:
   void tcp_input(Packet p, bool ce);
 
   TcpConnection* tcp() const { return tcp_.get(); }
+  uint64_t retransmitted_packets() const override;
   IwarpEndpoint* endpoint() const { return ep_.get(); }
   bool active() const { return active_; }
 

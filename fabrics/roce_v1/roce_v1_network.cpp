@@ -65,7 +65,9 @@ void finish(Network& net) {
     Rnic& nic = net.host(h).nic();
     const std::optional<uint16_t> host_vid = cfg.vlan ? std::optional<uint16_t>(cfg.vlan->of(g.name(h))) : vid;
     const RoceV1Port self{host_mac(h), roce_v1_gid(host_mac(h)), priority, host_vid};
-    nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, self));
+    auto fabric = std::make_unique<RoceV1Fabric>(nic, self);
+    fabric->set_congestion_control(&net.cfg.cc);
+    nic.set_fabric(std::move(fabric));
     nic.set_gid(to_ibv_gid(self.gid));
     // The bridge port facing the host is an access port of the host's VLAN.
     if (cfg.vlan && !g.ports(h).empty()) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fabrics/iba/icrc.hpp"
+#include "fabrics/ip/wire/int_option.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/ipv6.hpp"
 #include "fabrics/ip/wire/udp.hpp"
@@ -30,7 +31,10 @@ ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e) {
 RoceV2Fabric::RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable)
     : IbaFabric(nic), ip_(ip), self_(self), priority_(priority), ecn_capable_(ecn_capable) {}
 
-size_t RoceV2Fabric::headroom() const { return kEth + Ipv6Header::kLen + UdpHeader::kLen; }
+// The larger IP header: IPv6's, or IPv4's with the telemetry option.
+size_t RoceV2Fabric::headroom() const {
+  return kEth + std::max(Ipv6Header::kLen, Ipv4Header::kLen + IntOption::kLen) + UdpHeader::kLen;
+}
 
 uint16_t RoceV2Fabric::source_port(uint32_t src_qpn, uint32_t dest_qpn) {
   uint32_t h = (src_qpn * 0x9E3779B1u) ^ (dest_qpn * 0x85EBCA77u);
@@ -80,6 +84,22 @@ void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
   eth.emit(*EthernetView::check(p.push_front(kEth)));
 }
 
+void RoceV2Fabric::encap_telemetry(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
+                                   const IntStack& t, bool echo) {
+  encap(p, dest, src_qpn, dest_qpn);
+  if (ip_ != IpVersion::ipv4) return;  // the validate pass allows HPCC only over IPv4
+  // Make room after the 20-byte IPv4 header: Ethernet and IP move forward.
+  constexpr size_t kFixed = kEth + Ipv4Header::kLen;
+  std::span<std::byte> front = p.push_front(IntOption::kLen);
+  std::byte* base = front.data();
+  std::memmove(base, base + IntOption::kLen, kFixed);
+  IntOption::emit({base + kFixed, IntOption::kLen}, t, echo);
+  auto ip = Ipv4View::check(p.raw_bytes().subspan(kEth));
+  ip->set_version_ihl(4, static_cast<uint8_t>((Ipv4Header::kLen + IntOption::kLen) / 4));
+  ip->set_total_length(static_cast<uint16_t>(ip->total_length() + IntOption::kLen));
+  ip->fill_checksum();
+}
+
 bool RoceV2Fabric::is_link_control(const Packet& p) const {
   auto eth = ConstEthernetView::check(p.raw_bytes());
   return eth && eth->ethertype() == ethertype::kMacControl;
@@ -101,6 +121,15 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
     std::memcpy(src.dgid.data(), d.octets.data(), 16);
     std::memcpy(src.grh.data() + 20, l3.data(), Ipv4Header::kLen);
     src.ecn_ce = ip->ecn() == Ecn::Ce;
+    src.hop_limit = ip->ttl();
+    if (ip_len >= Ipv4Header::kLen + IntOption::kLen) {
+      std::array<std::byte, IntOption::kLen> copy;
+      std::memcpy(copy.data(), l3.data() + Ipv4Header::kLen, copy.size());
+      if (auto o = IntOption::find(copy)) {
+        src.telemetry = o->stack();
+        src.telemetry_echo = o->echo();
+      }
+    }
   } else if (eth->ethertype() == ethertype::kIpv6) {
     auto ip = ConstIpv6View::check(l3);
     if (!ip || !ip->valid() || ip->next_header() != kUdp) return false;
@@ -110,6 +139,7 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
     std::memcpy(src.dgid.data(), ip->dst().octets.data(), 16);
     std::memcpy(src.grh.data(), l3.data(), Ipv6Header::kLen);
     src.ecn_ce = ip->ecn() == Ecn::Ce;
+    src.hop_limit = ip->hop_limit();
   } else {
     return false;
   }

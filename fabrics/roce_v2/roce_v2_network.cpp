@@ -2,6 +2,7 @@
 // hosts with the RoCE v2 encapsulation.
 
 #include "fabrics/ip/l3_network.hpp"
+#include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
 
@@ -15,10 +16,13 @@ FabricBuilder roce_v2_builder() {
             for (int h = 0; h < net.graph.host_count(); ++h) {
               Rnic& nic = net.host(h).nic();
               auto fabric = std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled);
-              if (cfg.dcqcn.enabled) fabric->set_dcqcn(&cfg.dcqcn);
+              fabric->set_congestion_control(&cfg.cc);
               nic.set_fabric(std::move(fabric));
               nic.set_gid(roce_v2_gid(cfg.ip, eps[h]));
             }
+            if (cfg.cc.algorithm == CcAlgorithm::hpcc)
+              for (int n = net.graph.host_count(); n < net.graph.size(); ++n)
+                static_cast<L3Switch&>(*net.nodes[n]).enable_telemetry();
             if (cfg.pfc)  // 802.1Qbb on every port (fabrics/ethernet/pfc.hpp)
               enable_l3_pfc(net, eps);
             net.sealer = seal_roce_v2;

@@ -293,6 +293,16 @@ public:
   // Bytes of the path MTU (from attr().path_mtu).
   uint32_t mtu_bytes() const { return 128u << attr_.path_mtu; }
 
+  // Packets the transport sent again (go-back-N, TCP retransmissions).
+  virtual uint64_t retransmitted_packets() const { return 0; }
+  // What its congestion control allows now (capture.timeseries): the rate
+  // it paces data at (the line rate when not paced; 0: unknown) and its
+  // window (0: none).
+  struct SendLimits {
+    uint64_t rate_bps = 0, window_bytes = 0;
+  };
+  virtual SendLimits send_limits() const { return {}; }
+
   // The device moves the QP to ERR (a CQ it completes to overflowed).
   void fail() { if (state_ != IBV_QPS_ERR && state_ != IBV_QPS_RESET) enter_error(); }
 

@@ -21,7 +21,11 @@ EXPECT = {
     "iwarp_atomic.yaml": (9, "atomic"),
     "ib_mtu.yaml": (3, "mtu"),
     "bad_fault.yaml": (8, "link"),
-    "dcqcn_without_ecn.yaml": (4, "ecn"),
+    "old_dcqcn_section.yaml": (3, "congestion_control"),
+    "cc_wrong_fabric.yaml": (3, "roce_v2"),
+    "cc_hpcc_ipv6.yaml": (4, "ipv4"),
+    "cc_unknown_algorithm.yaml": (3, "algorithm"),
+    "cc_bad_param.yaml": (3, "eta"),
     # Checks a run once made only after it had started: validate makes them too.
     "ib_buffer.yaml": (4, "too small for ib"),
     "host_two_links.yaml": (6, "more than one link"),

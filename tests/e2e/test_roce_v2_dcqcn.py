@@ -70,7 +70,7 @@ check(len(by_qp) == 8 and all(g >= 50_000 for g in gaps),
       f"at most one CNP per QP per 50 us ({len(by_qp)} QPs, closest {min(gaps) if gaps else None} ns)")
 
 # The same incast without DCQCN: PFC and ECN marking do all the work.
-_, _, _, off = run(EXAMPLE, os.path.join(tmpdir(), "off"), "--set", "dcqcn.enabled=false", "--set", "capture.pcap=none")
+_, _, _, off = run(EXAMPLE, os.path.join(tmpdir(), "off"), "--set", "congestion_control.algorithm=none", "--set", "capture.pcap=none")
 check(all(h["cnps_sent"] == 0 and h["cnps_received"] == 0 for h in off["hosts"]), "no CNPs with DCQCN off")
 pauses = [sum(p["pause_frames"] for p in r["ports"]) for r in (on, off)]
 marks = [sum(p["ecn_marks"] for p in r["ports"]) for r in (on, off)]

@@ -378,7 +378,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
-      "flow_control, pfc, ecn, dcqcn, ip, switch, ib, tcp, mpa, host, vlan, topology, workloads, faults, capture, cost\n");
+      "flow_control, pfc, ecn, dcqcn, congestion_control, ip, switch, ib, tcp, mpa, host, vlan, topology, workloads, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
         "delay, mtu, "
@@ -743,4 +743,53 @@ TEST_CASE("loader: RoCE v1 VLANs are broadcast domains") {
   CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {zz: 200}}\n")).find("exp.yaml:2:16: vlan.hosts.zz: unknown node 'zz'") == 0);
   CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {s1: 200}}\n")).find("'s1' is not a host") != std::string::npos);
   CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {b: 4095}}\n")).find("exp.yaml:2:19: vlan.hosts.b:") == 0);
+}
+
+TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algorithms that need it") {
+  const std::string w = "  - {kind: rdma_write, from: a, to: b}\n";
+  ExperimentConfig c = good(pair_with(w));
+  CHECK(c.cc.algorithm == CcAlgorithm::none);
+  CHECK_FALSE(c.ecn.enabled);
+  c = good(pair_with(w, "congestion_control: {algorithm: dcqcn, dcqcn: {g: 0.5, min_rate: 1Gbps}}\n"));
+  CHECK(c.cc.algorithm == CcAlgorithm::dcqcn);
+  CHECK(c.cc.dcqcn.g == 0.5);
+  CHECK(c.cc.dcqcn.min_rate == DataRate(1'000'000'000));
+  CHECK(c.cc.dcqcn.cnp_interval == 50_us);  // the paper's
+  CHECK(c.ecn.enabled);
+  // The file says otherwise: it stays off.
+  c = good(pair_with(w, "ecn: {enabled: false}\ncongestion_control: {algorithm: dctcp}\n"));
+  CHECK_FALSE(c.ecn.enabled);
+  // Delay- and telemetry-based algorithms leave ECN alone.
+  for (const char* a : {"timely", "swift", "hpcc"}) {
+    c = good(pair_with(w, std::string("congestion_control: {algorithm: ") + a + "}\n"));
+    CHECK_FALSE(c.ecn.enabled);
+  }
+  c = good(pair_with(w, "congestion_control: {algorithm: hpcc}\n"), {"congestion_control.hpcc.eta=0.9"});
+  CHECK(c.cc.hpcc.eta == 0.9);
+  CHECK(c.cc.hpcc.max_stage == 5);
+  c = good(pair_with(w, "fabric: ib\ncongestion_control: {algorithm: ib_cca, ib_cca: {threshold: 32KiB}}\n"));
+  CHECK(c.cc.ib_cca.threshold == 32_KiB);
+}
+
+TEST_CASE("loader: congestion_control errors name the key and the place") {
+  const std::string w = "  - {kind: rdma_write, from: a, to: b}\n";
+  CHECK(errors(pair_with(w, "fabric: roce_v1\ncongestion_control: {algorithm: hpcc}\n")) ==
+        "exp.yaml:2:33: congestion_control.algorithm: hpcc cannot run on fabric roce_v1: its switch telemetry "
+        "rides in an IPv4 option, which only roce_v2 carries\n");
+  CHECK(errors(pair_with(w, "fabric: iwarp\ncongestion_control: {algorithm: swift}\n")) ==
+        "exp.yaml:2:33: congestion_control.algorithm: swift cannot run on fabric iwarp: it runs on roce_v1 and "
+        "roce_v2 NICs (iwarp: tcp.congestion_control)\n");
+  CHECK(errors(pair_with(w, "congestion_control: {algorithm: ib_cca}\n")) ==
+        "exp.yaml:1:33: congestion_control.algorithm: ib_cca cannot run on fabric roce_v2: it is InfiniBand's "
+        "(IBA annex A10): FECN/BECN at ib switches and NICs\n");
+  // --fabric moves a file onto a fabric its algorithm cannot run on: the same error.
+  CHECK(errors(load(pair_with(w, "congestion_control: {algorithm: dctcp}\n"), {}, "ib")).find(
+            "dctcp cannot run on fabric ib") != std::string::npos);
+  CHECK(errors(pair_with(w, "congestion_control: {algorithm: timely, timely: {t_low: 600us}}\n")) ==
+        "exp.yaml:1:57: congestion_control.timely.t_low: t_low (600us) must be below t_high (500us)\n");
+  CHECK(errors(pair_with(w, "dcqcn: {enabled: true}\n")) ==
+        "exp.yaml:1:1: dcqcn: moved under congestion_control: write congestion_control: {algorithm: dcqcn, "
+        "dcqcn: {...}} (without 'enabled'; docs/congestion_control.md)\n");
+  CHECK(errors(pair_with(w, "link: {bandwidth: 30Gbps}\ncongestion_control: {algorithm: hpcc}\n")).find(
+            "a link runs at 30Gbps") != std::string::npos);
 }

@@ -28,6 +28,7 @@ bool iba_emit(Packet& p, const IbaHeaders& h) {
   bth.solicited = h.solicited;
   bth.pad_count = pad;
   bth.pkey = h.pkey;
+  bth.fecn = h.fecn;
   bth.becn = h.becn;
   bth.dest_qp = h.dest_qp;
   bth.ack_req = h.ack_req;
@@ -56,6 +57,7 @@ std::optional<IbaParsed> iba_parse(std::span<const std::byte> bytes) {
   h.opcode = bth.opcode;
   h.solicited = bth.solicited;
   h.ack_req = bth.ack_req;
+  h.fecn = bth.fecn;
   h.becn = bth.becn;
   h.pkey = bth.pkey;
   h.dest_qp = bth.dest_qp;

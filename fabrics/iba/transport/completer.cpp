@@ -62,6 +62,7 @@ bool IbaQp::spend_retry() {
 void IbaQp::on_retry_timeout() {
   if (state_ != IBV_QPS_RTS || sq_.empty() || !sq_.front().started) return;
   ++stats_.timeouts;
+  if (cc_) cc_->on_timeout();
   if (!spend_retry()) return;
   go_back_to(comp_.unacked_psn);
   arm_retry_timer();

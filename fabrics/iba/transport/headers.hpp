@@ -15,7 +15,8 @@ struct IbaHeaders {
   uint8_t opcode = 0;
   bool solicited = false;
   bool ack_req = false;
-  bool becn = false;  // RoCE v2 CNP / congestion feedback
+  bool fecn = false;  // IB CCA: a switch saw congestion on the way (IBA A10.2.1)
+  bool becn = false;  // CNP, and congestion echoed to the sender in an ACK
   uint16_t pkey = 0xFFFF;
   uint32_t dest_qp = 0;
   uint32_t psn = 0;

@@ -1,5 +1,5 @@
 // The queue pair as a whole: creation, the state machine's effects on the
-// three roles, the NIC's view (TxSource), DCQCN, and the dispatch of
+// three roles, the NIC's view (TxSource), congestion control's seam, and the dispatch of
 // arriving packets to the completer (responses) or the responder (requests).
 // The roles themselves: requester.cpp, completer.cpp, responder.cpp.
 #include "fabrics/iba/transport/iba_qp.hpp"
@@ -19,14 +19,15 @@ IbaQp::IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const 
     : QueuePair(d, pd, qpn, init),
       nic_(nic),
       fabric_(fabric),
-      retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }) {
-  if (fabric.dcqcn() && init.qp_type != IBV_QPT_UD)
-    dcqcn_ = std::make_unique<DcqcnRate>(nic.sim(), *fabric.dcqcn(), nic.port().params().rate, this,
-                                         [](const void* qp) {
-                                           auto* q = static_cast<const IbaQp*>(qp);
-                                           return !q->sq_.empty() || !q->resp_.responses.empty();
-                                         });
-  paced_source_ = dcqcn_ != nullptr;
+      retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }),
+      fb_(fabric.feedback()) {
+  if (fabric.congestion_control() && init.qp_type != IBV_QPT_UD)
+    cc_ = make_congestion_control(*fabric.congestion_control(), nic.sim(), nic.port().params().rate, this,
+                                  [](const void* qp) {
+                                    auto* q = static_cast<const IbaQp*>(qp);
+                                    return !q->sq_.empty() || !q->resp_.responses.empty();
+                                  });
+  paced_source_ = cc_ != nullptr;
 }
 
 IbaQp::~IbaQp() {
@@ -55,6 +56,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     req_.psn = comp_.unacked_psn = req_.high_psn = attr_.sq_psn & kPsnMask;
     comp_.retry_left = attr_.retry_cnt;
     comp_.rnr_left = attr_.rnr_retry;
+    if (cc_) cc_->set_mtu(mtu_bytes());
     if (!sq_.empty()) nic_.wake(*this);
   }
   if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
@@ -77,7 +79,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
 }
 
 void IbaQp::send_posted() {
-  if (dcqcn_) dcqcn_->busy();
+  if (cc_) cc_->busy();
   if (state_ == IBV_QPS_RTS) nic_.wake(*this);
 }
 
@@ -95,36 +97,107 @@ bool IbaQp::has_tx() const { return !resp_.responses.empty() || requester_ready(
 Packet IbaQp::next_frame() {
   const bool data = resp_.responses.empty() || resp_.responses.front().kind == Response::ReadData;
   Packet p = resp_.responses.empty() ? next_request() : next_response();
-  if (dcqcn_ && data && p) pace(p.size());
+  if (cc_ && data && p) pace(p.size());
   return p;
 }
 
-// ---------------------------------------------------------------- DCQCN
+// ------------------------------------------------------ congestion control
 
 // The QP's data frames (requests, READ responses) keep to its rate; ACKs go
 // when they can.
 Time IbaQp::not_before() const {
-  if (!dcqcn_ || !dcqcn_->limited()) return Time{};
+  if (!cc_ || !cc_->pacing_rate()) return Time{};
   if (!resp_.responses.empty() && resp_.responses.front().kind != Response::ReadData) return Time{};
   return next_send_;
 }
 
 void IbaQp::pace(size_t frame_bytes) {
-  dcqcn_->busy();  // a responder sending READ data was idle as far as posts go
-  dcqcn_->on_sent(frame_bytes);
-  if (!dcqcn_->limited()) return;
+  cc_->busy();  // a responder sending READ data was idle as far as posts go
+  cc_->on_sent(frame_bytes);
+  const auto rate = cc_->pacing_rate();
+  if (!rate) return;
   const Time now = nic_.sim().now();
   const uint64_t wire = frame_bytes + nic_.port().params().wire_overhead;
-  next_send_ = std::max(now, next_send_) + dcqcn_->rate().tx_time(wire);
+  next_send_ = std::max(now, next_send_) + rate->tx_time(wire);
+}
+
+verbs::QueuePair::SendLimits IbaQp::send_limits() const {
+  SendLimits l;
+  l.rate_bps = nic_.port().params().rate.bps();
+  if (!cc_) return l;
+  if (auto r = cc_->pacing_rate()) l.rate_bps = r->bps();
+  if (auto w = cc_->window()) l.window_bytes = *w;
+  return l;
+}
+
+// A window algorithm's limit: a request may go while the unacknowledged
+// bytes are below the window (one packet always may, so that a window
+// below one packet still sends, paced).
+bool IbaQp::window_allows() const {
+  if (!cc_ || sent_bytes_ == 0) return true;
+  const auto w = cc_->window();
+  return !w || sent_bytes_ < *w;
+}
+
+void IbaQp::track_sent(uint32_t psn, uint32_t bytes) {
+  if (!cc_) return;
+  const bool retx = psn_before(psn, req_.high_psn);
+  sent_.push_back({psn, bytes, nic_.sim().now(), retx});
+  sent_bytes_ += bytes;
+}
+
+// Go-back-N: what is sent again from `psn` on is counted again when it goes.
+void IbaQp::forget_sent_from(uint32_t psn) {
+  while (!sent_.empty() && !psn_before(sent_.back().psn, psn)) {
+    sent_bytes_ -= sent_.back().bytes;
+    sent_.pop_back();
+  }
+}
+
+// A response arrived (after the completer took it): what it acknowledged
+// leaves the in-flight count, and the algorithm hears of it.
+void IbaQp::cc_response(const IbaParsed& p, const IbaSource& src) {
+  if (!cc_) return;
+  CcAck a;
+  a.now = nic_.sim().now();
+  a.psn = p.h.psn;
+  a.next_psn = req_.psn;
+  a.ecn_echo = p.h.becn;
+  while (!sent_.empty() && psn_before(sent_.front().psn, comp_.unacked_psn)) {
+    const Sent& s = sent_.front();
+    a.acked_bytes += s.bytes;
+    ++a.acked_packets;
+    // Karn: a retransmitted packet's ACK says nothing about the RTT.
+    if (fb_.rtt_samples && s.psn == p.h.psn && !s.retransmitted) a.rtt = a.now - s.at;
+    sent_bytes_ -= s.bytes;
+    sent_.pop_front();
+  }
+  if (src.hop_limit >= 0) {
+    const int initial = attr_.ah_attr.grh.hop_limit ? attr_.ah_attr.grh.hop_limit : 64;
+    a.hops = std::max(0, initial - src.hop_limit);
+  }
+  if (src.telemetry && src.telemetry_echo) a.telemetry = &*src.telemetry;
+  a.endpoint_delay = nic_.config().rx_pipeline * 2;  // the request's at the responder, the ACK's here
+  cc_->on_ack(a);
+  if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+}
+
+// A request goes out with room for the switches' telemetry when the
+// algorithm reads it.
+void IbaQp::encap_request(Packet& p) {
+  if (fb_.request_telemetry)
+    fabric_.encap_telemetry(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, IntStack{}, false);
+  else
+    fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
 }
 
 // Notification point: a packet for this QP arrived marked CE. Its sender
 // hears of it by a CNP, at most one per cnp_interval (the paper's N).
 void IbaQp::congestion_experienced() {
-  const DcqcnConfig* cfg = fabric_.dcqcn();
+  const CcConfig* cfg = fabric_.congestion_control();
   if (!cfg || type() == IBV_QPT_UD) return;
   const Time now = nic_.sim().now();
-  if (cnp_sent_ && now - last_cnp_ < cfg->cnp_interval) return;
+  if (cnp_sent_ && now - last_cnp_ < cfg->dcqcn.cnp_interval) return;
   cnp_sent_ = true;
   last_cnp_ = now;
   Packet p = nic_.alloc();
@@ -141,7 +214,7 @@ void IbaQp::congestion_experienced() {
 // Reaction point: cut this QP's rate.
 void IbaQp::on_cnp() {
   nic_.note_cnp_received();
-  if (dcqcn_) dcqcn_->on_cnp();
+  if (cc_) cc_->on_cnp();
 }
 
 void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
@@ -155,7 +228,9 @@ void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, cons
     on_cnp();
     return;
   }
-  if (src.ecn_ce) congestion_experienced();
+  if (src.ecn_ce && fb_.cnp_on_ce) congestion_experienced();
+  if ((src.ecn_ce && fb_.becn_on_ce) || (p.h.fecn && fb_.becn_on_fecn)) resp_.echo_becn = true;
+  if (fb_.echo_telemetry && src.telemetry && !src.telemetry_echo) resp_.echo_telemetry = src.telemetry;
   if (type() == IBV_QPT_UD) {
     respond_ud(p, payload, src);
     return;
@@ -174,6 +249,7 @@ void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, cons
     } else {
       on_read_response(p, payload);
     }
+    cc_response(p, src);
     return;
   }
   respond(p, payload);

@@ -22,7 +22,7 @@
 #include "core/engine.hpp"
 #include "core/lazy_timer.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
-#include "fabrics/iba/transport/dcqcn.hpp"
+#include "fabrics/iba/transport/cc/congestion_control.hpp"
 #include "fabrics/iba/transport/headers.hpp"
 #include "nodes/host/rnic.hpp"
 #include "nodes/host/verbs.hpp"
@@ -67,6 +67,11 @@ public:
     uint64_t rnr_naks_sent = 0, rnr_naks_received = 0, duplicates = 0, acks_sent = 0, pkey_violations = 0;
   };
   const Stats& stats() const { return stats_; }
+  // Its congestion control (nullptr: none) and its unacknowledged request bytes.
+  const QpCongestionControl* congestion_control() const { return cc_.get(); }
+  uint64_t in_flight_bytes() const { return sent_bytes_; }
+  uint64_t retransmitted_packets() const override { return stats_.retransmitted_packets; }
+  SendLimits send_limits() const override;
 
 protected:
   int check_send(const ibv_send_wr& wr) const override;
@@ -135,10 +140,15 @@ private:
   void queue_nak(uint32_t psn, uint8_t syndrome);
   Packet next_response();
 
-  // ---- DCQCN (RoCE v2): notification point and reaction point ----
+  // ---- congestion control: the receiver's feedback, the sender's seam ----
   void congestion_experienced();
   void on_cnp();
   void pace(size_t frame_bytes);
+  bool window_allows() const;
+  void track_sent(uint32_t psn, uint32_t bytes);
+  void forget_sent_from(uint32_t psn);
+  void cc_response(const IbaParsed& p, const IbaSource& src);
+  void encap_request(Packet& p);
 
 
   Rnic& nic_;
@@ -166,11 +176,22 @@ private:
   LazyTimer retry_timer_;  // the completer's local ACK timer
   EventId rnr_timer_;      // the completer's RNR wait
 
-  // DCQCN
-  std::unique_ptr<DcqcnRate> dcqcn_;  // the reaction point: this QP's sending rate
-  Time next_send_;                    // when its rate lets the next request frame go
-  Time last_cnp_;                     // the notification point's last CNP to the peer
+  // Congestion control
+  std::unique_ptr<QpCongestionControl> cc_;  // the sender's algorithm, or nullptr
+  const CcFeedback& fb_;                   // what this NIC does for the run's algorithm
+  Time next_send_;                         // when its rate lets the next request frame go
+  Time last_cnp_;                          // the notification point's last CNP to the peer
   bool cnp_sent_ = false;
+  // Request packets not yet acknowledged, oldest first: their bytes make
+  // the window's in-flight count, their send times the RTT samples.
+  struct Sent {
+    uint32_t psn;
+    uint32_t bytes;
+    Time at;
+    bool retransmitted;
+  };
+  std::deque<Sent> sent_;
+  uint64_t sent_bytes_ = 0;
 
   enum class InMessage : uint8_t { None, Send, Write };
   struct Response {
@@ -201,6 +222,8 @@ private:
     uint32_t write_len = 0;  // the RETH DMA length of the WRITE in progress
     std::deque<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
     std::deque<AtomicReplay> atomic_replay;
+    bool echo_becn = false;  // the next ACK carries BECN (a request arrived CE or FECN)
+    std::optional<IntStack> echo_telemetry;  // HPCC: the latest request's telemetry, for the next ACK
   } resp_;
 };
 

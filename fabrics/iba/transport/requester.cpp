@@ -20,6 +20,7 @@ using verbs::SendWqe;
 
 bool IbaQp::requester_ready() const {
   if (state_ != IBV_QPS_RTS || req_.rnr_wait || req_.wqe >= sq_.size()) return false;
+  if (!window_allows()) return false;  // an ACK wakes the QP again
   const SendWqe& w = sq_[req_.wqe];
   // IBA 9.7.2: no more RDMA READ / atomic requests in flight than max_rd_atomic.
   if ((is_read(w) || is_atomic(w)) && req_.offset == 0 && !w.started &&
@@ -170,7 +171,8 @@ Packet IbaQp::next_request() {
       ++req_.wqe;
     }
   }
-  fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
+  encap_request(p);
+  if (rc) track_sent(h.psn, static_cast<uint32_t>(p.size()));
 
   if (!rc) {  // UC: complete once the last packet is on its way
     if (req_.wqe > 0 && req_.offset == 0) {
@@ -192,7 +194,7 @@ Packet IbaQp::next_request() {
 // recovered from the last ACK, not from the message's start.
 bool IbaQp::ask_for_ack(bool last) {
   if (type() != IBV_QPT_RC) return false;
-  const bool ask = last || req_.noack_pkts++ > kMaxPacketsPerAck;
+  const bool ask = last || fb_.ack_every_packet || req_.noack_pkts++ > kMaxPacketsPerAck;
   if (ask) req_.noack_pkts = 0;
   return ask;
 }
@@ -201,6 +203,7 @@ bool IbaQp::ask_for_ack(bool last) {
 // something new is acknowledged, further signs that `psn` is missing are the
 // same loss seen again, not a reason for another retry.
 void IbaQp::go_back_to(uint32_t psn) {
+  forget_sent_from(psn);
   comp_.retrying = true;
   comp_.retry_psn = psn;
   for (size_t i = 0; i < sq_.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 #include <iterator>
 
@@ -132,8 +133,16 @@ Packet IbaQp::next_response() {
   Packet p = nic_.alloc();
   if (r.kind == Response::Ack) {
     h.opcode = RC_ACKNOWLEDGE;
+    // Congestion feedback for the requester's algorithm: BECN echoes a CE
+    // mark (DCTCP) or a FECN (IB CCA, IBA A10.2.1.2); HPCC's telemetry
+    // rides in the encapsulation.
+    h.becn = std::exchange(resp_.echo_becn, false);
     iba_emit(p, h);
     resp_.responses.pop_front();
+    if (resp_.echo_telemetry) {
+      fabric_.encap_telemetry(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, *resp_.echo_telemetry, true);
+      return p;
+    }
   } else if (r.kind == Response::AtomicAck) {
     h.opcode = RC_ATOMIC_ACKNOWLEDGE;
     h.orig = r.va;
@@ -408,7 +417,9 @@ RespStep IbaQp::complete(const RespPacket& r) {
       resp_.recv_active = false;
     }
   }
-  if (type() == IBV_QPT_RC && r.p.h.ack_req && (r.send || r.write)) {
+  // IB CCA (A10.2.1.2): a FECN is answered at once, by an ACK with BECN.
+  const bool becn_now = resp_.echo_becn && r.p.h.fecn;
+  if (type() == IBV_QPT_RC && (r.p.h.ack_req || becn_now) && (r.send || r.write)) {
     ++stats_.acks_sent;
     queue_ack(r.p.h.psn);
   }

@@ -1,4 +1,4 @@
-#include "fabrics/iba/transport/dcqcn.hpp"
+#include "fabrics/iba/transport/cc/dcqcn.hpp"
 
 #include <doctest/doctest.h>
 

@@ -19,13 +19,14 @@
 #include "core/engine.hpp"
 #include "core/lazy_timer.hpp"
 #include "core/units.hpp"
+#include "fabrics/iba/transport/cc/congestion_control.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
 
-class DcqcnRate {
+class DcqcnRate final : public QpCongestionControl {
 public:
-  using HasWork = bool (*)(const void* qp);
+  using HasWork = CcHasWork;
   DcqcnRate(Simulator& sim, const DcqcnConfig& cfg, DataRate line, const void* qp, HasWork has_work);
   DcqcnRate(const DcqcnRate&) = delete;
   DcqcnRate& operator=(const DcqcnRate&) = delete;
@@ -37,12 +38,15 @@ public:
   uint64_t cuts() const { return cuts_; }
   DataRate lowest() const { return DataRate(static_cast<uint64_t>(lowest_)); }
 
+  std::optional<DataRate> pacing_rate() const override {
+    return limited_ ? std::optional(rate()) : std::nullopt;
+  }
   // A CNP arrived for this QP.
-  void on_cnp();
+  void on_cnp() override;
   // The QP sent a frame of `bytes` (counts towards a byte-counter step).
-  void on_sent(uint64_t bytes);
+  void on_sent(uint64_t bytes) override;
   // The QP has work again (a post): timers resume after catching up.
-  void busy();
+  void busy() override;
 
 private:
   void on_alpha_timer();

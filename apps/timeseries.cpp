@@ -1,0 +1,41 @@
+#include "apps/timeseries.hpp"
+
+#include "apps/csv.hpp"
+#include "apps/output_dir.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace rdmasim {
+
+TimeSeries::TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs, Time interval)
+    : net_(net), runs_(runs), interval_(interval) {}
+
+void TimeSeries::start() {
+  net_.sim.at(Time{}, [this] { sample(); });
+}
+
+void TimeSeries::sample() {
+  const std::string t = std::to_string(net_.sim.now().count()) + ",";
+  for (const auto& node : net_.nodes)
+    for (size_t p = 0; p < node->port_count(); ++p)
+      queues_ += t + csv_field(nlohmann::json(node->name())) + "," + std::to_string(p) + "," +
+                 std::to_string(node->queued_bytes(p)) + "\n";
+  for (const auto& run : runs_) {
+    const std::string w = csv_field(nlohmann::json(run->config().name));
+    run->each_qp([&](const Host& h, const verbs::QueuePair& qp) {
+      const auto l = qp.send_limits();
+      qps_ += t + w + "," + csv_field(nlohmann::json(h.name() + ":" + std::to_string(qp.qp_num()))) + "," +
+              std::to_string(l.rate_bps) + "," + std::to_string(l.window_bytes) + "\n";
+    });
+  }
+  // Only while something else is scheduled: the sampler alone does not keep a run going.
+  if (net_.sim.pending() > 0) net_.sim.after(interval_, [this] { sample(); });
+}
+
+void TimeSeries::write(const std::filesystem::path& dir) const {
+  std::filesystem::create_directories(dir / "timeseries");
+  write_file_atomic(dir / "timeseries" / "queues.csv", queues_);
+  write_file_atomic(dir / "timeseries" / "qps.csv", qps_);
+}
+
+}  // namespace rdmasim

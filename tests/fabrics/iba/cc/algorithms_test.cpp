@@ -1,0 +1,209 @@
+// Each algorithm's control law against steps worked by hand from its paper.
+#include <doctest/doctest.h>
+
+#include "fabrics/iba/transport/cc/dctcp.hpp"
+#include "fabrics/iba/transport/cc/hpcc.hpp"
+#include "fabrics/iba/transport/cc/ib_cca.hpp"
+#include "fabrics/iba/transport/cc/swift.hpp"
+#include "fabrics/iba/transport/cc/timely.hpp"
+
+using namespace rdmasim;
+using namespace rdmasim::literals;
+
+namespace {
+
+double gbps(std::optional<DataRate> r) { return r ? static_cast<double>(r->bps()) / 1e9 : 100.0; }
+
+CcAck ack(Time now, uint32_t psn, uint32_t next_psn, uint64_t bytes = 4096, bool echo = false) {
+  CcAck a;
+  a.now = now;
+  a.psn = psn;
+  a.next_psn = next_psn;
+  a.acked_bytes = bytes;
+  a.acked_packets = 1;
+  a.ecn_echo = echo;
+  return a;
+}
+
+CcAck rtt_ack(Time now, Time rtt, int hops = 0) {
+  CcAck a = ack(now, 0, 0);
+  a.rtt = rtt;
+  a.hops = hops;
+  return a;
+}
+
+// One switch hop at 100 Gb/s: `ns` its clock, `tx` and `q` bytes (multiples of 128).
+IntStack one_hop(int64_t ns, uint64_t tx, uint64_t q) {
+  IntStack s;
+  s.hops = 1;
+  s.hop[0] = IntHop::sample(Time::ns(ns), tx, q, 100_Gbps);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("DCTCP: a BECN cuts the window by alpha/2 once a window; alpha follows the marked fraction") {
+  DctcpConfig cfg;  // g = 1/16, base_rtt 10 us: the window starts at 100 Gb/s x 10 us = 125000 bytes
+  Dctcp d(cfg, 100_Gbps);
+  d.set_mtu(4096);
+  CHECK(*d.window() == 125000);
+  d.on_ack(ack(1_us, 0, 10));  // unmarked, at the largest window already
+  CHECK(*d.window() == 125000);
+  d.on_ack(ack(2_us, 1, 12, 4096, true));  // alpha starts at 1: the window halves
+  CHECK(*d.window() == 62500);
+  d.on_ack(ack(3_us, 2, 14, 4096, true));  // the same window: no second cut
+  CHECK(*d.window() == 62500);
+  // ACKs reach PSN 10: the observation window closes with 2 of 3 packets marked.
+  d.on_ack(ack(4_us, 10, 20, 4096, false));
+  CHECK(d.alpha() == doctest::Approx((1 - 1.0 / 16) + (1.0 / 16) * (2.0 / 4)));
+  // Past the cut's window (PSN 12): unmarked ACKs grow it by MTU^2 / cwnd each.
+  d.on_ack(ack(5_us, 12, 22));
+  CHECK(d.cwnd() == doctest::Approx(62500 + 4096.0 * 4096 / 62500));
+  d.on_timeout();
+  CHECK(*d.window() == 4096);
+}
+
+TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
+  TimelyConfig cfg;  // t_low 50 us, t_high 500 us, min_rtt 20 us, ewma 0.875, beta 0.8, delta 10 Mb/s
+  Timely t(cfg, 100_Gbps);
+  t.on_ack(rtt_ack(10_us, 60_us));  // the first sample only sets the reference
+  CHECK(!t.pacing_rate());
+  t.on_ack(rtt_ack(20_us, 70_us));  // within the last RTT of the update: ignored
+  CHECK(!t.pacing_rate());
+  t.on_ack(rtt_ack(80_us, 70_us));  // rtt_diff = 0.875 x 10 us, gradient 8.75 / 20
+  CHECK(t.gradient() == doctest::Approx(0.4375));
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(100 * (1 - 0.8 * 0.4375)));
+  // Between the thresholds with a falling RTT (60, 59, ... us): the gradient
+  // is negative; + delta four times, then N = 5 (hyperactive increase).
+  Time now = 80_us;
+  double rate = gbps(t.pacing_rate());
+  for (int i = 1; i <= 6; ++i) {
+    now += 200_us;
+    t.on_ack(rtt_ack(now, Time::us(61 - i)));
+    CHECK(t.gradient() < 0);
+    rate += i >= 5 ? 0.05 : 0.01;
+    CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
+  }
+  now += 200_us;
+  t.on_ack(rtt_ack(now, 40_us));  // below t_low: + delta whatever the gradient
+  rate += 0.01;
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
+  t.on_ack(rtt_ack(now + 1_ms, 600_us));  // above t_high: x (1 - 0.8 (1 - 500/600))
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate * (1 - 0.8 * (1 - 500.0 / 600))));
+}
+
+TEST_CASE("HPCC: utilisation from telemetry, the window from the reference, additive then multiplicative") {
+  HpccConfig cfg;  // eta 0.95, max_stage 5, W_AI as 50 Mb/s, T = 10 us
+  Hpcc h(cfg, 100_Gbps);
+  CHECK(*h.window() == 125000);
+  IntStack s = one_hop(1000, 0, 128000);
+  CcAck a = ack(1_us, 0, 10);
+  a.telemetry = &s;
+  h.on_ack(a);  // the first telemetry is the reference sample
+  CHECK(!h.pacing_rate());
+  // 1 us later the hop sent 12800 bytes (102.4 Gb/s) and still holds 128000
+  // bytes (1.024 x B x T): U = 2.048, smoothed over T by tau = 1 us.
+  s = one_hop(2000, 12800, 128000);
+  a = ack(2_us, 1, 11);
+  a.telemetry = &s;
+  h.on_ack(a);
+  const double u = (1.0 * 9 + 2.048 * 1) / 10;
+  CHECK(h.utilisation() == doctest::Approx(u));
+  CHECK(gbps(h.pacing_rate()) == doctest::Approx(100 / (u / 0.95) + 0.05));
+  CHECK(*h.window() == static_cast<uint64_t>((100e9 / (u / 0.95) + 50e6) * 10e-6 / 8));
+  // PSN 1 is before the reference PSN 10: W^c stays; an ACK past it moves W^c.
+  s = one_hop(3000, 25600, 128000);
+  a = ack(3_us, 10, 20);
+  a.telemetry = &s;
+  h.on_ack(a);
+  const double u2 = (u * 9 + 2.048) / 10;
+  const double r2 = 100e9 / (u2 / 0.95) + 50e6;
+  CHECK(gbps(h.pacing_rate()) == doctest::Approx(r2 / 1e9));
+  // An idle link: additive steps from W^c, one per reference update, max_stage of them ...
+  double ref = r2;
+  uint64_t tx = 25600;
+  int64_t ns = 3000;
+  uint32_t psn = 20;
+  for (int i = 0; i < 5; ++i) {
+    ns += 10000;  // a whole T: U replaces the estimate
+    tx += 128;
+    s = one_hop(ns, tx, 0);
+    a = ack(Time::ns(ns), psn, psn + 10);
+    a.telemetry = &s;
+    h.on_ack(a);
+    psn += 10;
+    ref += 50e6;
+    CHECK(gbps(h.pacing_rate()) == doctest::Approx(ref / 1e9));
+    CHECK(h.stage() == static_cast<uint32_t>(i + 1));
+  }
+  // ... then a multiplicative step: W^c / (U / eta) + W_AI, a jump up.
+  ns += 10000;
+  tx += 128;
+  s = one_hop(ns, tx, 0);
+  a = ack(Time::ns(ns), psn, psn + 10);
+  a.telemetry = &s;
+  h.on_ack(a);
+  const double u_idle = 128 * 8 / 10e-6 / 100e9;
+  CHECK(gbps(h.pacing_rate()) == doctest::Approx(std::min(100.0, (ref / (u_idle / 0.95) + 50e6) / 1e9)));
+  CHECK(h.stage() == 0);
+}
+
+TEST_CASE("telemetry: the hop fields wrap and saturate at their wire widths") {
+  const IntHop a = IntHop::sample(Time::ns((1 << 22) - 100), 128 * ((1 << 20) - 1), 10 << 20, 100_Gbps);
+  const IntHop b = IntHop::sample(Time::ns((1 << 22) + 900), 128 * ((1 << 20) + 9), 0, 100_Gbps);
+  CHECK(b.since(a) == 1000_ns);       // across the timestamp's wrap
+  CHECK(b.bytes_since(a) == 128 * 10);  // across the byte counter's wrap
+  CHECK(a.qlen_bytes() == ((1 << 14) - 1) * 128);  // saturated
+  CHECK(a.line_rate() == 100_Gbps);
+  CHECK(IntHop::sample(Time{}, 0, 0, DataRate(30'000'000'000)).rate == 0);  // not in the table
+}
+
+TEST_CASE("Swift: the fabric target grows with hops; cuts once an RTT, at most max_mdf; below a packet it paces") {
+  SwiftConfig cfg;  // base_target 25 us, per_hop 1 us, beta 0.8, max_mdf 0.5, base_rtt 10 us
+  Swift s(cfg, 100_Gbps);
+  s.set_mtu(4096);
+  const double max = 100e9 * 10e-6 / 8 / 4096;  // 30.5 packets
+  CHECK(s.fabric_window() == doctest::Approx(max));
+  CHECK(s.target(3) == 28_us);
+  s.on_ack(rtt_ack(10_us, 27_us, 3));  // below 28 us: grows (already at the largest window)
+  CHECK(s.fabric_window() == doctest::Approx(max));
+  s.on_ack(rtt_ack(20_us, 50_us, 0));  // 50 us against 25 us: x max(1 - 0.8 x 25/50, 0.5) = 0.6
+  CHECK(s.fabric_window() == doctest::Approx(max * 0.6));
+  s.on_ack(rtt_ack(30_us, 50_us, 0));  // 10 us later, within the RTT: no second cut
+  CHECK(s.fabric_window() == doctest::Approx(max * 0.6));
+  s.on_ack(rtt_ack(80_us, 500_us, 0));  // within this sample's RTT of the last cut: none
+  CHECK(s.fabric_window() == doctest::Approx(max * 0.6));
+  s.on_ack(rtt_ack(520_us, 500_us, 0));  // far above: the cut is bounded by max_mdf
+  CHECK(s.fabric_window() == doctest::Approx(max * 0.6 * 0.5));
+  CHECK(s.endpoint_window() == doctest::Approx(max));  // no endpoint delay in these ACKs
+  CHECK(*s.window() == static_cast<uint64_t>(max * 0.3 * 4096));
+  // Below target by a packet acknowledged: + additive / cwnd.
+  const double w = s.fabric_window();
+  s.on_ack(rtt_ack(700_us, 10_us, 0));
+  CHECK(s.fabric_window() == doctest::Approx(w + 1 / w));
+  for (int i = 0; i < 6; ++i) s.on_timeout();  // each x (1 - max_mdf)
+  CHECK(s.fabric_window() < 1);
+  // Below one packet: cwnd packets per RTT (10 us, the last sample).
+  CHECK(gbps(s.pacing_rate()) == doctest::Approx(s.fabric_window() * 4096 * 8 / 10e-6 / 1e9));
+}
+
+TEST_CASE("IB CCA: a BECN raises the CCT index, the timer lowers it, the index spaces packets") {
+  Simulator sim;
+  IbCcaConfig cfg;  // increase 1, timer 10 us, delay_step 100 ns
+  IbCca c(sim, cfg, 100_Gbps);
+  c.set_mtu(4096);
+  CHECK(!c.pacing_rate());
+  c.becn();
+  c.becn();
+  CHECK(c.index() == 2);
+  // A 4096-byte packet takes 327.68 ns at 100 Gb/s; then 200 ns of delay.
+  CHECK(gbps(c.pacing_rate()) == doctest::Approx(100 * 327.68 / 527.68));
+  sim.run(Time::us(10) + 1_ns);
+  CHECK(c.index() == 1);
+  sim.run(Time::us(25));
+  CHECK(c.index() == 0);
+  CHECK(!c.pacing_rate());
+  CHECK(sim.pending() == 0);  // at CCTI_Min the timer stops
+  for (int i = 0; i < 200; ++i) c.becn();
+  CHECK(c.index() == cfg.limit);
+}

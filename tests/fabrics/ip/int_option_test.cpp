@@ -1,0 +1,49 @@
+#include "fabrics/ip/wire/int_option.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+
+using namespace rdmasim;
+using namespace rdmasim::literals;
+
+TEST_CASE("IntOption: bytes of an option with one sample, and the round trip") {
+  std::array<std::byte, IntOption::kLen> b{};
+  IntStack s;
+  IntOption o = IntOption::emit(b, s, false);
+  CHECK(u8(b[0]) == 0x5E);  // copy 0, class 2 (measurement), number 30 (RFC 4727)
+  CHECK(u8(b[1]) == 40);
+  CHECK(u8(b[2]) == 0x00);
+  // rate index 9 (100 Gb/s), ts 0x3FFFFF, tx 0x00001, qlen 0x0002
+  IntHop h;
+  h.rate = 9;
+  h.ts = 0x3FFFFF;
+  h.tx = 1;
+  h.qlen = 2;
+  CHECK(o.push(h));
+  // echo 0, hops 001, then rate 1001 | ts 22 ones | tx 0...01 | qlen 0...010
+  CHECK(u8(b[2]) == 0x19);
+  CHECK(u8(b[3]) == 0xFF);
+  CHECK(u8(b[4]) == 0xFF);
+  CHECK(u8(b[5]) == 0xFC);  // the last 6 ts bits, then 2 tx bits
+  CHECK(u8(b[6]) == 0x00);
+  CHECK(u8(b[7]) == 0x00);
+  CHECK(u8(b[8]) == 0x40);  // tx's last bit is data bit 49; qlen starts at bit 50
+  CHECK(u8(b[9]) == 0x02);  // qlen 2: data bit 62
+  auto again = IntOption::find(b);
+  REQUIRE(again);
+  CHECK(!again->echo());
+  CHECK(again->stack().hops == 1);
+  CHECK(again->stack().hop[0] == h);
+  for (int i = 0; i < 4; ++i) CHECK(again->push(h));
+  CHECK(!again->push(h));  // five samples fill it
+  CHECK(again->stack().hops == 5);
+  // An echo is left alone by switches.
+  std::array<std::byte, IntOption::kLen> e{};
+  IntOption echo = IntOption::emit(e, again->stack(), true);
+  CHECK(echo.echo());
+  CHECK(!echo.push(h));
+  CHECK(IntOption::find(e)->stack() == again->stack());
+  b[0] = std::byte{0x44};  // another option (timestamp) is not ours
+  CHECK(!IntOption::find(b));
+}
