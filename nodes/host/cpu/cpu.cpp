@@ -140,10 +140,22 @@ void Cpu::request_softirq(Core& c, Process& s) {
   dispatch(c);
 }
 
+// CFS's constants on one CPU (kernel/sched/fair.c): a task is preempted
+// in favour of one that has run less by more than the wakeup granularity;
+// a task that wakes starts half a scheduling latency behind the least
+// runtime of the others (GENTLE_FAIR_SLEEPERS), so a program that sleeps
+// between messages runs as soon as the one on the core reaches a point
+// where it can be preempted (the end of its burst: a kernel thread's poll).
+namespace {
+constexpr Time kWakeupGranularity = Time::ms(1);  // sysctl_sched_wakeup_granularity
+constexpr Time kSleeperCredit = Time::ms(3);      // sysctl_sched_latency / 2
+}  // namespace
+
 bool Cpu::should_yield(const Core& c, const Process& p) const {
   if (!p.fair_) return false;
   for (const Process* q : c.fair)
-    if (q != &p && q->state_ == Process::State::ready && q->runtime_ < p.runtime_) return true;
+    if (q != &p && q->state_ == Process::State::ready && q->runtime_ + kWakeupGranularity < p.runtime_)
+      return true;
   return false;
 }
 
@@ -152,7 +164,9 @@ void Cpu::place(Core& c, Process& p) {
   for (const Process* q : c.fair)
     if (q != &p && q->state_ != Process::State::off && q->state_ != Process::State::waiting_irq)
       least = std::min(least, q->runtime_);
-  if (least != Time::max() && least > p.runtime_) p.runtime_ = least;
+  if (least == Time::max()) return;
+  const Time start = least > kSleeperCredit ? least - kSleeperCredit : Time{};
+  if (start > p.runtime_) p.runtime_ = start;
 }
 
 void Cpu::make_ready(Process& p) {

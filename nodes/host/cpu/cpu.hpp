@@ -13,7 +13,9 @@
 //      the order they became ready; one runs until it waits, none preempts
 //      another, except that `fair` ones (kernel-socket programs and
 //      ksoftirqd) share by CPU time as CFS does: at the end of a burst one
-//      gives way to a ready fair process that has had less;
+//      gives way to a ready fair process that has had less by more than
+//      CFS's wakeup granularity (1ms); one that wakes gets CFS's sleeper
+//      credit (3ms behind the least runtime of the others);
 //   4. polling: while an I/O process spins on a completion queue the core
 //      does nothing else (poll time), but a ready I/O process runs;
 //   5. compute processes, round robin, a chunk at a time; an I/O process
