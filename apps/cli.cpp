@@ -53,6 +53,14 @@ std::vector<std::string> fabric_names() {
   return {std::begin(EnumNames<FabricKind>::names), std::end(EnumNames<FabricKind>::names)};
 }
 
+// What compare runs unless told: the RDMA fabrics (tcp, the kernel
+// baseline, is asked for by name: --fabrics ib,roce_v2,iwarp,tcp).
+std::vector<std::string> default_compare_fabrics() {
+  auto v = fabric_names();
+  v.erase(std::remove(v.begin(), v.end(), std::string(to_string(FabricKind::tcp))), v.end());
+  return v;
+}
+
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
@@ -236,7 +244,7 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
 int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   if (!check_file(o.file, err)) return kExitBadInput;
   std::vector<std::string> fabrics;
-  for (const auto& f : o.fabrics.empty() ? fabric_names() : o.fabrics)
+  for (const auto& f : o.fabrics.empty() ? default_compare_fabrics() : o.fabrics)
     if (std::find(fabrics.begin(), fabrics.end(), f) == fabrics.end()) fabrics.push_back(f);
 
   // A fabric the experiment cannot run on is skipped, with the loader's reason.
@@ -549,7 +557,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->add_option("--out,-o", o.out,
                    "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
       ->type_name("DIR");
-  compare->add_option("--fabrics", o.fabrics, "fabrics to compare (default: " + join(fabrics, ",") + ")")
+  compare->add_option("--fabrics", o.fabrics, "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + ")")
       ->delimiter(',')
       ->check(CLI::IsMember(fabrics))
       ->type_name("F,F,...");

@@ -264,6 +264,15 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
         continue;
       }
       const json& lat = field(w, "latency_ns");
+      if (field(w, "kind") == "udp") {  // datagrams: how many of those offered the program got
+        const json& d = field(w, "datagrams");
+        rows.push_back({text(field(w, "name")), "udp", endpoints(w),
+                        text(field(w, "ops")),
+                        "delivered " + text(field(d, "delivered")) + " of " + text(field(d, "offered")),
+                        number(field(w, "throughput_gbps"), 2), number(field(lat, "p50"), 3, 1e3),
+                        number(field(lat, "p99"), 3, 1e3), "-"});
+        continue;
+      }
       rows.push_back({text(field(w, "name")), text(field(w, "kind")), endpoints(w), ops_done(w),
                       completions(field(w, "completions")), number(field(w, "throughput_gbps"), 2),
                       number(field(lat, "p50"), 3, 1e3), number(field(lat, "p99"), 3, 1e3), data_check(w)});

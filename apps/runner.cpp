@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
 #include "fabrics/network.hpp"
+#include "fabrics/tcp/kernel_nic.hpp"
 #include "nodes/host/cpu/trace.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
@@ -52,6 +53,8 @@ FabricBuilder builder_for(FabricKind f) {
       return ib_builder();
     case FabricKind::iwarp:
       return iwarp_builder();
+    case FabricKind::tcp:
+      return tcp_builder();
   }
   throw std::runtime_error("unknown fabric");
 }
@@ -212,7 +215,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   builder.finish(net);
   const uint32_t mtu = path_mtu(cfg);
   net.mtu = mtu;
-  if (cfg.fabric != FabricKind::iwarp) {
+  if (cfg.fabric != FabricKind::iwarp && cfg.fabric != FabricKind::tcp) {
     const ibv_mtu active = mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 : mtu >= 1024 ? IBV_MTU_1024
                            : mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
     for (Host* h : net.hosts) h->nic().set_active_mtu(active);
@@ -334,6 +337,33 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["op"] = w.op;
     j["from"] = join_names(w.from);
     j["to"] = join_names(w.to);
+    if (s.datagrams) {
+      // Offered, delivered and where the rest went. The rates are per second
+      // of `duration`: offered, and delivered while it was offered (what
+      // the program got of a sustained load, not the queues' drain after).
+      const FlowStats::Datagrams& d = *s.datagrams;
+      const double dur = w.duration.to_s();
+      j["size"] = w.size.count();
+      j["rate_gbps"] = w.rate.gbps();
+      j["duration_ps"] = w.duration.count();
+      j["app_cost_ps"] = w.app_cost.count();
+      j["datagrams"] = {{"offered", d.offered},
+                        {"received", d.received},
+                        {"dropped", d.ring_drops + d.backlog_drops + d.socket_drops},
+                        {"delivered", d.delivered},
+                        {"dropped_at", {{"ring", d.ring_drops}, {"backlog", d.backlog_drops}, {"socket", d.socket_drops}}}};
+      j["offered_pps"] = static_cast<double>(d.offered) / dur;
+      j["delivered_pps"] = static_cast<double>(d.delivered_in_time) / dur;
+      j["ops"] = s.ops;
+      j["bytes"] = s.bytes;
+      j["start_ps"] = s.start.count();
+      j["end_ps"] = s.end.count();
+      j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
+      j["latency_ns"] = latency_json(s.latency_ps);
+      j["finished"] = s.finished;
+      wl.push_back(std::move(j));
+      continue;
+    }
     j["qp"] = qp_name(w.qp);
     j["size"] = w.size.count();
     j["ops"] = s.ops;
@@ -380,15 +410,27 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {
     cpu_busy_ps += static_cast<uint64_t>(h->cpu_busy().count());
+    const auto* kernel = dynamic_cast<const KernelNic*>(&h->nic().fabric());
     hosts.push_back({{"name", h->name()},
                      {"cpu_busy_ps", h->cpu_busy().count()},
                      {"cores", cores_json(h->cpu())},
-                     {"interrupts", h->interrupts()},
+                     {"interrupts", h->interrupts() + (kernel ? kernel->rx().stats().interrupts : 0)},
                      {"completion", std::string(to_string(cfg.host.completion))},
                      {"nic_frames_sent", h->nic().stats().frames_sent},
                      {"nic_frames_received", h->nic().stats().frames_received},
                      {"cnps_sent", h->nic().stats().cnps_sent},
                      {"cnps_received", h->nic().stats().cnps_received}});
+    if (kernel) {
+      // The kernel receive path (fabric: tcp): where frames went.
+      const NetRx::Stats& k = kernel->rx().stats();
+      hosts.back()["kernel_rx"] = {{"frames", k.frames},
+                                   {"ring_drops", k.ring_drops},
+                                   {"backlog_drops", k.backlog_drops},
+                                   {"processed", k.processed},
+                                   {"polls", k.polls},
+                                   {"ksoftirqd_wakeups", k.ksoftirqd_wakeups},
+                                   {"discarded", kernel->discarded()}};
+    }
   }
   out["hosts"] = std::move(hosts);
   out["cost"] = experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()));

@@ -19,6 +19,7 @@ std::string_view adapter_family(FabricKind f) {
     case FabricKind::roce_v1:
     case FabricKind::roce_v2: return "roce";
     case FabricKind::iwarp: return "iwarp";
+    case FabricKind::tcp: return "ethernet";
   }
   return "";
 }
@@ -28,7 +29,8 @@ std::string_view switch_family(FabricKind f) {
     case FabricKind::ib: return "ib";
     case FabricKind::roce_v1:
     case FabricKind::roce_v2: return "ethernet_dcb";
-    case FabricKind::iwarp: return "ethernet";
+    case FabricKind::iwarp:
+    case FabricKind::tcp: return "ethernet";
   }
   return "";
 }

@@ -20,7 +20,8 @@
 
 namespace rdmasim {
 
-enum class FabricKind { ib, roce_v1, roce_v2, iwarp };
+// tcp: no RDMA, the kernel's TCP/IP stack on plain Ethernet NICs (the baseline).
+enum class FabricKind { ib, roce_v1, roce_v2, iwarp, tcp };
 
 // A link's properties. `mtu` is the IBA path MTU on ib, roce_v1 and roce_v2
 // (256..4096) and the IP MTU on iwarp (576..9000).
@@ -55,7 +56,8 @@ enum class WorkloadKind {
   incast, all_to_all, pingpong,                                                       // patterns, with `op`
   flows,                                                                              // flow sizes from a CDF
   write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat,  // perftest-style
-  compute                                                                             // a process computing, no I/O
+  compute,                                                                            // a process computing, no I/O
+  udp                                                                                 // kernel UDP datagrams (fabric: tcp)
 };
 // clang-format on
 enum class QpType { rc, uc, ud };
@@ -109,6 +111,12 @@ struct WorkloadConfig {
   Time work;
   Time chunk = Time::us(10);
   FlowsConfig flows;  // kind: flows; its hosts are in `from` (and `to`)
+  // udp: a traffic generator on `from` offers `rate` of `size`-byte
+  // datagrams (payload) for `duration`; the program on `to` spends
+  // `app_cost` of its own per datagram it receives.
+  DataRate rate;
+  Time duration;
+  Time app_cost;
   int line = 0, column = 0;
 };
 
@@ -328,10 +336,11 @@ struct EnumNames;
     static constexpr std::string_view names[] = {__VA_ARGS__}; \
   };                                                           \
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
-RDMASIM_ENUM_NAMES(FabricKind, iwarp, "ib", "roce_v1", "roce_v2", "iwarp");
-RDMASIM_ENUM_NAMES(WorkloadKind, compute, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
+RDMASIM_ENUM_NAMES(FabricKind, tcp, "ib", "roce_v1", "roce_v2", "iwarp", "tcp");
+RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
-                   "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute");
+                   "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute",
+                   "udp");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");
@@ -340,7 +349,7 @@ RDMASIM_ENUM_NAMES(SwitchMode, store_and_forward, "cut_through", "store_and_forw
 RDMASIM_ENUM_NAMES(IbRouting, updown, "min_hop", "updown");
 RDMASIM_ENUM_NAMES(CongestionControl, dctcp, "newreno", "cubic", "dctcp");
 RDMASIM_ENUM_NAMES(CcAlgorithm, ib_cca, "none", "dcqcn", "hpcc", "timely", "dctcp", "swift", "ib_cca");
-RDMASIM_ENUM_NAMES(Completion, hybrid, "polling", "interrupt", "hybrid");
+RDMASIM_ENUM_NAMES(Completion, napi, "polling", "interrupt", "hybrid", "napi");
 RDMASIM_ENUM_NAMES(Doorbell, pio, "dma", "pio");
 #undef RDMASIM_ENUM_NAMES
 

@@ -69,6 +69,7 @@ uint32_t data_frame_overhead(const ExperimentConfig& cfg) {
     case FabricKind::roce_v1: return kEth + kGrh + kBth + kIcrc;
     case FabricKind::roce_v2: return kEth + ip + kUdp + kBth + kIcrc;
     case FabricKind::iwarp: return kEth + ip + kTcp + kMpaLen + kDdpTagged + (cfg.mpa.crc ? kMpaCrc : 0);
+    case FabricKind::tcp: return kEth + ip + kTcp;
   }
   return 0;
 }

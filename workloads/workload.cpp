@@ -10,6 +10,7 @@
 #include "workloads/compute.hpp"
 #include "workloads/flow.hpp"
 #include "workloads/flows_run.hpp"
+#include "workloads/udp.hpp"
 
 namespace rdmasim {
 
@@ -444,6 +445,14 @@ void WorkloadRun::start() {
     flows_run_->start();
     return;
   }
+  if (w_.kind == WorkloadKind::udp) {
+    Host* a = env_.host(w_.from.at(0));
+    Host* b = env_.host(w_.to.at(0));
+    if (!a || !b) throw std::logic_error("workload names an unknown host");
+    udp_ = std::make_unique<UdpJob>(env_.sim, *a, *b, w_);
+    udp_->start();
+    return;
+  }
   const WorkloadKind op = basic_op(w_);
   std::vector<std::pair<std::string, std::string>> pairs;
   bool pingpong = false;
@@ -485,6 +494,7 @@ void WorkloadRun::start() {
 bool WorkloadRun::finished() const {
   if (compute_) return compute_->finished();
   if (flows_run_) return flows_run_->finished();
+  if (udp_) return udp_->finished();
   return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished(); });
 }
 
@@ -516,6 +526,18 @@ FlowStats WorkloadRun::result() const {
     all.end = compute_->ended();
     all.work_done = compute_->work_done();
     all.finished = compute_->finished();
+    return all;
+  }
+  if (udp_) {
+    const UdpJob::Counts c = udp_->counts();
+    all.datagrams = FlowStats::Datagrams{c.offered,      c.received,  c.ring_drops,       c.backlog_drops,
+                                         c.socket_drops, c.delivered, c.delivered_in_time};
+    all.ops = c.delivered;
+    all.bytes = udp_->delivered_bytes();
+    all.start = udp_->first_sent() == Time::max() ? w_.start : udp_->first_sent();
+    all.end = std::max(all.start, udp_->last_delivered());
+    all.latency_ps = udp_->latency_ps();
+    all.finished = udp_->finished();
     return all;
   }
   all.start = Time::max();

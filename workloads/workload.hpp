@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ struct FlowStats {
   Time start = Time::max(), end;
   std::vector<int64_t> latency_ps;
   Time work_done;  // compute: CPU time it has had
+  // udp: datagrams offered, received by the NIC, dropped (by where), delivered.
+  struct Datagrams {
+    uint64_t offered = 0, received = 0, ring_drops = 0, backlog_drops = 0, socket_drops = 0, delivered = 0;
+    uint64_t delivered_in_time = 0;  // while the load was offered
+  };
+  std::optional<Datagrams> datagrams;
   bool data_verified = true;  // every message delivered, and the receiver holds exactly what was sent
   bool data_mismatch = false; // some delivered bytes differ from what was sent (not merely undelivered)
   bool finished = false;
@@ -59,6 +66,7 @@ struct FlowStats {
 class Flow;
 class ComputeJob;
 class FlowsRun;
+class UdpJob;
 
 class WorkloadRun {
 public:
@@ -83,6 +91,7 @@ private:
   std::vector<std::unique_ptr<Flow>> flows_;
   std::unique_ptr<ComputeJob> compute_;  // kind: compute
   std::unique_ptr<FlowsRun> flows_run_;  // kind: flows
+  std::unique_ptr<UdpJob> udp_;          // kind: udp
 };
 
 }  // namespace rdmasim

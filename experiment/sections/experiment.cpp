@@ -5,6 +5,27 @@
 
 namespace rdmasim {
 
+namespace {
+// The kernel stack (tcp) receives by interrupt or NAPI, NAPI by default
+// as on Linux; RDMA programs wait on a CQ by polling, interrupt or hybrid.
+void completion_mode(ExperimentDraft& d) {
+  Completion& m = d.x.host.completion;
+  if (!d.completion) {
+    if (d.x.fabric == FabricKind::tcp) m = Completion::napi;
+    return;
+  }
+  const Entry& e = *d.completion;
+  if (d.x.fabric == FabricKind::tcp && (m == Completion::polling || m == Completion::hybrid))
+    d.c.error(e.value, e.path,
+              "the kernel stack (fabric: tcp) receives by interrupt (one per frame, or per coalesced batch) "
+              "or napi; " + std::string(to_string(m)) + " is how RDMA programs wait on a CQ");
+  if (d.x.fabric != FabricKind::tcp && m == Completion::napi)
+    d.c.error(e.value, e.path,
+              "napi is the kernel stack's receive path (fabric: tcp); RDMA programs wait by polling, "
+              "interrupt or hybrid");
+}
+}  // namespace
+
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   auto top = d.c.fields(root, "", "an experiment",
                         {"name", "fabric", "seed",     "stop",      "link",   "flow_control", "pfc",
@@ -38,6 +59,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   if (auto e = top->find("tcp")) read_tcp(d, *e);
   if (auto e = top->find("mpa")) read_mpa(d, *e);
   if (auto e = top->find("host")) read_host(d, *e);
+  completion_mode(d);
   if (auto e = top->find("vlan")) read_vlan(d, *e);
   if (auto e = top->find("capture")) read_capture(d, *e);
   if (auto e = top->find("cost")) read_cost(d.c, e->value, e->path, d.x.cost);

@@ -3,14 +3,46 @@
 
 namespace rdmasim {
 
+namespace {
+
+// host.kernel: the kernel stack's settings and per-frame costs (fabric: tcp).
+void read_kernel(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "kernel stack settings",
+                      {"rx_ring", "netdev_budget", "netdev_budget_time", "max_backlog", "softirq_time",
+                       "softirq_restarts", "threaded_napi", "driver_rx", "ip_rx", "transport_rx", "syscall", "copy_bandwidth",
+                       "socket_buffer"});
+  if (!f) return;
+  KernelConfig& k = d.x.host.kernel;
+  d.c.read(*f, "rx_ring", k.rx_ring, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 16); });
+  d.c.read(*f, "netdev_budget", k.netdev_budget, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
+  d.c.read(*f, "netdev_budget_time", k.netdev_budget_time, [&](const Entry& v) { return d.c.positive_time(v); });
+  d.c.read(*f, "max_backlog", k.max_backlog, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
+  d.c.read(*f, "softirq_time", k.softirq_time, [&](const Entry& v) { return d.c.positive_time(v); });
+  d.c.read(*f, "softirq_restarts", k.softirq_restarts, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
+  d.c.read(*f, "threaded_napi", k.threaded_napi, [&](const Entry& v) { return d.c.boolean(v); });
+  d.c.read(*f, "driver_rx", k.driver_rx, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "ip_rx", k.ip_rx, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "transport_rx", k.transport_rx, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "syscall", k.syscall, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "copy_bandwidth", k.copy_bandwidth, [&](const Entry& v) { return d.c.rate(v); });
+  if (const Entry* v = f->find("socket_buffer"))
+    if (auto b = d.c.bytes(*v)) k.socket_buffer = b->count();
+}
+
+}  // namespace
+
 void read_host(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "host settings",
                       {"completion", "hybrid_spin", "interrupt_coalescing", "doorbell", "pcie", "poll_cost",
-                       "interrupt_cost", "post_cost", "cores", "context_switch", "pio_bandwidth", "max_inline"});
+                       "interrupt_cost", "post_cost", "cores", "context_switch", "pio_bandwidth", "max_inline",
+                       "napi_budget", "kernel"});
   if (!f) return;
   HostConfig& h = d.x.host;
   d.c.read(*f, "completion", h.completion,
            [&](const Entry& v) { return d.c.choice<Completion>(v, "completion mode"); });
+  if (const Entry* v = f->find("completion")) d.completion = *v;
+  d.c.read(*f, "napi_budget", h.napi_budget, [&](const Entry& v) { return d.c.whole(v, 1, 65536); });
+  if (auto v = f->find("kernel")) read_kernel(d, *v);
   d.c.read(*f, "hybrid_spin", h.hybrid_spin, [&](const Entry& v) { return d.c.time(v); });
   if (auto v = f->find("interrupt_coalescing")) {
     if (auto g = d.c.fields(v->value, v->path, "interrupt coalescing settings", {"frames", "delay"})) {

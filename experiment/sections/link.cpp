@@ -7,9 +7,9 @@ namespace {
 
 // IBA path MTUs on the IBA fabrics (IBA 7.7.8), an IP MTU on iwarp.
 void check_mtu(const ExperimentDraft& d, const YAML::Node& at, const std::string& path, uint32_t mtu) {
-  if (d.x.fabric == FabricKind::iwarp) {
+  if (d.x.fabric == FabricKind::iwarp || d.x.fabric == FabricKind::tcp) {
     if (mtu < kMinIpMtu || mtu > kMaxIpMtu)
-      d.c.error(at, path, "iwarp needs an IP MTU from 576 to 9000, got " + std::to_string(mtu));
+      d.c.error(at, path, std::string(to_string(d.x.fabric)) + " needs an IP MTU from 576 to 9000, got " + std::to_string(mtu));
   } else if (!is_iba_mtu(mtu)) {
     d.c.error(at, path,
               std::string(to_string(d.x.fabric)) + " needs an IBA MTU: 256, 512, 1024, 2048 or 4096, got " +

@@ -38,6 +38,7 @@ struct ExperimentDraft {
     size_t index;  // in x.workloads
   };
   std::vector<ReadWorkload> workloads_read;  // the workloads read without error
+  std::optional<Entry> completion;           // host.completion, when given
 
   // "unknown node 'x' (did you mean ...)" against the topology's names.
   std::string unknown_node(const std::string& n) const;

@@ -17,9 +17,11 @@ constexpr std::string_view kWorkloadKeys[] = {
     "size",          "count",      "outstanding", "start", "timeout",          "retry_cnt", "rnr_retry",
     "min_rnr_timer", "post_recvs", "bad_rkey",    "op",    "inline_threshold", "add",       "compare",
     "swap",          "on",         "work",        "chunk",
-    "cdf",           "load",       "duration"};
+    "cdf",           "load",       "duration",    "rate",  "app_cost"};
 // The keys of `kind: compute` (a process, not a verbs workload).
 constexpr std::string_view kComputeKeys[] = {"name", "kind", "on", "work", "chunk", "start"};
+// The keys of `kind: udp` (kernel datagrams, no verbs).
+constexpr std::string_view kUdpKeys[] = {"name", "kind", "from", "to", "size", "rate", "duration", "app_cost", "start"};
 
 // A host name for a workload endpoint.
 std::optional<std::string> host_name(ExperimentDraft& d, const YAML::Node& v, const std::string& path) {
@@ -129,6 +131,49 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
   d.c.read(f, "duration", fl.duration, [&](const Entry& e) { return d.c.time(e); });
 }
 
+// {kind: udp, from: A, to: B, rate: RATE, size: SIZE, duration: TIME, app_cost: TIME}.
+bool udp(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) {
+  for (const Entry& e : f.entries)
+    if (std::find(std::begin(kUdpKeys), std::end(kUdpKeys), e.key.Scalar()) == std::end(kUdpKeys))
+      d.c.error(e.key, e.path, "udp takes from, to, size, rate, duration, app_cost and start, not " + e.key.Scalar());
+  if (d.x.fabric != FabricKind::tcp)
+    d.c.error(kind.value, kind.path,
+              "udp datagrams go through the kernel stack: they need fabric: tcp, not " +
+                  std::string(to_string(d.x.fabric)));
+  auto from = one_host(d, f, "from");
+  auto to = one_host(d, f, "to");
+  if (from) w.from = {*from};
+  if (to) w.to = {*to};
+  if (from && to && *from == *to)
+    d.c.error(f.find("to")->value, f.find("to")->path, "from and to are the same host '" + *to + "'");
+  w.size = Bytes(1472);  // what fits a 1500-byte Ethernet MTU
+  if (const Entry* e = f.find("size"))
+    if (auto b = d.c.bytes(*e)) {
+      const uint32_t most = path_mtu(d.x) - 28;  // IPv4 and UDP headers
+      if (b->count() > most)
+        d.c.error(e->value, e->path,
+                  "a datagram fits in one frame here: at most " + std::to_string(most) +
+                      " bytes (the path MTU less IPv4 and UDP headers), got " + to_string(*b));
+      else
+        w.size = *b;
+    }
+  if (!f.has("rate")) d.c.missing(f, "rate", "the offered load, such as 1Gbps (payload bits)");
+  d.c.read(f, "rate", w.rate, [&](const Entry& e) -> std::optional<DataRate> {
+    auto r = d.c.rate(e);
+    if (r && r->bps() == 0) {
+      d.c.error(e.value, e.path, "the offered rate must be above zero");
+      return std::nullopt;
+    }
+    return r;
+  });
+  if (!f.has("duration")) d.c.missing(f, "duration", "how long it offers datagrams, such as 2ms");
+  d.c.read(f, "duration", w.duration, [&](const Entry& e) { return d.c.positive_time(e); });
+  d.c.read(f, "app_cost", w.app_cost, [&](const Entry& e) { return d.c.time(e); });
+  d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+  w.op = "udp";
+  return true;
+}
+
 bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, WorkloadConfig& w) {
   const std::vector<std::string_view> all(std::begin(kWorkloadKeys), std::end(kWorkloadKeys));
   auto f = d.c.fields(v, path, "a workload", all);
@@ -147,9 +192,19 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   if (auto e = f->find("name"))
     if (auto n = d.c.name(e->value, e->path, "a workload name")) w.name = *n;
   if (w.kind == WorkloadKind::compute) return compute(d, *f, w);
+  if (w.kind == WorkloadKind::udp) return udp(d, *f, w, *ke);
   for (std::string_view key : {"on", "work", "chunk"})
     if (const Entry* e = f->find(key))
       d.c.error(e->key, e->path, "only compute takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
+  for (std::string_view key : {"rate", "app_cost"})
+    if (const Entry* e = f->find(key))
+      d.c.error(e->key, e->path, "only udp takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
+  if (d.x.fabric == FabricKind::tcp) {
+    d.c.error(ke->value, ke->path,
+              "fabric: tcp has no RDMA (no queue pairs): " + std::string(to_string(w.kind)) +
+                  " needs ib, roce_v1, roce_v2 or iwarp; on tcp run udp or compute workloads");
+    return false;
+  }
 
   // Keys that belong to other kinds.
   auto only = [&](std::string_view key, bool allowed, const std::string& why) {

@@ -49,6 +49,7 @@ Task Host::wait(Process& p, verbs::CompletionQueue& cq) {
       cpu_.stop_spin(p);
       break;
     case Completion::interrupt:
+    case Completion::napi:  // the kernel stack's; refused for RDMA programs, which wait by interrupt
       break;
   }
   // ibv_req_notify_cq, then ibv_get_cq_event sleeps: p leaves its core. The

@@ -32,8 +32,10 @@ public:
   Cpu& cpu() { return cpu_; }
   const Cpu& cpu() const { return cpu_; }
   // A program on this host (pinned to a core, see nodes/host/cpu/cpu.hpp).
-  Process& spawn(std::string name, Process::Kind kind = Process::Kind::io) {
-    return cpu_.spawn(std::move(name), kind);
+  // `fair`: it shares its core by CPU time with other fair processes
+  // (kernel-socket programs and ksoftirqd, nodes/host/cpu/cpu.hpp).
+  Process& spawn(std::string name, Process::Kind kind = Process::Kind::io, bool fair = false) {
+    return cpu_.spawn(std::move(name), kind, fair);
   }
   Time cpu_busy() const { return cpu_.busy(); }
   uint64_t interrupts() const { return interrupts_; }

@@ -363,7 +363,7 @@ workloads: [{kind: send, from: h0, to: h15}]
           "(--set link.speed=1Gbps)\n");
     CHECK(errors(load(yaml, {}, "infiniband")) ==
           "<command line>:1:1: fabric: unknown fabric 'infiniband'; expected one of ib, roce_v1, roce_v2, "
-          "iwarp "
+          "iwarp, tcp "
           "(--fabric infiniband)\n");
   }
   SUBCASE("an override that makes the file contradict itself") {
@@ -402,12 +402,12 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "fabric: rocev2\n")) ==
       "exp.yaml:1:9: fabric: unknown fabric 'rocev2' (did you mean 'roce_v2'?); expected one of ib, roce_v1, "
-      "roce_v2, iwarp\n");
+      "roce_v2, iwarp, tcp\n");
   CHECK(errors(pair_with("  - {kind: write, from: a, to: b}\n")) ==
         "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
         "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, "
         "flows, write_bw, "
-        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, compute\n");
+        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, compute, udp\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: rd}\n")) ==
         "exp.yaml:6:38: workloads[0].qp: unknown QP type 'rd' (did you mean 'rc'?); expected one of rc, uc, "
         "ud\n");

@@ -1,5 +1,6 @@
 #include "nodes/host/cpu/cpu.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rdmasim {
@@ -25,13 +26,31 @@ Cpu::~Cpu() {
     if (p->waiter_) std::exchange(p->waiter_, nullptr).destroy();
 }
 
-Process& Cpu::spawn(std::string name, Process::Kind kind) {
+Process& Cpu::spawn(std::string name, Process::Kind kind, bool fair, int core) {
+  if (kind == Process::Kind::softirq) throw std::logic_error("a softirq context comes from softirq_context()");
   Core* least = cores_.front().get();
-  for (auto& c : cores_)
-    if (c->processes < least->processes) least = c.get();
-  ++least->processes;
+  if (core >= 0) {
+    least = cores_.at(static_cast<size_t>(core)).get();
+  } else {
+    for (auto& c : cores_)
+      if (c->processes < least->processes) least = c.get();
+    ++least->processes;
+  }
   processes_.push_back(std::unique_ptr<Process>(new Process(std::move(name), kind, least->index)));
-  return *processes_.back();
+  Process& p = *processes_.back();
+  p.fair_ = fair;
+  if (fair) least->fair.push_back(&p);
+  return p;
+}
+
+Process& Cpu::softirq_context(int i) {
+  Core& c = *cores_.at(static_cast<size_t>(i));
+  if (!c.softirq) {
+    processes_.push_back(std::unique_ptr<Process>(
+        new Process("softirq/" + std::to_string(i), Process::Kind::softirq, c.index)));
+    c.softirq = processes_.back().get();
+  }
+  return *c.softirq;
 }
 
 // ------------------------------------------------------------ requests
@@ -42,12 +61,20 @@ void Cpu::request(Process& p, CpuUse use, Time t, std::coroutine_handle<> h) {
   p.use_ = use;
   p.left_ = t;
   p.waiter_ = h;
+  if (p.kind_ == Process::Kind::softirq) {
+    request_softirq(c, p);
+    return;
+  }
   if (p.state_ == Process::State::holding) {
-    // Its last burst just ended: an I/O process goes on; a compute process
-    // goes on too unless others wait for the core (round robin per chunk).
-    if (p.kind_ == Process::Kind::io || (c.ready.empty() && c.compute.empty() && !c.paused)) {
+    // Its last burst just ended: an I/O process goes on (a fair one unless
+    // a fair process that had less waits); a compute process goes on too
+    // unless others wait for the core (round robin per chunk).
+    const bool goes_on = p.kind_ == Process::Kind::io
+                             ? !should_yield(c, p)
+                             : c.ready.empty() && c.compute.empty() && !c.paused;
+    if (goes_on) {
       p.state_ = Process::State::running;
-      run_phase(c);
+      if (!busy_now(c)) run_phase(c);  // else it resumes when the IRQ or softirq ends (dispatch)
       return;
     }
     p.state_ = Process::State::off;
@@ -87,14 +114,64 @@ void Cpu::raise_irq(Process& p, Time cost, CpuUse use, Time t, std::coroutine_ha
   p.use_ = use;
   p.left_ = t;
   p.waiter_ = h;
-  c.irqs.push_back({cost, &p});
+  c.irqs.push_back({cost, &p, nullptr});
   if (c.in_irq) return;  // it runs after the handlers before it
   preempt(c);
   start_irq(c);
 }
 
+void Cpu::irq(int i, Time cost, IrqSink& sink) {
+  Core& c = *cores_.at(static_cast<size_t>(i));
+  c.irqs.push_back({cost, nullptr, &sink});
+  if (c.in_irq) return;
+  preempt(c);
+  start_irq(c);
+}
+
+void Cpu::request_softirq(Core& c, Process& s) {
+  if (s.state_ == Process::State::holding && !c.in_irq) {
+    s.state_ = Process::State::running;
+    run_softirq(c);
+    return;
+  }
+  s.state_ = Process::State::ready;
+  if (c.in_irq || c.in_softirq) return;  // it runs when the handler ends (dispatch)
+  preempt(c);
+  dispatch(c);
+}
+
+// CFS's constants on one CPU (kernel/sched/fair.c): a task is preempted
+// in favour of one that has run less by more than the wakeup granularity;
+// a task that wakes starts half a scheduling latency behind the least
+// runtime of the others (GENTLE_FAIR_SLEEPERS), so a program that sleeps
+// between messages runs as soon as the one on the core reaches a point
+// where it can be preempted (the end of its burst: a kernel thread's poll).
+namespace {
+constexpr Time kWakeupGranularity = Time::ms(1);  // sysctl_sched_wakeup_granularity
+constexpr Time kSleeperCredit = Time::ms(3);      // sysctl_sched_latency / 2
+}  // namespace
+
+bool Cpu::should_yield(const Core& c, const Process& p) const {
+  if (!p.fair_) return false;
+  for (const Process* q : c.fair)
+    if (q != &p && q->state_ == Process::State::ready && q->runtime_ + kWakeupGranularity < p.runtime_)
+      return true;
+  return false;
+}
+
+void Cpu::place(Core& c, Process& p) {
+  Time least = Time::max();
+  for (const Process* q : c.fair)
+    if (q != &p && q->state_ != Process::State::off && q->state_ != Process::State::waiting_irq)
+      least = std::min(least, q->runtime_);
+  if (least == Time::max()) return;
+  const Time start = least > kSleeperCredit ? least - kSleeperCredit : Time{};
+  if (start > p.runtime_) p.runtime_ = start;
+}
+
 void Cpu::make_ready(Process& p) {
   Core& c = *cores_[p.core_];
+  if (p.fair_ && (p.state_ == Process::State::off || p.state_ == Process::State::waiting_irq)) place(c, p);
   p.state_ = Process::State::ready;
   if (p.kind_ == Process::Kind::compute) {
     c.compute.push_back(&p);
@@ -102,7 +179,7 @@ void Cpu::make_ready(Process& p) {
   }
   c.ready.push_back(&p);
   // Wake-up preemption: an I/O process takes the core from a compute burst.
-  if (!c.in_irq && c.running && c.running->kind_ == Process::Kind::compute &&
+  if (!c.in_irq && !c.in_softirq && c.running && c.running->kind_ == Process::Kind::compute &&
       c.running->state_ == Process::State::running) {
     preempt(c);
     c.paused = std::exchange(c.running, nullptr);
@@ -118,6 +195,20 @@ void Cpu::dispatch(Core& c) {
   if (!c.irqs.empty()) {
     start_irq(c);
     return;
+  }
+  if (c.softirq) {
+    switch (c.softirq->state_) {
+      case Process::State::ready:
+        c.softirq->state_ = Process::State::running;
+        [[fallthrough]];
+      case Process::State::running:  // raised, or an IRQ preempted it
+        run_softirq(c);
+        return;
+      case Process::State::holding:
+        return;  // deciding what it does next
+      default:
+        break;
+    }
   }
   if (c.running) {
     if (c.running->state_ == Process::State::running) {
@@ -171,9 +262,32 @@ void Cpu::run_phase(Core& c) {
   c.done = sim_.after(len, [this, &c] { phase_done(c); });
 }
 
+void Cpu::run_softirq(Core& c) {
+  c.in_softirq = true;
+  account(c, CpuUse::softirq, nullptr);
+  c.started = sim_.now();
+  c.done = sim_.after(c.softirq->left_, [this, &c] { softirq_done(c); });
+}
+
+void Cpu::softirq_done(Core& c) {
+  c.done = {};
+  Process& s = *c.softirq;
+  s.runtime_ += sim_.now() - c.started;
+  s.left_ = Time{};
+  s.state_ = Process::State::holding;
+  const uint64_t asked = s.requests_;
+  std::exchange(s.waiter_, nullptr).resume();
+  if (s.requests_ == asked && s.state_ == Process::State::holding) s.state_ = Process::State::off;
+  if (s.state_ != Process::State::running) {
+    c.in_softirq = false;
+    dispatch(c);
+  }
+}
+
 void Cpu::phase_done(Core& c) {
   c.done = {};
   Process& p = *c.running;
+  p.runtime_ += sim_.now() - c.started;
   if (p.switch_left_ > Time{}) {
     p.switch_left_ = Time{};
     run_phase(c);
@@ -194,11 +308,21 @@ void Cpu::phase_done(Core& c) {
 }
 
 void Cpu::preempt(Core& c) {
+  if (c.in_softirq) {
+    if (!c.done) return;
+    sim_.cancel(c.done);
+    c.done = {};
+    const Time ran = sim_.now() - c.started;
+    c.softirq->left_ -= ran;
+    c.softirq->runtime_ += ran;
+    return;
+  }
   if (!c.running || !c.done) return;
   sim_.cancel(c.done);
   c.done = {};
   Process& p = *c.running;
   const Time ran = sim_.now() - c.started;
+  p.runtime_ += ran;
   if (p.switch_left_ > Time{})
     p.switch_left_ -= ran;
   else
@@ -215,7 +339,9 @@ void Cpu::start_irq(Core& c) {
 void Cpu::irq_done(Core& c) {
   c.done = {};
   c.in_irq = false;
-  if (Process* p = c.irq.wake) {
+  const Irq irq = c.irq;
+  if (irq.sink) irq.sink->irq_handled();  // may raise a softirq or the next IRQ
+  if (Process* p = irq.wake) {
     // The handler woke it: it runs when its turn comes.
     if (c.owner == p) c.owner = nullptr;
     make_ready(*p);

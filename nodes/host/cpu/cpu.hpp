@@ -4,11 +4,18 @@
 // What runs on a core, in the order a free core picks it (docs/host.md):
 //   1. hard IRQs (an interrupt handler preempts whatever runs, and runs to
 //      its end; IRQs queue behind one another in arrival order);
+//   1b. the core's softirq context (deferred interrupt work raised by a
+//      handler, Linux's do_softirq on IRQ exit): it runs before any process,
+//      IRQs preempt it;
 //   2. a burst preempted by an IRQ resumes where it stopped, unless it is a
 //      compute process's and an I/O process has become ready meanwhile;
 //   3. ready I/O processes (the programs that post and wait for work), in
 //      the order they became ready; one runs until it waits, none preempts
-//      another;
+//      another, except that `fair` ones (kernel-socket programs and
+//      ksoftirqd) share by CPU time as CFS does: at the end of a burst one
+//      gives way to a ready fair process that has had less by more than
+//      CFS's wakeup granularity (1ms); one that wakes gets CFS's sleeper
+//      credit (3ms behind the least runtime of the others);
 //   4. polling: while an I/O process spins on a completion queue the core
 //      does nothing else (poll time), but a ready I/O process runs;
 //   5. compute processes, round robin, a chunk at a time; an I/O process
@@ -46,10 +53,12 @@ using CpuTimes = std::array<Time, kCpuUses>;
 // A program on a host. Created by Cpu::spawn, which pins it to a core.
 class Process {
 public:
-  enum class Kind { io, compute };
+  enum class Kind { io, compute, softirq };
   const std::string& name() const { return name_; }
   Kind kind() const { return kind_; }
   int core() const { return core_; }
+  // CPU time it has had (CFS's vruntime for a fair process).
+  Time runtime() const { return runtime_; }
 
 private:
   friend class Cpu;
@@ -65,6 +74,17 @@ private:
   Time switch_left_;           // context switch still to run before it
   std::coroutine_handle<> waiter_;
   uint64_t requests_ = 0;  // CPU requests made (a burst's end sees whether its process asked for more)
+  bool fair_ = false;      // shares its core with other fair processes by CPU time
+  Time runtime_;           // CPU time had (vruntime)
+};
+
+// What a hard IRQ handler does when it ends (the NIC driver's receive path).
+class IrqSink {
+public:
+  virtual void irq_handled() = 0;
+
+protected:
+  ~IrqSink() = default;
 };
 
 // One segment of a core's time, for a CPU trace.
@@ -83,7 +103,13 @@ public:
   Cpu& operator=(const Cpu&) = delete;
 
   int cores() const { return static_cast<int>(cores_.size()); }
-  Process& spawn(std::string name, Process::Kind kind);
+  // `core` >= 0 pins it there (a per-CPU kernel thread) without counting
+  // it in the balance by which programs are placed.
+  Process& spawn(std::string name, Process::Kind kind, bool fair = false, int core = -1);
+  // The softirq context of core `c`: co_await run(softirq_context(c),
+  // CpuUse::softirq, t) runs `t` of deferred interrupt work ahead of every
+  // process on that core, in no process's context (no context switch).
+  Process& softirq_context(int c);
 
   // co_await cpu.run(p, use, t): `p` needs `t` of CPU time on its core in
   // category `use`; resumes when it has had it. If `p` holds its core (its
@@ -118,6 +144,9 @@ public:
     void await_resume() const {}
   };
   IrqAwaiter interrupt(Process& p, Time cost, CpuUse use, Time t) { return {*this, p, cost, use, t}; }
+  // A hard IRQ on core `c` whose handler takes `cost`; `sink.irq_handled()`
+  // runs when it ends, before anything else runs on the core.
+  void irq(int c, Time cost, IrqSink& sink);
 
   // Time per category of core `c` from 0 to now(); they add up to now().
   CpuTimes times(int c) const;
@@ -139,6 +168,7 @@ private:
   struct Irq {
     Time cost;
     Process* wake;
+    IrqSink* sink;
   };
   struct Core {
     int index = 0;
@@ -146,6 +176,8 @@ private:
     Process* paused = nullptr;   // a compute burst an I/O process preempted (it resumes first)
     Process* owner = nullptr;    // whose context is loaded
     bool in_irq = false;
+    Process* softirq = nullptr;  // the softirq context, once asked for
+    bool in_softirq = false;     // it runs, is held, or an IRQ preempted it
     Irq irq{};
     EventId done;  // end of the running burst or IRQ
     Time started;  // when it (or its current phase) started
@@ -154,6 +186,7 @@ private:
     Ring<Process*> compute;  // compute processes
     uint32_t spinners = 0;
     uint32_t processes = 0;
+    std::vector<Process*> fair;  // its fair processes
     // Accounting: the open segment and the closed totals.
     CpuUse use = CpuUse::idle;
     const Process* seg_process = nullptr;
@@ -164,6 +197,14 @@ private:
   void request(Process& p, CpuUse use, Time t, std::coroutine_handle<> h);
   void raise_irq(Process& p, Time cost, CpuUse use, Time t, std::coroutine_handle<> h);
   void make_ready(Process& p);
+  void request_softirq(Core& c, Process& s);
+  void run_softirq(Core& c);
+  void softirq_done(Core& c);
+  // A fair process that just ran gives way to a ready one that had less.
+  bool should_yield(const Core& c, const Process& p) const;
+  // A fair process waking from sleep starts at the least runtime of the
+  // others runnable on its core (CFS's min_vruntime), not behind it.
+  void place(Core& c, Process& p);
   // Core `c` has nothing running: picks what runs next (the order above).
   void dispatch(Core& c);
   void start(Core& c, Process& p);
@@ -173,7 +214,7 @@ private:
   void irq_done(Core& c);
   // Stops the running burst (an IRQ or an I/O process takes the core).
   void preempt(Core& c);
-  bool busy_now(const Core& c) const { return c.in_irq || (c.running && c.done); }
+  bool busy_now(const Core& c) const { return c.in_irq || c.in_softirq || (c.running && c.done); }
   // Closes the open accounting segment and opens one of `use`.
   void account(Core& c, CpuUse use, const Process* p);
   void record(const Core& c, Time now);

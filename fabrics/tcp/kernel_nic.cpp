@@ -1,0 +1,114 @@
+#include "fabrics/tcp/kernel_nic.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/bytes.hpp"
+#include "fabrics/ip/wire/ipv4.hpp"
+#include "fabrics/ip/wire/tcp.hpp"
+#include "fabrics/ip/wire/udp.hpp"
+
+namespace rdmasim {
+
+namespace {
+constexpr size_t kEth = EthernetHeader::kLen;
+constexpr size_t kUdpAt = kEth + Ipv4Header::kLen;
+}  // namespace
+
+KernelNic::KernelNic(Host& host, const IpEndpoint& self)
+    : host_(host), self_(self), rx_(host.nic().sim(), host.cpu(), host.config()) {
+  rx_.set_deliver([this](Packet p) { deliver(std::move(p)); });
+  rx_.set_on_drop([this](const Packet& p, NetRx::Drop why) {
+    if (auto port = udp_port(p)) {
+      auto& st = udp_[*port].stats;
+      ++(why == NetRx::Drop::ring ? st.ring_drops : st.backlog_drops);
+    }
+  });
+}
+
+size_t KernelNic::headroom() const { return kEth + Ipv4Header::kLen + TcpView::kMaxLen; }
+
+std::unique_ptr<verbs::QueuePair> KernelNic::create_qp(verbs::Device&, verbs::ProtectionDomain&, uint32_t,
+                                                       const verbs::QpInitAttr&) {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes, uint64_t seq) {
+  Packet p = host_.nic().alloc();
+  std::span<std::byte> data = p.push_back(bytes);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(0x20 + (i + seq) % 0x5F);  // printable ASCII
+  // The sequence number and the send time lead the payload, when it has room.
+  if (bytes >= 8) store_be64(data.first(8), seq);
+  if (bytes >= 16) store_be64(data.subspan(8, 8), static_cast<uint64_t>(host_.nic().sim().now().count()));
+  const uint16_t udp_len = static_cast<uint16_t>(bytes + UdpHeader::kLen);
+  UdpHeader{sport, dport, udp_len, 0}.emit(*UdpView::check(p.push_front(UdpHeader::kLen)));
+  UdpView::check(p.raw_bytes())->fill_checksum(self_.ipv4, to.ipv4);
+  Ipv4Header ip;
+  ip.total_length = static_cast<uint16_t>(udp_len + Ipv4Header::kLen);
+  ip.identification = ip_id_++;
+  ip.protocol = kIpProtoUdp;
+  ip.src = self_.ipv4;
+  ip.dst = to.ipv4;
+  ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
+  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(*EthernetView::check(p.push_front(kEth)));
+  // The minimum Ethernet frame: padding after the IP packet.
+  if (p.size() < EthernetView::kMinFrameLen) {
+    auto pad = p.push_back(EthernetView::kMinFrameLen - p.size());
+    std::memset(pad.data(), 0, pad.size());
+  }
+  return p;
+}
+
+uint16_t KernelNic::bind_udp(UdpSocket& s) {
+  uint16_t port = 5001;
+  while (udp_.count(port) && udp_[port].socket) ++port;
+  udp_[port].socket = &s;
+  return port;
+}
+
+std::optional<uint16_t> KernelNic::udp_port(const Packet& p) {
+  auto b = p.raw_bytes();
+  if (b.size() < kUdpAt + UdpHeader::kLen) return std::nullopt;
+  auto eth = ConstEthernetView::check(b);
+  if (eth->ethertype() != ethertype::kIpv4) return std::nullopt;
+  auto ip = ConstIpv4View::check(eth->payload());
+  if (!ip || ip->protocol() != kIpProtoUdp || ip->ihl() != 5) return std::nullopt;
+  return load_be16(b.subspan(kUdpAt + 2, 2));
+}
+
+void KernelNic::receive(Packet p) {
+  if (auto port = udp_port(p)) ++udp_[*port].stats.received;
+  // The NIC writes the frame into a ring buffer in host memory (DMA).
+  host_.nic().sim().after(host_.config().pcie.latency,
+                          [this, q = std::move(p)]() mutable { rx_.receive(std::move(q)); });
+}
+
+void KernelNic::deliver(Packet p) {
+  auto b = p.raw_bytes();
+  auto eth = ConstEthernetView::check(b);
+  auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
+  // ip_rcv: a header that does not check out, or a packet for another host, goes.
+  if (!ip || eth->ethertype() != ethertype::kIpv4 || !ip->valid() || !ip->verify_checksum() ||
+      ip->dst() != self_.ipv4) {
+    ++discarded_;
+    return;
+  }
+  auto l4 = eth->payload().subspan(ip->header_len(), ip->total_length() - ip->header_len());
+  if (ip->protocol() == kIpProtoUdp) {
+    auto udp = ConstUdpView::check(l4);
+    auto it = udp && udp->valid() ? udp_.find(udp->dst_port()) : udp_.end();
+    if (it == udp_.end() || !it->second.socket || !udp->verify_checksum(ip->src(), ip->dst())) {
+      ++discarded_;
+      return;
+    }
+    const auto payload = l4.subspan(UdpHeader::kLen, udp->length() - UdpHeader::kLen);
+    const Time sent = payload.size() >= 16 ? Time::ps(static_cast<int64_t>(load_be64(payload.subspan(8, 8)))) : Time{};
+    it->second.socket->enqueue({static_cast<uint32_t>(payload.size()),
+                                UdpSocket::truesize(static_cast<uint32_t>(b.size())), sent});
+    return;
+  }
+  ++discarded_;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,70 @@
+// `fabric: tcp`, the kernel network stack's baseline: a plain Ethernet NIC
+// (no RDMA) whose frames are Ethernet + IPv4 + UDP or TCP, received through
+// the kernel's receive path on the host's CPU (nodes/host/kernel/net_rx.hpp)
+// and handed to sockets. What RDMA's kernel bypass removes is all here: the
+// interrupt, the softirq's protocol work per frame, the system call and the
+// copy between kernel and user memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "fabrics/ip/l3_network.hpp"
+#include "nodes/host/host.hpp"
+#include "nodes/host/kernel/net_rx.hpp"
+#include "nodes/host/kernel/udp_socket.hpp"
+
+namespace rdmasim {
+
+class KernelNic final : public NicFabric {
+public:
+  KernelNic(Host& host, const IpEndpoint& self);
+
+  size_t headroom() const override;
+  // There are no queue pairs on a plain Ethernet NIC.
+  std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device&, verbs::ProtectionDomain&, uint32_t,
+                                              const verbs::QpInitAttr&) override;
+  void receive(Packet p) override;
+  void seal(Packet&) const override {}  // checksums are written when a frame is built
+
+  const IpEndpoint& self() const { return self_; }
+  NetRx& rx() { return rx_; }
+  const NetRx& rx() const { return rx_; }
+
+  // A UDP datagram of `bytes` of payload from this host to `to`, every
+  // header and checksum in place. The payload holds `seq` then a pattern.
+  Packet udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes, uint64_t seq);
+
+  // Receive side: what arrives for UDP port `port` goes to `s`.
+  struct PortStats {
+    uint64_t received = 0;  // frames for it that reached the NIC
+    uint64_t ring_drops = 0, backlog_drops = 0;
+  };
+  // Binds `s` to the first free port from 5001 and returns it.
+  uint16_t bind_udp(UdpSocket& s);
+  const PortStats& udp_stats(uint16_t port) { return udp_[port].stats; }
+  // Frames the protocols refused: a bad checksum, not for this host, no socket.
+  uint64_t discarded() const { return discarded_; }
+
+private:
+  struct Bound {
+    UdpSocket* socket = nullptr;
+    PortStats stats;
+  };
+  // IP and UDP input for one frame (the softirq has paid its CPU time).
+  void deliver(Packet p);
+  // The UDP destination port of an Ethernet + IPv4 + UDP frame, if it is one.
+  static std::optional<uint16_t> udp_port(const Packet& p);
+
+  Host& host_;
+  IpEndpoint self_;
+  NetRx rx_;
+  std::map<uint16_t, Bound> udp_;
+  uint16_t ip_id_ = 0;
+  uint64_t discarded_ = 0;
+};
+
+FabricBuilder tcp_builder();  // fabrics/tcp/tcp_network.cpp
+
+}  // namespace rdmasim

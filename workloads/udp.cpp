@@ -1,0 +1,86 @@
+#include "workloads/udp.hpp"
+
+#include <stdexcept>
+
+namespace rdmasim {
+
+namespace {
+KernelNic& kernel_nic(Host& h) {
+  auto* k = dynamic_cast<KernelNic*>(&h.nic().fabric());
+  if (!k) throw std::logic_error("udp needs the kernel stack (fabric: tcp) on " + h.name());
+  return *k;
+}
+}  // namespace
+
+UdpJob::UdpJob(Simulator& sim, Host& from, Host& to, const WorkloadConfig& w)
+    : sim_(sim),
+      from_(from),
+      to_(to),
+      w_(w),
+      tx_(kernel_nic(from)),
+      rx_(kernel_nic(to)),
+      socket_(sim, to.config().kernel.socket_buffer),
+      process_(to.spawn(w.name, Process::Kind::io, /*fair=*/true)),
+      port_(rx_.bind_udp(socket_)),
+      gap_(w.rate.tx_time(w.size.count())) {
+  paced_source_ = true;
+}
+
+UdpJob::~UdpJob() { from_.nic().forget(*this); }
+
+void UdpJob::start() {
+  next_ = w_.start;
+  end_ = w_.start + w_.duration;
+  receiver();
+  from_.nic().wake(*this);
+}
+
+bool UdpJob::has_tx() const { return next_ < end_; }
+
+Packet UdpJob::next_frame() {
+  if (first_ == Time::max()) first_ = sim_.now();
+  // A generator that fell behind (the link is slower than `rate`) sends
+  // back to back: the link caps the offered load.
+  next_ = std::max(next_, sim_.now()) + gap_;
+  const uint16_t sport = static_cast<uint16_t>(49152 + port_ % 16384);
+  return tx_.udp_frame(rx_.self(), sport, port_, static_cast<uint32_t>(w_.size.count()), offered_++);
+}
+
+// The receiving program: recvmsg in a loop. An empty socket puts it to
+// sleep until the softirq queues a datagram (sk_data_ready wakes it).
+Task UdpJob::receiver() {
+  const KernelConfig& k = to_.config().kernel;
+  Cpu& cpu = to_.cpu();
+  for (;;) {
+    while (socket_.empty()) co_await socket_.readable();
+    const UdpSocket::Datagram d = socket_.take();
+    // recvmsg: the system call, then copy_to_user of the payload.
+    co_await cpu.run(process_, CpuUse::syscall, k.syscall + k.copy_bandwidth.tx_time(d.bytes));
+    if (w_.app_cost > Time{}) co_await cpu.run(process_, CpuUse::user, w_.app_cost);
+    ++delivered_;
+    if (sim_.now() <= end_) ++delivered_in_time_;
+    delivered_bytes_ += d.bytes;
+    last_ = sim_.now();
+    if (w_.size.count() >= 16) latency_ps_.push_back((sim_.now() - d.sent).count());  // the send time rides in the payload
+  }
+}
+
+UdpJob::Counts UdpJob::counts() const {
+  Counts c;
+  c.offered = offered_;
+  const auto& st = rx_.udp_stats(port_);
+  c.received = st.received;
+  c.ring_drops = st.ring_drops;
+  c.backlog_drops = st.backlog_drops;
+  c.socket_drops = socket_.drops();
+  c.delivered = delivered_;
+  c.delivered_in_time = delivered_in_time_;
+  return c;
+}
+
+bool UdpJob::finished() const {
+  const Counts c = counts();
+  return !has_tx() && sim_.now() >= end_ && c.delivered + c.dropped() >= c.offered;
+}
+
+}  // namespace rdmasim
