@@ -20,7 +20,8 @@ static void read_cpu_trace(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_capture(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen", "max_bytes", "cpu_trace"});
+  auto f = d.c.fields(e.value, e.path, "capture settings", {"pcap", "ib_linktype", "snaplen", "max_bytes", "cpu_trace",
+                                                                   "latency_samples"});
   if (!f) return;
   if (auto p = f->find("pcap")) {
     d.capture_list = *p;
@@ -45,6 +46,7 @@ void read_capture(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "snaplen", d.x.capture.snaplen, [&](const Entry& v) { return d.c.whole(v, 64, 262144); });
   d.c.read(*f, "max_bytes", d.x.capture.max_bytes, [&](const Entry& v) { return d.c.bytes(v); });
   if (auto v = f->find("cpu_trace")) read_cpu_trace(d, *v);
+  d.c.read(*f, "latency_samples", d.x.capture.latency_samples, [&](const Entry& v) { return d.c.boolean(v); });
 }
 
 }  // namespace rdmasim
