@@ -143,6 +143,14 @@ LoadResult load(const Options& o, std::optional<std::string> fabric) {
   return r;
 }
 
+// A `stop` under a microsecond is almost always a number written without
+// its unit: a bare number is picoseconds (docs/yaml.md, "Units").
+void warn_about_stop(const ExperimentConfig& cfg, std::ostream& err) {
+  if (cfg.stop && *cfg.stop < Time::us(1))
+    err << "warning: stop is " << cfg.stop->count() << " ps (" << to_string(*cfg.stop)
+        << "); a number without a unit is picoseconds: write the unit, such as " << cfg.stop->count() << "us\n";
+}
+
 void print_errors(const std::vector<LoadError>& errors, std::ostream& err) {
   for (const auto& e : errors) err << e.format() << "\n";
 }
@@ -191,6 +199,32 @@ void warn_about_end(const json& results, std::ostream& err) {
   err << "\n";
 }
 
+// The first workload whose operations failed although the experiment did
+// not ask for failures, described; empty when there is none. An experiment
+// asks for them with bad_rkey, post_recvs: false (both per workload) or
+// faults (for all).
+std::string unexpected_failure(const ExperimentConfig& cfg, const json& results) {
+  if (!cfg.faults.empty()) return {};
+  for (const json& w : results.value("workloads", json::array())) {
+    const auto it = std::find_if(cfg.workloads.begin(), cfg.workloads.end(),
+                                 [&](const WorkloadConfig& c) { return c.name == w.value("name", ""); });
+    if (it == cfg.workloads.end() || it->bad_rkey || !it->post_recvs) continue;
+    uint64_t failed = 0;
+    std::string first;
+    for (const char* key : {"completions", "receiver_errors"}) {
+      const json counts = w.value(key, json::object());
+      for (const auto& [status, n] : counts.items())
+        if (status != "IBV_WC_SUCCESS" && n.get<uint64_t>() > 0) {
+          failed += n.get<uint64_t>();
+          if (first.empty()) first = status;
+        }
+    }
+    if (failed)
+      return "workload " + it->name + ": " + std::to_string(failed) + " operation(s) failed (" + first + ", ...)";
+  }
+  return {};
+}
+
 // Runs `cfg` and writes its results.json and captures into `dir`, which exists.
 json run_to(const ExperimentConfig& cfg, const fs::path& dir) {
   json results = run_experiment(cfg, dir);
@@ -218,6 +252,7 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
     print_errors(r.errors, err);
     return kExitBadInput;
   }
+  warn_about_stop(*r.config, err);
   fs::path dir;
   try {
     dir = output_dir(o, *r.config);
@@ -238,6 +273,10 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
   }
   out << format_run_summary(res.results, dir);
   warn_about_end(res.results, err);
+  if (const std::string f = unexpected_failure(*r.config, res.results); !f.empty()) {
+    err << "error: " << f << "; the experiment did not ask for failures (exit " << kExitOpsFailed << ")\n";
+    return kExitOpsFailed;
+  }
   return kExitOk;
 }
 
@@ -266,6 +305,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
 
+  warn_about_stop(*first, err);
   fs::path dir;
   try {
     dir = output_dir(o, *first);
@@ -288,6 +328,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
 
   json entries = json::array();
   bool any_ok = false, any_internal = false;
+  std::vector<std::string> ops_failed;  // fabrics whose operations failed unexpectedly
   for (const auto& t : trials) {
     if (!loaded(t)) {
       std::vector<std::string> why;
@@ -302,6 +343,8 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
       return run_to(*t.load.config, fabric_dir);
     });
     if (res.code == kExitOk) {
+      if (const std::string f = unexpected_failure(*t.load.config, res.results); !f.empty())
+        ops_failed.push_back(t.fabric + ": " + f);
       entries.push_back(compare_entry(t.fabric, res.results, t.fabric));
       any_ok = true;
       continue;
@@ -347,7 +390,9 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   for (const auto& e : entries)
     if (e["status"] == "failed")
       err << e["fabric"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
-  return any_internal ? kExitInternal : kExitOk;
+  if (any_internal) return kExitInternal;
+  for (const auto& f : ops_failed) err << "error: " << f << "\n";
+  return ops_failed.empty() ? kExitOk : kExitOpsFailed;
 }
 
 // The options of `rdmasim run` every point of a sweep shares.
@@ -456,6 +501,13 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
       for (size_t i = 0; i < points.size(); ++i)
         codes[i] = fs::exists(dir / "runs" / points[i].name / "results.json") ? 0 : -1;
       write_sweep_tables(dir, o, first->name, axes, points, codes);
+      // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
+      add_to_manifest(dir, [&](const std::string& rel) {
+        if (rel.starts_with("sweep")) return true;
+        for (const auto& p : points)
+          if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
+        return false;
+      });
       return json();
     }
     StagedDir stage(dir);

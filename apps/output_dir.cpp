@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -91,6 +92,17 @@ std::mutex live_mutex;
 std::vector<StagedDir*> live;
 
 }  // namespace
+
+void add_to_manifest(const fs::path& dir, const std::function<bool(const std::string&)>& ours) {
+  std::set<std::string> listed = read_manifest(dir);
+  for (auto& e : entries(dir, [&](const std::string& rel) { return rel != kManifest && !listed.contains(rel) && ours(rel); }))
+    listed.insert(std::move(e));
+  std::string text =
+      "# Every file and directory rdmasim wrote here. rdmasim replaces this directory\n"
+      "# only while it holds nothing else.\n";
+  for (const auto& e : listed) text += e + "\n";
+  write_file_atomic(dir / kManifest, text);
+}
 
 std::vector<std::string> foreign_entries(const fs::path& dir) {
   const std::set<std::string> listed = read_manifest(dir);

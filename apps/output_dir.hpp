@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,11 @@ class StagedDir {
 // The entries of `dir` (relative paths, directories with a trailing '/')
 // that its manifest does not list, sorted; all of them when it has none.
 std::vector<std::string> foreign_entries(const std::filesystem::path& dir);
+
+// Adds to `dir`'s manifest the entries under it for which `ours` is true
+// (files rdmasim wrote there outside a StagedDir: `sweep --collect`'s tables
+// and the runs a batch job made).
+void add_to_manifest(const std::filesystem::path& dir, const std::function<bool(const std::string&)>& ours);
 
 // `dir` without a trailing separator or dot segments; throws InputError for
 // a path that cannot name an output directory ("", ".", "..", "/").

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <fmt/format.h>
+
 #include <optional>
 #include <stdexcept>
 
@@ -104,7 +106,7 @@ void write_cpu_traces(const Network& net, const std::vector<std::vector<CpuSegme
 }
 
 json latency_json(std::vector<int64_t> v) {
-  if (v.empty()) return {{"min", 0}, {"p50", 0}, {"p99", 0}, {"max", 0}, {"mean", 0}};
+  if (v.empty()) return {{"min", 0}, {"p50", 0}, {"p95", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}, {"mean", 0}};
   std::sort(v.begin(), v.end());
   auto pct = [&](double q) {
     const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
@@ -114,9 +116,36 @@ json latency_json(std::vector<int64_t> v) {
   for (int64_t x : v) sum += static_cast<double>(x);
   return {{"min", static_cast<double>(v.front()) / 1e3},
           {"p50", pct(0.50)},
+          {"p95", pct(0.95)},
           {"p99", pct(0.99)},
+          {"p999", pct(0.999)},
           {"max", static_cast<double>(v.back()) / 1e3},
           {"mean", sum / static_cast<double>(v.size()) / 1e3}};
+}
+
+// What a workload's latency samples are (docs/yaml.md, "Latency"): half a
+// ping-pong's round trip, as perftest's ib_send_lat and ib_write_lat report
+// it, or the time from posting to the sender's completion (perftest's
+// ib_read_lat and ib_atomic_lat report that whole, rtt_factor 1).
+const char* latency_measure(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::pingpong:
+    case WorkloadKind::send_lat:
+    case WorkloadKind::write_lat:
+      return "half_round_trip";
+    case WorkloadKind::flows:
+      return "flow_completion";
+    default:
+      return "post_to_completion";
+  }
+}
+
+// latency.csv rows: every sample, in the order the operations completed.
+std::string latency_csv_rows(const std::string& workload, const std::vector<int64_t>& ps) {
+  std::string out;
+  out.reserve(ps.size() * (workload.size() + 20));
+  for (size_t i = 0; i < ps.size(); ++i) out += fmt::format("{},{},{:.3f}\n", workload, i, static_cast<double>(ps[i]) / 1e3);
+  return out;
 }
 
 // How a run ended (results.json "end").
@@ -316,6 +345,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["end"] = std::move(end_json);
   json wl = json::array();
   std::string flows_csv;
+  std::string latency_csv;
   for (auto& r : runs) {
     const WorkloadConfig& w = r->config();
     FlowStats s = r->result();
@@ -374,6 +404,8 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["end_ps"] = s.end.count();
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
+    j["latency_measure"] = latency_measure(w.kind);
+    if (cfg.capture.latency_samples) latency_csv += latency_csv_rows(w.name, s.latency_ps);
     j["data_verified"] = s.data_verified;
     j["data_mismatch"] = s.data_mismatch;
     j["finished"] = s.finished;
@@ -386,6 +418,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
+  if (cfg.capture.latency_samples) write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency_csv);
   if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
     write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows_csv);
   json ports = json::array();

@@ -24,14 +24,36 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  for (size_t at = 0;;) {
-    const size_t next = s.find(sep, at);
-    out.emplace_back(s.substr(at, next - at));
-    if (next == std::string_view::npos) return out;
-    at = next + 1;
+// The values of --vary KEY=V1,V2,...: split at commas outside brackets,
+// braces and quotes, so a value may be a YAML list or map
+// (`link={bandwidth: 10Gbps, delay: 1us},{...}`); `\,` is a comma inside a
+// value.
+std::vector<std::string> split_values(std::string_view s) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\' && i + 1 < s.size() && s[i + 1] == ',') {
+      out.back() += ',';
+      ++i;
+      continue;
+    }
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.emplace_back();
+      continue;
+    }
+    out.back() += c;
   }
+  return out;
 }
 
 // The headline figures of a run, as (column, value); names follow results.json.
@@ -88,7 +110,7 @@ std::optional<SweepAxis> parse_vary(std::string_view text, std::string& why) {
     why = "expected KEY=V1,V2,..., got '" + std::string(text) + "'";
     return std::nullopt;
   }
-  SweepAxis a{std::string(text.substr(0, eq)), split(text.substr(eq + 1), ',')};
+  SweepAxis a{std::string(text.substr(0, eq)), split_values(text.substr(eq + 1))};
   for (const auto& v : a.values)
     if (v.empty()) {
       why = "an empty value in '" + std::string(text) + "'";

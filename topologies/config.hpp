@@ -138,6 +138,7 @@ struct CaptureConfig {
   // cpu_trace: each host's CPU timeline of [cpu_trace_from, cpu_trace_to)
   // in trace/<host>.json (trace-event JSON) and trace/<host>.svg.
   bool cpu_trace = false;
+  bool latency_samples = false;  // latency.csv: every latency sample of every workload
   Time cpu_trace_from;
   Time cpu_trace_to = Time::max();
   std::optional<Time> timeseries;      // sample queues and QP rates every this often (timeseries/*.csv)

@@ -41,6 +41,12 @@ public:
   }
   void start() {
     const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
+    if (pingpong_ && op_ == WorkloadKind::rdma_write) {
+      running_ = 2;
+      write_ping(t, sa_, sb_, *pa_, true);
+      write_ping(t, sb_, sa_, *pb_, false);
+      return;
+    }
     if (pingpong_) {
       running_ = 2;
       ping(t);
@@ -104,6 +110,11 @@ private:
   Task receiver(Time t0);
   Task ping(Time t0);
   Task pong(Time t0);
+  // write_lat, as perftest's ib_write_lat: each side RDMA WRITEs its slot 0
+  // into the peer's slot 1 and busy-polls the last byte of its own slot 1.
+  Task write_ping(Time t0, Side& self, Side& peer, Process& p, bool first);
+  int post_write_to_peer(Side& self, const Side& peer, uint64_t from_slot, uint64_t k);
+  bool reap_send_completions(Side& self, uint64_t& completed);
   void program_ended() {
     if (--running_ == 0 && on_finished_) on_finished_();
   }
@@ -129,6 +140,7 @@ private:
   uint64_t received_ = 0;
   int running_ = 0;
   bool all_ok_ = true;
+  bool aborted_ = false;  // write_lat: one side failed, so the other stops polling
   FlowStats stats_;
 };
 

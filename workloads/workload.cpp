@@ -135,6 +135,7 @@ void Flow::connect(Side& s, const Side& peer) {
 
 void Flow::setup() {
   slots_ = std::max<uint64_t>(1, std::min<uint64_t>(count_, std::max<uint32_t>(w_.outstanding, 1)));
+  if (pingpong_ && op_ == WorkloadKind::rdma_write) slots_ = 2;  // kPostSlot and kPollSlot
   // Receive buffers only where messages consume them, deep enough to stay
   // ahead of the sender's outstanding SENDs.
   const bool receives = pingpong_ || needs_receiver();
@@ -373,6 +374,91 @@ Task Flow::pong(Time t0) {
   program_ended();
 }
 
+// The slot a WRITE ping-pong side posts from and the one its peer writes
+// into: perftest keeps them apart so a side's own marker never reads as the
+// peer's.
+constexpr uint64_t kPostSlot = 0, kPollSlot = 1;
+
+int Flow::post_write_to_peer(Side& self, const Side& peer, uint64_t from_slot, uint64_t k) {
+  const uint64_t size = msg_size();
+  ibv_sge sge{self.buf + from_slot * size, static_cast<uint32_t>(size), self.mr->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = k;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  if (inline_bytes()) wr.send_flags |= IBV_SEND_INLINE;
+  wr.wr.rdma.remote_addr = peer.buf + kPollSlot * size;
+  wr.wr.rdma.rkey = peer.mr->rkey;
+  ibv_send_wr* bad = nullptr;
+  return self.qp->post_send(&wr, &bad);
+}
+
+// Takes what send completions there are without waiting; false on an error.
+bool Flow::reap_send_completions(Side& self, uint64_t& completed) {
+  ibv_wc wc[4];
+  for (int n; (n = self.scq->poll(4, wc)) > 0;)
+    for (int i = 0; i < n; ++i) {
+      ++completed;
+      if (&self == &sa_) count(wc[i]);
+      if (wc[i].status != IBV_WC_SUCCESS) return false;
+    }
+  return true;
+}
+
+Task Flow::write_ping(Time t0, Side& self, Side& peer, Process& p, bool first) {
+  Simulator& sim = env_.sim;
+  Host& h = *self.host;
+  const uint64_t size = msg_size();
+  auto slot = [&](Side& s, uint64_t i) { return s.host->memory().view(s.buf + i * size, size); };
+  uint64_t posted = 0, completed = 0;
+  co_await sleep_until(sim, t0);
+  if (first) stats_.start = sim.now();
+  for (uint64_t k = 0; k < count_ && !aborted_; ++k) {
+    const auto marker = static_cast<std::byte>((k + 1) & 0xff);  // never the slot's previous value
+    const Time t = sim.now();
+    if (first) {  // a: message k out
+      fill_slot(kPostSlot);
+      slot(self, kPostSlot)[size - 1] = marker;
+      co_await h.post(p, inline_bytes());
+      if (post_write_to_peer(self, peer, kPostSlot, k) != 0) break;
+      ++posted;
+    }
+    // Busy-poll the last byte of the slot the peer writes (perftest's
+    // `while (*poll_buf != scnt)`), reaping send completions meanwhile.
+    while (slot(self, kPollSlot)[size - 1] != marker && !aborted_) {
+      co_await h.cpu().run(p, CpuUse::poll, h.config().poll_cost);
+      if (!reap_send_completions(self, completed)) aborted_ = true;
+    }
+    if (aborted_) break;
+    if (first) {  // a: back as sent, half the round trip
+      if (std::memcmp(slot(self, kPollSlot).data(), slot(self, kPostSlot).data(), size) != 0)
+        stats_.data_verified = false;
+      ++stats_.ops;
+      stats_.bytes += size;
+      stats_.latency_ps.push_back((sim.now() - t).count() / 2);
+      stats_.end = sim.now();
+    } else {  // b: the bytes a sent, sent back
+      if (std::memcmp(slot(self, kPollSlot).data(), slot(peer, kPostSlot).data(), size) != 0)
+        stats_.data_verified = false;
+      co_await h.post(p, inline_bytes());
+      if (post_write_to_peer(self, peer, kPollSlot, k) != 0) break;
+      ++posted;
+    }
+  }
+  // The last writes' completions, so every CQE is counted.
+  while (completed < posted && !aborted_) {
+    co_await h.wait(p, *self.scq);
+    if (!reap_send_completions(self, completed)) aborted_ = true;
+  }
+  if (aborted_ || posted < count_) {
+    aborted_ = true;  // the peer stops polling for what will not come
+    all_ok_ = false;
+  }
+  program_ended();
+}
+
 FlowStats Flow::result() {
   FlowStats s = stats_;
   s.finished = finished();
@@ -385,7 +471,9 @@ FlowStats Flow::result() {
     return s;
   }
   const uint64_t len = slots_ * msg_size();
-  if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
+  if (pingpong_) {
+    // Checked as each message arrived.
+  } else if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
     auto got = b_.memory().view(sb_.buf, len), want = a_.memory().view(sa_.buf, len);
     s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
   } else if (op_ == WorkloadKind::rdma_read) {
@@ -467,6 +555,7 @@ void WorkloadRun::start() {
       break;
     case WorkloadKind::pingpong:
     case WorkloadKind::send_lat:
+    case WorkloadKind::write_lat:
       pingpong = true;
       pairs.emplace_back(w_.from.at(0), w_.to.at(0));
       break;
@@ -482,7 +571,11 @@ void WorkloadRun::start() {
     Host* a = env_.host(from);
     Host* b = env_.host(to);
     if (!a || !b) throw std::logic_error("workload names an unknown host");
-    auto flow = std::make_unique<Flow>(env_, w_, *a, *b, pingpong ? WorkloadKind::send : op, pingpong, i,
+    // write_lat is a ping-pong of RDMA WRITEs; the others of SENDs.
+    const WorkloadKind flow_op = w_.kind == WorkloadKind::write_lat ? WorkloadKind::rdma_write
+                                 : pingpong                         ? WorkloadKind::send
+                                                                    : op;
+    auto flow = std::make_unique<Flow>(env_, w_, *a, *b, flow_op, pingpong, i,
                                        Rng::stream(seed_, w_.name + ":" + std::to_string(i)).next());
     ++i;
     flow->setup();

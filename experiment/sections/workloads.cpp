@@ -322,6 +322,9 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
       if (is_atomic(op) && b->count() != 8)
         d.c.error(se->value, se->path,
                   "atomic operations move exactly 8 bytes (one 64-bit word), got " + to_string(*b));
+      if (w.kind == WorkloadKind::write_lat && b->count() == 0)
+        d.c.error(se->value, se->path,
+                  "write_lat needs at least 1 byte: each side polls the last byte of what the other wrote");
     }
   }
   d.c.read(*f, "count", w.count, [&](const Entry& e) { return d.c.whole(e, 1, UINT64_MAX); });

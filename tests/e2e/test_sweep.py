@@ -85,6 +85,25 @@ check([r["exit_code"] for r in collected] == ["-1", "-1", "0", "-1"], f"collecte
 check(read(os.path.join(slurm_dir, "runs", "run-002", "results.json")) == read(os.path.join(out, "runs", "run-002", "results.json")),
       "the Slurm task's run equals the local sweep's")
 check(p.returncode != 0 and "run-000: no results.json" in p.stderr, "--collect says which runs are missing")
+# The tables --collect wrote are rdmasim's: collecting again (after more
+# tasks ran) replaces them instead of refusing the folder.
+env = dict(os.environ, SLURM_ARRAY_TASK_ID="0")
+q = subprocess.run(["bash", script], capture_output=True, text=True, timeout=600, env=env)
+check(q.returncode == 0, f"task 0 ran: {q.stderr}")
+p = rdmasim("sweep", exp, "--vary", "fabric=roce_v2,iwarp", "--vary", "seed=1,4", "--collect", "--out", slurm_dir)
+check("holds files" not in p.stderr and "run-001: no results.json" in p.stderr, f"collected again: {p.stderr}")
+with open(os.path.join(slurm_dir, "sweep.csv")) as f:
+    check([r["exit_code"] for r in csv.DictReader(f)] == ["0", "-1", "0", "-1"], "the second collect sees task 0")
+
+# Values with commas: a YAML map per value, split only at top-level commas.
+maps = os.path.join(d, "maps")
+p = rdmasim("sweep", exp, "--vary", "link={bandwidth: 10Gbps, delay: 1us},{bandwidth: 25Gbps, delay: 2us}",
+            "--out", maps)
+check(p.returncode == 0, f"--vary with maps: {p.stderr}")
+with open(os.path.join(maps, "sweep.csv")) as f:
+    rows = list(csv.DictReader(f))
+check([r["link"] for r in rows] == ["{bandwidth: 10Gbps, delay: 1us}", "{bandwidth: 25Gbps, delay: 2us}"],
+      f"two points, one a map: {[r.get('link') for r in rows]}")
 
 # Bad values: located, exit 2, nothing written.
 bad = os.path.join(d, "bad")
