@@ -46,8 +46,14 @@ void read_capture(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "snaplen", d.x.capture.snaplen, [&](const Entry& v) { return d.c.whole(v, 64, 262144); });
   d.c.read(*f, "max_bytes", d.x.capture.max_bytes, [&](const Entry& v) { return d.c.bytes(v); });
   if (auto v = f->find("cpu_trace")) read_cpu_trace(d, *v);
-  auto f = d.c.fields(e.value, e.path, "capture settings",
-                      {"pcap", "ib_linktype", "snaplen", "max_bytes", "cpu_trace", "timeseries", "latency_samples"});
+  if (auto t = f->find("timeseries")) {
+    // timeseries: {interval: 10us}: queues.csv and qps.csv beside results.json.
+    if (auto ts = d.c.fields(t->value, t->path, "time series settings", {"interval"})) {
+      if (!ts->has("interval")) d.c.missing(*ts, "interval", "how often to sample, such as 10us");
+      d.c.read(*ts, "interval", d.x.capture.timeseries, [&](const Entry& v) { return d.c.positive_time(v); });
+    }
+  }
+  d.c.read(*f, "latency_samples", d.x.capture.latency_samples, [&](const Entry& v) { return d.c.boolean(v); });
 }
 
 }  // namespace rdmasim
