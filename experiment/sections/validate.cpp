@@ -227,7 +227,7 @@ void reachability(ExperimentDraft& d, Paths& paths, const YAML::Node& v, const s
 // The simulated clock holds 2^63 ps. Each time in the file is at most
 // kMaxTimeValue (yaml_reader.hpp); what the model adds up from them before
 // any workload runs must leave most of the clock to the run: the latest
-// time given (stop, a start, a fault), connection setup (three crossings of
+// time given (stop, a start, a fault, the end of flow arrivals), connection setup (three crossings of
 // the path at link.delay a hop, apps/runner.cpp) and a round trip across
 // the longest path a frame could take (a path visits each switch and
 // router at most once; a hop costs its link's delay, the switch latency and
@@ -254,7 +254,8 @@ void clock_range(ExperimentDraft& d) {
     frame_time = std::max(frame_time, l.config.bandwidth.tx_time(l.config.mtu + 128));
   }
   Time latest = x.stop.value_or(Time());
-  for (const WorkloadConfig& w : x.workloads) latest = std::max(latest, w.start);
+  for (const WorkloadConfig& w : x.workloads)  // flows arrive for `duration`; compute works for `work`
+    latest = std::max(latest, w.start + std::max(w.flows.duration, w.work));
   for (const FaultConfig& f : x.faults) latest = std::max(latest, f.at);
   const long double hop = ps(delay) + ps(x.switch_config.latency) + ps(frame_time);
   const long double setup = 3 * hops * ps(x.link.delay);
