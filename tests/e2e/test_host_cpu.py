@@ -15,9 +15,9 @@ fabric: roce_v2
 link: {bandwidth: 100Gbps, delay: 1us}
 topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
 workloads:
-  - {name: io, kind: write_lat, from: a, to: b, size: 64KiB, count: 40}
+  - {name: io, kind: rdma_write, from: a, to: b, size: 64KiB, count: 40}
   - {name: calc, kind: compute, on: a, work: 300us}
-  - {name: lat, kind: write_lat, from: b, to: a, size: 64, count: 20, start: 1ms}
+  - {name: lat, kind: rdma_write, from: b, to: a, size: 64, count: 20, start: 1ms}
 capture: {pcap: none}
 """
 

@@ -27,7 +27,7 @@ capture: {pcap: none}
 """
 
 tmp = e2e.tmpdir()
-code, out, err, res = e2e.run(RING, tmp + "/ring")
+code, out, err, res = e2e.run(RING, tmp + "/ring", expect=4)  # its operations fail: exit 4
 if res:
     w = res["workloads"][0]
     end = res["end"]
