@@ -36,11 +36,12 @@ for how, args in (("loss", ["--set", "link.loss=1.0"]),
                   ("down", ["--set", "faults=[{at: 0, link: [b, s1], action: down}]"])):
     code2, v2 = peak_rss_mb("v2-" + how, "--fabric", "roce_v2", *args)
     code1, v1 = peak_rss_mb("v1-" + how, "--fabric", "roce_v1", *args)
-    e2e.check(code1 == 0 and code2 == 0, f"{how}: exit codes {code1} (roce_v1), {code2} (roce_v2)")
+    want = 0 if how == "down" else 4  # a fault asks for failures; loss does not (exit 4)
+    e2e.check(code1 == want and code2 == want, f"{how}: exit codes {code1} (roce_v1), {code2} (roce_v2)")
     e2e.check(v1 < BUDGET_MB and v1 < v2 + 32,
               f"{how}: roce_v1 peak RSS {v1:.0f} MB, expected under {BUDGET_MB} MB and within 32 MB of "
               f"roce_v2's {v2:.0f} MB")
-    res = e2e.run(exp, os.path.join(tmp, "v1-" + how), "--fabric", "roce_v1", *args)[3]
+    res = e2e.run(exp, os.path.join(tmp, "v1-" + how), "--fabric", "roce_v1", *args, expect=want)[3]
     e2e.check(res and res["workloads"][0]["completions"].get("IBV_WC_RETRY_EXC_ERR") == 1,
               f"{how}: the QP gives up (IBV_WC_RETRY_EXC_ERR): {res and res['workloads'][0]['completions']}")
     print(f"{how}: peak RSS roce_v1 {v1:.0f} MB, roce_v2 {v2:.0f} MB")

@@ -34,7 +34,8 @@ def accepted(args, path=two):
 # adding it up passes 2^63 ps, and the engine used to clamp that to "now".
 times = ["link.delay", "switch.latency", "stop", "workloads.0.start", "host.hybrid_spin",
          "host.interrupt_coalescing.delay", "host.pcie.latency", "host.poll_cost", "host.interrupt_cost",
-         "host.post_cost", "host.context_switch", "dcqcn.cnp_interval", "dcqcn.alpha_period", "dcqcn.rate_period", "tcp.delayed_ack"]
+         "host.post_cost", "host.context_switch", "congestion_control.dcqcn.cnp_interval", "congestion_control.dcqcn.alpha_period",
+         "congestion_control.dcqcn.rate_period", "tcp.delayed_ack"]
 for key in times:
     refused(["--set", f"{key}=1500000s"], key.replace(".0.", "[0]."), "at most 1000s", "2^63 ps", "1500000s")
     accepted(["--set", f"{key}=1000s"] + (["--set", "stop=1000s"] if key != "stop" else []))
@@ -48,7 +49,8 @@ e2e.check(line.startswith(delay_file + ":1:15: "), f"located at the value: {line
 refused(["--set", "tcp.min_rto=2s"], "tcp.min_rto", "at most 1s")
 
 # Every rate: 1Kbps to 1000Tbps. 2^64 - 1 bit/s used to make serialisation time 0.
-for key in ("link.bandwidth", "host.pcie.bandwidth", "host.pio_bandwidth", "dcqcn.additive", "dcqcn.hyper", "dcqcn.min_rate"):
+for key in ("link.bandwidth", "host.pcie.bandwidth", "host.pio_bandwidth", "congestion_control.dcqcn.additive",
+            "congestion_control.dcqcn.hyper", "congestion_control.dcqcn.min_rate"):
     refused(["--set", f"{key}=18446744073709551615"], key, "at most 1000Tbps", "18446744073709551615")
     refused(["--set", f"{key}=1bps"], key, "at least 1Kbps")
     accepted(["--set", f"{key}=1000Tbps"])
@@ -97,10 +99,11 @@ accepted(["--set", "workloads.0.kind=send", "--set", "workloads.0.post_recvs=fal
           "--set", "workloads.0.rnr_retry=6"])
 accepted(["--set", "workloads.0.kind=send", "--set", "workloads.0.post_recvs=false", "--fabric", "iwarp"])
 for kind in ("pingpong", "rdma_write", "write_lat"):
+    size = "1" if kind == "write_lat" else "0"  # write_lat polls the last byte: it needs one
     refused(["--set", f"workloads.0.kind={kind}", "--set", "workloads.0.count=1000000000000000000",
-             "--set", "workloads.0.size=0"], "workloads[0].count", "cannot end within 1000s", "give stop")
+             "--set", f"workloads.0.size={size}"], "workloads[0].count", "cannot end within 1000s", "give stop")
     accepted(["--set", f"workloads.0.kind={kind}", "--set", "workloads.0.count=1000000000000000000",
-              "--set", "workloads.0.size=0", "--set", "stop=1ms"])
+              "--set", f"workloads.0.size={size}", "--set", "stop=1ms"])
 accepted(["--set", "workloads.0.count=1000000"])  # 66 s of 64KiB writes at 100 Gb/s
 
 e2e.finish()
