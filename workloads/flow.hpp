@@ -103,7 +103,13 @@ private:
   void connect(Side& s, const Side& peer);
   void post_recv(Side& s, uint64_t k);
   int post_op(uint64_t k);
-  void fill_slot(uint64_t slot);
+  // Message k of this pair as the pattern numbers it: distinct for every
+  // message of the workload (pair index * count + k).
+  uint64_t message_id(uint64_t k) const { return index_ * count_ + k; }
+  // Writes message k's bytes into `slot` of the buffer its data comes from.
+  void fill_message(uint64_t k, uint64_t slot);
+  // Whether message k landed whole where it was going (sender's view, at its completion).
+  bool placed(uint64_t k) const;
   void count(const ibv_wc& wc);
 
   Task sender(Time t0);

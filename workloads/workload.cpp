@@ -168,19 +168,28 @@ void Flow::post_recv(Side& s, uint64_t k) {
   check(s.qp->post_recv(&wr, &bad), "ibv_post_recv");
 }
 
-// The payload of a buffer slot (the reader's target for READ) is written just
-// before its first message goes out, so that setting up costs no memory:
-// message index * slots + slot of the workload's pattern.
-void Flow::fill_slot(uint64_t slot) {
+// Every message's bytes are its own (the pattern names the message), written
+// into its slot just before it goes out, so that setting up costs no memory
+// and a message lost, misplaced or repeated shows: each placement is checked
+// at the sender's completion (placed) or the receiver's (receiver).
+void Flow::fill_message(uint64_t k, uint64_t slot) {
   const Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
   const uint64_t size = msg_size();
-  pattern_.fill(index_ * slots_ + slot, 0, src.host->memory().view(src.buf + slot * size, size));
+  pattern_.fill(message_id(k), 0, src.host->memory().view(src.buf + slot * size, size));
+}
+
+// RC completes in order and a slot is reused only after its message
+// completed, so at k's completion its slot on the far side still holds k.
+bool Flow::placed(uint64_t k) const {
+  const uint64_t size = msg_size();
+  const Side& dst = op_ == WorkloadKind::rdma_read ? sa_ : sb_;
+  return pattern_.matches(message_id(k), 0, dst.host->memory().view(dst.buf + (k % slots_) * size, size));
 }
 
 int Flow::post_op(uint64_t k) {
   const uint64_t slot = k % slots_;
   const uint64_t size = msg_size();
-  if (k < slots_ && !is_atomic_op()) fill_slot(slot);
+  if (!is_atomic_op()) fill_message(k, slot);
   ibv_sge sge{sa_.buf + slot * size, static_cast<uint32_t>(size), sa_.mr->lkey};
   ibv_send_wr wr{};
   wr.wr_id = k;
@@ -237,6 +246,9 @@ Task Flow::sender(Time t0) {
       --inflight;
       ++done;
       if (wc.status == IBV_WC_SUCCESS) {
+        const bool one_sided = op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm ||
+                               op_ == WorkloadKind::rdma_read;
+        if (one_sided && w_.qp == QpType::rc && !placed(wc.wr_id)) stats_.data_verified = false;
         ++stats_.ops;
         stats_.bytes += msg_size();
         stats_.latency_ps.push_back((sim.now() - posted_at_[wc.wr_id % posted_at_.size()]).count());
@@ -275,8 +287,7 @@ Task Flow::receiver(Time t0) {
         const uint64_t len = msg_size();
         const uint32_t off = w_.qp == QpType::ud ? kGrhLen : 0;
         auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
-        auto want = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
-        if (wc.byte_len != len + off || std::memcmp(got.data(), want.data(), len) != 0) stats_.data_verified = false;
+        if (wc.byte_len != len + off || !pattern_.matches(message_id(received_), 0, got)) stats_.data_verified = false;
       }
       if (wc.wc_flags & IBV_WC_WITH_IMM) {
         if (ntohl(wc.imm_data) != static_cast<uint32_t>(received_)) stats_.data_verified = false;
@@ -419,7 +430,7 @@ Task Flow::write_ping(Time t0, Side& self, Side& peer, Process& p, bool first) {
     const auto marker = static_cast<std::byte>((k + 1) & 0xff);  // never the slot's previous value
     const Time t = sim.now();
     if (first) {  // a: message k out
-      fill_slot(kPostSlot);
+      fill_message(k, kPostSlot);
       slot(self, kPostSlot)[size - 1] = marker;
       co_await h.post(p, inline_bytes());
       if (post_write_to_peer(self, peer, kPostSlot, k) != 0) break;
@@ -505,7 +516,7 @@ bool Flow::placed_correctly() const {
                            ? (w_.qp == QpType::ud ? kGrhLen : 0)
                            : 0;
   const uint64_t buf = needs_receiver() && op_ != WorkloadKind::rdma_write_imm ? dst.rbuf + off : dst.buf;
-  return pattern_.matches(index_ * slots_, 0, dst.host->memory().view(buf, size_));
+  return pattern_.matches(message_id(0), 0, dst.host->memory().view(buf, size_));
 }
 
 void Flow::release_buffers() {
