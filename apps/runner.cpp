@@ -439,6 +439,13 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     }
   }
   out["ports"] = std::move(ports);
+  json deadlocks = json::array();
+  for (const Network::PfcDeadlock& d : net.pfc_deadlocks) {
+    json ports_json = json::array();
+    for (const auto& [node, port] : d.ports) ports_json.push_back({{"node", node}, {"port", port}});
+    deadlocks.push_back({{"at_ps", d.at.count()}, {"ports", std::move(ports_json)}});
+  }
+  out["pfc_deadlocks"] = std::move(deadlocks);
   json hosts = json::array();
   uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {

@@ -49,6 +49,15 @@ struct Network {
   uint32_t wire_overhead = 24;  // Ethernet: preamble and SFD 8, FCS 4, inter-frame gap 12
   uint32_t mtu = 4096;          // path MTU the QPs use
 
+  // PFC deadlocks found during the run (fabrics/ethernet/pfc.hpp): ports
+  // paused in a cycle, each with frames waiting, for the detection time.
+  struct PfcDeadlock {
+    Time at;
+    std::vector<std::pair<std::string, uint16_t>> ports;  // node, port
+  };
+  std::vector<PfcDeadlock> pfc_deadlocks;
+  std::shared_ptr<void> pfc_detector;  // keeps the detector alive with the network
+
   Host& host(int i) { return *hosts[i]; }
   int host_index(const Host& h) const {
     for (size_t i = 0; i < hosts.size(); ++i)

@@ -149,6 +149,9 @@ struct PfcConfig {
   uint8_t priority = 3;   // the 802.1p priority RDMA traffic uses and PFC protects
   Bytes xoff{256 << 10};  // ingress bytes held for a priority at which PAUSE is sent
   Bytes xon{128 << 10};   // ... and at which it is lifted
+  // A cycle of ports each paused with frames waiting this long is reported
+  // as a deadlock (results.json pfc_deadlocks).
+  Time deadlock_detect = Time::ms(1);
 };
 
 // RED-like ECN marking at switch egress (roce_v2, iwarp): no mark below

@@ -12,8 +12,10 @@ void read_flow_control(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_pfc(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon"});
+  auto f = d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon", "deadlock_detect"});
+  d.c.read(*f, "deadlock_detect", d.x.pfc_config.deadlock_detect, [&](const Entry& v) { return d.c.positive_time(v); });
   if (!f) return;
+
   d.c.read(*f, "priority", d.x.pfc_config.priority, [&](const Entry& v) { return d.c.whole(v, 0, 7); });
   d.c.read(*f, "xoff", d.x.pfc_config.xoff, [&](const Entry& v) { return d.c.bytes(v); });
   d.c.read(*f, "xon", d.x.pfc_config.xon, [&](const Entry& v) { return d.c.bytes(v); });

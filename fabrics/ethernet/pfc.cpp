@@ -1,6 +1,8 @@
 #include "fabrics/ethernet/pfc.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "fabrics/network.hpp"
 
@@ -123,6 +125,8 @@ void PfcPort::on_pfc(const PfcFrame& f) {
       resume(cls);
       continue;
     }
+    if (paused(cls) && renewed_) renewed_();
+    if (!paused(cls)) paused_since_[cls] = sim.now();
     paused_ |= static_cast<uint8_t>(1u << cls);
     expire_[cls] =
         sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
@@ -138,6 +142,11 @@ void PfcPort::resume(uint8_t cls) {
   if (!paused(cls)) return;
   paused_ &= static_cast<uint8_t>(~(1u << cls));
   port_.kick();
+}
+
+Time PfcPort::stuck_since(uint8_t cls) const {
+  if (!paused(cls) || port_.queued_bytes(cls) == 0) return Time::max();
+  return paused_since_[cls & 7];
 }
 
 // ---------------------------------------------------------------- PfcNode
@@ -190,6 +199,99 @@ void PfcNode::discarded(const Packet& p) { on_gone(p); }
 
 // ---------------------------------------------------------------- a network
 
+namespace {
+
+class DeadlockDetector {
+public:
+  DeadlockDetector(Network& net, std::vector<PfcNode*> nodes)
+      : net_(net), nodes_(std::move(nodes)), cls_(net.cfg.pfc_config.priority & 7),
+        every_(std::max(Time::ns(1), net.cfg.pfc_config.deadlock_detect / 4)) {
+    for (size_t n = 0; n < net.nodes.size(); ++n) index_[net.nodes[n].get()] = static_cast<int>(n);
+  }
+  void start() {
+    for (PfcNode* n : nodes_)
+      if (n)
+        for (size_t i = 0; i < n->port_count(); ++i) n->port(i).on_renewed([this] { maybe_check(); });
+  }
+
+private:
+  using PortRef = std::pair<int, uint16_t>;  // node, port
+
+  void maybe_check() {
+    const Time now = net_.sim.now();
+    if (checked_ && now - last_ < every_) return;
+    checked_ = true;
+    last_ = now;
+    check(now);
+  }
+
+  void check(Time now) {
+    std::map<PortRef, std::vector<PortRef>> edges;  // stuck port -> stuck ports of its peer
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      if (!nodes_[n]) continue;
+      for (size_t i = 0; i < nodes_[n]->port_count(); ++i)
+        if (stuck(static_cast<int>(n), i, now)) edges[{static_cast<int>(n), static_cast<uint16_t>(i)}];
+    }
+    for (auto& [from, to] : edges) {
+      const Port* peer = nodes_[from.first]->port(from.second).port().peer();
+      const int m = index_.at(&peer->owner());
+      for (const auto& [cand, unused] : edges)
+        if (cand.first == m && cand.second != peer->index()) to.push_back(cand);
+    }
+    // Every cycle, by depth-first search from each port in order.
+    std::set<PortRef> done;
+    for (const auto& [start, unused] : edges) {
+      std::vector<PortRef> path{start};
+      find_cycles(edges, path, done, now);
+      done.insert(start);
+    }
+  }
+
+  bool stuck(int n, size_t i, Time now) const {
+    const Time since = nodes_[n]->port(i).stuck_since(cls_);
+    return since != Time::max() && now - since >= net_.cfg.pfc_config.deadlock_detect;
+  }
+
+  // Extends `path`; a step back to its first port closes a cycle. Ports
+  // already searched from are left out, so each cycle is found from its
+  // smallest port only.
+  void find_cycles(const std::map<PortRef, std::vector<PortRef>>& edges, std::vector<PortRef>& path,
+                   const std::set<PortRef>& done, Time now) {
+    for (const PortRef& next : edges.at(path.back())) {
+      if (next == path.front()) {
+        std::set<PortRef> key(path.begin(), path.end());
+        if (reported_.insert(key).second) {
+          Network::PfcDeadlock d{now, {}};
+          for (const PortRef& p : path) d.ports.emplace_back(net_.nodes[p.first]->name(), p.second);
+          net_.pfc_deadlocks.push_back(std::move(d));
+        }
+        continue;
+      }
+      if (done.count(next) || std::find(path.begin(), path.end(), next) != path.end()) continue;
+      path.push_back(next);
+      find_cycles(edges, path, done, now);
+      path.pop_back();
+    }
+  }
+
+  Network& net_;
+  std::vector<PfcNode*> nodes_;
+  uint8_t cls_;
+  Time every_;
+  std::map<const Node*, int> index_;
+  std::set<std::set<PortRef>> reported_;
+  Time last_;
+  bool checked_ = false;
+};
+
+}  // namespace
+
+void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes) {
+  auto d = std::make_shared<DeadlockDetector>(net, nodes);
+  d->start();
+  net.pfc_detector = d;
+}
+
 std::vector<PfcNode*> enable_pfc(Network& net,
                                  const std::function<MacAddress(int node, uint16_t port)>& port_mac) {
   const PfcSettings configured = pfc_settings(net.cfg.pfc_config);
@@ -205,6 +307,7 @@ std::vector<PfcNode*> enable_pfc(Network& net,
                               host ? PfcAccounting::until_released : PfcAccounting::until_departed,
                               [&port_mac, n](uint16_t p) { return port_mac(n, p); });
   }
+  detect_pfc_deadlocks(net, out);
   return out;
 }
 

@@ -97,6 +97,11 @@ public:
   const PfcSettings& settings() const { return s_; }
   Port& port() const { return port_; }
 
+  // Paused, with frames queued, since when (Time::max(): not stuck).
+  Time stuck_since(uint8_t cls) const;
+  // Called when a PFC frame renews a pause in force (a pause that lasts).
+  void on_renewed(std::function<void()> f) { renewed_ = std::move(f); }
+
   struct Stats {
     uint64_t xoff_sent = 0, xon_sent = 0, received = 0;
     uint64_t max_held = 0;  // the most bytes of a lossless priority held at once
@@ -118,6 +123,8 @@ private:
   uint8_t paused_ = 0;   // priorities the peer asked us to pause
   std::array<EventId, 8> refresh_{};
   std::array<EventId, 8> expire_{};
+  std::array<Time, 8> paused_since_{};
+  std::function<void()> renewed_;
   Stats stats_;
 };
 
@@ -151,6 +158,14 @@ private:
   std::vector<std::unique_ptr<PfcPort>> ports_;
   std::unordered_map<uint64_t, Held> held_;  // until_departed: by PacketMeta::id
 };
+
+// Looks for PFC deadlocks: a cycle of ports, each paused (the PFC priority)
+// with frames waiting for at least cfg.pfc_config.deadlock_detect, where
+// each port's peer node has the next one. Each cycle is reported once, into
+// net.pfc_deadlocks. It looks when a PFC frame renews a pause (what keeps a
+// deadlock going), at most every quarter of the detection time, so it adds
+// no events to a run.
+void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes);
 
 // Whether a frame is an 802.1Qbb PFC frame (MAC control opcode 0x0101).
 bool is_pfc_frame(std::span<const std::byte> frame);

@@ -8,23 +8,7 @@ import os
 
 import e2e
 
-# Eight hosts on a ring of four L3 switches: the shortest paths between
-# opposite switches form a cycle of buffer dependencies that PFC closes.
-RING = """\
-name: pfc_ring
-fabric: roce_v2
-seed: 1
-flow_control: pfc
-link: {bandwidth: 100Gbps, delay: 1us, buffer: 64KiB}
-topology:
-  hosts: [a0, a1, b0, b1, c0, c1, d0, d1]
-  switches: [s0, s1, s2, s3]
-  links: [[a0, s0], [a1, s0], [b0, s1], [b1, s1], [c0, s2], [c1, s2], [d0, s3], [d1, s3],
-          [s0, s1], [s1, s2], [s2, s3], [s3, s0]]
-workloads:
-  - {kind: all_to_all, size: 64KiB, count: 50, outstanding: 16, timeout: 8}
-capture: {pcap: none}
-"""
+RING = e2e.PFC_RING
 
 tmp = e2e.tmpdir()
 code, out, err, res = e2e.run(RING, tmp + "/ring", expect=4)  # its operations fail: exit 4
