@@ -5,10 +5,11 @@ program peaks and then falls as the load rises; coalescing moves the peak
 up; with NAPI it stays flat under overload, and with threaded NAPI flat
 near the peak. The frames are plain Ethernet/IPv4/UDP that tshark
 dissects with good checksums."""
+import csv
 import os
 
-from e2e import SOURCE, check, check_all_match, check_cpu_times, check_no_malformed, finish, run, tmpdir, \
-    tshark_fields, workload
+from e2e import SOURCE, check, check_all_match, check_cpu_times, check_no_malformed, finish, rdmasim, run, \
+    tmpdir, tshark_fields, workload
 
 EXAMPLE = os.path.join(SOURCE, "examples/udp_livelock.yaml")
 RATES = (0.1, 0.25, 0.5, 1, 2, 3)  # Gb/s of 64-byte payloads: 195k to 5.9M datagrams/s
@@ -65,6 +66,16 @@ check_all_match(pcap, "eth && ip && udp && ip.checksum.status == 1 && udp.checks
                       "udp.dstport == 5001 && udp.length == 72 && ip.dst == 10.0.0.2", "good UDP datagrams to b")
 rows = tshark_fields(pcap, ["frame.len"])
 check(len(rows) == workload(res, "flood")["datagrams"]["offered"] > 0, f"b received every datagram ({len(rows)})")
+
+# The curve from a sweep: sweep.csv carries both axes.
+out = os.path.join(tmpdir(), "sweep")
+p = rdmasim("sweep", EXAMPLE, "--vary", "workloads.0.rate=0.1Gbps,3Gbps", "--vary", "host.completion=interrupt",
+            "--out", out)
+check(p.returncode == 0, f"sweep ran: {p.stderr}")
+with open(os.path.join(out, "sweep.csv")) as f:
+    rows = list(csv.DictReader(f))
+got = [(float(r["flood.offered_pps"]), float(r["flood.delivered_pps"])) for r in rows]
+check(got == [(195400, curve[("interrupt", 0.1)]), (5859400, curve[("interrupt", 3)])], f"sweep.csv rates {got}")
 
 # What the kernel stack is not, and what RDMA fabrics are not.
 bad = [
