@@ -84,6 +84,10 @@ std::vector<std::pair<std::string, json>> headline(const json& r) {
     v.emplace_back(n + "latency_ns.p50", get(w, {"latency_ns", "p50"}));
     v.emplace_back(n + "latency_ns.p99", get(w, {"latency_ns", "p99"}));
     v.emplace_back(n + "data_verified", get(w, {"data_verified"}));
+    if (w.contains("datagrams")) {  // udp: the livelock curve's two axes
+      v.emplace_back(n + "offered_pps", get(w, {"offered_pps"}));
+      v.emplace_back(n + "delivered_pps", get(w, {"delivered_pps"}));
+    }
   }
   return v;
 }

@@ -61,7 +61,8 @@ Task UdpJob::receiver() {
     if (sim_.now() <= end_) ++delivered_in_time_;
     delivered_bytes_ += d.bytes;
     last_ = sim_.now();
-    if (w_.size.count() >= 16) latency_ps_.push_back((sim_.now() - d.sent).count());  // the send time rides in the payload
+    if (w_.size.count() >= 16)
+      latency_ps_.push_back((sim_.now() - d.sent).count());  // the send time rides in the payload
   }
 }
 

@@ -19,7 +19,7 @@
 namespace rdmasim {
 
 class UdpJob final : public TxSource {
-public:
+ public:
   UdpJob(Simulator& sim, Host& from, Host& to, const WorkloadConfig& w);
   ~UdpJob() override;
 
@@ -27,10 +27,10 @@ public:
   bool finished() const;
 
   struct Counts {
-    uint64_t offered = 0;    // datagrams the generator sent
-    uint64_t received = 0;   // ... that reached the receiving NIC
+    uint64_t offered = 0;   // datagrams the generator sent
+    uint64_t received = 0;  // ... that reached the receiving NIC
     uint64_t ring_drops = 0, backlog_drops = 0, socket_drops = 0;
-    uint64_t delivered = 0;  // ... that the program received
+    uint64_t delivered = 0;          // ... that the program received
     uint64_t delivered_in_time = 0;  // ... while the load was offered (the rest drained after)
     uint64_t dropped() const { return ring_drops + backlog_drops + socket_drops; }
   };
@@ -45,7 +45,7 @@ public:
   Packet next_frame() override;
   Time not_before() const override { return next_; }
 
-private:
+ private:
   Task receiver();
 
   Simulator& sim_;
@@ -57,9 +57,9 @@ private:
   UdpSocket socket_;
   Process& process_;
   uint16_t port_;
-  Time gap_;    // between datagrams at the offered rate
-  Time next_;   // the next datagram's time
-  Time end_;    // no datagram is offered from then on
+  Time gap_;   // between datagrams at the offered rate
+  Time next_;  // the next datagram's time
+  Time end_;   // no datagram is offered from then on
   uint64_t offered_ = 0, delivered_ = 0, delivered_in_time_ = 0, delivered_bytes_ = 0;
   Time first_ = Time::max(), last_;
   std::vector<int64_t> latency_ps_;

@@ -34,7 +34,8 @@ std::unique_ptr<verbs::QueuePair> KernelNic::create_qp(verbs::Device&, verbs::Pr
   return nullptr;
 }
 
-Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes, uint64_t seq) {
+Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes,
+                            uint64_t seq) {
   Packet p = host_.nic().alloc();
   std::span<std::byte> data = p.push_back(bytes);
   for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(0x20 + (i + seq) % 0x5F);  // printable ASCII
@@ -51,7 +52,8 @@ Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport
   ip.src = self_.ipv4;
   ip.dst = to.ipv4;
   ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
-  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(*EthernetView::check(p.push_front(kEth)));
+  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(
+      *EthernetView::check(p.push_front(kEth)));
   // The minimum Ethernet frame: padding after the IP packet.
   if (p.size() < EthernetView::kMinFrameLen) {
     auto pad = p.push_back(EthernetView::kMinFrameLen - p.size());
@@ -103,9 +105,10 @@ void KernelNic::deliver(Packet p) {
       return;
     }
     const auto payload = l4.subspan(UdpHeader::kLen, udp->length() - UdpHeader::kLen);
-    const Time sent = payload.size() >= 16 ? Time::ps(static_cast<int64_t>(load_be64(payload.subspan(8, 8)))) : Time{};
-    it->second.socket->enqueue({static_cast<uint32_t>(payload.size()),
-                                UdpSocket::truesize(static_cast<uint32_t>(b.size())), sent});
+    const Time sent =
+        payload.size() >= 16 ? Time::ps(static_cast<int64_t>(load_be64(payload.subspan(8, 8)))) : Time{};
+    it->second.socket->enqueue(
+        {static_cast<uint32_t>(payload.size()), UdpSocket::truesize(static_cast<uint32_t>(b.size())), sent});
     return;
   }
   ++discarded_;

@@ -18,7 +18,7 @@
 namespace rdmasim {
 
 class KernelNic final : public NicFabric {
-public:
+ public:
   KernelNic(Host& host, const IpEndpoint& self);
 
   size_t headroom() const override;
@@ -47,7 +47,7 @@ public:
   // Frames the protocols refused: a bad checksum, not for this host, no socket.
   uint64_t discarded() const { return discarded_; }
 
-private:
+ private:
   struct Bound {
     UdpSocket* socket = nullptr;
     PortStats stats;

@@ -14,7 +14,7 @@ PEER = {("s0", 2): "s1", ("s1", 2): "s0", ("s1", 3): "s2", ("s2", 2): "s1",
         ("s2", 3): "s3", ("s3", 2): "s2", ("s3", 3): "s0", ("s0", 3): "s3"}
 
 tmp = e2e.tmpdir()
-_, _, _, res = e2e.run(RING, os.path.join(tmp, "ring"))
+_, _, _, res = e2e.run(RING, os.path.join(tmp, "ring"), expect=4)  # the deadlocked operations fail
 if res:
     dl = res.get("pfc_deadlocks")
     e2e.check(isinstance(dl, list) and dl, f"the deadlock is reported: {dl}")

@@ -16,8 +16,9 @@ NetRx::NetRx(Simulator& sim, Cpu& cpu, const HostConfig& cfg, int irq_core)
       cfg_(cfg),
       napi_(cfg.completion == Completion::napi),
       core_(irq_core),
-      ksoftirqd_(&cpu.spawn((napi_ && cfg.kernel.threaded_napi ? "napi/" : "ksoftirqd/") + std::to_string(irq_core),
-                            Process::Kind::io, /*fair=*/true, irq_core)) {
+      ksoftirqd_(
+          &cpu.spawn((napi_ && cfg.kernel.threaded_napi ? "napi/" : "ksoftirqd/") + std::to_string(irq_core),
+                     Process::Kind::io, /*fair=*/true, irq_core)) {
   cpu_.softirq_context(core_);
 }
 

@@ -37,7 +37,7 @@
 namespace rdmasim {
 
 class NetRx final : public IrqSink {
-public:
+ public:
   enum class Drop { ring, backlog };
   // Frames the NIC hands up arrive `pcie_latency` after it has them (its
   // DMA write); interrupts reach core `irq_core` as much later (MSI-X).
@@ -72,7 +72,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   void irq_handled() override;
   void maybe_interrupt();
   void raise_interrupt();
@@ -91,9 +91,9 @@ private:
   std::function<void(Packet)> deliver_;
   std::function<void(const Packet&, Drop)> on_drop_;
 
-  Ring<Packet> ring_;     // the NIC's receive ring, in host memory
-  Ring<Packet> backlog_;  // interrupt mode: the CPU's input queue (netif_rx)
-  Ring<Packet> batch_;    // frames of the round in progress
+  Ring<Packet> ring_;        // the NIC's receive ring, in host memory
+  Ring<Packet> backlog_;     // interrupt mode: the CPU's input queue (netif_rx)
+  Ring<Packet> batch_;       // frames of the round in progress
   bool irq_raised_ = false;  // an interrupt is on its way or its handler runs
   bool masked_ = false;      // napi: the poll is scheduled, the device interrupt off
   bool pending_ = false;     // NET_RX has work (a NAPI poll scheduled, or backlog)

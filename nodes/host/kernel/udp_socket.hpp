@@ -13,7 +13,7 @@
 namespace rdmasim {
 
 class UdpSocket {
-public:
+ public:
   struct Datagram {
     uint32_t bytes;     // payload
     uint32_t truesize;  // what it holds of the receive buffer
@@ -47,7 +47,7 @@ public:
   Trigger& readable() { return readable_; }
   uint64_t drops() const { return drops_; }
 
-private:
+ private:
   Trigger readable_;
   uint64_t rcvbuf_;
   uint64_t used_ = 0;
