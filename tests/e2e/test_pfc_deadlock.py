@@ -40,7 +40,7 @@ e2e.check(code == 2 and ":5:" in err and "deadlock_detect" in err, f"deadlock_de
 
 # A later detection time finds the deadlock later.
 _, _, _, res = e2e.run(RING.replace("flow_control: pfc", "flow_control: pfc\npfc: {deadlock_detect: 3ms}"),
-                       os.path.join(tmp, "later"))
+                       os.path.join(tmp, "later"), expect=4)
 if res:
     e2e.check(res["pfc_deadlocks"] and all(d["at_ps"] >= 3 * 10**9 for d in res["pfc_deadlocks"]),
               f"found after 3 ms: {res['pfc_deadlocks']}")
