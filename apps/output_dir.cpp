@@ -77,13 +77,17 @@ std::set<std::string> read_manifest(const fs::path& dir) {
   return listed;
 }
 
-void write_manifest(const fs::path& dir) {
+template <typename Entries>
+void write_manifest_of(const fs::path& dir, const Entries& listed) {
   std::string text =
       "# Every file and directory rdmasim wrote here. rdmasim replaces this directory\n"
       "# only while it holds nothing else.\n";
-  for (const auto& e : entries(dir, [](const std::string& rel) { return rel != kManifest; }))
-    text += e + "\n";
+  for (const auto& e : listed) text += e + "\n";
   write_file_atomic(dir / kManifest, text);
+}
+
+void write_manifest(const fs::path& dir) {
+  write_manifest_of(dir, entries(dir, [](const std::string& rel) { return rel != kManifest; }));
 }
 
 // The live staged directories, for the interrupt handler's thread. Held
@@ -97,11 +101,7 @@ void add_to_manifest(const fs::path& dir, const std::function<bool(const std::st
   std::set<std::string> listed = read_manifest(dir);
   for (auto& e : entries(dir, [&](const std::string& rel) { return rel != kManifest && !listed.contains(rel) && ours(rel); }))
     listed.insert(std::move(e));
-  std::string text =
-      "# Every file and directory rdmasim wrote here. rdmasim replaces this directory\n"
-      "# only while it holds nothing else.\n";
-  for (const auto& e : listed) text += e + "\n";
-  write_file_atomic(dir / kManifest, text);
+  write_manifest_of(dir, listed);
 }
 
 std::vector<std::string> foreign_entries(const fs::path& dir) {

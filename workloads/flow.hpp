@@ -108,8 +108,11 @@ private:
   uint64_t message_id(uint64_t k) const { return index_ * count_ + k; }
   // Writes message k's bytes into `slot` of the buffer its data comes from.
   void fill_message(uint64_t k, uint64_t slot);
-  // Whether message k landed whole where it was going (sender's view, at its completion).
+  // Whether message k landed where it was going (sender's view, at its completion).
   bool placed(uint64_t k) const;
+  // Every kStamp bytes of a message start with a pattern record naming it.
+  static constexpr uint64_t kStamp = 256;
+  bool stamped(uint64_t k, std::span<const std::byte> bytes) const;
   void count(const ibv_wc& wc);
 
   Task sender(Time t0);
