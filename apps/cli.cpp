@@ -21,6 +21,7 @@
 #include "cost/bom.hpp"
 #include "experiment/loader.hpp"
 #include "experiment/memory_estimate.hpp"
+#include "fabrics/registry.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -49,15 +50,17 @@ struct Options {
   bool report = false;  // compare --report
 };
 
-std::vector<std::string> fabric_names() {
-  return {std::begin(EnumNames<FabricKind>::names), std::end(EnumNames<FabricKind>::names)};
+std::vector<std::string> fabric_list() {
+  const auto names = fabric_names();
+  return {names.begin(), names.end()};
 }
 
 // What compare runs unless told: the RDMA fabrics (tcp, the kernel
 // baseline, is asked for by name: --fabrics ib,roce_v2,iwarp,tcp).
 std::vector<std::string> default_compare_fabrics() {
-  auto v = fabric_names();
-  v.erase(std::remove(v.begin(), v.end(), std::string(to_string(FabricKind::tcp))), v.end());
+  std::vector<std::string> v;
+  for (const Fabric* f : fabrics())
+    if (f->rdma()) v.emplace_back(f->name());
   return v;
 }
 
@@ -594,7 +597,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "rdmasim: " + std::string(e.what()) + "\nRun 'rdmasim --help' for usage.\n";
   });
-  const auto fabrics = fabric_names();
+  const auto fabrics = fabric_list();
 
   CLI::App* run = app.add_subcommand("run", "run an experiment: DIR/results.json and captures in DIR/pcap/");
   add_experiment_options(*run, o);

@@ -65,6 +65,4 @@ class KernelNic final : public NicFabric {
   uint64_t discarded_ = 0;
 };
 
-FabricBuilder tcp_builder();  // fabrics/tcp/tcp_network.cpp
-
 }  // namespace rdmasim

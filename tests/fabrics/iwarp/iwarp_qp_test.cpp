@@ -11,6 +11,7 @@
 
 #include "fabrics/iwarp/iwarp_fabric.hpp"
 #include "fabrics/network.hpp"
+#include "fabrics/registry.hpp"
 
 using namespace rdmasim;
 
@@ -18,7 +19,7 @@ namespace {
 
 ExperimentConfig config() {
   ExperimentConfig c;
-  c.fabric = FabricKind::iwarp;
+  c.fabric = "iwarp";
   c.link.mtu = 1500;
   c.topology.hosts = {"a", "b"};
   c.topology.switches = {"s1"};
@@ -30,6 +31,7 @@ ExperimentConfig config() {
 struct Bed {
   ExperimentConfig cfg = config();
   Network net{cfg};
+  BuiltFabric built = build_network(net, fabric_of(cfg));
   struct Side {
     Host* host;
     verbs::ProtectionDomain* pd;
@@ -40,25 +42,6 @@ struct Bed {
   } a{}, b{};
 
   Bed() {
-    const FabricBuilder fb = iwarp_builder();
-    net.nodes.resize(net.graph.size());
-    for (int h = 0; h < net.graph.host_count(); ++h) {
-      auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), NicConfig{}, HostConfig{});
-      net.hosts.push_back(host.get());
-      net.nodes[h] = std::move(host);
-    }
-    fb.create_nodes(net);
-    for (int l = 0; l < net.graph.link_count(); ++l) {
-      const Graph::Link& gl = net.graph.link(l);
-      auto port_of = [&](int n) -> Port& {
-        return net.graph.is_host(n) ? net.nodes[n]->port(0) : net.nodes[n]->add_port();
-      };
-      Port& pa = port_of(gl.a);
-      Port& pb = port_of(gl.b);
-      Port::connect(pa, pb, LinkParams{}, 1);
-      net.links.push_back({&pa, &pb});
-    }
-    fb.finish(net);
     make(a, net.host(0));
     make(b, net.host(1));
   }
@@ -86,7 +69,7 @@ struct Bed {
     REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
     at = {};
     at.qp_state = IBV_QPS_RTR;
-    at.ah_attr = net.address(*s.host, *peer.host);
+    at.ah_attr = built.address(*s.host, *peer.host);
     at.path_mtu = IBV_MTU_1024;
     at.dest_qp_num = peer.qp->qp_num();
     at.max_dest_rd_atomic = 16;
