@@ -13,6 +13,7 @@
 #include "cost/bom.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/registry.hpp"
+#include "fabrics/tcp/kernel_nic.hpp"
 #include "nodes/host/cpu/trace.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"

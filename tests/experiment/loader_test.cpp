@@ -379,8 +379,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
       "congestion_control, dcqcn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, tcp, mpa, topology, "
-      "workloads, faults, capture, cost
-");
+      "workloads, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
         "delay, mtu, "
@@ -389,6 +388,9 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: 100Gbps\n")) ==
       "exp.yaml:1:7: link: expected link settings (a map with keys bandwidth, delay, mtu, buffer, loss), got "
       "'100Gbps'\n");
+  // A section that is not a map is an error, not a read of its keys (this crashed).
+  CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "pfc: 5\n")) ==
+        "exp.yaml:1:6: pfc: expected PFC settings (a map with keys priority, xoff, xon, deadlock_detect), got '5'\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "seed: [1]\n")) ==
         "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
