@@ -75,6 +75,11 @@ bool IwarpNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const
   return false;
 }
 
+// MPA's length (2), DDP's tagged header (14), and MPA's CRC when on.
+uint32_t IwarpNet::data_frame_headers(const ExperimentConfig& x) const {
+  return kEthernetHeader + ip_header(x) + kTcpHeader + 2 + 14 + (x.settings<MpaConfig>("mpa").crc ? 4 : 0);
+}
+
 void IwarpNet::create_nodes(Network& net) const { build_l3_switches(net); }
 
 BuiltFabric IwarpNet::finish(Network& net) const {
@@ -86,9 +91,10 @@ BuiltFabric IwarpNet::finish(Network& net) const {
   IwarpNicConfig nc;
   nc.ip = cfg.ip;
   nc.tcp = tcp_config(cfg, mtu);
-  nc.mpa_crc = cfg.mpa.crc;
-  nc.mpa_markers = cfg.mpa.markers;
-  nc.mpa_revision = cfg.mpa.revision;
+  const auto& mpa = cfg.settings<MpaConfig>("mpa");
+  nc.mpa_crc = mpa.crc;
+  nc.mpa_markers = mpa.markers;
+  nc.mpa_revision = mpa.revision;
   nc.listen_port = cfg.tcp.listen_port;
   nc.priority = cfg.pfc ? cfg.pfc_config.priority : 0;
   nc.seed = cfg.seed;

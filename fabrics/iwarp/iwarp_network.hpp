@@ -17,10 +17,7 @@ class IwarpNet final : public Fabric {
   std::string mtu_error(uint32_t mtu) const override;
   bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const override;
 
-  // MPA's length (2), DDP's tagged header (14), and MPA's CRC when on.
-  uint32_t data_frame_headers(const ExperimentConfig& x) const override {
-    return kEthernetHeader + ip_header(x) + kTcpHeader + 2 + 14 + (x.mpa.crc ? 4 : 0);
-  }
+  uint32_t data_frame_headers(const ExperimentConfig& x) const override;
   MemoryCosts memory_costs() const override { return {0, 18 * 1024, "TCP connections", false}; }  // and its buffers
   void create_nodes(Network& net) const override;
   BuiltFabric finish(Network& net) const override;
@@ -28,6 +25,13 @@ class IwarpNet final : public Fabric {
   CostFamilies cost_families() const override { return {"iwarp", "ethernet", "ethernet"}; }
 };
 
+// MPA (RFC 5044) options iwarp negotiates in the MPA request and reply
+// (`mpa:`, mpa_section.cpp); ExperimentConfig::settings<MpaConfig>("mpa").
+struct MpaConfig final : FabricSettings {
+  bool markers = false;
+  bool crc = true;
+  uint8_t revision = 2;  // 2: RFC 6581 enhanced connection establishment; 1: RFC 5044
+};
 SectionType mpa_section();
 
 }  // namespace rdmasim

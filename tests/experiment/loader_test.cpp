@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fabrics/iwarp/iwarp_network.hpp"
+
 using namespace rdmasim;
 using namespace rdmasim::literals;
 
@@ -167,8 +169,8 @@ TEST_CASE("loader: defaults") {
   CHECK(c.tcp.congestion_control == CongestionControl::newreno);
   CHECK(c.tcp.min_rto == 200_us);
   CHECK(c.tcp.initial_cwnd == 10);
-  CHECK_FALSE(c.mpa.markers);
-  CHECK(c.mpa.crc);
+  CHECK_FALSE(c.settings<MpaConfig>("mpa").markers);
+  CHECK(c.settings<MpaConfig>("mpa").crc);
   CHECK(c.host.completion == Completion::polling);
   CHECK(c.host.pcie.latency == 400_ns);
   CHECK(c.host.pcie.bandwidth == 128_Gbps);
@@ -233,8 +235,8 @@ vlan: {id: 7, pcp: 6}
   CHECK(c.tcp.delayed_ack == Time());
   CHECK(c.tcp.min_rto == 1_ms);
   CHECK(c.tcp.initial_cwnd == 4);
-  CHECK(c.mpa.markers);
-  CHECK_FALSE(c.mpa.crc);
+  CHECK(c.settings<MpaConfig>("mpa").markers);
+  CHECK_FALSE(c.settings<MpaConfig>("mpa").crc);
   CHECK(c.host.completion == Completion::hybrid);
   CHECK(c.host.hybrid_spin == 3_us);
   CHECK(c.host.interrupt_coalescing.frames == 8);
