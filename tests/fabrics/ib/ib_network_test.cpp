@@ -12,8 +12,8 @@
 #include "fabrics/ib/ib_fabric.hpp"
 #include "fabrics/ib/ib_switch.hpp"
 #include "fabrics/ib/subnet_manager.hpp"
-#include "fabrics/network.hpp"
 #include "fabrics/registry.hpp"
+#include "tests/fixtures/network.hpp"
 
 using namespace rdmasim;
 
@@ -26,11 +26,8 @@ ExperimentConfig load(const std::string& yaml) {
   return *r.config;
 }
 
-// The network as apps/runner.cpp builds it.
-struct Built {
-  Network net;
-  BuiltFabric fabric;
-  explicit Built(const ExperimentConfig& cfg) : net(cfg), fabric(build_network(net, fabric_of(cfg))) {}
+struct Built : test::BuiltNetwork {
+  explicit Built(const ExperimentConfig& cfg) : BuiltNetwork(cfg) {}
   IbSwitch& sw(const std::string& name) { return static_cast<IbSwitch&>(*net.nodes[*net.graph.find(name)]); }
 };
 

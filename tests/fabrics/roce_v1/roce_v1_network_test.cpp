@@ -11,6 +11,7 @@
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/registry.hpp"
+#include "tests/fixtures/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
 
 using namespace rdmasim;
@@ -19,13 +20,7 @@ namespace {
 
 ExperimentConfig config(std::vector<std::string> hosts, std::vector<std::string> switches,
                         std::vector<std::string> routers, std::vector<std::pair<std::string, std::string>> links) {
-  ExperimentConfig c;
-  c.fabric = "roce_v1";
-  c.topology.hosts = std::move(hosts);
-  c.topology.switches = std::move(switches);
-  c.topology.routers = std::move(routers);
-  for (auto& [a, b] : links) c.topology.links.push_back({a, b, c.link, 0, 0});
-  return c;
+  return test::topology_config("roce_v1", std::move(hosts), std::move(switches), std::move(routers), links);
 }
 
 }  // namespace
