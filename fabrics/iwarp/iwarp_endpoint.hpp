@@ -151,6 +151,10 @@ class IwarpEndpoint final : public TcpUpper {
   uint32_t ord() const { return cfg_.ord; }           // after startup: negotiated (Rev 2)
   uint32_t ird() const { return cfg_.ird; }
   const IwarpStats& stats() const { return stats_; }
+  // The untagged buffers posted and not yet filled, oldest first: the
+  // wr_id the verbs layer gave the i-th.
+  size_t recvs_posted() const { return rq_.size(); }
+  uint64_t posted_recv_id(size_t i) const { return rq_[i].wr_id; }
   TcpConnection& tcp() const { return tcp_; }
   // How to seal what this end sends (valid in full operation).
   MpaStreamInfo stream_info() const;

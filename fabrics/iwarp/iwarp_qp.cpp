@@ -1,5 +1,6 @@
 #include "fabrics/iwarp/iwarp_qp.hpp"
 
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -139,7 +140,7 @@ void IwarpQp::open_connection() {
                                         static_cast<IwarpEvents*>(this));
   fabric_.attach(*this, remote_, flow.remote_port, flow.local_port);
   if (!active_) tcp_->listen();
-  while (rq_handed_ < rq_.size()) hand_recv(rq_[rq_handed_++]);
+  while (rq_handed_ < rq_.size()) hand_recv(rq_handed_++);
 }
 
 // ------------------------------------------------------------------ send queue
@@ -258,11 +259,15 @@ void IwarpQp::fail(ibv_wc_status status, std::optional<uint64_t> wr_id) {
 // ---------------------------------------------------------------- receive queue
 
 void IwarpQp::recv_posted() {
-  if (ep_ && state_ != IBV_QPS_ERR) hand_recv(rq_[rq_handed_++]);
+  if (ep_ && state_ != IBV_QPS_ERR) hand_recv(rq_handed_++);
 }
 
-void IwarpQp::hand_recv(const verbs::RecvWqe& r) {
-  const uint64_t id = rq_base_ + static_cast<uint64_t>(&r - &rq_.front());
+void IwarpQp::hand_recv(size_t index) {
+  // The endpoint's wr_id is the WQE's place in the queue, counted from its
+  // index: rq_ is a deque, whose elements are not contiguous, so subtracting
+  // their addresses would give a heap-layout-dependent number.
+  const verbs::RecvWqe& r = rq_[index];
+  const uint64_t id = rq_base_ + index;
   // The untagged buffer DDP places a Send into (RFC 5041): the SGEs in
   // order, as siw scatters a Send over them.
   std::vector<std::span<std::byte>> sges;
@@ -279,8 +284,9 @@ void IwarpQp::hand_recv(const verbs::RecvWqe& r) {
 }
 
 void IwarpQp::iwarp_recv(const IwarpRecv& r) {
-  if (r.wr_id < rq_base_ || rq_.empty()) return;
+  if (r.wr_id < rq_base_ || rq_.empty()) return;  // flushed before it ended
   // Untagged buffers are consumed in order (RFC 5041 MSN): it is the front.
+  assert(r.wr_id == rq_base_);
   const verbs::RecvWqe w = std::move(rq_.front());
   rq_.pop_front();
   ++rq_base_;

@@ -171,3 +171,57 @@ TEST_CASE("iwarp verbs: a Send scatters over the receive WR's SGEs") {
   REQUIRE(t.a.cq->poll(2, wc) == 1);
   CHECK(wc[0].status == IBV_WC_SUCCESS);
 }
+
+// The receive queue is a deque, whose blocks (12 WQEs each in libstdc++)
+// lie anywhere in the heap. A receive's endpoint id once came from
+// subtracting element addresses: past the first block it was garbage, and
+// when it fell below the queue's base the Send that filled the receive was
+// dropped without a completion (the iwarp_lossy example's Send workload,
+// depending on the output path's length). The endpoint's ids are checked
+// directly, so this fails whatever the allocator does.
+TEST_CASE("iwarp verbs: every Send completes its receive while the receive queue cycles through its blocks") {
+  Bed t;
+  t.connect(t.a, t.b);
+  t.connect(t.b, t.a);
+  constexpr int kRounds = 40, kPerRound = 5;  // 200 receives: many deque blocks (12 WQEs each in libstdc++)
+  auto src = t.mem(t.a, 0, 64);
+  uint64_t next = 0;
+  auto* qb = dynamic_cast<IwarpQp*>(t.b.qp);
+  REQUIRE(qb);
+  t.net.sim.run(Time::ms(1));  // connected: each receive goes to the endpoint as it is posted
+  REQUIRE(qb->endpoint()->phase() == IwarpEndpoint::Phase::full_operation);
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kPerRound; ++i) {
+      const uint64_t id = next + static_cast<uint64_t>(i);
+      ibv_sge rsge{t.b.buf + 1024 * (id % 32), 64, t.b.mr->lkey};
+      ibv_recv_wr rwr{};
+      rwr.wr_id = 1000 + id;
+      rwr.sg_list = &rsge;
+      rwr.num_sge = 1;
+      ibv_recv_wr* rbad = nullptr;
+      REQUIRE(t.b.qp->post_recv(&rwr, &rbad) == 0);
+    }
+    // The endpoint knows the receives by consecutive ids, oldest first.
+    const IwarpEndpoint& ep = *qb->endpoint();
+    REQUIRE(ep.recvs_posted() == kPerRound);
+    for (size_t i = 0; i < ep.recvs_posted(); ++i) CHECK(ep.posted_recv_id(i) == ep.posted_recv_id(0) + i);
+    for (int i = 0; i < kPerRound; ++i) {
+      const uint64_t id = next + static_cast<uint64_t>(i);
+      src[0] = std::byte(id);
+      REQUIRE(t.post(t.a, IBV_WR_SEND, 0, 16 + static_cast<uint32_t>(id % 40), 0, 0, id) == 0);
+    }
+    t.net.sim.run(t.net.sim.now() + Time::ms(1));
+    ibv_wc wc[kPerRound + 1];
+    REQUIRE(t.a.cq->poll(kPerRound + 1, wc) == kPerRound);
+    const int got = t.b.cq->poll(kPerRound + 1, wc);
+    CAPTURE(round);
+    REQUIRE(got == kPerRound);
+    for (int i = 0; i < kPerRound; ++i) {
+      const uint64_t id = next + static_cast<uint64_t>(i);
+      CHECK(wc[i].status == IBV_WC_SUCCESS);
+      CHECK(wc[i].wr_id == 1000 + id);
+      CHECK(wc[i].byte_len == 16 + id % 40);
+    }
+    next += kPerRound;
+  }
+}
