@@ -64,7 +64,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     nic_.sim().cancel(rnr_timer_);
     // A NAK the responder queued before the error still goes out (it tells
     // the requester why); nothing else does.
-    std::erase_if(resp_.responses, [&](const Response& r) {
+    resp_.responses.remove_if([&](const Response& r) {
       return state_ == IBV_QPS_RESET || r.kind != Response::Ack || !is_nak(r.syndrome);
     });
     req_.wqe = 0;
