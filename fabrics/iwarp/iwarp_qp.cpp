@@ -139,7 +139,7 @@ void IwarpQp::open_connection() {
                                         static_cast<IwarpEvents*>(this));
   fabric_.attach(*this, remote_, flow.remote_port, flow.local_port);
   if (!active_) tcp_->listen();
-  while (rq_handed_ < rq_.size()) hand_recv(rq_[rq_handed_++]);
+  while (rq_handed_ < rq_.size()) hand_recv(rq_handed_++);
 }
 
 // ------------------------------------------------------------------ send queue
@@ -258,11 +258,12 @@ void IwarpQp::fail(ibv_wc_status status, std::optional<uint64_t> wr_id) {
 // ---------------------------------------------------------------- receive queue
 
 void IwarpQp::recv_posted() {
-  if (ep_ && state_ != IBV_QPS_ERR) hand_recv(rq_[rq_handed_++]);
+  if (ep_ && state_ != IBV_QPS_ERR) hand_recv(rq_handed_++);
 }
 
-void IwarpQp::hand_recv(const verbs::RecvWqe& r) {
-  const uint64_t id = rq_base_ + static_cast<uint64_t>(&r - &rq_.front());
+void IwarpQp::hand_recv(size_t i) {
+  const verbs::RecvWqe& r = rq_[i];
+  const uint64_t id = rq_base_ + i;
   // The untagged buffer DDP places a Send into (RFC 5041): the SGEs in
   // order, as siw scatters a Send over them.
   std::vector<std::span<std::byte>> sges;

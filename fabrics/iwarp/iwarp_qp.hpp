@@ -93,7 +93,7 @@ private:
 
   void open_connection();
   void hand_next();
-  void hand_recv(const verbs::RecvWqe& r);
+  void hand_recv(size_t i);  // rq_[i] to the endpoint
   void done(uint64_t seq);
   void schedule_completions();
   void complete_in_order();
