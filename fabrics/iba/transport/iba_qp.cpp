@@ -200,7 +200,7 @@ void IbaQp::congestion_experienced() {
   if (cnp_sent_ && now - last_cnp_ < cfg->dcqcn.cnp_interval) return;
   cnp_sent_ = true;
   last_cnp_ = now;
-  Packet p = nic_.alloc();
+  Packet p = nic_.alloc(kCnpReservedLen);
   std::memset(p.push_back(kCnpReservedLen).data(), 0, kCnpReservedLen);
   IbaHeaders h;
   h.opcode = CNP;

@@ -130,7 +130,7 @@ Packet IbaQp::next_response() {
   h.psn = r.psn;
   h.syndrome = r.syndrome;
   h.msn = r.msn;
-  Packet p = nic_.alloc();
+  Packet p = nic_.alloc(r.kind == Response::ReadData ? mtu_bytes() : 0);
   if (r.kind == Response::Ack) {
     h.opcode = RC_ACKNOWLEDGE;
     // Congestion feedback for the requester's algorithm: BECN echoes a CE
