@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +41,8 @@ struct Options {
   std::vector<std::string> fabrics;
   std::string prices;  // --prices FILE
   std::string memory_limit;  // --memory-limit SIZE; empty: default_memory_limit()
+  bool quiet = false;        // run: no progress line
+  bool progress = false;     // run: the progress line from the start, terminal or not
   // sweep
   std::vector<std::string> vary;
   unsigned jobs = 1;
@@ -229,8 +232,8 @@ std::string unexpected_failure(const ExperimentConfig& cfg, const json& results)
 }
 
 // Runs `cfg` and writes its results.json and captures into `dir`, which exists.
-json run_to(const ExperimentConfig& cfg, const fs::path& dir) {
-  json results = run_experiment(cfg, dir);
+json run_to(const ExperimentConfig& cfg, const fs::path& dir, const ProgressOptions& progress = {}) {
+  json results = run_experiment(cfg, dir, progress);
   write_file_atomic(dir / "results.json", results.dump(2) + "\n");
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
     write_file_atomic(dir / (std::string(table) + ".csv"), records_csv(results[table]));
@@ -263,10 +266,14 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
     err << e.what() << "\n";
     return kExitBadInput;
   }
+  // A progress line on a terminal after a second, or from the start with --progress.
+  ProgressOptions progress;
+  if (!o.quiet && (o.progress || isatty(STDERR_FILENO))) progress.out = &err;
+  if (o.progress) progress.first_after = {};
   // Through a staged directory: `dir` is replaced only by a complete output.
   const Outcome res = guarded([&] {
     StagedDir stage(dir);
-    json results = run_to(*r.config, stage.temp());
+    json results = run_to(*r.config, stage.temp(), progress);
     stage.commit();
     return results;
   });
@@ -605,6 +612,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   run->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
       ->check(CLI::IsMember(fabrics))
       ->type_name("FABRIC");
+  run->add_flag("--quiet,-q", o.quiet, "no progress line");
+  run->add_flag("--progress", o.progress, "show the progress line from the start, even when stderr is not a terminal");
 
   CLI::App* compare = app.add_subcommand("compare", "run an experiment on several fabrics and compare them");
   add_experiment_options(*compare, o);

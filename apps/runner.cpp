@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "apps/output_dir.hpp"
+#include "apps/progress.hpp"
 #include "apps/timeseries.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
@@ -118,9 +119,36 @@ constexpr Time kCheckEvery = 100_us;
 constexpr Time kDrain = 1_ms;
 
 RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
-                      std::optional<Time> stop) {
+                      std::optional<Time> stop, const ProgressOptions& progress) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
+  // With a progress line, each slice runs in steps of kProgressStep,
+  // updating the line between them when it is due: the same events, in the
+  // same order, and the checks below still at every kCheckEvery.
+  std::optional<ProgressLine> line;
+  const bool flows = std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records(); });
+  if (progress.out) line.emplace(*progress.out, stop, flows, progress.first_after);
+  auto run_to = [&](Time t) {
+    if (!line) return sim.run(t);
+    constexpr Time kProgressStep = 1_us;
+    while (sim.pending() > 0 && sim.now() < t) {
+      sim.run(t - sim.now() > kProgressStep ? sim.now() + kProgressStep : t);
+      if (!line->due()) continue;
+      uint64_t frames = 0, done = 0;
+      for (Host* h : net.hosts) frames += h->nic().stats().frames_received;
+      for (const auto& r : runs)
+        if (const auto* recs = r->flow_records())
+          done += static_cast<uint64_t>(
+              std::count_if(recs->begin(), recs->end(), [](const FlowRecord& f) { return f.completed; }));
+      line->update(sim.now(), sim.events_run(), frames, done);
+    }
+  };
+  struct Finish {  // the line ends before the summary, however the run ends
+    std::optional<ProgressLine>& l;
+    ~Finish() {
+      if (l) l->finish();
+    }
+  } finish{line};
   RunEnd end;
   std::vector<std::pair<uint64_t, uint64_t>> seen;  // per port, frames and pauses when the workloads were done
   auto each_port = [&net](auto&& f) {
@@ -129,7 +157,7 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
   };
   while (sim.pending() > 0 && sim.now() < limit) {
     const Time slice_end = limit - sim.now() > kCheckEvery ? sim.now() + kCheckEvery : limit;
-    sim.run(slice_end);
+    run_to(slice_end);
     if (sim.pending() == 0) break;
     if (end.workloads_done == Time::max()) {
       if (!std::all_of(runs.begin(), runs.end(), [](const auto& r) { return r->finished(); })) continue;
@@ -176,7 +204,7 @@ json join_names(const std::vector<std::string>& v) {
 
 }  // namespace
 
-json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir) {
+json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir, const ProgressOptions& progress) {
   Network net(cfg);
   const BuiltFabric fabric = build_network(net, fabric_of(cfg));
 
@@ -247,7 +275,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     series->start();
   }
 
-  const RunEnd end = run_until_done(net, runs, cfg.stop);
+  const RunEnd end = run_until_done(net, runs, cfg.stop, progress);
   if (series) series->write(dir);
 
   if (captures) captures->close();

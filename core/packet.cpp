@@ -1,20 +1,56 @@
 #include "core/packet.hpp"
 
+#include <new>
+#include <stdexcept>
+
 namespace rdmasim {
 
-void PacketPool::grow() {
-  constexpr size_t kChunk = 64;
-  auto chunk = std::make_unique<PacketBuffer[]>(kChunk);
-  for (size_t i = 0; i < kChunk; ++i) {
-    chunk[i].pool = this;
-    chunk[i].next_free = free_;
-    free_ = &chunk[i];
+namespace {
+constexpr size_t kChunkBytes = 256 * 1024;  // a chunk holds many buffers of one class
+constexpr std::align_val_t kAlign{alignof(PacketBuffer)};
+}  // namespace
+
+PacketPool::~PacketPool() {
+  for (std::byte* c : chunks_) ::operator delete(c, kAlign);
+}
+
+PacketBuffer* PacketPool::carve(size_t cls) {
+  const size_t stride = sizeof(PacketBuffer) + kClassCapacity[cls];
+  if (next_[cls] == end_[cls]) {
+    // Raw memory, not value-initialised: pages are touched only as buffers
+    // are carved and written.
+    const size_t n = std::max<size_t>(4, kChunkBytes / stride);
+    auto* chunk = static_cast<std::byte*>(::operator new(n * stride, kAlign));
+    chunks_.push_back(chunk);
+    next_[cls] = chunk;
+    end_[cls] = chunk + n * stride;
   }
-  chunks_.push_back(std::move(chunk));
+  auto* b = ::new (static_cast<void*>(next_[cls])) PacketBuffer{};
+  next_[cls] += stride;
+  carved_bytes_ += stride;
+  b->pool = this;
+  b->capacity = kClassCapacity[cls];
+  b->size_class = static_cast<uint8_t>(cls);
+  return b;
+}
+
+void Packet::grow(size_t need) {
+  if (need > PacketPool::kMaxCapacity) throw std::length_error("frame larger than the largest packet buffer");
+  PacketPool& pool = *buf_->pool;
+  PacketBuffer* b = pool.take(PacketPool::class_of(need));
+  // Same offsets in the new buffer: the deferred payload's place and the
+  // headroom stay where they were.
+  std::memcpy(b->data() + head_, buf_->data() + head_, size());
+  b->deferred_src = buf_->deferred_src;
+  b->deferred_at = buf_->deferred_at;
+  b->deferred_len = buf_->deferred_len;
+  b->meta = buf_->meta;
+  pool.recycle(buf_);
+  buf_ = b;
 }
 
 Packet Packet::clone() const {
-  Packet p = buf_->pool->make(head_);
+  Packet p = buf_->pool->make(head_, size());
   std::memcpy(p.push_back(size()).data(), bytes().data(), size());
   const uint64_t id = p.meta().id;
   p.meta() = meta();

@@ -10,6 +10,8 @@
 // NIC's until the work completes, and that needs the responder's ACK).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -34,20 +36,29 @@ struct PacketMeta {
 
 class PacketPool;
 
-struct PacketBuffer {
-  static constexpr size_t kCapacity = 10240;  // a 9000-byte IP MTU frame and headers
+// A buffer's header; its bytes follow it (data()). Buffers come in size
+// classes (PacketPool::kClassCapacity): a frame holds what its size needs,
+// not the largest frame's room, so a switch queue of ACKs or 1 KiB-MTU
+// frames costs a fraction of what it did when every buffer had room for a
+// 9000-byte jumbo frame.
+struct alignas(64) PacketBuffer {
   PacketPool* pool;
   PacketBuffer* next_free;
-  // A deferred payload: deferred_len bytes at data + deferred_at still to be
-  // read from deferred_src (0: none). In the padding before data.
+  // A deferred payload: deferred_len bytes at data() + deferred_at still to
+  // be read from deferred_src (0: none).
   const std::byte* deferred_src;
-  uint32_t deferred_at;
-  uint32_t deferred_len;
+  uint16_t deferred_at;
+  uint16_t deferred_len;
+  uint16_t capacity;   // bytes at data()
+  uint8_t size_class;  // its free list in the pool
   // The metadata lives with the bytes, so that a Packet handle is small and
   // cheap to move through queues and events.
   PacketMeta meta;
-  alignas(64) std::byte data[kCapacity];
+
+  std::byte* data() { return reinterpret_cast<std::byte*>(this + 1); }
+  const std::byte* data() const { return reinterpret_cast<const std::byte*>(this + 1); }
 };
+static_assert(sizeof(PacketBuffer) == 64, "the header is one cache line; the bytes start on the next");
 
 class Packet {
 public:
@@ -74,22 +85,24 @@ public:
   }
   // The frame's bytes as they stand: a deferred payload's place holds
   // nothing yet. For code that reads or writes headers only.
-  std::span<std::byte> raw_bytes() { return {buf_->data + head_, size()}; }
-  std::span<const std::byte> raw_bytes() const { return {buf_->data + head_, size()}; }
+  std::span<std::byte> raw_bytes() { return {buf_->data() + head_, size()}; }
+  std::span<const std::byte> raw_bytes() const { return {buf_->data() + head_, size()}; }
+  // Bytes the buffer can hold: headroom, frame and room behind it.
+  size_t capacity() const { return buf_->capacity; }
 
   // `place` (bytes of this frame) is a payload to read from `src` later.
   void defer(std::span<std::byte> place, const std::byte* src) {
-    assert(place.data() >= buf_->data && place.data() + place.size() <= buf_->data + PacketBuffer::kCapacity);
+    assert(place.data() >= buf_->data() && place.data() + place.size() <= buf_->data() + buf_->capacity);
     fill();
     buf_->deferred_src = src;
-    buf_->deferred_at = static_cast<uint32_t>(place.data() - buf_->data);
-    buf_->deferred_len = static_cast<uint32_t>(place.size());
+    buf_->deferred_at = static_cast<uint16_t>(place.data() - buf_->data());
+    buf_->deferred_len = static_cast<uint16_t>(place.size());
   }
   bool deferred() const { return buf_ && buf_->deferred_len != 0; }
   // The bytes of `part`, a piece of raw_bytes(): when part is exactly the
   // deferred payload, the sender's bytes themselves, without a copy.
   std::span<const std::byte> source_of(std::span<const std::byte> part) const {
-    if (deferred() && part.data() == buf_->data + buf_->deferred_at && part.size() == buf_->deferred_len)
+    if (deferred() && part.data() == buf_->data() + buf_->deferred_at && part.size() == buf_->deferred_len)
       return {buf_->deferred_src, part.size()};
     fill();
     return part;
@@ -99,12 +112,14 @@ public:
   std::span<std::byte> push_front(size_t n) {
     assert(n <= head_);
     head_ -= static_cast<uint32_t>(n);
-    return {buf_->data + head_, n};
+    return {buf_->data() + head_, n};
   }
-  // Append n bytes at the tail; returns them.
+  // Append n bytes at the tail; returns them. A frame that outgrows its
+  // buffer moves to a larger one (spans taken before then are stale).
   std::span<std::byte> push_back(size_t n) {
-    assert(tail_ + n <= PacketBuffer::kCapacity);
-    std::span<std::byte> s{buf_->data + tail_, n};
+    if (tail_ + n > buf_->capacity) [[unlikely]]
+      grow(tail_ + n);
+    std::span<std::byte> s{buf_->data() + tail_, n};
     tail_ += static_cast<uint32_t>(n);
     return s;
   }
@@ -113,16 +128,22 @@ public:
 
   Packet clone() const;  // a copy in a fresh buffer from the same pool (flooding)
 
+  // Room for `n` more bytes at the tail without moving (spans stay valid).
+  void reserve_back(size_t n) {
+    if (tail_ + n > buf_->capacity) grow(tail_ + n);
+  }
+
   PacketMeta& meta() { return buf_->meta; }
   const PacketMeta& meta() const { return buf_->meta; }
 
 private:
   friend class PacketPool;
   void release();
+  void grow(size_t need);  // moves the frame into a buffer of at least `need` bytes
   // Reads a deferred payload in (logically const: the frame's bytes do not change).
   void fill() const {
     if (!deferred()) return;
-    std::memcpy(buf_->data + buf_->deferred_at, buf_->deferred_src, buf_->deferred_len);
+    std::memcpy(buf_->data() + buf_->deferred_at, buf_->deferred_src, buf_->deferred_len);
     buf_->deferred_len = 0;
   }
 
@@ -131,18 +152,28 @@ private:
   uint32_t tail_ = 0;
 };
 
-// Hands out buffers from a free list, growing in chunks; never shrinks.
+// Hands out buffers of a few size classes, each from its own free list;
+// grows by carving chunks as buffers are first needed, never shrinks.
 class PacketPool {
 public:
+  // Bytes a buffer of each class holds (headroom and frame): control
+  // frames and ACKs; a 1 KiB, 2 KiB and 4 KiB IBA MTU frame (or a 1500-byte
+  // IP MTU frame) with its headers and headroom; a 9000-byte IP MTU frame.
+  static constexpr std::array<uint16_t, 5> kClassCapacity = {256, 1280, 2304, 4352, 10240};
+  static constexpr size_t kMaxCapacity = kClassCapacity.back();
+  static constexpr size_t kClasses = kClassCapacity.size();
+
   PacketPool() = default;
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
+  ~PacketPool();
 
-  // An empty packet with `headroom` bytes free in front.
-  Packet make(size_t headroom = Packet::kDefaultHeadroom) {
-    if (!free_) grow();
-    PacketBuffer* b = free_;
-    free_ = b->next_free;
+  // An empty packet with `headroom` bytes free in front and at least
+  // `room` behind (by default, room for the largest frame).
+  Packet make(size_t headroom = Packet::kDefaultHeadroom, size_t room = kMaxCapacity) {
+    const size_t need = std::min(headroom + room, kMaxCapacity);
+    assert(headroom <= need);
+    PacketBuffer* b = take(class_of(need));
     b->deferred_len = 0;
     b->meta = PacketMeta{};
     b->meta.id = ++next_id_;
@@ -154,25 +185,49 @@ public:
   }
   // A packet holding a copy of `wire` (frames read back, tests).
   Packet make_copy(std::span<const std::byte> wire, size_t headroom = Packet::kDefaultHeadroom) {
-    Packet p = make(headroom);
+    Packet p = make(headroom, wire.size());
     std::memcpy(p.push_back(wire.size()).data(), wire.data(), wire.size());
     return p;
   }
   size_t in_use() const { return in_use_; }
+  // Bytes of buffers carved so far, headers included (what the pool holds).
+  size_t carved_bytes() const { return carved_bytes_; }
+
+  // The smallest class holding `need` bytes.
+  static size_t class_of(size_t need) {
+    size_t c = 0;
+    while (c + 1 < kClasses && kClassCapacity[c] < need) ++c;
+    return c;
+  }
 
 private:
   friend class Packet;
+  PacketBuffer* take(size_t cls) {
+    PacketBuffer* b = free_[cls];
+    if (!b) [[unlikely]]
+      return carve(cls);
+    free_[cls] = b->next_free;
+    return b;
+  }
+  void recycle(PacketBuffer* b) {
+    b->next_free = free_[b->size_class];
+    free_[b->size_class] = b;
+  }
   void give_back(PacketBuffer* b) {
-    b->next_free = free_;
-    free_ = b;
+    recycle(b);
     --in_use_;
   }
-  void grow();
+  PacketBuffer* carve(size_t cls);
 
-  PacketBuffer* free_ = nullptr;
-  std::vector<std::unique_ptr<PacketBuffer[]>> chunks_;
+  std::array<PacketBuffer*, kClasses> free_{};
+  // Per class, the part of its newest chunk not yet carved into buffers:
+  // buffers are carved only when first needed, so a chunk's untouched
+  // pages are never made resident.
+  std::array<std::byte*, kClasses> next_{}, end_{};
+  std::vector<std::byte*> chunks_;
   uint64_t next_id_ = 0;
   size_t in_use_ = 0;
+  size_t carved_bytes_ = 0;
 };
 
 inline void Packet::release() {

@@ -11,14 +11,15 @@ namespace {
 
 // Measured, not derived: peak RSS of runs that vary one thing, divided by
 // how many of it there were (bench/memory.py prints them; rounded up).
-// Frames queued in ports are not counted (each frame takes a 10 KiB packet
-// buffer, up to link.buffer of frame bytes a port), except roce_v1's
-// neighbour solicitations, which every connection floods at setup.
+// Frames queued in ports are not counted (each frame takes a packet buffer
+// of its size class, core/packet.hpp: up to link.buffer of frame bytes a
+// port), except roce_v1's neighbour solicitations, which every connection
+// floods at setup.
 constexpr uint64_t kProgramBytes = 8 << 20;     // rdmasim itself: code, libraries, the price catalogue
 constexpr uint64_t kHostBytes = 8 * 1024;        // a host: its NIC, port, CPU model, memory map
 constexpr uint64_t kRouteEntryBytes = 15;        // per (host, node): next hops, distances, forwarding tables
 constexpr uint64_t kQpBytes = 6 * 1024;          // one end of a connection: QP, CQs, MRs, the program
-constexpr uint64_t kPacketBytes = 10 * 1024;     // a packet buffer (core/packet.hpp)
+constexpr uint64_t kPacketBytes = 256 + 64;      // a control frame's packet buffer and header (core/packet.hpp)
 constexpr uint64_t kMaxRecvDepth = 512;          // receive buffers a QP keeps posted (workloads/)
 
 // The fastest host link: what bounds what a sender can send.

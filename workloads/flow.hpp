@@ -110,8 +110,9 @@ private:
   void fill_message(uint64_t k, uint64_t slot);
   // Whether message k landed where it was going (sender's view, at its completion).
   bool placed(uint64_t k) const;
-  // Every kStamp bytes of a message start with a pattern record naming it.
-  static constexpr uint64_t kStamp = 256;
+  // Every stamp_ bytes of a message start with a pattern record naming it
+  // (setup(): the IBA path MTU; iWARP, 256).
+  uint64_t stamp_ = 256;
   bool stamped(uint64_t k, std::span<const std::byte> bytes) const;
   void count(const ibv_wc& wc);
 

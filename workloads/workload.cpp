@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 
@@ -141,6 +142,11 @@ void Flow::setup() {
   const bool receives = pingpong_ || needs_receiver();
   rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(count_, 2ull * w_.outstanding + 16), 1, kMaxRecvDepth)
                      : 1;
+  // An IBA packet's payload starts at a multiple of the path MTU, so a
+  // stride of one MTU stamps each packet once, at its start. An iWARP
+  // segment starts anywhere: every 256 bytes, as before.
+  stamp_ = std::max<uint64_t>(PayloadPattern::kRecord,
+                              env_.cfg.fabric == FabricKind::iwarp ? 256 : std::bit_floor(env_.mtu));
   make_side(sa_, a_);
   make_side(sb_, b_);
   pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));
@@ -173,9 +179,9 @@ void Flow::post_recv(Side& s, uint64_t k) {
 // and a message lost, misplaced or repeated shows: each placement is checked
 // at the sender's completion (placed) or the receiver's (receiver).
 // A slot's first message is the whole pattern; a later one through the same
-// slot rewrites only one record in every kStamp bytes, naming itself. Every
-// packet starts at a multiple of the path MTU (256 bytes or more), so each
-// carries its message's number, at an eighth of the cost of rewriting it all.
+// slot rewrites only one record in every stamp_ bytes (setup()), naming
+// itself: every packet carries its message's number, and a 4 KiB-MTU packet
+// costs one 32-byte record instead of 128.
 void Flow::fill_message(uint64_t k, uint64_t slot) {
   const Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
   const uint64_t size = msg_size();
@@ -184,12 +190,12 @@ void Flow::fill_message(uint64_t k, uint64_t slot) {
     pattern_.fill(message_id(k), 0, bytes);
     return;
   }
-  for (uint64_t off = 0; off < size; off += kStamp)
+  for (uint64_t off = 0; off < size; off += stamp_)
     pattern_.fill(message_id(k), off, bytes.subspan(off, std::min<uint64_t>(PayloadPattern::kRecord, size - off)));
 }
 
 bool Flow::stamped(uint64_t k, std::span<const std::byte> bytes) const {
-  for (uint64_t off = 0; off < bytes.size(); off += kStamp)
+  for (uint64_t off = 0; off < bytes.size(); off += stamp_)
     if (!pattern_.matches(message_id(k), off,
                           bytes.subspan(off, std::min<uint64_t>(PayloadPattern::kRecord, bytes.size() - off))))
       return false;
@@ -316,8 +322,8 @@ Task Flow::receiver(Time t0) {
         // later messages do not rewrite) as the sender holds them.
         auto slot = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
         bool same = wc.byte_len == len + off && stamped(received_, got);
-        for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += kStamp)
-          same = std::memcmp(got.data() + at, slot.data() + at, std::min(kStamp - PayloadPattern::kRecord, len - at)) == 0;
+        for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += stamp_)
+          same = std::memcmp(got.data() + at, slot.data() + at, std::min(stamp_ - PayloadPattern::kRecord, len - at)) == 0;
         if (!same) stats_.data_verified = false;
       }
       if (wc.wc_flags & IBV_WC_WITH_IMM) {

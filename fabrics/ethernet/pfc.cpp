@@ -93,7 +93,7 @@ void PfcPort::send_pfc(uint8_t cls, uint16_t quanta) {
   PfcFrame f;
   f.class_enable = static_cast<uint8_t>(1u << cls);
   f.quanta[cls] = quanta;
-  Packet p = pool_.make(0);
+  Packet p = pool_.make(0, kPfcFrameLen);
   f.emit_frame(p.push_back(kPfcFrameLen), mac_);
   ++port_.stats().pause_frames;
   if (quanta) {

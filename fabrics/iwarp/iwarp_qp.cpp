@@ -264,8 +264,9 @@ void IwarpQp::recv_posted() {
 
 void IwarpQp::hand_recv(size_t index) {
   // The endpoint's wr_id is the WQE's place in the queue, counted from its
-  // index: rq_ is a deque, whose elements are not contiguous, so subtracting
-  // their addresses would give a heap-layout-dependent number.
+  // index: the queue's elements are not contiguous (blocks, and a ring that
+  // wraps), so subtracting their addresses would give a heap-layout-dependent
+  // number.
   const verbs::RecvWqe& r = rq_[index];
   const uint64_t id = rq_base_ + index;
   // The untagged buffer DDP places a Send into (RFC 5041): the SGEs in

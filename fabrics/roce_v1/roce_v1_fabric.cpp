@@ -186,7 +186,7 @@ void RoceV1Fabric::send_solicitation(const Gid& target) {
 
 // An ICMPv6 ND message from our GID, hop limit 255 (RFC 4861 7.1.1), untagged priority.
 void RoceV1Fabric::send_nd(const NdMessage& m, const Ipv6Address& dst, const MacAddress& dst_mac) {
-  Packet p = nic_.alloc();
+  Packet p = nic_.alloc(m.length());
   m.emit(*NdView::check(p.push_back(m.length())), self_.gid, dst);
   Ipv6Header ip;
   ip.payload_length = static_cast<uint16_t>(m.length());

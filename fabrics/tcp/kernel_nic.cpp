@@ -36,7 +36,7 @@ std::unique_ptr<verbs::QueuePair> KernelNic::create_qp(verbs::Device&, verbs::Pr
 
 Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes,
                             uint64_t seq) {
-  Packet p = host_.nic().alloc();
+  Packet p = host_.nic().alloc(bytes);
   std::span<std::byte> data = p.push_back(bytes);
   for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(0x20 + (i + seq) % 0x5F);  // printable ASCII
   // The sequence number and the send time lead the payload, when it has room.

@@ -101,8 +101,12 @@ public:
   void set_gid(const ibv_gid& g) { gid_ = g; }
   NicFabric& fabric() const { return *fabric_; }
 
-  // A packet with room in front for the fabric's headers.
-  Packet alloc() { return pool_.make(fabric_->headroom() + 64); }
+  // A packet with room in front for the fabric's and the transport's
+  // headers, and behind for `payload` bytes and trailers (pad, ICRC, VCRC):
+  // its buffer's size class follows from that.
+  Packet alloc(size_t payload = PacketPool::kMaxCapacity) {
+    return pool_.make(fabric_->headroom() + 64, payload + 64);
+  }
 
   // `s` has frames to send: schedule it.
   void wake(TxSource& s);

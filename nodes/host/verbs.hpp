@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "core/ring.hpp"
 #include "core/units.hpp"
 
 namespace rdmasim {
@@ -62,7 +63,7 @@ private:
   void deliver(CompletionQueue& cq);
 
   Device& device_;
-  std::deque<CompletionQueue*> events_;
+  Ring<CompletionQueue*> events_;
   std::coroutine_handle<> waiter_;
 };
 
@@ -168,7 +169,7 @@ private:
   Device& device_;
   size_t capacity_;
   CompletionChannel* channel_;
-  std::deque<ibv_wc> ring_;
+  Ring<ibv_wc> ring_;
   bool overflow_ = false;
   std::coroutine_handle<> waiter_;
   EventId waiter_timeout_;
@@ -217,7 +218,7 @@ private:
   Device& device_;
   ProtectionDomain& pd_;
   ibv_srq_attr attr_;
-  std::deque<RecvWqe> wqes_;
+  Ring<RecvWqe> wqes_;
 };
 
 // An asynchronous event (ibv_get_async_event): the type and what it is about.
@@ -343,8 +344,8 @@ protected:
   QpInitAttr init_;
   ibv_qp_attr attr_{};
   ibv_qp_state state_ = IBV_QPS_RESET;
-  std::deque<SendWqe> sq_;  // posted and not yet completed, oldest first
-  std::deque<RecvWqe> rq_;
+  Ring<SendWqe> sq_;  // posted and not yet completed, oldest first
+  Ring<RecvWqe> rq_;
 };
 
 // A verbs context on one host's RNIC.

@@ -90,3 +90,52 @@ TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
   r.clear();
   CHECK(pool.in_use() == 0);
 }
+
+TEST_CASE("a packet's buffer is sized by what it asks for: ACK-sized, MTU-sized, jumbo") {
+  PacketPool pool;
+  CHECK(pool.make(128, 64).capacity() == 256);         // an ACK: headers only
+  CHECK(pool.make(146, 1024 + 64).capacity() == 1280);  // a 1 KiB-MTU data frame
+  CHECK(pool.make(146, 4096 + 64).capacity() == 4352);  // a 4 KiB-MTU data frame
+  CHECK(pool.make().capacity() == PacketPool::kMaxCapacity);  // room unknown: the largest
+  CHECK(pool.make(0, 100000).capacity() == PacketPool::kMaxCapacity);
+  CHECK(pool.in_use() == 0);
+
+  // A buffer goes back to its own class and is handed out again: nothing more is carved.
+  { Packet a = pool.make(64, 64), b = pool.make(64, 2000); }
+  const size_t carved = pool.carved_bytes();
+  for (int i = 0; i < 10; ++i) {
+    Packet a = pool.make(64, 64), b = pool.make(64, 2000);
+    CHECK(a.capacity() == 256);
+    CHECK(b.capacity() == 2304);
+  }
+  CHECK(pool.carved_bytes() == carved);
+  CHECK(pool.in_use() == 0);
+}
+
+TEST_CASE("a frame that outgrows its buffer moves to a larger one, bytes, headroom, metadata and deferral intact") {
+  PacketPool pool;
+  const auto src = pattern();
+  Packet p = pool.make(32, 16);
+  CHECK(p.capacity() == 256);
+  std::memset(p.push_back(16).data(), 0x11, 16);
+  p.defer(p.push_back(src.size()), src.data());
+  p.meta().flow_hash = 77;
+  const uint64_t id = p.meta().id;
+  std::memset(p.push_back(1000).data(), 0x22, 1000);  // past 256: moves
+  CHECK(p.capacity() == 1280);
+  CHECK(pool.in_use() == 1);
+  CHECK(p.headroom() == 32);
+  CHECK(p.size() == 16 + src.size() + 1000);
+  CHECK(p.meta().flow_hash == 77);
+  CHECK(p.meta().id == id);
+  CHECK(p.deferred());
+  std::memset(p.push_front(8).data(), 0x33, 8);
+  const auto b = p.bytes();
+  CHECK(b[0] == std::byte{0x33});
+  CHECK(b[8] == std::byte{0x11});
+  CHECK(std::memcmp(b.data() + 24, src.data(), src.size()) == 0);
+  CHECK(b[24 + src.size()] == std::byte{0x22});
+  CHECK(b.back() == std::byte{0x22});
+  p = Packet{};
+  CHECK(pool.in_use() == 0);
+}

@@ -64,7 +64,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     nic_.sim().cancel(rnr_timer_);
     // A NAK the responder queued before the error still goes out (it tells
     // the requester why); nothing else does.
-    std::erase_if(resp_.responses, [&](const Response& r) {
+    resp_.responses.remove_if([&](const Response& r) {
       return state_ == IBV_QPS_RESET || r.kind != Response::Ack || !is_nak(r.syndrome);
     });
     req_.wqe = 0;
@@ -200,7 +200,7 @@ void IbaQp::congestion_experienced() {
   if (cnp_sent_ && now - last_cnp_ < cfg->dcqcn.cnp_interval) return;
   cnp_sent_ = true;
   last_cnp_ = now;
-  Packet p = nic_.alloc();
+  Packet p = nic_.alloc(kCnpReservedLen);
   std::memset(p.push_back(kCnpReservedLen).data(), 0, kCnpReservedLen);
   IbaHeaders h;
   h.opcode = CNP;

@@ -15,10 +15,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 
+#include "core/boxed_optional.hpp"
 #include "core/engine.hpp"
 #include "core/lazy_timer.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
@@ -190,7 +190,7 @@ private:
     Time at;
     bool retransmitted;
   };
-  std::deque<Sent> sent_;
+  Ring<Sent> sent_;
   uint64_t sent_bytes_ = 0;
 
   enum class InMessage : uint8_t { None, Send, Write };
@@ -220,10 +220,10 @@ private:
     uint64_t write_va = 0;
     uint64_t write_left = 0;
     uint32_t write_len = 0;  // the RETH DMA length of the WRITE in progress
-    std::deque<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
-    std::deque<AtomicReplay> atomic_replay;
+    Ring<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
+    Ring<AtomicReplay> atomic_replay;
     bool echo_becn = false;  // the next ACK carries BECN (a request arrived CE or FECN)
-    std::optional<IntStack> echo_telemetry;  // HPCC: the latest request's telemetry, for the next ACK
+    BoxedOptional<IntStack> echo_telemetry;  // HPCC: the latest request's telemetry, for the next ACK
   } resp_;
 };
 

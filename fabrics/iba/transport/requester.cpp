@@ -59,7 +59,7 @@ Packet IbaQp::next_ud_request(SendWqe& w) {
   // C10-93.1.1: a UD message longer than the port MTU sends no packet and
   // raises no error; the WQE completes successfully (as rxe does).
   const bool too_long = w.length > mtu_bytes();
-  Packet p = too_long ? Packet{} : nic_.alloc();
+  Packet p = too_long ? Packet{} : nic_.alloc(w.length);
   IbaHeaders h;
   h.opcode = w.opcode == IBV_WR_SEND_WITH_IMM ? UD_SEND_ONLY_IMM : UD_SEND_ONLY;
   h.solicited = w.send_flags & IBV_SEND_SOLICITED;
@@ -106,7 +106,7 @@ Packet IbaQp::next_request() {
   h.solicited = (w.send_flags & IBV_SEND_SOLICITED) != 0;
   const bool rc = type() == IBV_QPT_RC;
   const uint8_t base = rc ? 0x00 : 0x20;  // RC or UC opcode space (IBA 9.2.1)
-  Packet p = nic_.alloc();
+  Packet p = nic_.alloc(mtu);
 
   if (is_read(w)) {
     // One request for the rest of the data (a retried READ resumes mid-way).

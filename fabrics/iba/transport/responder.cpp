@@ -59,7 +59,7 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
     // requester went back to that PSN and asks again for everything after
     // it: READ data still queued from there on is dropped rather than sent
     // twice (rxe restarts its READ resource the same way).
-    std::erase_if(resp_.responses, [&](const Response& r) {
+    resp_.responses.remove_if([&](const Response& r) {
       return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0;
     });
     const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_READ, p.h.dma_len);
@@ -130,7 +130,7 @@ Packet IbaQp::next_response() {
   h.psn = r.psn;
   h.syndrome = r.syndrome;
   h.msn = r.msn;
-  Packet p = nic_.alloc();
+  Packet p = nic_.alloc(r.kind == Response::ReadData ? mtu_bytes() : 0);
   if (r.kind == Response::Ack) {
     h.opcode = RC_ACKNOWLEDGE;
     // Congestion feedback for the requester's algorithm: BECN echoes a CE

@@ -137,8 +137,8 @@ void TcpConnection::on_ack_sent() {
 }
 
 Packet TcpConnection::make_packet(const TcpHeader& h, uint64_t data_off, size_t data_len) {
-  Packet p = pool_.make(cfg_.headroom);
   const size_t hl = h.header_len();
+  Packet p = pool_.make(cfg_.headroom, hl + data_len);
   auto b = p.push_back(hl + data_len);
   h.emit(*TcpView::check(b));
   if (data_len) sndq_.copy_out(data_off, data_len, b.data() + hl);
