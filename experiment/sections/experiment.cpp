@@ -29,7 +29,7 @@ void completion_mode(ExperimentDraft& d) {
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   auto top = d.c.fields(root, "", "an experiment",
                         {"name", "fabric", "seed",     "stop",      "link",   "flow_control", "pfc",
-                         "ecn",  "dcqcn",  "congestion_control", "ip",       "switch",    "ib",     "tcp",          "mpa",
+                         "ecn",  "dcqcn",  "congestion_control", "loss_recovery", "irn", "ip",       "switch",    "ib",     "tcp",          "mpa",
                          "host", "vlan",   "topology", "workloads", "faults", "capture",      "cost"});
   if (!top) return;
   if (auto e = top->find("name")) {
@@ -49,6 +49,8 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   if (auto e = top->find("ecn")) read_ecn(d, *e);
   if (auto e = top->find("dcqcn")) read_old_dcqcn(d, *e);
   if (auto e = top->find("congestion_control")) read_congestion_control(d, *e);
+  if (auto e = top->find("loss_recovery")) read_loss_recovery(d, *e);
+  if (auto e = top->find("irn")) read_irn(d, *e);
   // The ECN-driven algorithms switch marking on unless the file says otherwise.
   const CcAlgorithm cc = d.x.cc.algorithm;
   if ((cc == CcAlgorithm::dcqcn || cc == CcAlgorithm::dctcp) && !d.ecn_enabled) d.x.ecn.enabled = true;

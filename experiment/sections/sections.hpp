@@ -31,6 +31,7 @@ struct ExperimentDraft {
   std::optional<Entry> cc_algorithm;  // congestion_control.algorithm, when given
   std::optional<Entry> ecn_enabled;   // ecn.enabled, when given
   std::optional<Entry> ip_version;    // ip, when given
+  std::optional<Entry> loss_recovery; // loss_recovery, when given
   std::vector<Entry> vlan_hosts;  // vlan.hosts' keys
   struct ReadWorkload {
     YAML::Node node;
@@ -57,6 +58,9 @@ void read_vlan(ExperimentDraft& d, const Entry& e);
 // `congestion_control:`; the old top-level `dcqcn:` is an error naming the new place.
 void read_congestion_control(ExperimentDraft& d, const Entry& e);
 void read_old_dcqcn(ExperimentDraft& d, const Entry& e);
+// `loss_recovery:` and `irn:`.
+void read_loss_recovery(ExperimentDraft& d, const Entry& e);
+void read_irn(ExperimentDraft& d, const Entry& e);
 void read_ib(ExperimentDraft& d, const Entry& e);
 void read_tcp(ExperimentDraft& d, const Entry& e);  // iwarp
 void read_mpa(ExperimentDraft& d, const Entry& e);  // iwarp

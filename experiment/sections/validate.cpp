@@ -364,8 +364,25 @@ void congestion_control(ExperimentDraft& d) {
     d.c.error(d.ip_version->value, d.ip_version->path, msg);
 }
 
+// IRN's extension header rides in an IPv4 option of RoCE v2 frames
+// (docs/reliability.md#irn-loss-recovery), which HPCC's telemetry fills.
+static void loss_recovery(ExperimentDraft& d) {
+  if (d.x.loss_recovery != LossRecovery::irn) return;
+  std::string why;
+  if (d.x.fabric != FabricKind::roce_v2)
+    why = "its extension header rides in an IPv4 option, which only roce_v2 carries";
+  else if (d.x.ip != IpVersion::ipv4)
+    why = "its extension header rides in an IPv4 option: set ip: ipv4";
+  else if (d.x.cc.algorithm == CcAlgorithm::hpcc)
+    why = "its extension header and HPCC's telemetry would both need the IPv4 options' 40 bytes";
+  if (why.empty()) return;
+  const std::string msg = "irn cannot run on fabric " + std::string(to_string(d.x.fabric)) + ": " + why;
+  if (d.loss_recovery) d.c.error(d.loss_recovery->value, d.loss_recovery->path, msg);
+}
+
 void validate(ExperimentDraft& d) {
   congestion_control(d);
+  loss_recovery(d);
   ib_roots(d);
   if (d.graph) {
     Paths paths(*d.graph);
