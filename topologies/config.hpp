@@ -152,6 +152,11 @@ struct PfcConfig {
   // A cycle of ports each paused with frames waiting this long is reported
   // as a deadlock (results.json pfc_deadlocks).
   Time deadlock_detect = Time::ms(1);
+  // PFC watchdog (pfc.watchdog): a switch port's priority paused this long
+  // with frames waiting is drained (its frames dropped) and PFC frames for it
+  // ignored until none has come for `watchdog_restore`. Zero: no watchdog.
+  Time watchdog_detect{};
+  Time watchdog_restore{};  // zero: the detection time
 };
 
 // RED-like ECN marking at switch egress (roce_v2, iwarp): no mark below
