@@ -404,6 +404,10 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     deadlocks.push_back({{"at_ps", d.at.count()}, {"ports", std::move(ports_json)}});
   }
   out["pfc_deadlocks"] = std::move(deadlocks);
+  json watchdog = json::array();
+  for (const Network::PfcWatchdogEvent& e : net.pfc_watchdog)
+    watchdog.push_back({{"at_ps", e.at.count()}, {"node", e.node}, {"port", e.port}, {"dropped_frames", e.dropped}});
+  out["pfc_watchdog"] = std::move(watchdog);
   json hosts = json::array();
   uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {

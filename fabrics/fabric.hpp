@@ -115,6 +115,9 @@ class Fabric {
     return false;
   }
   virtual std::string_view own_congestion_control() const { return {}; }
+  // Whether its RC transport runs loss recovery `r` (`loss_recovery:`):
+  // go-back-N everywhere; IRN where its extension header has a place.
+  virtual bool recovers(LossRecovery r) const { return r == LossRecovery::go_back_n; }
   // A SEND that finds no receive buffer is answered with an RNR NAK and
   // retried (IBA 9.7.5.2.8), forever at rnr_retry 7.
   virtual bool rnr_naks() const { return true; }

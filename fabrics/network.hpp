@@ -47,6 +47,14 @@ struct Network {
   };
   std::vector<PfcDeadlock> pfc_deadlocks;
   std::shared_ptr<void> pfc_detector;  // keeps the detector alive with the network
+  // PFC watchdog events (pfc.watchdog): a switch port's queue drained.
+  struct PfcWatchdogEvent {
+    Time at;
+    std::string node;
+    uint16_t port;
+    size_t dropped;  // frames
+  };
+  std::vector<PfcWatchdogEvent> pfc_watchdog;
 
   Host& host(int i) { return *hosts[i]; }
   int host_index(const Host& h) const {

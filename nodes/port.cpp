@@ -160,6 +160,21 @@ void Port::arrive() {
   in.owner_.receive(in, std::move(p));
 }
 
+size_t Port::drain(uint8_t cls) {
+  auto& q = queues_[cls];
+  size_t n = 0;
+  while (!q.empty()) {
+    Packet p = q.take_front();
+    queued_bytes_ -= p.size();
+    --queued_frames_;
+    class_bytes_[cls] -= p.size();
+    drop(p);
+    ++n;
+  }
+  nonempty_ &= static_cast<uint8_t>(~(1u << cls));
+  return n;
+}
+
 void Port::drop(Packet& p) {
   ++stats_.drops;
   for (auto& f : drop_observers_) f(sim_.now(), p);

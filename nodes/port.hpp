@@ -109,6 +109,9 @@ public:
   void set_gate(EgressGate* g) { gate_ = g; }
   void set_meter(IngressMeter* m) { meter_ = m; }
   IngressMeter* meter() const { return meter_; }
+  // Drops every frame queued in class `cls` (not the one being sent), each
+  // whole through the drop signal; returns how many (a PFC watchdog).
+  size_t drain(uint8_t cls);
   // Re-examines the queues: a gate calls this when a class may send again.
   void kick() { if (!busy()) start_next(); }
   // The class a frame queues in: its priority, or its VL on InfiniBand.

@@ -150,6 +150,11 @@ struct PfcConfig {
   // A cycle of ports each paused with frames waiting this long is reported
   // as a deadlock (results.json pfc_deadlocks).
   Time deadlock_detect = Time::ms(1);
+  // PFC watchdog (pfc.watchdog): a switch port's priority paused this long
+  // with frames waiting is drained (its frames dropped) and PFC frames for it
+  // ignored until none has come for `watchdog_restore`. Zero: no watchdog.
+  Time watchdog_detect{};
+  Time watchdog_restore{};  // zero: the detection time
 };
 
 // RED-like ECN marking at switch egress (roce_v2, iwarp): no mark below
@@ -249,6 +254,20 @@ struct CcConfig {
   IbCcaConfig ib_cca;
 };
 
+// Loss recovery of RC QPs on the IBA fabrics: go-back-N (IBA 9.7.6.1), or
+// IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018):
+// selective retransmission from SACK-carrying NACKs, out-of-order placement
+// at the receiver, and at most a BDP of packets in flight (BDP-FC), so that
+// RoCE v2 needs no PFC. docs/reliability.md#irn-loss-recovery.
+enum class LossRecovery { go_back_n, irn };
+struct IrnConfig {
+  Time rto_low = Time::us(100);   // RTO_low: with rto_low_packets or fewer in flight (section 3.1)
+  Time rto_high = Time::us(320);  // RTO_high: otherwise
+  uint32_t rto_low_packets = 3;   // N
+  Time base_rtt = Time::us(10);   // BDP-FC's cap: line rate x base_rtt, in MTU packets
+  uint32_t bdp_packets = 0;       // the cap in packets; 0: from base_rtt
+};
+
 enum class IpVersion { ipv4, ipv6 };
 enum class SwitchMode { cut_through, store_and_forward };
 struct SwitchConfig {
@@ -316,6 +335,8 @@ struct ExperimentConfig {
   PfcConfig pfc_config;
   EcnConfig ecn;
   CcConfig cc;
+  LossRecovery loss_recovery = LossRecovery::go_back_n;
+  IrnConfig irn;
   IpVersion ip = IpVersion::ipv4;
   SwitchConfig switch_config;
   IbConfig ib;
@@ -356,6 +377,7 @@ RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_wr
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");
+RDMASIM_ENUM_NAMES(LossRecovery, irn, "go_back_n", "irn");
 RDMASIM_ENUM_NAMES(IpVersion, ipv6, "ipv4", "ipv6");
 RDMASIM_ENUM_NAMES(SwitchMode, store_and_forward, "cut_through", "store_and_forward");
 RDMASIM_ENUM_NAMES(IbRouting, updown, "min_hop", "updown");

@@ -28,6 +28,7 @@ struct ExperimentDraft {
   std::optional<Entry> ecn_enabled;   // ecn.enabled, when given
   std::optional<Entry> ip_version;    // ip, when given
   std::optional<Entry> completion;    // host.completion, when given
+  std::optional<Entry> loss_recovery; // loss_recovery, when given
   struct ReadWorkload {
     YAML::Node node;
     std::string path;

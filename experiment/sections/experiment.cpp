@@ -26,7 +26,7 @@ void completion_mode(ExperimentDraft& d) {
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   const std::vector<SectionType> fabric_types = fabric_sections();
   std::vector<std::string_view> keys{"name",   "fabric", "seed", "stop", "link", "congestion_control",
-                                     "dcqcn",  "switch", "host"};
+                                     "dcqcn",  "loss_recovery", "irn", "switch", "host"};
   for (const SectionType& s : fabric_types) keys.push_back(s.key);
   keys.insert(keys.end(), {"topology", "workloads", "faults", "capture", "cost"});
   auto top = d.c.fields(root, "", "an experiment", keys);
@@ -45,6 +45,8 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   if (auto e = top->find("link")) d.x.link = read_link(d, e->value, e->path, d.x.link);
   if (auto e = top->find("dcqcn")) read_old_dcqcn(d, *e);
   if (auto e = top->find("congestion_control")) read_congestion_control(d, *e);
+  if (auto e = top->find("loss_recovery")) read_loss_recovery(d, *e);
+  if (auto e = top->find("irn")) read_irn(d, *e);
   if (auto e = top->find("switch")) read_switch(d, *e);
   if (auto e = top->find("host")) read_host(d, *e);
   std::vector<std::unique_ptr<Section>> sections;

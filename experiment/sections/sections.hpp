@@ -24,6 +24,9 @@ LinkConfig read_link(ExperimentDraft& d, const YAML::Node& v, const std::string&
 // `congestion_control:`; the old top-level `dcqcn:` is an error naming the new place.
 void read_congestion_control(ExperimentDraft& d, const Entry& e);
 void read_old_dcqcn(ExperimentDraft& d, const Entry& e);
+// `loss_recovery:` and `irn:`.
+void read_loss_recovery(ExperimentDraft& d, const Entry& e);
+void read_irn(ExperimentDraft& d, const Entry& e);
 void read_switch(ExperimentDraft& d, const Entry& e);
 void read_host(ExperimentDraft& d, const Entry& e);
 void read_capture(ExperimentDraft& d, const Entry& e);

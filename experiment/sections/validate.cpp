@@ -183,12 +183,29 @@ void congestion_control(ExperimentDraft& d, const Fabric& fabric) {
     d.c.error(d.ip_version->value, d.ip_version->path, msg);
 }
 
+// IRN's extension header rides in an IPv4 option of the frames
+// (docs/reliability.md#irn-loss-recovery), which HPCC's telemetry fills.
+void loss_recovery(ExperimentDraft& d, const Fabric& fabric) {
+  if (d.x.loss_recovery != LossRecovery::irn) return;
+  std::string why;
+  if (!fabric.recovers(LossRecovery::irn))
+    why = "its extension header rides in an IPv4 option, which only roce_v2 carries";
+  else if (d.x.ip != IpVersion::ipv4)
+    why = "its extension header rides in an IPv4 option: set ip: ipv4";
+  else if (d.x.cc.algorithm == CcAlgorithm::hpcc)
+    why = "its extension header and HPCC's telemetry would both need the IPv4 options' 40 bytes";
+  if (why.empty()) return;
+  const std::string msg = "irn cannot run on fabric " + d.x.fabric + ": " + why;
+  if (d.loss_recovery) d.c.error(d.loss_recovery->value, d.loss_recovery->path, msg);
+}
+
 }  // namespace
 
 void validate(ExperimentDraft& d, const std::vector<std::unique_ptr<Section>>& sections) {
   for (const auto& s : sections) s->validate(d);
   const Fabric& fabric = fabric_of(d.x);
   congestion_control(d, fabric);
+  loss_recovery(d, fabric);
   if (d.graph) {
     Paths paths(*d.graph);
     for (const auto& w : d.workloads_read)

@@ -16,12 +16,25 @@ void read_flow_control(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_pfc(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon", "deadlock_detect"});
+  auto f =
+      d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon", "deadlock_detect", "watchdog"});
   if (!f) return;
-  d.c.read(*f, "deadlock_detect", d.x.pfc_config.deadlock_detect, [&](const Entry& v) { return d.c.positive_time(v); });
+  d.c.read(*f, "deadlock_detect", d.x.pfc_config.deadlock_detect,
+           [&](const Entry& v) { return d.c.positive_time(v); });
+
   d.c.read(*f, "priority", d.x.pfc_config.priority, [&](const Entry& v) { return d.c.whole(v, 0, 7); });
   d.c.read(*f, "xoff", d.x.pfc_config.xoff, [&](const Entry& v) { return d.c.bytes(v); });
   d.c.read(*f, "xon", d.x.pfc_config.xon, [&](const Entry& v) { return d.c.bytes(v); });
+  if (const Entry* w = f->find("watchdog")) {
+    if (auto wf = d.c.fields(w->value, w->path, "PFC watchdog settings", {"detect", "restore"})) {
+      if (!wf->find("detect"))
+        d.c.missing(*wf, "detect", "how long a paused queue with frames waits before it is drained");
+      d.c.read(*wf, "detect", d.x.pfc_config.watchdog_detect,
+               [&](const Entry& v) { return d.c.positive_time(v); });
+      d.c.read(*wf, "restore", d.x.pfc_config.watchdog_restore,
+               [&](const Entry& v) { return d.c.positive_time(v); });
+    }
+  }
   if (d.x.pfc_config.xon > d.x.pfc_config.xoff) {
     const Entry* at = f->find("xon") ? f->find("xon") : f->find("xoff");
     d.c.error(at ? at->value : e.value, at ? at->path : e.path,

@@ -32,6 +32,8 @@ PfcSettings pfc_settings(const PfcConfig& c) {
   s.classes = static_cast<uint8_t>(1u << (c.priority & 7));
   s.xoff = c.xoff.count();
   s.xon = c.xon.count();
+  s.watchdog = c.watchdog_detect;
+  s.watchdog_restore = c.watchdog_restore > Time{} ? c.watchdog_restore : c.watchdog_detect;
   return s;
 }
 
@@ -119,6 +121,10 @@ void PfcPort::on_pfc(const PfcFrame& f) {
   for (uint8_t cls = 0; cls < 8; ++cls) {
     // Only priorities that are lossless here honour PFC (802.1Q 36.1.2).
     if (!(f.class_enable >> cls & 1) || !(s_.classes >> cls & 1)) continue;
+    if (watchdog_active(cls)) {  // the watchdog ignores it; a pause still says the storm goes on
+      if (f.quanta[cls]) last_ignored_[cls] = sim.now();
+      continue;
+    }
     sim.cancel(expire_[cls]);
     expire_[cls] = {};
     if (f.quanta[cls] == 0) {
@@ -126,7 +132,10 @@ void PfcPort::on_pfc(const PfcFrame& f) {
       continue;
     }
     if (paused(cls) && renewed_) renewed_();
-    if (!paused(cls)) paused_since_[cls] = sim.now();
+    if (!paused(cls)) {
+      paused_since_[cls] = sim.now();
+      arm_watchdog(cls);
+    }
     paused_ |= static_cast<uint8_t>(1u << cls);
     expire_[cls] =
         sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
@@ -141,7 +150,55 @@ void PfcPort::expire(uint8_t cls) {
 void PfcPort::resume(uint8_t cls) {
   if (!paused(cls)) return;
   paused_ &= static_cast<uint8_t>(~(1u << cls));
+  port_.owner().sim().cancel(watchdog_[cls]);
+  watchdog_[cls] = {};
   port_.kick();
+}
+
+// ---- the PFC watchdog, as switches run it (e.g. SONiC's pfcwd, Arista's
+// and NVIDIA's): a queue paused for the detection time with frames waiting
+// is in a storm or a deadlock. Action drop: its frames are dropped, each a
+// whole frame through the port's drop signal (a loss to the transport,
+// counted in `drops`), and PFC frames for it are ignored until none has
+// come for the restore time; then PFC holds again.
+
+void PfcPort::arm_watchdog(uint8_t cls) {
+  if (s_.watchdog <= Time{}) return;
+  watchdog_[cls] = port_.owner().sim().after(s_.watchdog, [this, cls] { watchdog_check(cls); });
+}
+
+// Paused since at least the detection time (a resume cancels the check);
+// with nothing waiting it is not stuck: looked at again a detection time on.
+void PfcPort::watchdog_check(uint8_t cls) {
+  watchdog_[cls] = {};
+  if (!paused(cls)) return;
+  if (port_.queued_bytes(cls) == 0) {
+    arm_watchdog(cls);
+    return;
+  }
+  Simulator& sim = port_.owner().sim();
+  sim.cancel(expire_[cls]);
+  expire_[cls] = {};
+  paused_ &= static_cast<uint8_t>(~(1u << cls));
+  ignoring_ |= static_cast<uint8_t>(1u << cls);
+  last_ignored_[cls] = sim.now();
+  const size_t dropped = port_.drain(cls);
+  ++stats_.watchdog_events;
+  stats_.watchdog_drops += dropped;
+  if (watchdog_fired_) watchdog_fired_(cls, dropped);
+  restore_[cls] = sim.after(s_.watchdog_restore, [this, cls] { restore_check(cls); });
+  port_.kick();
+}
+
+void PfcPort::restore_check(uint8_t cls) {
+  Simulator& sim = port_.owner().sim();
+  const Time quiet_until = last_ignored_[cls] + s_.watchdog_restore;
+  if (sim.now() < quiet_until) {
+    restore_[cls] = sim.at(quiet_until, [this, cls] { restore_check(cls); });
+    return;
+  }
+  restore_[cls] = {};
+  ignoring_ &= static_cast<uint8_t>(~(1u << cls));
 }
 
 Time PfcPort::stuck_since(uint8_t cls) const {
@@ -302,10 +359,15 @@ std::vector<PfcNode*> enable_pfc(Network& net,
   for (int n = 0; n < net.graph.size(); ++n) {
     Node& node = *net.nodes[n];
     const bool host = net.graph.is_host(n);
-    const PfcSettings s = host ? configured : lossless_thresholds(configured, node, max_frame);
+    PfcSettings s = host ? configured : lossless_thresholds(configured, node, max_frame);
+    if (host) s.watchdog = Time{};  // the watchdog is the switches'
     out[n] = &PfcNode::attach(node, net.pool, s,
                               host ? PfcAccounting::until_released : PfcAccounting::until_departed,
                               [&port_mac, n](uint16_t p) { return port_mac(n, p); });
+    for (size_t i = 0; s.watchdog > Time{} && i < out[n]->port_count(); ++i)
+      out[n]->port(i).on_watchdog([&net, &node, i](uint8_t, size_t dropped) {
+        net.pfc_watchdog.push_back({net.sim.now(), node.name(), static_cast<uint16_t>(i), dropped});
+      });
   }
   detect_pfc_deadlocks(net, out);
   return out;

@@ -54,6 +54,8 @@ struct PfcSettings {
   uint64_t xoff = 256 << 10;       // held bytes of a priority at which it is paused upstream
   uint64_t xon = 128 << 10;        // ... and resumed
   uint16_t pause_quanta = 0xFFFF;  // what an XOFF asks for; refreshed at half of it
+  Time watchdog{};                 // PFC watchdog: detection time (zero: none)
+  Time watchdog_restore{};         // ... and PFC frames ignored until none came for this long
 };
 
 enum class PfcAccounting {
@@ -101,10 +103,14 @@ public:
   Time stuck_since(uint8_t cls) const;
   // Called when a PFC frame renews a pause in force (a pause that lasts).
   void on_renewed(std::function<void()> f) { renewed_ = std::move(f); }
+  // Called when the watchdog drains a priority, with the frames it dropped.
+  void on_watchdog(std::function<void(uint8_t cls, size_t dropped)> f) { watchdog_fired_ = std::move(f); }
+  bool watchdog_active(uint8_t cls) const { return ignoring_ >> cls & 1; }
 
   struct Stats {
     uint64_t xoff_sent = 0, xon_sent = 0, received = 0;
     uint64_t max_held = 0;  // the most bytes of a lossless priority held at once
+    uint64_t watchdog_events = 0, watchdog_drops = 0;
   };
   const Stats& stats() const { return stats_; }
 
@@ -113,6 +119,9 @@ private:
   void refresh(uint8_t cls);
   void expire(uint8_t cls);
   void resume(uint8_t cls);
+  void arm_watchdog(uint8_t cls);
+  void watchdog_check(uint8_t cls);
+  void restore_check(uint8_t cls);
 
   Port& port_;
   PacketPool& pool_;
@@ -125,6 +134,13 @@ private:
   std::array<EventId, 8> expire_{};
   std::array<Time, 8> paused_since_{};
   std::function<void()> renewed_;
+  // The watchdog: its check while a priority is paused, the priorities whose
+  // PFC frames it ignores, when such a frame last came, the restore check.
+  std::array<EventId, 8> watchdog_{};
+  uint8_t ignoring_ = 0;
+  std::array<Time, 8> last_ignored_{};
+  std::array<EventId, 8> restore_{};
+  std::function<void(uint8_t, size_t)> watchdog_fired_;
   Stats stats_;
 };
 

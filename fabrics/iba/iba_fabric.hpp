@@ -12,6 +12,7 @@
 
 #include "core/packet.hpp"
 #include "fabrics/iba/transport/cc/congestion_control.hpp"
+#include "fabrics/iba/transport/loss_recovery/irn.hpp"
 #include "nodes/host/rnic.hpp"
 #include "topologies/config.hpp"
 
@@ -34,6 +35,8 @@ struct IbaSource {
   // HPCC telemetry: the switches' samples (a request) or their echo (an ACK).
   std::optional<IntStack> telemetry;
   bool telemetry_echo = false;
+  // IRN's extension header (loss_recovery: irn).
+  std::optional<IrnExt> irn;
 };
 
 class IbaFabric : public NicFabric {
@@ -59,6 +62,12 @@ public:
     (void)echo;
     encap(p, dest, src_qpn, dest_qpn);
   }
+  // encap with IRN's extension header (fabrics/ip/wire/irn_option.hpp).
+  // Fabrics without it encapsulate as usual.
+  virtual void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn, const IrnExt& e) {
+    (void)e;
+    encap(p, dest, src_qpn, dest_qpn);
+  }
   // Link-level frames the port's MAC consumes (PFC PAUSE): not for the transport.
   virtual bool is_link_control(const Packet&) const { return false; }
 
@@ -70,6 +79,10 @@ public:
     feedback_ = cc_feedback(cc_ ? cc_->algorithm : CcAlgorithm::none);
   }
 
+  // IRN loss recovery at this NIC's RC QPs, or nullptr: go-back-N.
+  const IrnConfig* irn() const { return irn_; }
+  void set_loss_recovery(LossRecovery r, const IrnConfig* c) { irn_ = r == LossRecovery::irn ? c : nullptr; }
+
   struct Stats {
     uint64_t unknown_qp = 0, malformed = 0;
   };
@@ -79,6 +92,7 @@ protected:
   Rnic& nic_;
   Stats stats_;
   const CcConfig* cc_ = nullptr;
+  const IrnConfig* irn_ = nullptr;
   CcFeedback feedback_;
 };
 

@@ -5,6 +5,7 @@
 #include "fabrics/iba/icrc.hpp"
 #include "fabrics/ip/wire/int_option.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
+#include "fabrics/ip/wire/irn_option.hpp"
 #include "fabrics/ip/wire/ipv6.hpp"
 #include "fabrics/ip/wire/udp.hpp"
 
@@ -84,20 +85,32 @@ void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
   eth.emit(*EthernetView::check(p.push_front(kEth)));
 }
 
+// Makes room for an IPv4 option of `len` bytes after the 20-byte header
+// (Ethernet and IP move forward), lets `fill` write it, and fixes the header.
+template <class Fill>
+static void push_ipv4_option(Packet& p, size_t len, Fill fill) {
+  constexpr size_t kFixed = kEth + Ipv4Header::kLen;
+  std::byte* base = p.push_front(len).data();
+  std::memmove(base, base + len, kFixed);
+  fill(std::span<std::byte>(base + kFixed, len));
+  auto ip = Ipv4View::check(p.raw_bytes().subspan(kEth));
+  ip->set_version_ihl(4, static_cast<uint8_t>((Ipv4Header::kLen + len) / 4));
+  ip->set_total_length(static_cast<uint16_t>(ip->total_length() + len));
+  ip->fill_checksum();
+}
+
 void RoceV2Fabric::encap_telemetry(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
                                    const IntStack& t, bool echo) {
   encap(p, dest, src_qpn, dest_qpn);
   if (ip_ != IpVersion::ipv4) return;  // the validate pass allows HPCC only over IPv4
-  // Make room after the 20-byte IPv4 header: Ethernet and IP move forward.
-  constexpr size_t kFixed = kEth + Ipv4Header::kLen;
-  std::span<std::byte> front = p.push_front(IntOption::kLen);
-  std::byte* base = front.data();
-  std::memmove(base, base + IntOption::kLen, kFixed);
-  IntOption::emit({base + kFixed, IntOption::kLen}, t, echo);
-  auto ip = Ipv4View::check(p.raw_bytes().subspan(kEth));
-  ip->set_version_ihl(4, static_cast<uint8_t>((Ipv4Header::kLen + IntOption::kLen) / 4));
-  ip->set_total_length(static_cast<uint16_t>(ip->total_length() + IntOption::kLen));
-  ip->fill_checksum();
+  push_ipv4_option(p, IntOption::kLen, [&](std::span<std::byte> o) { IntOption::emit(o, t, echo); });
+}
+
+void RoceV2Fabric::encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
+                             const IrnExt& e) {
+  encap(p, dest, src_qpn, dest_qpn);
+  if (ip_ != IpVersion::ipv4) return;  // the validate pass allows IRN only over IPv4
+  push_ipv4_option(p, IrnOption::kLen, [&](std::span<std::byte> o) { IrnOption::emit(o, e); });
 }
 
 bool RoceV2Fabric::is_link_control(const Packet& p) const {
@@ -130,6 +143,7 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
         src.telemetry_echo = o->echo();
       }
     }
+    if (ip_len >= Ipv4Header::kLen + IrnOption::kLen) src.irn = IrnOption::parse(l3.subspan(Ipv4Header::kLen));
   } else if (eth->ethertype() == ethertype::kIpv6) {
     auto ip = ConstIpv6View::check(l3);
     if (!ip || !ip->valid() || ip->next_header() != kUdp) return false;

@@ -27,6 +27,7 @@ public:
   // HPCC: an IPv4 header with the telemetry option (fabrics/ip/wire/int_option.hpp).
   void encap_telemetry(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn, const IntStack& t,
                        bool echo) override;
+  void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn, const IrnExt& e) override;
   bool decap(Packet& p, IbaSource& src) override;
   bool is_link_control(const Packet& p) const override;
   // The ICRC, and over IPv6 the UDP checksum (mandatory there, RFC 8200 8.1).

@@ -28,6 +28,7 @@ BuiltFabric RoceV2Net::finish(Network& net) const {
     Rnic& nic = net.host(h).nic();
     auto fabric = std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled);
     fabric->set_congestion_control(&cfg.cc);
+    fabric->set_loss_recovery(cfg.loss_recovery, &cfg.irn);
     nic.set_fabric(std::move(fabric));
     nic.set_gid(roce_v2_gid(cfg.ip, eps[h]));
   }

@@ -13,6 +13,7 @@ class RoceV2Net final : public IbaNet {
   std::vector<SectionType> sections() const override;
   // ECN in the IP header (DCQCN, DCTCP), INT in an IPv4 option (HPCC), RTT (TIMELY, Swift).
   bool runs(CcAlgorithm a) const override { return a != CcAlgorithm::ib_cca; }
+  bool recovers(LossRecovery) const override { return true; }  // IRN's header in an IPv4 option
 
   uint32_t data_frame_headers(const ExperimentConfig& x) const override {
     return kEthernetHeader + ip_header(x) + kUdpHeader + kBth + kIcrc;

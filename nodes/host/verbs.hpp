@@ -267,6 +267,7 @@ struct SendWqe {
   // first sent, and how much of a READ's data has come back.
   bool started = false;
   uint32_t first_psn = 0, last_psn = 0;
+  uint32_t recv_sn = 0;  // IRN: the receive WQE a SEND or WRITE with immediate takes (recv_WQE_SN)
   uint64_t done_bytes = 0;
 };
 

@@ -26,6 +26,9 @@ EXPECT = {
     "cc_hpcc_ipv6.yaml": (4, "ipv4"),
     "cc_unknown_algorithm.yaml": (3, "algorithm"),
     "cc_bad_param.yaml": (3, "eta"),
+    "irn_wrong_fabric.yaml": (3, "roce_v2"),
+    "irn_ipv6.yaml": (4, "ipv4"),
+    "irn_bad_rto.yaml": (4, "rto_high"),
     # Checks a run once made only after it had started: validate makes them too.
     "ib_buffer.yaml": (4, "too small for ib"),
     "host_two_links.yaml": (6, "more than one link"),

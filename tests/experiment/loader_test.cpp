@@ -380,7 +380,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
-      "congestion_control, dcqcn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, tcp, mpa, topology, "
+      "congestion_control, dcqcn, loss_recovery, irn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, tcp, mpa, topology, "
       "workloads, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
@@ -749,6 +749,24 @@ TEST_CASE("loader: RoCE v1 VLANs are broadcast domains") {
   CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {zz: 200}}\n")).find("exp.yaml:2:16: vlan.hosts.zz: unknown node 'zz'") == 0);
   CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {s1: 200}}\n")).find("'s1' is not a host") != std::string::npos);
   CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {b: 4095}}\n")).find("exp.yaml:2:19: vlan.hosts.b:") == 0);
+}
+
+TEST_CASE("loader: loss_recovery and irn, their defaults and where IRN can run") {
+  const std::string w = "  - {kind: rdma_write, from: a, to: b}\n";
+  ExperimentConfig c = good(pair_with(w));
+  CHECK(c.loss_recovery == LossRecovery::go_back_n);
+  CHECK(c.irn.rto_low == 100_us);  // the paper's (section 4.1)
+  CHECK(c.irn.rto_high == 320_us);
+  CHECK(c.irn.rto_low_packets == 3);
+  c = good(pair_with(w, "loss_recovery: irn\nirn: {rto_high: 200us, bdp_packets: 40}\n"));
+  CHECK(c.loss_recovery == LossRecovery::irn);
+  CHECK(c.irn.rto_high == 200_us);
+  CHECK(c.irn.bdp_packets == 40);
+  CHECK(errors(pair_with(w, "loss_recovery: selective\n")).find("exp.yaml:1:16: loss_recovery: unknown loss recovery") == 0);
+  CHECK(errors(pair_with(w, "fabric: roce_v1\nloss_recovery: irn\n")).find("exp.yaml:2:16: loss_recovery: irn cannot run on fabric roce_v1") == 0);
+  CHECK(errors(pair_with(w, "loss_recovery: irn\ncongestion_control: {algorithm: hpcc}\n")).find("HPCC's telemetry") != std::string::npos);
+  // Checked whichever recovery runs, so that --set loss_recovery=irn finds them right.
+  CHECK(errors(pair_with(w, "irn: {rto_low: 1ms}\n")).find("rto_low (1ms) must not exceed rto_high (320us)") != std::string::npos);
 }
 
 TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algorithms that need it") {

@@ -21,7 +21,7 @@ using verbs::MemoryRegion;
 using verbs::SendWqe;
 
 void IbaQp::arm_retry_timer() {
-  const Time t = ack_timeout(attr_.timeout);
+  const Time t = irn_ ? irn_rto() : ack_timeout(attr_.timeout);
   const bool outstanding = !sq_.empty() && sq_.front().started;
   if (t == Time::max() || !outstanding) {
     retry_timer_.stop();
@@ -64,7 +64,10 @@ void IbaQp::on_retry_timeout() {
   ++stats_.timeouts;
   if (cc_) cc_->on_timeout();
   if (!spend_retry()) return;
-  go_back_to(comp_.unacked_psn);
+  if (irn_)
+    irn_on_timeout();
+  else
+    go_back_to(comp_.unacked_psn);
   arm_retry_timer();
 }
 

@@ -57,6 +57,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     comp_.retry_left = attr_.retry_cnt;
     comp_.rnr_left = attr_.rnr_retry;
     if (cc_) cc_->set_mtu(mtu_bytes());
+    if (fabric_.irn() && type() == IBV_QPT_RC) irn_start();
     if (!sq_.empty()) nic_.wake(*this);
   }
   if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
@@ -142,6 +143,11 @@ bool IbaQp::window_allows() const {
 void IbaQp::track_sent(uint32_t psn, uint32_t bytes) {
   if (!cc_) return;
   const bool retx = psn_before(psn, req_.high_psn);
+  if (irn_ && retx) {  // IRN sends one packet again: it keeps its place (and Karn's rule holds for it)
+    for (Sent& s : sent_)
+      if (s.psn == psn) s.retransmitted = true;
+    return;
+  }
   sent_.push_back({psn, bytes, nic_.sim().now(), retx});
   sent_bytes_ += bytes;
 }
@@ -184,8 +190,10 @@ void IbaQp::cc_response(const IbaParsed& p, const IbaSource& src) {
 
 // A request goes out with room for the switches' telemetry when the
 // algorithm reads it.
-void IbaQp::encap_request(Packet& p) {
-  if (fb_.request_telemetry)
+void IbaQp::encap_request(Packet& p, const std::optional<IrnExt>& irn_ext) {
+  if (irn_ext)
+    fabric_.encap_irn(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, *irn_ext);
+  else if (fb_.request_telemetry)
     fabric_.encap_telemetry(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, IntStack{}, false);
   else
     fabric_.encap(p, attr_.ah_attr, qpn_, attr_.dest_qp_num);
@@ -240,7 +248,9 @@ void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, cons
   if (type() == IBV_QPT_RC && response) {
     if (state_ != IBV_QPS_RTS) return;
     if (op == RC_ACKNOWLEDGE) {
-      if (is_nak(p.h.syndrome) || is_rnr_nak(p.h.syndrome))
+      if (irn_ && p.h.syndrome == kNakSeqError && src.irn && src.irn->kind == IrnExt::Sack)
+        irn_on_nack(p, *src.irn);
+      else if (is_nak(p.h.syndrome) || is_rnr_nak(p.h.syndrome))
         on_nak(p);
       else
         on_ack(p);
@@ -249,10 +259,11 @@ void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, cons
     } else {
       on_read_response(p, payload);
     }
+    if (irn_) irn_on_cumulative();
     cc_response(p, src);
     return;
   }
-  respond(p, payload);
+  respond(p, payload, src.irn ? &*src.irn : nullptr);
 }
 
 }  // namespace rdmasim

@@ -82,7 +82,8 @@ protected:
 private:
   // ---- requester (requester.cpp) ----
   bool requester_ready() const;
-  Packet next_request();
+  Packet next_request();   // a packet IRN sends again, else build_request()
+  Packet build_request();  // the packet at the requester's cursor
   Packet next_ud_request(verbs::SendWqe& w);
   void go_back_to(uint32_t psn);
   bool ask_for_ack(bool last);
@@ -105,15 +106,16 @@ private:
   // ---- responder (responder.cpp) ----
   // One arriving request and what its opcode says.
   struct RespPacket {
-    RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes);
+    RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes, const IrnExt* irn_ext = nullptr);
     const IbaParsed& p;
     std::span<const std::byte> payload;
+    const IrnExt* irn;  // IRN's extension header, when the packet had one
     const IbaOpInfo& info;
     bool send, write, read, atomic, first, last, imm;
     const verbs::MemoryRegion* mr = nullptr;  // the region check_rkey found
     uint32_t psn_span = 1;                    // PSNs it takes (a READ: its response packets)
   };
-  void respond(const IbaParsed& p, std::span<const std::byte> payload);
+  void respond(const IbaParsed& p, std::span<const std::byte> payload, const IrnExt* irn_ext = nullptr);
   RespStep resp_step(RespStep s, RespPacket& r);
   RespStep check_psn(const RespPacket& r) const;
   RespStep duplicate(const RespPacket& r);
@@ -148,7 +150,22 @@ private:
   void track_sent(uint32_t psn, uint32_t bytes);
   void forget_sent_from(uint32_t psn);
   void cc_response(const IbaParsed& p, const IbaSource& src);
-  void encap_request(Packet& p);
+  void encap_request(Packet& p, const std::optional<IrnExt>& irn_ext = std::nullopt);
+
+  // ---- IRN loss recovery (irn_qp.cpp; loss_recovery/irn.hpp) ----
+  void irn_start();
+  bool irn_blocks_new() const;  // BDP-FC
+  bool irn_has_retransmit() const;
+  Packet irn_retransmit();
+  void irn_on_nack(const IbaParsed& p, const IrnExt& e);
+  void irn_on_cumulative();
+  void irn_on_timeout();
+  void irn_restart(uint32_t psn);
+  Time irn_rto() const;
+  std::optional<IrnExt> irn_ext(const verbs::SendWqe& w, uint64_t offset, bool write) const;
+  RespStep irn_out_of_order(const RespPacket& r);
+  bool irn_place(const RespPacket& r);
+  void irn_advance();
 
 
   Rnic& nic_;
@@ -163,6 +180,7 @@ private:
     uint32_t high_psn = 0;  // one past the highest PSN ever sent (retransmissions are before it)
     int rd_atomic_in_flight = 0;
     uint32_t noack_pkts = 0;  // request packets sent since the last AckReq
+    uint32_t recv_sn = 0;     // IRN: recv_WQE_SN of the next message that takes a receive WQE
     bool rnr_wait = false;
   } req_;
 
@@ -192,6 +210,7 @@ private:
   };
   Ring<Sent> sent_;
   uint64_t sent_bytes_ = 0;
+  std::unique_ptr<IrnQp> irn_;  // IRN's state (loss_recovery: irn, RC), or nullptr: go-back-N
 
   enum class InMessage : uint8_t { None, Send, Write };
   struct Response {
@@ -199,7 +218,7 @@ private:
     uint32_t psn;
     uint8_t syndrome;
     uint32_t msn;
-    uint64_t va = 0;  // ReadData: next byte to send; AtomicAck: original value
+    uint64_t va = 0;  // ReadData: next byte to send; AtomicAck: original value; IRN's NACK: its SACK PSN + 1
     uint32_t left = 0;
     uint32_t total = 0;
     const verbs::MemoryRegion* mr = nullptr;
@@ -220,6 +239,7 @@ private:
     uint64_t write_va = 0;
     uint64_t write_left = 0;
     uint32_t write_len = 0;  // the RETH DMA length of the WRITE in progress
+    uint32_t recv_sn = 0;    // receive WQEs taken by RC messages (IRN's recv_WQE_SN of the next)
     Ring<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
     Ring<AtomicReplay> atomic_replay;
     bool echo_becn = false;  // the next ACK carries BECN (a request arrived CE or FECN)

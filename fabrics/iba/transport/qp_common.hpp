@@ -34,5 +34,10 @@ inline bool is_read(const SendWqe& w) { return w.opcode == IBV_WR_RDMA_READ; }
 inline bool is_atomic(const SendWqe& w) {
   return w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
+// A message that takes a receive WQE at the responder (IBA 9.7.5.2.3).
+inline bool takes_recv(const SendWqe& w) {
+  return w.opcode == IBV_WR_SEND || w.opcode == IBV_WR_SEND_WITH_IMM || w.opcode == IBV_WR_SEND_WITH_INV ||
+         w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
 
 }  // namespace rdmasim::iba_qp

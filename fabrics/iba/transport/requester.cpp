@@ -19,8 +19,11 @@ using verbs::MemoryRegion;
 using verbs::SendWqe;
 
 bool IbaQp::requester_ready() const {
-  if (state_ != IBV_QPS_RTS || req_.rnr_wait || req_.wqe >= sq_.size()) return false;
+  if (state_ != IBV_QPS_RTS || req_.rnr_wait) return false;
+  if (irn_ && irn_has_retransmit()) return true;
+  if (req_.wqe >= sq_.size()) return false;
   if (!window_allows()) return false;  // an ACK wakes the QP again
+  if (irn_ && irn_blocks_new()) return false;
   const SendWqe& w = sq_[req_.wqe];
   // IBA 9.7.2: no more RDMA READ / atomic requests in flight than max_rd_atomic.
   if ((is_read(w) || is_atomic(w)) && req_.offset == 0 && !w.started &&
@@ -87,6 +90,11 @@ Packet IbaQp::next_ud_request(SendWqe& w) {
 }
 
 Packet IbaQp::next_request() {
+  if (irn_ && irn_has_retransmit()) return irn_retransmit();
+  return build_request();
+}
+
+Packet IbaQp::build_request() {
   SendWqe& w = sq_[req_.wqe];
   if (type() == IBV_QPT_UD) return next_ud_request(w);
 
@@ -97,6 +105,7 @@ Packet IbaQp::next_request() {
       w.first_psn = req_.psn;
       w.last_psn = psn_add(req_.psn, packets_of(w) - 1);
       if (is_read(w) || is_atomic(w)) ++req_.rd_atomic_in_flight;
+      if (takes_recv(w)) w.recv_sn = req_.recv_sn++;
     }
   }
 
@@ -107,6 +116,7 @@ Packet IbaQp::next_request() {
   const bool rc = type() == IBV_QPT_RC;
   const uint8_t base = rc ? 0x00 : 0x20;  // RC or UC opcode space (IBA 9.2.1)
   Packet p = nic_.alloc(mtu);
+  std::optional<IrnExt> ext;
 
   if (is_read(w)) {
     // One request for the rest of the data (a retried READ resumes mid-way).
@@ -157,6 +167,7 @@ Packet IbaQp::next_request() {
     // Solicited Event only on the last packet of a SEND or WRITE with immediate (9.2.2).
     h.solicited = h.solicited && last && (!write || imm);
     h.ack_req = ask_for_ack(last);
+    if (irn_) ext = irn_ext(w, req_.offset, write);
     ibv_wc_status err = IBV_WC_SUCCESS;
     if (!copy_out(w, req_.offset, p, p.push_back(n), err)) {
       fail_front(err);
@@ -171,7 +182,7 @@ Packet IbaQp::next_request() {
       ++req_.wqe;
     }
   }
-  encap_request(p);
+  encap_request(p, ext);
   if (rc) track_sent(h.psn, static_cast<uint32_t>(p.size()));
 
   if (!rc) {  // UC: complete once the last packet is on its way
@@ -191,10 +202,12 @@ Packet IbaQp::next_request() {
 // AckReq (IBA 9.2.3): on the last packet of every RC request, and after
 // more than kMaxPacketsPerAck packets without one (rxe's
 // RXE_MAX_PKT_PER_ACK), so a loss near the end of a long message is
-// recovered from the last ACK, not from the message's start.
+// recovered from the last ACK, not from the message's start. IRN asks on
+// every packet: BDP-FC stops the sender after a BDP of packets, fewer than
+// kMaxPacketsPerAck, until an ACK frees the window.
 bool IbaQp::ask_for_ack(bool last) {
   if (type() != IBV_QPT_RC) return false;
-  const bool ask = last || fb_.ack_every_packet || req_.noack_pkts++ > kMaxPacketsPerAck;
+  const bool ask = last || fb_.ack_every_packet || irn_ || req_.noack_pkts++ > kMaxPacketsPerAck;
   if (ask) req_.noack_pkts = 0;
   return ask;
 }
@@ -204,6 +217,7 @@ bool IbaQp::ask_for_ack(bool last) {
 // same loss seen again, not a reason for another retry.
 void IbaQp::go_back_to(uint32_t psn) {
   forget_sent_from(psn);
+  if (irn_) irn_restart(psn);
   comp_.retrying = true;
   comp_.retry_psn = psn;
   for (size_t i = 0; i < sq_.size(); ++i) {
@@ -219,6 +233,7 @@ void IbaQp::go_back_to(uint32_t psn) {
     for (size_t j = i + 1; j < sq_.size(); ++j) {
       if (!sq_[j].started) break;
       if (is_read(sq_[j]) || is_atomic(sq_[j])) --req_.rd_atomic_in_flight;
+      if (takes_recv(sq_[j])) --req_.recv_sn;  // it takes the same receive WQE when it starts again
       sq_[j].started = false;
       sq_[j].done_bytes = 0;
     }

@@ -133,12 +133,20 @@ Packet IbaQp::next_response() {
   Packet p = nic_.alloc(r.kind == Response::ReadData ? mtu_bytes() : 0);
   if (r.kind == Response::Ack) {
     h.opcode = RC_ACKNOWLEDGE;
+    const uint64_t sack = r.va;  // IRN's NACK: the SACK PSN + 1
     // Congestion feedback for the requester's algorithm: BECN echoes a CE
     // mark (DCTCP) or a FECN (IB CCA, IBA A10.2.1.2); HPCC's telemetry
     // rides in the encapsulation.
     h.becn = std::exchange(resp_.echo_becn, false);
     iba_emit(p, h);
     resp_.responses.pop_front();
+    if (sack) {
+      IrnExt e;
+      e.kind = IrnExt::Sack;
+      e.sn = static_cast<uint32_t>(sack - 1);
+      fabric_.encap_irn(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, e);
+      return p;
+    }
     if (resp_.echo_telemetry) {
       fabric_.encap_telemetry(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, *resp_.echo_telemetry, true);
       return p;
@@ -179,8 +187,8 @@ const char* resp_step_name(RespStep s) {
   return kNames[static_cast<size_t>(s)];
 }
 
-IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes)
-    : p(parsed), payload(bytes), info(kIbaOps[parsed.h.opcode]) {
+IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes, const IrnExt* irn_ext)
+    : p(parsed), payload(bytes), irn(irn_ext), info(kIbaOps[parsed.h.opcode]) {
   send = info.any(iba_op::kSend);
   write = info.any(iba_op::kWrite);
   read = parsed.h.opcode == RC_RDMA_READ_REQUEST;
@@ -190,10 +198,11 @@ IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte
   imm = info.any(iba_op::kImmediate);
 }
 
-void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload) {
-  RespPacket r(p, payload);
+void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, const IrnExt* irn_ext) {
+  RespPacket r(p, payload, irn_ext);
   RespStep s = RespStep::CheckPsn;
   while (s != RespStep::Done) s = resp_step(s, r);
+  if (irn_) irn_advance();  // packets placed out of order may now complete
 }
 
 RespStep IbaQp::resp_step(RespStep s, RespPacket& r) {
@@ -227,6 +236,7 @@ RespStep IbaQp::duplicate(const RespPacket& r) {
 // RC: one sequence error NAK until the expected PSN comes (9.7.5.1.1). UC
 // (9.8.3): a gap drops the message in progress; resynchronise on this packet.
 RespStep IbaQp::out_of_sequence(const RespPacket& r) {
+  if (irn_) return irn_out_of_order(r);
   if (type() == IBV_QPT_RC) {
     if (!resp_.nak_sent) {
       ++stats_.seq_naks_sent;
@@ -290,6 +300,7 @@ RespStep IbaQp::check_resources(const RespPacket& r) {
   }
   resp_.recv_active = true;
   resp_.recv_offset = 0;
+  ++resp_.recv_sn;
   return RespStep::CheckLength;
 }
 

@@ -224,3 +224,70 @@ TEST_CASE("pfc: a bridge's ingress accounting keeps a 2-to-1 incast lossless") {
     }
   }
 }
+
+TEST_CASE("pfc: the watchdog drains a queue paused with frames waiting, ignores PFC on it, then restores") {
+  PfcSettings s = small();
+  s.watchdog = 100_us;
+  s.watchdog_restore = 200_us;  // longer than b's renewals (every 168 us): the storm keeps it on
+  Pair t(s);
+  size_t events = 0, dropped_seen = 0;
+  t.at_a().on_watchdog([&](uint8_t cls, size_t dropped) {
+    CHECK(cls == 3);
+    ++events;
+    dropped_seen += dropped;
+  });
+  uint64_t drop_signals = 0;
+  t.a.port(0).on_drop([&](Time, Packet&) { ++drop_signals; });
+  t.at_b().add(3, 2000);  // b pauses a's priority 3 and keeps renewing it: a storm
+  t.sim.run(2_us);
+  REQUIRE(t.at_a().paused(3));
+  for (int i = 0; i < 3; ++i) t.a.port(0).send(eth_frame(t.pool, kB, kA, 100, 3));
+  t.a.port(0).send(eth_frame(t.pool, kB, kA, 100, 0));  // another priority goes by
+  t.sim.run(99_us);
+  CHECK(events == 0);
+  CHECK(t.a.port(0).queued_bytes(3) == 300);
+  t.sim.run(103_us);
+  // Paused (from about 1 us) 100 us with frames waiting: the three frames dropped, whole, as drops.
+  CHECK(events == 1);
+  CHECK(dropped_seen == 3);
+  CHECK(drop_signals == 3);
+  CHECK(t.a.port(0).stats().drops == 3);
+  CHECK(t.a.port(0).queued_bytes(3) == 0);
+  CHECK(t.at_a().stats().watchdog_events == 1);
+  CHECK(t.at_a().watchdog_active(3));
+  REQUIRE(t.b.got.size() == 1);  // only the priority-0 frame arrived
+  CHECK(t.b.got[0].priority == 0);
+  // While b keeps pausing, a ignores it: a new frame goes at once.
+  t.a.port(0).send(eth_frame(t.pool, kB, kA, 100, 3));
+  t.sim.run(110_us);
+  CHECK_FALSE(t.at_a().paused(3));
+  REQUIRE(t.b.got.size() == 2);
+  CHECK(t.b.got[1].priority == 3);
+  t.sim.run(300_us);
+  CHECK(t.at_a().watchdog_active(3));  // the storm goes on: still ignored
+  // b resumes; no pause for the restore time: a honours PFC again.
+  t.at_b().remove(3, 2000);
+  t.sim.run(t.sim.now() + 300_us);
+  CHECK_FALSE(t.at_a().watchdog_active(3));
+  t.at_b().add(3, 2000);
+  t.sim.run(t.sim.now() + 2_us);
+  CHECK(t.at_a().paused(3));
+  CHECK(events == 1);
+}
+
+TEST_CASE("pfc: without frames waiting a long pause is no storm; a resume stops the watch") {
+  PfcSettings s = small();
+  s.watchdog = 100_us;
+  s.watchdog_restore = 100_us;
+  Pair t(s);
+  t.at_b().add(3, 2000);
+  t.sim.run(250_us);
+  CHECK(t.at_a().paused(3));
+  CHECK(t.at_a().stats().watchdog_events == 0);
+  t.at_b().remove(3, 2000);
+  t.sim.run(t.sim.now() + 2_us);
+  t.a.port(0).send(eth_frame(t.pool, kB, kA, 100, 3));
+  t.sim.run(t.sim.now() + 500_us);
+  CHECK(t.at_a().stats().watchdog_events == 0);
+  CHECK(t.b.got.size() == 1);
+}
