@@ -59,6 +59,8 @@ void IbaQp::state_changed(ibv_qp_state from) {
     if (cc_) cc_->set_mtu(mtu_bytes());
     if (fabric_.irn() && type() == IBV_QPT_RC) irn_start();
     if (!sq_.empty()) nic_.wake(*this);
+  } else if (state_ == IBV_QPS_RTR && fabric_.irn() && type() == IBV_QPT_RC) {
+    irn_start();
   }
   if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     retry_timer_.stop();

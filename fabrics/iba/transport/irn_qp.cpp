@@ -26,9 +26,15 @@ using verbs::MemoryRegion;
 using verbs::RecvWqe;
 using verbs::SendWqe;
 
+// At RTR the responder's side is needed (a QP may only receive); at RTS the
+// sender's starts from the send queue's PSN.
 void IbaQp::irn_start() {
   const IrnConfig& c = *fabric_.irn();
-  irn_ = std::make_unique<IrnQp>(c, irn_bdp_packets(c, nic_.port().params().rate, mtu_bytes()), req_.psn);
+  const uint32_t bdp = irn_bdp_packets(c, nic_.port().params().rate, mtu_bytes());
+  if (!irn_)
+    irn_ = std::make_unique<IrnQp>(c, bdp, req_.psn);
+  else
+    irn_->sender = IrnSender(c, bdp, req_.psn);
 }
 
 // ------------------------------------------------------------- requester
@@ -192,7 +198,7 @@ void IbaQp::irn_advance() {
   IrnReceiver& rx = *irn_->rx;
   rx.received.advance_to(resp_.epsn);
   bool moved = false;
-  while (state_ == IBV_QPS_RTS && rx.received.test(resp_.epsn)) {
+  while ((state_ == IBV_QPS_RTS || state_ == IBV_QPS_RTR) && rx.received.test(resp_.epsn)) {
     const IrnSlot s = rx.slot(resp_.epsn);
     IbaParsed parsed;
     parsed.h.opcode = s.opcode;

@@ -59,7 +59,7 @@ uint32_t irn_bdp_packets(const IrnConfig& c, DataRate line, uint32_t mtu) {
 }
 
 IrnSender::IrnSender(const IrnConfig& c, uint32_t bdp_packets, uint32_t first_psn)
-    : cfg_(c), sacked_(bdp_packets, first_psn), retx_next_(first_psn), lost_end_(first_psn) {}
+    : cfg_(&c), sacked_(bdp_packets, first_psn), retx_next_(first_psn), lost_end_(first_psn) {}
 
 bool IrnSender::may_send_new(uint32_t next_psn) const {
   return static_cast<uint32_t>(std::max(0, psn_diff(next_psn, cumulative()))) < bdp_packets();
@@ -67,7 +67,7 @@ bool IrnSender::may_send_new(uint32_t next_psn) const {
 
 Time IrnSender::rto(uint32_t next_psn) const {
   const int32_t in_flight = psn_diff(next_psn, cumulative());
-  return in_flight <= static_cast<int64_t>(cfg_.rto_low_packets) ? cfg_.rto_low : cfg_.rto_high;
+  return in_flight <= static_cast<int64_t>(cfg_->rto_low_packets) ? cfg_->rto_low : cfg_->rto_high;
 }
 
 void IrnSender::on_cumulative(uint32_t psn) {

@@ -109,7 +109,7 @@ class IrnSender {
   void retransmitted(uint32_t psn, uint32_t span = 1);
 
  private:
-  const IrnConfig& cfg_;
+  const IrnConfig* cfg_;
   PsnBitmap sacked_;  // base: the cumulative acknowledgement
   bool recovery_ = false;
   uint32_t recovery_psn_ = 0;  // the last new packet sent before recovery began
