@@ -1,5 +1,7 @@
 #include "workloads/workload.hpp"
 
+#include "fabrics/registry.hpp"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -143,10 +145,10 @@ void Flow::setup() {
   rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(count_, 2ull * w_.outstanding + 16), 1, kMaxRecvDepth)
                      : 1;
   // An IBA packet's payload starts at a multiple of the path MTU, so a
-  // stride of one MTU stamps each packet once, at its start. An iWARP
-  // segment starts anywhere: every 256 bytes, as before.
+  // stride of one MTU stamps each packet once, at its start. A TCP
+  // segment (iwarp) starts anywhere: every 256 bytes, as before.
   stamp_ = std::max<uint64_t>(PayloadPattern::kRecord,
-                              env_.cfg.fabric == FabricKind::iwarp ? 256 : std::bit_floor(env_.mtu));
+                              fabric_of(env_.cfg).iba_mtu() ? std::bit_floor(env_.mtu) : 256);
   make_side(sa_, a_);
   make_side(sb_, b_);
   pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));

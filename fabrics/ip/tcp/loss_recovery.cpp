@@ -6,14 +6,14 @@ namespace rdmasim {
 
 // ---------------------------------------------------------------- output
 
-uint64_t LossRecovery::pipe(uint64_t in_flight) const {
+uint64_t TcpLossRecovery::pipe(uint64_t in_flight) const {
   int64_t p = static_cast<int64_t>(in_flight) - static_cast<int64_t>(sacked_bytes_) -
               static_cast<int64_t>(lost_bytes_) + static_cast<int64_t>(retrans_bytes_) -
               static_cast<int64_t>(reno_sacked_);
   return p > 0 ? static_cast<uint64_t>(p) : 0;
 }
 
-LossRecovery::Seg* LossRecovery::next_retransmit() {
+TcpLossRecovery::Seg* TcpLossRecovery::next_retransmit() {
   if (lost_unsent_ == 0) return nullptr;
   for (size_t i = 0; i < scoreboard_.size(); ++i) {
     Seg& s = scoreboard_[i];
@@ -22,7 +22,7 @@ LossRecovery::Seg* LossRecovery::next_retransmit() {
   return nullptr;
 }
 
-void LossRecovery::retransmitted(Seg& s, Time now) {
+void TcpLossRecovery::retransmitted(Seg& s, Time now) {
   s.retrans = true;
   retrans_bytes_ += s.len();
   --lost_unsent_;
@@ -32,14 +32,14 @@ void LossRecovery::retransmitted(Seg& s, Time now) {
   fast_rtx_pending_ = false;
 }
 
-void LossRecovery::sent(const Seg& s, bool prr) {
+void TcpLossRecovery::sent(const Seg& s, bool prr) {
   scoreboard_.push_back(s);
   if (prr && state_ == State::recovery) prr_out_ += s.len();
 }
 
 // ---------------------------------------------------------------- input
 
-uint64_t LossRecovery::sack(const TcpOptions& o, uint32_t una_seq, const Sender& snd) {
+uint64_t TcpLossRecovery::sack(const TcpOptions& o, uint32_t una_seq, const Sender& snd) {
   uint64_t newly = 0;
   for (const SackBlock& b : o.sack_blocks()) {
     const int64_t l = static_cast<int64_t>(snd.snd_una) + static_cast<int32_t>(b.left - una_seq);
@@ -67,7 +67,7 @@ uint64_t LossRecovery::sack(const TcpOptions& o, uint32_t una_seq, const Sender&
   return newly;
 }
 
-std::optional<Time> LossRecovery::cumulative_ack(uint64_t ack_off, uint64_t acked, Time now, uint32_t smss) {
+std::optional<Time> TcpLossRecovery::cumulative_ack(uint64_t ack_off, uint64_t acked, Time now, uint32_t smss) {
   // Karn's rule: time only segments sent once; take the newest one acked.
   std::optional<Time> sample;
   while (!scoreboard_.empty() && scoreboard_.front().end <= ack_off) {
@@ -91,7 +91,7 @@ std::optional<Time> LossRecovery::cumulative_ack(uint64_t ack_off, uint64_t acke
   return sample;
 }
 
-void LossRecovery::duplicate_ack(const Sender& snd) {
+void TcpLossRecovery::duplicate_ack(const Sender& snd) {
   ++dupacks_;
   if (!snd.sack && !scoreboard_.empty()) {
     const uint64_t out = snd.snd_nxt - snd.snd_una;
@@ -100,7 +100,7 @@ void LossRecovery::duplicate_ack(const Sender& snd) {
   }
 }
 
-LossRecovery::Outcome LossRecovery::on_ack(const AckSample& a, const Ack& ack, const Sender& snd, Time now) {
+TcpLossRecovery::Outcome TcpLossRecovery::on_ack(const AckSample& a, const Ack& ack, const Sender& snd, Time now) {
   const uint64_t delivered = ack.acked + ack.newly_sacked + (ack.dup && !snd.sack ? snd.smss : 0);
   switch (state_) {
     case State::open: {
@@ -143,7 +143,7 @@ LossRecovery::Outcome LossRecovery::on_ack(const AckSample& a, const Ack& ack, c
   return Outcome::handled;
 }
 
-void LossRecovery::enter_recovery(const Sender& snd, Time now) {
+void TcpLossRecovery::enter_recovery(const Sender& snd, Time now) {
   state_ = State::recovery;
   recover_ = snd.snd_nxt;
   const uint64_t flight = snd.snd_nxt - snd.snd_una;
@@ -159,7 +159,7 @@ void LossRecovery::enter_recovery(const Sender& snd, Time now) {
 
 // RFC 6937 PRR with slow-start reduction bound: spread the window reduction
 // over the recovery round trip instead of pausing, then refill to ssthresh.
-void LossRecovery::update_prr(uint64_t delivered, const Sender& snd) {
+void TcpLossRecovery::update_prr(uint64_t delivered, const Sender& snd) {
   prr_delivered_ += delivered;
   const uint64_t p = pipe(snd.snd_nxt - snd.snd_una);
   const uint64_t ss = cc_.ssthresh();
@@ -179,7 +179,7 @@ void LossRecovery::update_prr(uint64_t delivered, const Sender& snd) {
 
 // RFC 6675 IsLost(): a segment is lost once DupThresh (3) segments, or more
 // than (DupThresh - 1) * SMSS bytes, above it have been SACKed.
-void LossRecovery::mark_lost_by_sack(uint32_t smss) {
+void TcpLossRecovery::mark_lost_by_sack(uint32_t smss) {
   uint32_t count = 0;
   uint64_t bytes = 0;
   for (size_t i = scoreboard_.size(); i-- > 0;) {
@@ -195,7 +195,7 @@ void LossRecovery::mark_lost_by_sack(uint32_t smss) {
 
 // ---------------------------------------------------------------- timer
 
-void LossRecovery::timeout(uint64_t snd_nxt) {
+void TcpLossRecovery::timeout(uint64_t snd_nxt) {
   state_ = State::loss;
   recover_ = snd_nxt;
   dupacks_ = 0;
@@ -216,7 +216,7 @@ void LossRecovery::timeout(uint64_t snd_nxt) {
 
 // ---------------------------------------------------------------- scoreboard
 
-void LossRecovery::mark_sacked(Seg& s) {
+void TcpLossRecovery::mark_sacked(Seg& s) {
   if (s.sacked) return;
   if (s.lost) {
     lost_bytes_ -= s.len();
@@ -231,7 +231,7 @@ void LossRecovery::mark_sacked(Seg& s) {
   sacked_bytes_ += s.len();
 }
 
-void LossRecovery::mark_lost(Seg& s) {
+void TcpLossRecovery::mark_lost(Seg& s) {
   if (s.sacked || s.lost) return;
   s.lost = true;
   s.retrans = false;
@@ -239,7 +239,7 @@ void LossRecovery::mark_lost(Seg& s) {
   ++lost_unsent_;
 }
 
-void LossRecovery::forget(const Seg& s) {
+void TcpLossRecovery::forget(const Seg& s) {
   if (s.sacked) {
     sacked_bytes_ -= s.len();
   } else if (s.lost) {

@@ -21,7 +21,7 @@
 
 namespace rdmasim {
 
-class LossRecovery {
+class TcpLossRecovery {
  public:
   // A segment of the send stream in flight.
   struct Seg {
@@ -54,7 +54,7 @@ class LossRecovery {
     handled,           // recovery or loss took it
   };
 
-  explicit LossRecovery(CongestionController& cc) : cc_(cc), scoreboard_(256) {}
+  explicit TcpLossRecovery(CongestionController& cc) : cc_(cc), scoreboard_(256) {}
 
   State state() const { return state_; }
   bool empty() const { return scoreboard_.empty(); }
@@ -67,7 +67,7 @@ class LossRecovery {
   uint64_t pipe(uint64_t in_flight) const;
   // RFC 6675 NextSeg(): the first lost segment not yet sent again, if any.
   Seg* next_retransmit();
-  const Seg* next_retransmit() const { return const_cast<LossRecovery*>(this)->next_retransmit(); }
+  const Seg* next_retransmit() const { return const_cast<TcpLossRecovery*>(this)->next_retransmit(); }
   // May `s` go now? The first retransmission of a recovery ignores cwnd.
   bool may_retransmit(const Seg& s, uint64_t pipe) const { return fast_rtx_pending_ || pipe + s.len() <= cc_.cwnd(); }
   // `s` (next_retransmit()) is being sent again at `now`.

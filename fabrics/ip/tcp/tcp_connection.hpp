@@ -32,7 +32,7 @@
 // The code: tcp_connection.cpp (opening, closing, records), tcp_output.cpp
 // (which segment next, building it), tcp_input.cpp (arrival: RFC 9293's
 // checks, the ACK, the data), tcp_timers.cpp; loss recovery is a
-// LossRecovery of its own (loss_recovery.hpp).
+// TcpLossRecovery of its own (loss_recovery.hpp).
 //
 // Output works in one of two ways: push (set_output: every segment is handed
 // over as soon as it may go) or pull (set_wake + has_tx/next_tx: a NIC asks
@@ -217,7 +217,7 @@ class TcpConnection {
 
  private:
   enum class Tx : uint8_t { none, ctrl, syn, retransmit, data, fin, probe, ack };
-  using Seg = LossRecovery::Seg;
+  using Seg = TcpLossRecovery::Seg;
   // Out-of-order data held until the hole before it fills.
   struct OooSeg {
     uint64_t start = 0, end = 0;  // stream offsets of the peer's stream
@@ -260,8 +260,8 @@ class TcpConnection {
   void become_established();
   bool process_ack(const TcpHeader& h, bool has_data);  // false: drop the rest of the segment
   void take_cumulative_ack(uint64_t ack_off, uint64_t acked);
-  void react(const AckSample& a, const LossRecovery::Ack& ack, bool ece);
-  LossRecovery::Sender sender() const { return {snd_una_, snd_nxt_, smss_, sack_ok_}; }
+  void react(const AckSample& a, const TcpLossRecovery::Ack& ack, bool ece);
+  TcpLossRecovery::Sender sender() const { return {snd_una_, snd_nxt_, smss_, sack_ok_}; }
   void process_data(Packet& p, const TcpHeader& h, size_t hlen, size_t payload, bool ce);
   void schedule_ack(size_t n);
   void deliver(std::span<const std::byte> bytes);
@@ -322,7 +322,7 @@ class TcpConnection {
 
   // Congestion and loss recovery.
   CongestionController cc_;
-  LossRecovery recovery_{cc_};  // the scoreboard; after cc_, which it refers to
+  TcpLossRecovery recovery_{cc_};  // the scoreboard; after cc_, which it refers to
   RttEstimator rtt_;
   uint32_t consecutive_timeouts_ = 0;
   bool cwnd_limited_ = false;

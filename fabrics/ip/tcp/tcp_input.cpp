@@ -211,7 +211,7 @@ bool TcpConnection::process_ack(const TcpHeader& h, bool has_data) {
   }
   if (ack_off < static_cast<int64_t>(snd_una_)) return true;  // an old ACK: the data may still be new
 
-  LossRecovery::Ack ack;
+  TcpLossRecovery::Ack ack;
   ack.newly_sacked = sack_ok_ ? recovery_.sack(h.options, snd_seq(snd_una_), sender()) : 0;
   ack.acked = static_cast<uint64_t>(ack_off) - snd_una_;
   ack.dup = ack.acked == 0 && !has_data && !(h.flags & (tcp_flag::kSyn | tcp_flag::kFin)) &&
@@ -263,16 +263,16 @@ void TcpConnection::take_cumulative_ack(uint64_t ack_off, uint64_t acked) {
 
 // What the ACK means for the sending rate: loss recovery first; with no
 // loss to act on, ECN-Echo (RFC 3168 6.1.2) or the congestion controller.
-void TcpConnection::react(const AckSample& a, const LossRecovery::Ack& ack, bool ece) {
+void TcpConnection::react(const AckSample& a, const TcpLossRecovery::Ack& ack, bool ece) {
   switch (recovery_.on_ack(a, ack, sender(), sim_.now())) {
-    case LossRecovery::Outcome::entered_recovery:
+    case TcpLossRecovery::Outcome::entered_recovery:
       ecn_recover_ = snd_nxt_;  // RFC 3168 6.1.2: one reduction per window, loss or mark
       if (ecn_ok_) cwr_pending_ = true;
       ++stats_.fast_retransmits;
       return;
-    case LossRecovery::Outcome::handled:
+    case TcpLossRecovery::Outcome::handled:
       return;
-    case LossRecovery::Outcome::open:
+    case TcpLossRecovery::Outcome::open:
       break;
   }
   if (ece && snd_una_ >= ecn_recover_ && snd_nxt_ > snd_una_) {
