@@ -3,14 +3,20 @@
 namespace rdmasim {
 
 void PacketPool::grow() {
-  constexpr size_t kChunk = 64;
   auto chunk = std::make_unique<PacketBuffer[]>(kChunk);
   for (size_t i = 0; i < kChunk; ++i) {
     chunk[i].pool = this;
     chunk[i].next_free = free_;
     free_ = &chunk[i];
+    poison(&chunk[i]);
   }
   chunks_.push_back(std::move(chunk));
+}
+
+PacketPool::~PacketPool() {
+  // Hand the memory back to the allocator as it was given.
+  for (auto& chunk : chunks_)
+    for (size_t i = 0; i < kChunk; ++i) unpoison(&chunk[i]);
 }
 
 Packet Packet::clone() const {

@@ -20,6 +20,22 @@
 
 #include "core/units.hpp"
 
+// Under AddressSanitizer a buffer's bytes are poisoned while it sits in the
+// free list, so reading a packet after its release (a view kept past the
+// handle's end) is reported at once. Without it such a read finds stale
+// bytes of an earlier frame, which no other tool sees: the buffer memory
+// itself stays allocated.
+#if defined(__SANITIZE_ADDRESS__)
+#define RDMASIM_POISON_PACKETS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RDMASIM_POISON_PACKETS 1
+#endif
+#endif
+#ifdef RDMASIM_POISON_PACKETS
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace rdmasim {
 
 struct PacketMeta {
@@ -135,6 +151,7 @@ private:
 class PacketPool {
 public:
   PacketPool() = default;
+  ~PacketPool();
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
 
@@ -143,6 +160,7 @@ public:
     if (!free_) grow();
     PacketBuffer* b = free_;
     free_ = b->next_free;
+    unpoison(b);
     b->deferred_len = 0;
     b->meta = PacketMeta{};
     b->meta.id = ++next_id_;
@@ -163,11 +181,23 @@ public:
 private:
   friend class Packet;
   void give_back(PacketBuffer* b) {
+    poison(b);
     b->next_free = free_;
     free_ = b;
     --in_use_;
   }
   void grow();
+  static constexpr size_t kChunk = 64;  // buffers a grow() adds
+  static void poison([[maybe_unused]] PacketBuffer* b) {
+#ifdef RDMASIM_POISON_PACKETS
+    ASAN_POISON_MEMORY_REGION(b->data, sizeof b->data);
+#endif
+  }
+  static void unpoison([[maybe_unused]] PacketBuffer* b) {
+#ifdef RDMASIM_POISON_PACKETS
+    ASAN_UNPOISON_MEMORY_REGION(b->data, sizeof b->data);
+#endif
+  }
 
   PacketBuffer* free_ = nullptr;
   std::vector<std::unique_ptr<PacketBuffer[]>> chunks_;
