@@ -11,6 +11,9 @@ constexpr std::align_val_t kAlign{alignof(PacketBuffer)};
 }  // namespace
 
 PacketPool::~PacketPool() {
+  // Hand the memory back to the allocator as it was given (unpoisoned).
+  for (size_t cls = 0; cls < kClasses; ++cls)
+    for (PacketBuffer* b = free_[cls]; b; b = b->next_free) unpoison(b);
   for (std::byte* c : chunks_) ::operator delete(c, kAlign);
 }
 

@@ -22,6 +22,22 @@
 
 #include "core/units.hpp"
 
+// Under AddressSanitizer a buffer's bytes are poisoned while it sits in the
+// free list, so reading a packet after its release (a view kept past the
+// handle's end) is reported at once. Without it such a read finds stale
+// bytes of an earlier frame, which no other tool sees: the buffer memory
+// itself stays allocated.
+#if defined(__SANITIZE_ADDRESS__)
+#define RDMASIM_POISON_PACKETS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RDMASIM_POISON_PACKETS 1
+#endif
+#endif
+#ifdef RDMASIM_POISON_PACKETS
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace rdmasim {
 
 struct PacketMeta {
@@ -207,9 +223,11 @@ private:
     if (!b) [[unlikely]]
       return carve(cls);
     free_[cls] = b->next_free;
+    unpoison(b);
     return b;
   }
   void recycle(PacketBuffer* b) {
+    poison(b);
     b->next_free = free_[b->size_class];
     free_[b->size_class] = b;
   }
@@ -218,6 +236,18 @@ private:
     --in_use_;
   }
   PacketBuffer* carve(size_t cls);
+  // Sanitizer builds: a free buffer's bytes are poisoned, so a view kept
+  // past its packet's release is reported instead of reading stale bytes.
+  static void poison([[maybe_unused]] PacketBuffer* b) {
+#ifdef RDMASIM_POISON_PACKETS
+    ASAN_POISON_MEMORY_REGION(b->data(), b->capacity);
+#endif
+  }
+  static void unpoison([[maybe_unused]] PacketBuffer* b) {
+#ifdef RDMASIM_POISON_PACKETS
+    ASAN_UNPOISON_MEMORY_REGION(b->data(), b->capacity);
+#endif
+  }
 
   std::array<PacketBuffer*, kClasses> free_{};
   // Per class, the part of its newest chunk not yet carved into buffers:

@@ -139,3 +139,20 @@ TEST_CASE("a frame that outgrows its buffer moves to a larger one, bytes, headro
   p = Packet{};
   CHECK(pool.in_use() == 0);
 }
+
+#ifdef RDMASIM_POISON_PACKETS
+// Sanitizer builds: a released buffer's bytes are poisoned, so a view kept
+// past the packet's release is reported instead of reading stale bytes.
+TEST_CASE("a released packet's bytes are poisoned until the buffer is handed out again") {
+  PacketPool pool;
+  Packet p = pool.make();
+  std::byte* kept = p.push_back(100).data();
+  CHECK(__asan_address_is_poisoned(kept) == 0);
+  p = Packet{};
+  CHECK(__asan_address_is_poisoned(kept) != 0);
+  CHECK(__asan_address_is_poisoned(kept + 99) != 0);
+  Packet q = pool.make();  // the free list is LIFO: the same buffer
+  CHECK(q.push_back(100).data() == kept);
+  CHECK(__asan_address_is_poisoned(kept) == 0);
+}
+#endif
