@@ -10,7 +10,7 @@ void read_kernel(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "kernel stack settings",
                       {"rx_ring", "netdev_budget", "netdev_budget_time", "max_backlog", "softirq_time",
                        "softirq_restarts", "threaded_napi", "driver_rx", "ip_rx", "transport_rx", "syscall", "copy_bandwidth",
-                       "socket_buffer"});
+                       "socket_buffer", "transport_tx", "sndbuf", "rcvbuf"});
   if (!f) return;
   KernelConfig& k = d.x.host.kernel;
   d.c.read(*f, "rx_ring", k.rx_ring, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 16); });
@@ -27,6 +27,17 @@ void read_kernel(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "copy_bandwidth", k.copy_bandwidth, [&](const Entry& v) { return d.c.rate(v); });
   if (const Entry* v = f->find("socket_buffer"))
     if (auto b = d.c.bytes(*v)) k.socket_buffer = b->count();
+  d.c.read(*f, "transport_tx", k.transport_tx, [&](const Entry& v) { return d.c.time(v); });
+  // TCP socket buffers: at least two full segments, at most what a TCP
+  // window can say with scaling (RFC 7323: 2^30).
+  for (const auto& [key, to] : {std::pair{"sndbuf", &k.sndbuf}, std::pair{"rcvbuf", &k.rcvbuf}})
+    if (const Entry* v = f->find(key))
+      if (auto b = d.c.bytes(*v)) {
+        if (b->count() < 4096 || b->count() > (uint64_t{1} << 30))
+          d.c.error(v->value, v->path, std::string(key) + " must be from 4KiB to 1GiB, got " + to_string(*b));
+        else
+          *to = b->count();
+      }
 }
 
 }  // namespace

@@ -199,12 +199,6 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   for (std::string_view key : {"rate", "app_cost"})
     if (const Entry* e = f->find(key))
       d.c.error(e->key, e->path, "only udp takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
-  if (d.x.fabric == FabricKind::tcp) {
-    d.c.error(ke->value, ke->path,
-              "fabric: tcp has no RDMA (no queue pairs): " + std::string(to_string(w.kind)) +
-                  " needs ib, roce_v1, roce_v2 or iwarp; on tcp run udp or compute workloads");
-    return false;
-  }
 
   // Keys that belong to other kinds.
   auto only = [&](std::string_view key, bool allowed, const std::string& why) {
@@ -361,6 +355,31 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
     w.qp = *q;
   }
   const Entry& qp_at = qe ? *qe : *ke;
+  if (d.x.fabric == FabricKind::tcp) {
+    // Kernel sockets: SEND's messages over a TCP byte stream; nothing of
+    // RDMA (no remote memory, no immediates, no QP types).
+    if (op != WorkloadKind::send) {
+      d.c.error(op_at.value, op_at.path,
+                "fabric: tcp has no RDMA: " + std::string(to_string(w.kind)) +
+                    (w.kind == op ? "" : " with op: " + w.op) +
+                    " needs ib, roce_v1, roce_v2 or iwarp; on tcp run send (and send_bw, send_lat, or "
+                    "pingpong, incast, all_to_all and flows with op: send), udp or compute workloads");
+      return false;
+    }
+    // The verbs settings of the same experiment (qp: rc, outstanding,
+    // inline_threshold, retries) have no socket counterpart and no effect
+    // here, so that one file runs on every fabric; an unreliable transport
+    // is not what a TCP socket is.
+    if (w.qp != QpType::rc)
+      d.c.error(qp_at.value, qp_at.path,
+                "fabric: tcp sends over kernel TCP sockets, a reliable stream: qp: " +
+                    std::string(to_string(w.qp)) + " has no counterpart; use qp: rc or leave it out");
+    if (!w.post_recvs)
+      d.c.error(f->find("post_recvs")->value, f->find("post_recvs")->path,
+                "post_recvs: false is an RNR test of verbs; a socket has no receive queue to leave empty");
+    if (se && w.size.count() == 0) d.c.error(se->value, se->path, "a socket message needs at least 1 byte");
+    return true;
+  }
   if (d.x.fabric == FabricKind::iwarp) {
     if (w.qp != QpType::rc)
       d.c.error(qp_at.value, qp_at.path,

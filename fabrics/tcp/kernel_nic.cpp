@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/bytes.hpp"
+#include "fabrics/tcp/kernel_tcp.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/tcp.hpp"
 #include "fabrics/ip/wire/udp.hpp"
@@ -13,10 +14,11 @@ namespace rdmasim {
 namespace {
 constexpr size_t kEth = EthernetHeader::kLen;
 constexpr size_t kUdpAt = kEth + Ipv4Header::kLen;
+uint32_t ip_key(Ipv4Address a) { return a.to_u32(); }
 }  // namespace
 
-KernelNic::KernelNic(Host& host, const IpEndpoint& self)
-    : host_(host), self_(self), rx_(host.nic().sim(), host.cpu(), host.config()) {
+KernelNic::KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp)
+    : host_(host), self_(self), rx_(host.nic().sim(), host.cpu(), host.config()), tcp_(tcp) {
   rx_.set_deliver([this](Packet p) { deliver(std::move(p)); });
   rx_.set_on_drop([this](const Packet& p, NetRx::Drop why) {
     if (auto port = udp_port(p)) {
@@ -111,7 +113,56 @@ void KernelNic::deliver(Packet p) {
         {static_cast<uint32_t>(payload.size()), UdpSocket::truesize(static_cast<uint32_t>(b.size())), sent});
     return;
   }
+  if (ip->protocol() == kIpProtoTcp) {
+    auto tcp = ConstTcpView::check(l4);
+    auto it = tcp ? tcp_conns_.find({ip_key(ip->src()), tcp->src_port(), tcp->dst_port()}) : tcp_conns_.end();
+    // No socket for it: dropped (Linux would answer a RST; no workload
+    // sends to a port nobody listens on).
+    if (it == tcp_conns_.end() || tcp->header_len() > l4.size()) {
+      ++discarded_;
+      return;
+    }
+    const bool ce = ip->ecn() == Ecn::Ce;
+    const size_t seg_len = l4.size();
+    p.pull_front(kEth + ip->header_len());
+    if (p.size() > seg_len) p.pull_back(p.size() - seg_len);  // Ethernet padding of short frames
+    it->second->receive(std::move(p), ce);
+    return;
+  }
   ++discarded_;
+}
+
+void KernelNic::attach_tcp(KernelTcp& c) {
+  const TcpFlow& f = c.tcp().flow();
+  tcp_conns_[{ip_key(f.ip.dst4), f.remote_port, f.local_port}] = &c;
+}
+
+void KernelNic::detach_tcp(KernelTcp& c) {
+  const TcpFlow& f = c.tcp().flow();
+  tcp_conns_.erase({ip_key(f.ip.dst4), f.remote_port, f.local_port});
+}
+
+void KernelNic::encap_tcp(Packet& p, Ipv4Address dst, bool ect) {
+  p.meta().crc_pending = true;  // the TCP checksum: filled when observed
+  Ipv4Header ip;
+  ip.ecn = ect ? Ecn::Ect0 : Ecn::NotEct;
+  ip.total_length = static_cast<uint16_t>(p.size() + Ipv4Header::kLen);
+  ip.identification = ip_id_++;
+  ip.protocol = kIpProtoTcp;
+  ip.src = self_.ipv4;
+  ip.dst = dst;
+  ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
+  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(*EthernetView::check(p.push_front(kEth)));
+}
+
+void KernelNic::seal_kernel_frame(Packet& p) {
+  if (!p.meta().crc_pending) return;
+  p.meta().crc_pending = false;
+  auto b = p.raw_bytes();
+  auto eth = EthernetView::check(b);
+  auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
+  if (!ip || eth->ethertype() != ethertype::kIpv4 || ip->protocol() != kIpProtoTcp) return;
+  tcp_fill_checksum(b.subspan(kEth + ip->header_len(), ip->total_length() - ip->header_len()), TcpPseudoHeader::of(*ip));
 }
 
 }  // namespace rdmasim

@@ -9,25 +9,32 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "fabrics/ip/l3_network.hpp"
+#include "fabrics/ip/tcp/tcp_config.hpp"
 #include "nodes/host/host.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
 #include "nodes/host/kernel/udp_socket.hpp"
 
 namespace rdmasim {
 
+class KernelTcp;
+
 class KernelNic final : public NicFabric {
  public:
-  KernelNic(Host& host, const IpEndpoint& self);
+  KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp);
 
   size_t headroom() const override;
   // There are no queue pairs on a plain Ethernet NIC.
   std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device&, verbs::ProtectionDomain&, uint32_t,
                                               const verbs::QpInitAttr&) override;
   void receive(Packet p) override;
-  void seal(Packet&) const override {}  // checksums are written when a frame is built
+  // UDP and IPv4 checksums are written when a frame is built; TCP's when
+  // someone observes the frame (seal_kernel_frame).
+  void seal(Packet& p) const override { seal_kernel_frame(p); }
 
+  Host& host() const { return host_; }
   const IpEndpoint& self() const { return self_; }
   NetRx& rx() { return rx_; }
   const NetRx& rx() const { return rx_; }
@@ -47,6 +54,19 @@ class KernelNic final : public NicFabric {
   // Frames the protocols refused: a bad checksum, not for this host, no socket.
   uint64_t discarded() const { return discarded_; }
 
+  // TCP (kernel_tcp.hpp): every connection uses these options; segments
+  // reach a connection by its 4-tuple.
+  const TcpEndpointConfig& tcp_config() const { return tcp_; }
+  uint16_t listen_port() { return next_listen_++; }        // a server's port, from 5201 (iperf3's)
+  uint16_t ephemeral_port() { return next_ephemeral_++; }  // a client's, from 49152 (RFC 6335)
+  void attach_tcp(KernelTcp& c);
+  void detach_tcp(KernelTcp& c);
+  // Prepends IPv4 and Ethernet to a TCP segment towards `dst`.
+  void encap_tcp(Packet& p, Ipv4Address dst, bool ect);
+  // Fills the TCP checksum of an Ethernet + IPv4 + TCP frame whose checksum
+  // was left for later (meta.crc_pending); other frames are complete.
+  static void seal_kernel_frame(Packet& p);
+
  private:
   struct Bound {
     UdpSocket* socket = nullptr;
@@ -61,6 +81,10 @@ class KernelNic final : public NicFabric {
   IpEndpoint self_;
   NetRx rx_;
   std::map<uint16_t, Bound> udp_;
+  TcpEndpointConfig tcp_;
+  // (remote address, remote port, local port) -> connection
+  std::map<std::tuple<uint32_t, uint16_t, uint16_t>, KernelTcp*> tcp_conns_;
+  uint16_t next_listen_ = 5201, next_ephemeral_ = 49152;
   uint16_t ip_id_ = 0;
   uint64_t discarded_ = 0;
 };

@@ -34,6 +34,10 @@ struct KernelConfig {
   Time syscall = Time::ns(450);       // one recvmsg/sendmsg: entry, exit, socket locking and dequeue
   DataRate copy_bandwidth{80'000'000'000};  // copy_to_user / copy_from_user on one core
   uint64_t socket_buffer = 212992;          // SO_RCVBUF (net.core.rmem_default), in skb truesize
+  // TCP sockets (nodes/host/kernel/stream_socket.hpp):
+  Time transport_tx = Time::ns(300);  // per segment sent: tcp_write_xmit, ip_output, the driver's xmit
+  uint64_t sndbuf = 262144;           // SO_SNDBUF: bytes queued or unacknowledged
+  uint64_t rcvbuf = 131072;           // SO_RCVBUF: bytes received, not yet read (the window), tcp_rmem[1]
 };
 enum class Doorbell { dma, pio };
 struct HostConfig {
