@@ -18,7 +18,8 @@ void completion_mode(ExperimentDraft& d) {
   if (d.x.fabric == FabricKind::tcp && (m == Completion::polling || m == Completion::hybrid))
     d.c.error(e.value, e.path,
               "the kernel stack (fabric: tcp) receives by interrupt (one per frame, or per coalesced batch) "
-              "or napi; " + std::string(to_string(m)) + " is how RDMA programs wait on a CQ");
+              "or napi; " + std::string(to_string(m)) +
+                  " is how RDMA programs wait on a CQ (busy polling of a socket, SO_BUSY_POLL, is not modelled)");
   if (d.x.fabric != FabricKind::tcp && m == Completion::napi)
     d.c.error(e.value, e.path,
               "napi is the kernel stack's receive path (fabric: tcp); RDMA programs wait by polling, "
