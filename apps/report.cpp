@@ -312,7 +312,7 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
                            {"latency_ns", {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}}},
                            {"completions", field(w, "completions")},
                            {"data_verified", field(w, "data_verified")}});
-      if (field(w, "bytes").is_number_unsigned()) bytes += field(w, "bytes").get<uint64_t>();
+      if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0) bytes += field(w, "bytes").get<uint64_t>();
     }
   // Where the CPU went, all hosts together: what a GB moved costs in work
   // (everything but spinning and idle) and in spinning (poll_ps).

@@ -127,7 +127,9 @@ json latency_json(std::vector<int64_t> v) {
 // ping-pong's round trip, as perftest's ib_send_lat and ib_write_lat report
 // it, or the time from posting to the sender's completion (perftest's
 // ib_read_lat and ib_atomic_lat report that whole, rtt_factor 1).
-const char* latency_measure(WorkloadKind k) {
+// `sockets`: the workload ran over kernel TCP sockets (fabric: tcp), where
+// a message has no completion: it is timed to the receiving program.
+const char* latency_measure(WorkloadKind k, bool sockets) {
   switch (k) {
     case WorkloadKind::pingpong:
     case WorkloadKind::send_lat:
@@ -136,7 +138,7 @@ const char* latency_measure(WorkloadKind k) {
     case WorkloadKind::flows:
       return "flow_completion";
     default:
-      return "post_to_completion";
+      return sockets ? "send_to_receive" : "post_to_completion";
   }
 }
 
@@ -404,7 +406,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["end_ps"] = s.end.count();
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
-    j["latency_measure"] = latency_measure(w.kind);
+    j["latency_measure"] = latency_measure(w.kind, cfg.fabric == FabricKind::tcp);
     if (cfg.capture.latency_samples) latency_csv += latency_csv_rows(w.name, s.latency_ps);
     j["data_verified"] = s.data_verified;
     j["data_mismatch"] = s.data_mismatch;
