@@ -456,15 +456,24 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     hosts.push_back({{"name", h->name()},
                      {"cpu_busy_ps", h->cpu_busy().count()},
                      {"cores", cores_json(h->cpu())},
-                     {"interrupts", h->interrupts() + (kernel ? kernel->rx().stats().interrupts : 0)},
+                     {"interrupts", h->interrupts() + (kernel && kernel->rx() ? kernel->rx()->stats().interrupts : 0)},
                      {"completion", std::string(to_string(cfg.host.completion))},
                      {"nic_frames_sent", h->nic().stats().frames_sent},
                      {"nic_frames_received", h->nic().stats().frames_received},
                      {"cnps_sent", h->nic().stats().cnps_sent},
                      {"cnps_received", h->nic().stats().cnps_received}});
-    if (kernel) {
+    if (kernel && kernel->pmd()) {
+      // The user-space stack's poll-mode driver: where frames went.
+      const PollModeDriver::Stats& d = kernel->pmd()->stats();
+      hosts.back()["stack"] = "dpdk";
+      hosts.back()["dpdk_rx"] = {{"frames", d.frames},       {"ring_drops", d.ring_drops},
+                                 {"bursts", d.bursts},       {"processed", d.processed},
+                                 {"largest_burst", d.largest_burst}, {"poll_cores", cfg.host.dpdk.cores},
+                                 {"discarded", kernel->discarded()}};
+    } else if (kernel) {
       // The kernel receive path (fabric: tcp): where frames went.
-      const NetRx::Stats& k = kernel->rx().stats();
+      hosts.back()["stack"] = "kernel";
+      const NetRx::Stats& k = kernel->rx()->stats();
       hosts.back()["kernel_rx"] = {{"frames", k.frames},
                                    {"ring_drops", k.ring_drops},
                                    {"backlog_drops", k.backlog_drops},

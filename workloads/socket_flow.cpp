@@ -7,14 +7,6 @@
 
 namespace rdmasim {
 
-namespace {
-KernelNic& kernel_nic(Host& h) {
-  auto* k = dynamic_cast<KernelNic*>(&h.nic().fabric());
-  if (!k) throw std::logic_error("socket flows need the kernel stack (fabric: tcp) on " + h.name());
-  return *k;
-}
-}  // namespace
-
 bool has_kernel_stack(Host& h) { return dynamic_cast<KernelNic*>(&h.nic().fabric()) != nullptr; }
 
 std::unique_ptr<PairFlow> make_pair_flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b,
@@ -38,13 +30,13 @@ void SocketFlow::single_message(uint64_t size, Time at) {
 
 // Both sockets and their connection; the server's end listens at once.
 void SocketFlow::setup() {
-  KernelNic& na = kernel_nic(a_);
-  KernelNic& nb = kernel_nic(b_);
+  KernelNic& na = kernel_nic_of(a_, "a socket flow");
+  KernelNic& nb = kernel_nic_of(b_, "a socket flow");
   const uint16_t server_port = nb.listen_port();
   const uint16_t client_port = na.ephemeral_port();
   const TcpPseudoHeader ip = TcpPseudoHeader::v4(na.self().ipv4, nb.self().ipv4);
-  ca_.socket = std::make_unique<StreamSocket>(env_.sim, a_.config().kernel);
-  sb_.socket = std::make_unique<StreamSocket>(env_.sim, b_.config().kernel);
+  ca_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(a_.config()));
+  sb_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(b_.config()));
   ca_.tcp = std::make_unique<KernelTcp>(na, *ca_.socket, TcpFlow{ip, client_port, server_port},
                                         static_cast<uint32_t>(rng_.next()));
   sb_.tcp = std::make_unique<KernelTcp>(nb, *sb_.socket, TcpFlow{ip.reversed(), server_port, client_port},

@@ -25,6 +25,23 @@ void completion_mode(ExperimentDraft& d) {
               "napi is the kernel stack's receive path (fabric: tcp); RDMA programs wait by polling, "
               "interrupt or hybrid");
 }
+// host.stack: dpdk is a user-space stack for the plain NICs of `tcp`; its
+// poll-mode cores are dedicated, so programs need a core besides them.
+void network_stack(ExperimentDraft& d) {
+  if (d.x.host.stack != NetStack::dpdk) return;
+  if (d.x.fabric != FabricKind::tcp) {
+    d.c.error(d.stack->value, d.stack->path,
+              "host.stack: dpdk is a user-space TCP/UDP stack for fabric: tcp's plain NICs; " +
+                  std::string(to_string(d.x.fabric)) + " is RDMA, whose NIC is the stack");
+    return;
+  }
+  if (d.x.host.dpdk.cores >= d.x.host.cores) {
+    const Entry& at = d.dpdk_cores ? *d.dpdk_cores : *d.stack;
+    d.c.error(at.value, at.path,
+              "the " + std::to_string(d.x.host.dpdk.cores) + " poll-mode core(s) of host.stack: dpdk are dedicated: "
+              "host.cores (" + std::to_string(d.x.host.cores) + ") must leave at least one for the programs");
+  }
+}
 }  // namespace
 
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
@@ -61,6 +78,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   if (auto e = top->find("mpa")) read_mpa(d, *e);
   if (auto e = top->find("host")) read_host(d, *e);
   completion_mode(d);
+  network_stack(d);
   if (auto e = top->find("vlan")) read_vlan(d, *e);
   if (auto e = top->find("capture")) read_capture(d, *e);
   if (auto e = top->find("cost")) read_cost(d.c, e->value, e->path, d.x.cost);

@@ -40,19 +40,38 @@ void read_kernel(ExperimentDraft& d, const Entry& e) {
       }
 }
 
+// host.dpdk: the user-space stack's ring and CPU costs (host.stack: dpdk).
+void read_dpdk(ExperimentDraft& d, const Entry& e) {
+  auto f = d.c.fields(e.value, e.path, "DPDK stack settings", {"rx_ring", "poll", "rx_frame", "tx_segment", "api_call"});
+  if (!f) return;
+  DpdkConfig& k = d.x.host.dpdk;
+  d.c.read(*f, "rx_ring", k.rx_ring, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 16); });
+  d.c.read(*f, "poll", k.poll, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "rx_frame", k.rx_frame, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "tx_segment", k.tx_segment, [&](const Entry& v) { return d.c.time(v); });
+  d.c.read(*f, "api_call", k.api_call, [&](const Entry& v) { return d.c.time(v); });
+}
+
 }  // namespace
 
 void read_host(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "host settings",
                       {"completion", "hybrid_spin", "interrupt_coalescing", "doorbell", "pcie", "poll_cost",
                        "interrupt_cost", "post_cost", "cores", "context_switch", "pio_bandwidth", "max_inline",
-                       "napi_budget", "kernel"});
+                       "napi_budget", "kernel", "stack", "dpdk_cores", "dpdk_burst", "dpdk"});
   if (!f) return;
   HostConfig& h = d.x.host;
   d.c.read(*f, "completion", h.completion,
            [&](const Entry& v) { return d.c.choice<Completion>(v, "completion mode"); });
   if (const Entry* v = f->find("completion")) d.completion = *v;
   d.c.read(*f, "napi_budget", h.napi_budget, [&](const Entry& v) { return d.c.whole(v, 1, 65536); });
+  d.c.read(*f, "stack", h.stack, [&](const Entry& v) { return d.c.choice<NetStack>(v, "network stack"); });
+  if (const Entry* v = f->find("stack")) d.stack = *v;
+  d.c.read(*f, "dpdk_cores", h.dpdk.cores, [&](const Entry& v) { return d.c.whole(v, 1, 1023); });
+  if (const Entry* v = f->find("dpdk_cores")) d.dpdk_cores = *v;
+  // rte_eth_rx_burst's nb_pkts; drivers take at most their ring.
+  d.c.read(*f, "dpdk_burst", h.dpdk.burst, [&](const Entry& v) { return d.c.whole(v, 1, 1024); });
+  if (auto v = f->find("dpdk")) read_dpdk(d, *v);
   if (auto v = f->find("kernel")) read_kernel(d, *v);
   d.c.read(*f, "hybrid_spin", h.hybrid_spin, [&](const Entry& v) { return d.c.time(v); });
   if (auto v = f->find("interrupt_coalescing")) {

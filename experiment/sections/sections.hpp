@@ -39,6 +39,8 @@ struct ExperimentDraft {
   };
   std::vector<ReadWorkload> workloads_read;  // the workloads read without error
   std::optional<Entry> completion;           // host.completion, when given
+  std::optional<Entry> stack;                // host.stack, when given
+  std::optional<Entry> dpdk_cores;           // host.dpdk_cores, when given
 
   // "unknown node 'x' (did you mean ...)" against the topology's names.
   std::string unknown_node(const std::string& n) const;

@@ -2,6 +2,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include <algorithm>
 
 #include "core/bytes.hpp"
 #include "fabrics/tcp/kernel_tcp.hpp"
@@ -18,14 +22,36 @@ uint32_t ip_key(Ipv4Address a) { return a.to_u32(); }
 }  // namespace
 
 KernelNic::KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp)
-    : host_(host), self_(self), rx_(host.nic().sim(), host.cpu(), host.config()), tcp_(tcp) {
-  rx_.set_deliver([this](Packet p) { deliver(std::move(p)); });
-  rx_.set_on_drop([this](const Packet& p, NetRx::Drop why) {
+    : host_(host), self_(self), tcp_(tcp) {
+  if (host.config().stack == NetStack::dpdk) {
+    // Kernel bypass: the poll-mode driver takes the frames, no interrupt.
+    pmd_ = std::make_unique<PollModeDriver>(host.nic().sim(), host.cpu(), host.config().dpdk);
+    pmd_->set_deliver([this](Packet p) { deliver(std::move(p)); });
+    pmd_->set_on_drop([this](const Packet& p) {
+      if (auto port = udp_port(p)) ++udp_[*port].stats.ring_drops;
+    });
+    return;
+  }
+  rx_ = std::make_unique<NetRx>(host.nic().sim(), host.cpu(), host.config());
+  rx_->set_deliver([this](Packet p) { deliver(std::move(p)); });
+  rx_->set_on_drop([this](const Packet& p, NetRx::Drop why) {
     if (auto port = udp_port(p)) {
       auto& st = udp_[*port].stats;
       ++(why == NetRx::Drop::ring ? st.ring_drops : st.backlog_drops);
     }
   });
+}
+
+KernelNic::~KernelNic() = default;
+
+// RSS: the receive queue of a frame from its addresses and ports (the
+// IPv4 source and destination and the 4 bytes after a 20-byte IP header),
+// FNV-1a in place of the NIC's Toeplitz hash.
+uint32_t KernelNic::rss_hash(const Packet& p) {
+  auto b = p.raw_bytes();
+  uint32_t h = 2166136261u;
+  for (size_t i = kEth + 12; i < std::min(b.size(), kUdpAt + 4); ++i) h = (h ^ static_cast<uint8_t>(b[i])) * 16777619u;
+  return h;
 }
 
 size_t KernelNic::headroom() const { return kEth + Ipv4Header::kLen + TcpView::kMaxLen; }
@@ -84,8 +110,14 @@ std::optional<uint16_t> KernelNic::udp_port(const Packet& p) {
 void KernelNic::receive(Packet p) {
   if (auto port = udp_port(p)) ++udp_[*port].stats.received;
   // The NIC writes the frame into a ring buffer in host memory (DMA).
-  host_.nic().sim().after(host_.config().pcie.latency,
-                          [this, q = std::move(p)]() mutable { rx_.receive(std::move(q)); });
+  host_.nic().sim().after(host_.config().pcie.latency, [this, q = std::move(p)]() mutable {
+    if (pmd_) {
+      const uint32_t hash = rss_hash(q);
+      pmd_->receive(std::move(q), hash);
+    } else {
+      rx_->receive(std::move(q));
+    }
+  });
 }
 
 void KernelNic::deliver(Packet p) {
@@ -130,6 +162,12 @@ void KernelNic::deliver(Packet p) {
     return;
   }
   ++discarded_;
+}
+
+KernelNic& kernel_nic_of(Host& h, const char* what) {
+  auto* k = dynamic_cast<KernelNic*>(&h.nic().fabric());
+  if (!k) throw std::logic_error(std::string(what) + " needs the kernel stack (fabric: tcp) on " + h.name());
+  return *k;
 }
 
 void KernelNic::attach_tcp(KernelTcp& c) {

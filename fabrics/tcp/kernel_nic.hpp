@@ -1,4 +1,5 @@
-// `fabric: tcp`, the kernel network stack's baseline: a plain Ethernet NIC
+// `fabric: tcp`, the kernel network stack's baseline (or, with host.stack:
+// dpdk, a user-space stack on poll-mode cores): a plain Ethernet NIC
 // (no RDMA) whose frames are Ethernet + IPv4 + UDP or TCP, received through
 // the kernel's receive path on the host's CPU (nodes/host/kernel/net_rx.hpp)
 // and handed to sockets. What RDMA's kernel bypass removes is all here: the
@@ -14,6 +15,7 @@
 #include "fabrics/ip/l3_network.hpp"
 #include "fabrics/ip/tcp/tcp_config.hpp"
 #include "nodes/host/host.hpp"
+#include "nodes/host/dpdk/poll_mode_driver.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
 #include "nodes/host/kernel/udp_socket.hpp"
 
@@ -23,7 +25,10 @@ class KernelTcp;
 
 class KernelNic final : public NicFabric {
  public:
+  // With host.stack: dpdk the frames go to a poll-mode driver (and a
+  // user-space stack) instead of the kernel's receive path.
   KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp);
+  ~KernelNic() override;
 
   size_t headroom() const override;
   // There are no queue pairs on a plain Ethernet NIC.
@@ -36,8 +41,10 @@ class KernelNic final : public NicFabric {
 
   Host& host() const { return host_; }
   const IpEndpoint& self() const { return self_; }
-  NetRx& rx() { return rx_; }
-  const NetRx& rx() const { return rx_; }
+  // The kernel's receive path; null with the user-space stack.
+  const NetRx* rx() const { return rx_.get(); }
+  // The poll-mode driver of the user-space stack; null with the kernel's.
+  const PollModeDriver* pmd() const { return pmd_.get(); }
 
   // A UDP datagram of `bytes` of payload from this host to `to`, every
   // header and checksum in place. The payload holds `seq` then a pattern.
@@ -76,10 +83,12 @@ class KernelNic final : public NicFabric {
   void deliver(Packet p);
   // The UDP destination port of an Ethernet + IPv4 + UDP frame, if it is one.
   static std::optional<uint16_t> udp_port(const Packet& p);
+  static uint32_t rss_hash(const Packet& p);
 
   Host& host_;
   IpEndpoint self_;
-  NetRx rx_;
+  std::unique_ptr<NetRx> rx_;
+  std::unique_ptr<PollModeDriver> pmd_;
   std::map<uint16_t, Bound> udp_;
   TcpEndpointConfig tcp_;
   // (remote address, remote port, local port) -> connection
@@ -88,6 +97,9 @@ class KernelNic final : public NicFabric {
   uint16_t ip_id_ = 0;
   uint64_t discarded_ = 0;
 };
+
+// The kernel NIC of `h`, whose `what` needs it; a logic error on another fabric.
+KernelNic& kernel_nic_of(Host& h, const char* what);
 
 FabricBuilder tcp_builder();  // fabrics/tcp/tcp_network.cpp
 

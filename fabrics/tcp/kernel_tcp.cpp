@@ -11,7 +11,13 @@ KernelTcp::KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, 
     : nic_(nic), socket_(socket), tcp_(nic.host().nic().sim(), nic.host().nic().pool(), nic.tcp_config(), flow, iss) {
   tcp_.set_upper(this);
   tcp_.set_auto_consume(false);  // the window opens as the program reads
-  tcp_.set_wake([this] { nic_.host().nic().wake(*this); });
+  // The driver posts a transmit descriptor and rings the doorbell; the
+  // NIC reads the descriptor and then the frame by DMA before it can send
+  // (the same PCIe round trips an RNIC pays for a WQE and its payload).
+  tcp_.set_wake([this] {
+    Rnic& nic = nic_.host().nic();
+    nic.sim().after(nic.doorbell_delay(false, true), [this, &nic] { nic.wake(*this); });
+  });
   socket_.attach(*this);
   nic_.attach_tcp(*this);
 }

@@ -1,6 +1,9 @@
 // A kernel stream socket (SOCK_STREAM) as a program sees it through system
 // calls, and as the kernel's protocol code fills and drains it: the part of
-// Linux's TCP socket that sits between a process and the protocol.
+// Linux's TCP socket that sits between a process and the protocol. The
+// same socket serves a DPDK-style user-space stack with that stack's costs
+// (socket_costs.hpp): calls instead of system calls, no copy on receive,
+// waits that spin.
 //
 //   send():  tcp_sendmsg. The system call (`kernel.syscall`), then the
 //            payload is copied from user memory into the socket's send
@@ -30,7 +33,7 @@
 #include "core/task.hpp"
 #include "core/units.hpp"
 #include "nodes/host/cpu/cpu.hpp"
-#include "nodes/host/host_config.hpp"
+#include "nodes/host/kernel/socket_costs.hpp"
 
 namespace rdmasim {
 
@@ -54,7 +57,7 @@ class StreamTransport {
 
 class StreamSocket {
  public:
-  StreamSocket(Simulator& sim, const KernelConfig& k);
+  StreamSocket(Simulator& sim, const SocketCosts& costs);
   StreamSocket(const StreamSocket&) = delete;
   StreamSocket& operator=(const StreamSocket&) = delete;
 
@@ -91,7 +94,7 @@ class StreamSocket {
   const Stats& stats() const { return stats_; }
 
  private:
-  const KernelConfig& k_;
+  SocketCosts k_;
   StreamTransport* transport_ = nullptr;
   Trigger state_, writable_, readable_;
   bool established_ = false, closed_ = false;

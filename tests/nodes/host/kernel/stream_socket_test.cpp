@@ -32,11 +32,12 @@ struct FakeTransport final : StreamTransport {
   void consumed(size_t n) override { consumed_bytes += n; }
 };
 
-KernelConfig costs() {
-  KernelConfig k;
-  k.syscall = 500_ns;
-  k.transport_tx = 200_ns;
-  k.copy_bandwidth = DataRate(8'000'000'000);  // 1 byte a ns
+SocketCosts costs() {
+  SocketCosts k;
+  k.use = CpuUse::syscall;
+  k.call = 500_ns;
+  k.tx_segment = 200_ns;
+  k.copy = DataRate(8'000'000'000);  // 1 byte a ns
   return k;
 }
 
@@ -44,7 +45,7 @@ struct Rig {
   Rig() : k(costs()), cpu(sim, 1, 1_us), socket(sim, k), p(cpu.spawn("app", Process::Kind::io, true)) {
     socket.attach(t);
   }
-  KernelConfig k;
+  SocketCosts k;
   Simulator sim;
   Cpu cpu;
   FakeTransport t;
