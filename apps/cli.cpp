@@ -21,6 +21,7 @@
 #include "cost/bom.hpp"
 #include "experiment/loader.hpp"
 #include "experiment/memory_estimate.hpp"
+#include "fabrics/registry.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -49,15 +50,17 @@ struct Options {
   bool report = false;  // compare --report
 };
 
-std::vector<std::string> fabric_names() {
-  return {std::begin(EnumNames<FabricKind>::names), std::end(EnumNames<FabricKind>::names)};
+std::vector<std::string> fabric_list() {
+  const auto names = fabric_names();
+  return {names.begin(), names.end()};
 }
 
 // What compare runs unless told: the RDMA fabrics (tcp, the kernel
 // baseline, is asked for by name: --fabrics ib,roce_v2,iwarp,tcp).
 std::vector<std::string> default_compare_fabrics() {
-  auto v = fabric_names();
-  v.erase(std::remove(v.begin(), v.end(), std::string(to_string(FabricKind::tcp))), v.end());
+  std::vector<std::string> v;
+  for (const Fabric* f : fabrics())
+    if (f->rdma()) v.emplace_back(f->name());
   return v;
 }
 
@@ -65,7 +68,7 @@ std::vector<std::string> default_compare_fabrics() {
 // user-space stack (host.stack: dpdk) between the kernel and RDMA.
 constexpr std::string_view kDpdkColumn = "dpdk";
 std::vector<std::string> compare_columns() {
-  auto v = fabric_names();
+  auto v = fabric_list();
   v.emplace_back(kDpdkColumn);
   return v;
 }
@@ -308,7 +311,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
     }
     Options with_dpdk = o;
     with_dpdk.sets.push_back("host.stack=dpdk");
-    trials.push_back({f, load(with_dpdk, std::string(to_string(FabricKind::tcp)))});
+    trials.push_back({f, load(with_dpdk, std::string("tcp"))});
   }
   auto loaded = [](const Trial& t) { return t.load.config && t.load.errors.empty(); };
   const auto it = std::find_if(trials.begin(), trials.end(), loaded);
@@ -611,7 +614,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "rdmasim: " + std::string(e.what()) + "\nRun 'rdmasim --help' for usage.\n";
   });
-  const auto fabrics = fabric_names();
+  const auto fabrics = fabric_list();
 
   CLI::App* run = app.add_subcommand("run", "run an experiment: DIR/results.json and captures in DIR/pcap/");
   add_experiment_options(*run, o);

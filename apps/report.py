@@ -3,6 +3,7 @@
 # this script (compiled into the binary) as: python3 -c SCRIPT OUT SHOWN DIR...
 # (SHOWN: the page's name to print, where OUT is staged).
 # Exit 2: no results in the folders given; 3: matplotlib is missing.
+import csv
 import html
 import io
 import json
@@ -112,48 +113,82 @@ def latency(runs):
     return fig
 
 
+def rows_of(path):
+    """The rows of a CSV rdmasim wrote, or [] when there is none."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def latency_samples(d):
+    """latency.csv (capture.latency_samples): workload -> samples in ns."""
+    out = {}
+    for row in rows_of(os.path.join(d, "latency.csv")):
+        out.setdefault(row["workload"], []).append(float(row["latency_ns"]))
+    return out
+
+
+def has_latency_samples(runs):
+    return any(latency_samples(d) for _, _, d in runs)
+
+
 def latency_cdf(runs):
     fig, ax = plt.subplots(figsize=(7, 3.2))
-    for label, r, _ in runs:
-        for w in r.get("workloads", []):
-            xs = sorted(w.get("latency_samples_ns") or [])
-            if xs:
-                ax.plot([x / 1e3 for x in xs], [(i + 1) / len(xs) for i in range(len(xs))],
-                        label=f"{label} {w['name']}")
-    return labelled(fig, "latency us", "fraction", "Latency CDF")
+    for label, _, d in runs:
+        for name, xs in sorted(latency_samples(d).items()):
+            xs.sort()
+            ax.plot([x / 1e3 for x in xs], [(i + 1) / len(xs) for i in range(len(xs))], label=f"{label} {name}")
+    return labelled(fig, "latency us", "fraction of operations", "Latency CDF")
+
+
+def size_label(b):
+    """A bucket of results.json fct.buckets by its upper bound."""
+    top = b.get("max_size_bytes")
+    if top is None:
+        return "larger"
+    for unit, div in (("MB", 10**6), ("KB", 10**3)):
+        if top >= div:
+            return f"<= {top / div:g} {unit}"
+    return f"<= {top} B"
 
 
 def fct(runs):
     fig, ax = plt.subplots(figsize=(7, 3.2))
     for label, r, _ in runs:
         for w in r.get("workloads", []):
-            buckets = (w.get("fct") or {}).get("buckets") or []
-            xs = [str(b.get("name", b.get("max_bytes", i))) for i, b in enumerate(buckets)]
-            ys = [(b.get("slowdown") or {}).get("p99", b.get("p99")) for b in buckets]
-            if xs and all(isinstance(y, (int, float)) for y in ys):
-                ax.plot(xs, ys, "o-", label=f"{label} {w['name']}")
-    return labelled(fig, "size bucket", "FCT slowdown p99", "Flow completion time slowdown per size bucket")
+            # Buckets no flow fell into have no percentiles: left out.
+            buckets = [b for b in (w.get("fct") or {}).get("buckets") or [] if b.get("count")]
+            if buckets:
+                ax.plot([size_label(b) for b in buckets], [b["slowdown"]["p99"] for b in buckets], "o-",
+                        label=f"{label} {w['name']}")
+    return labelled(fig, "flow size", "FCT slowdown p99", "Flow completion time slowdown per size bucket")
 
 
-def queues(runs):
-    import csv
+def has_fct(runs):
+    return any(b.get("count") for _, r, _ in runs for w in r.get("workloads", [])
+               for b in (w.get("fct") or {}).get("buckets") or [])
+
+
+def queues(runs, most=6):
+    """timeseries/queues.csv: the `most` ports whose queues grew longest, over time."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
+    series = []
     for label, _, d in runs:
-        tdir = os.path.join(d, "timeseries")
-        files = sorted(os.listdir(tdir)) if os.path.isdir(tdir) else []
-        for name in files:
-            with open(os.path.join(tdir, name), newline="") as f:
-                rows = list(csv.DictReader(f))
-            qcol = next((c for c in (rows[0].keys() if rows else []) if "queue" in c), None)
-            tcol = next((c for c in (rows[0].keys() if rows else []) if c.startswith("time")), None)
-            if qcol and tcol:
-                ax.plot([float(x[tcol]) / 1e6 for x in rows], [float(x[qcol]) for x in rows],
-                        label=f"{label} {name[:-4]}")
-    return labelled(fig, "time us", "queue bytes", "Queue length over time")
+        by_port = {}
+        for row in rows_of(os.path.join(d, "timeseries", "queues.csv")):
+            t, q = by_port.setdefault(f"{row['node']}:{row['port']}", ([], []))
+            t.append(float(row["time_ps"]) / 1e6)
+            q.append(float(row["queue_bytes"]))
+        series += [(max(q), f"{label} {port}", t, q) for port, (t, q) in by_port.items()]
+    series.sort(key=lambda s: (-s[0], s[1]))
+    for _, name, t, q in series[:most]:
+        ax.plot(t, q, label=name)
+    return labelled(fig, "time us", "queue bytes", "Queue length over time (the longest queues)")
 
 
 def has_timeseries(runs):
-    return any(os.path.isdir(os.path.join(d, "timeseries")) for _, _, d in runs)
+    return any(rows_of(os.path.join(d, "timeseries", "queues.csv")) for _, _, d in runs)
 
 
 def cpu_per_gb(runs):
@@ -221,9 +256,9 @@ def main():
     figures = [("throughput", "Throughput per workload",
                 bars(runs, lambda w: w.get("throughput_gbps", 0), "Gb/s", "Throughput per workload")),
                ("latency", "Latency per workload", latency(runs))]
-    if any(w.get("latency_samples_ns") for _, r, _ in runs for w in r.get("workloads", [])):
+    if has_latency_samples(runs):
         figures.append(("latency-cdf", "Latency CDF", latency_cdf(runs)))
-    if any((w.get("fct") or {}).get("buckets") for _, r, _ in runs for w in r.get("workloads", [])):
+    if has_fct(runs):
         figures.append(("fct", "FCT slowdown per size bucket", fct(runs)))
     if has_timeseries(runs):
         figures.append(("queues", "Queue length over time", queues(runs)))

@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
 #include "fabrics/network.hpp"
+#include "fabrics/registry.hpp"
 #include "fabrics/tcp/kernel_nic.hpp"
 #include "nodes/host/cpu/trace.hpp"
 #include "pcap/capture_set.hpp"
@@ -24,14 +25,6 @@ namespace {
 using nlohmann::json;
 using namespace literals;
 
-NicConfig nic_config(const HostConfig& h) {
-  NicConfig n;
-  n.pcie_latency = h.pcie.latency;
-  n.doorbell = h.doorbell;
-  n.max_inline = h.max_inline;
-  return n;
-}
-
 // hosts[].cores: per core, the time in each category, adding up to the run's end.
 json cores_json(const Cpu& cpu) {
   json cores = json::array();
@@ -43,50 +36,6 @@ json cores_json(const Cpu& cpu) {
     cores.push_back(std::move(j));
   }
   return cores;
-}
-
-FabricBuilder builder_for(FabricKind f) {
-  switch (f) {
-    case FabricKind::roce_v2:
-      return roce_v2_builder();
-    case FabricKind::roce_v1:
-      return roce_v1_builder();
-    case FabricKind::ib:
-      return ib_builder();
-    case FabricKind::iwarp:
-      return iwarp_builder();
-    case FabricKind::tcp:
-      return tcp_builder();
-  }
-  throw std::runtime_error("unknown fabric");
-}
-
-void wire_links(Network& net) {
-  const auto& links = net.cfg.topology.links;
-  std::vector<int> used(net.hosts.size(), 0);
-  for (size_t l = 0; l < links.size(); ++l) {
-    const Graph::Link& gl = net.graph.link(static_cast<int>(l));
-    auto port_of = [&](int node) -> Port& {
-      if (net.graph.is_host(node)) {
-        // The loader refuses a second link to a host (a host has one NIC port).
-        if (used[node]++)
-          throw std::logic_error("host '" + net.graph.name(node) + "' has more than one link");
-        return net.nodes[node]->port(0);
-      }
-      return net.nodes[node]->add_port();
-    };
-    Port& a = port_of(gl.a);
-    Port& b = port_of(gl.b);
-    const LinkConfig& c = links[l].config;
-    LinkParams p;
-    p.rate = c.bandwidth;
-    p.delay = c.delay;
-    p.buffer_bytes = c.buffer.count();
-    p.loss = c.loss;
-    p.wire_overhead = net.wire_overhead;
-    Port::connect(a, b, p, net.cfg.seed ^ (0x9E3779B97F4A7C15ull * (l + 1)));
-    net.links.push_back({&a, &b});
-  }
 }
 
 // trace/<host>.json and trace/<host>.svg: each host's CPU timeline.
@@ -231,31 +180,12 @@ json join_names(const std::vector<std::string>& v) {
 
 json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir) {
   Network net(cfg);
-  FabricBuilder builder = builder_for(cfg.fabric);
-
-  // Nodes: hosts first (graph order), then the fabric's switches.
-  net.nodes.resize(net.graph.size());
-  const NicConfig nic = nic_config(cfg.host);
-  for (int h = 0; h < net.graph.host_count(); ++h) {
-    auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), nic, cfg.host);
-    net.hosts.push_back(host.get());
-    net.nodes[h] = std::move(host);
-  }
-  builder.create_nodes(net);
-  wire_links(net);
-  builder.finish(net);
-  const uint32_t mtu = path_mtu(cfg);
-  net.mtu = mtu;
-  if (cfg.fabric != FabricKind::iwarp && cfg.fabric != FabricKind::tcp) {
-    const ibv_mtu active = mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 : mtu >= 1024 ? IBV_MTU_1024
-                           : mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
-    for (Host* h : net.hosts) h->nic().set_active_mtu(active);
-  }
+  const BuiltFabric fabric = build_network(net, fabric_of(cfg));
 
   // Captures.
   std::unique_ptr<CaptureSet> captures;
   if (cfg.capture.mode != CaptureMode::none) {
-    captures = std::make_unique<CaptureSet>(dir, net.linktype, net.sealer, cfg.capture.snaplen,
+    captures = std::make_unique<CaptureSet>(dir, fabric.linktype, fabric.sealer, cfg.capture.snaplen,
                                             cfg.capture.max_bytes.count());
     for (int n = 0; n < net.graph.size(); ++n) {
       bool on = false;
@@ -285,7 +215,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
 
   // Workloads.
-  WorkloadEnv env{net.sim, cfg, nullptr, net.address, nullptr, net.mtu, nullptr, nullptr, 0};
+  WorkloadEnv env{net.sim, cfg, nullptr, fabric.address, nullptr, fabric.mtu, nullptr, nullptr, 0};
   env.host = [&net](const std::string& name) -> Host* {
     auto n = net.graph.find(name);
     return n && net.graph.is_host(*n) ? net.hosts[*n] : nullptr;
@@ -302,7 +232,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     const auto ports = net.graph.ports(net.host_index(h));
     return ports.empty() ? DataRate{} : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
   };
-  env.frame_overhead = data_frame_overhead(cfg) + net.wire_overhead;
+  env.frame_overhead = fabric_of(cfg).data_frame_headers(cfg) + fabric_of(cfg).wire_overhead();
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
     runs.push_back(std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
@@ -331,7 +261,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   // results.json
   json out;
   out["experiment"] = cfg.name;
-  out["fabric"] = std::string(to_string(cfg.fabric));
+  out["fabric"] = cfg.fabric;
   out["seed"] = cfg.seed;
   out["end_time_ps"] = net.sim.now().count();
   out["events"] = net.sim.events_run();
@@ -406,7 +336,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["end_ps"] = s.end.count();
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
-    j["latency_measure"] = latency_measure(w.kind, cfg.fabric == FabricKind::tcp);
+    j["latency_measure"] = latency_measure(w.kind, cfg.fabric == "tcp");
     if (cfg.capture.latency_samples) latency_csv += latency_csv_rows(w.name, s.latency_ps);
     j["data_verified"] = s.data_verified;
     j["data_mismatch"] = s.data_mismatch;

@@ -7,34 +7,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "fabrics/registry.hpp"
+
 namespace rdmasim {
 
 namespace {
 
 constexpr double kHoursPerYear = 24 * 365;
-
-std::string_view adapter_family(FabricKind f) {
-  switch (f) {
-    case FabricKind::ib: return "ib";
-    case FabricKind::roce_v1:
-    case FabricKind::roce_v2: return "roce";
-    case FabricKind::iwarp: return "iwarp";
-    case FabricKind::tcp: return "ethernet";
-  }
-  return "";
-}
-// RoCE wants PFC and ECN from its switches; iWARP runs on any Ethernet.
-std::string_view switch_family(FabricKind f) {
-  switch (f) {
-    case FabricKind::ib: return "ib";
-    case FabricKind::roce_v1:
-    case FabricKind::roce_v2: return "ethernet_dcb";
-    case FabricKind::iwarp:
-    case FabricKind::tcp: return "ethernet";
-  }
-  return "";
-}
-std::string_view cable_family(FabricKind f) { return f == FabricKind::ib ? "ib" : "ethernet"; }
 
 std::string gbps(DataRate r) { return fmt::format("{:g} Gb/s", r.gbps()); }
 
@@ -50,20 +29,20 @@ class BomBuilder {
         ++ports[*end];
         fastest[*end] = std::max(fastest[*end], l.config.bandwidth);
       }
-    const FabricKind f = cfg_.fabric;
+    const CostFamilies f = fabric_of(cfg_).cost_families();
     for (const auto& h : cfg_.topology.hosts)
-      if (auto* i = by_speed(ItemKind::adapter, adapter_family(f), fastest[h], "host " + h)) add(i, 1);
+      if (auto* i = by_speed(ItemKind::adapter, f.adapter, fastest[h], "host " + h)) add(i, 1);
     for (const auto* list : {&cfg_.topology.switches, &cfg_.topology.routers})
       for (const auto& s : *list) switch_box(s, ports[s], fastest[s]);
     for (const auto& l : cfg_.topology.links) {
       const bool optical = !is_host(l.a) && !is_host(l.b);
-      if (auto* i = by_speed(ItemKind::cable, cable_family(f), l.config.bandwidth, "link " + l.a + "-" + l.b,
+      if (auto* i = by_speed(ItemKind::cable, f.cable, l.config.bandwidth, "link " + l.a + "-" + l.b,
                              optical))
         add(i, 1);
     }
     const uint64_t nodes = cfg_.topology.hosts.size() + cfg_.topology.switches.size() + cfg_.topology.routers.size();
     for (const auto& i : book_.items)
-      if (i.kind == ItemKind::licence && i.family == adapter_family(f)) add(&i, nodes);
+      if (i.kind == ItemKind::licence && i.family == f.adapter) add(&i, nodes);
 
     Bom bom;
     for (const auto& i : book_.items)
@@ -115,7 +94,7 @@ class BomBuilder {
   // The smallest radix that has `n` ports; beyond the largest, as many of
   // the largest as the ports need (a chassis would do better: a warning).
   void switch_box(const std::string& name, uint32_t n, DataRate rate) {
-    auto c = at_speed(ItemKind::switch_box, switch_family(cfg_.fabric), rate, "switch " + name);
+    auto c = at_speed(ItemKind::switch_box, fabric_of(cfg_).cost_families().switches, rate, "switch " + name);
     if (c.empty()) return;
     std::sort(c.begin(), c.end(), [](auto* a, auto* b) { return a->radix < b->radix; });
     for (const auto* i : c)

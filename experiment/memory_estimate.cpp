@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "fabrics/registry.hpp"
+
 namespace rdmasim {
 
 namespace {
@@ -14,10 +16,8 @@ namespace {
 // neighbour solicitations, which every connection floods at setup.
 constexpr uint64_t kProgramBytes = 8 << 20;     // rdmasim itself: code, libraries, the price catalogue
 constexpr uint64_t kHostBytes = 8 * 1024;        // a host: its NIC, port, CPU model, memory map
-constexpr uint64_t kHostBytesRoceV1 = 32 * 1024; // ... with its neighbour cache, and the bridges' tables
 constexpr uint64_t kRouteEntryBytes = 15;        // per (host, node): next hops, distances, forwarding tables
 constexpr uint64_t kQpBytes = 6 * 1024;          // one end of a connection: QP, CQs, MRs, the program
-constexpr uint64_t kTcpBytes = 18 * 1024;        // iwarp: one end's TCP connection and its buffers
 constexpr uint64_t kPacketBytes = 10 * 1024;     // a packet buffer (core/packet.hpp)
 constexpr uint64_t kMaxRecvDepth = 512;          // receive buffers a QP keeps posted (workloads/)
 
@@ -122,7 +122,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   const int line = t.links.empty() ? 1 : t.links.front().line, column = t.links.empty() ? 1 : t.links.front().column;
   MemoryEstimate e;
   e.parts.push_back({"the program", kProgramBytes, "code, libraries, the price catalogue", "", line, column});
-  const uint64_t host = x.fabric == FabricKind::roce_v1 ? kHostBytesRoceV1 : kHostBytes;
+  const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
+  const uint64_t host = kHostBytes + fabric.host_bytes;
   e.parts.push_back({"hosts", mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
   e.parts.push_back({"routing tables", mul(mul(hosts, nodes), kRouteEntryBytes),
                      std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line, column});
@@ -154,16 +155,14 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   qps.bytes = mul(mul(connections, 2), kQpBytes);
   qps.detail = std::to_string(connections) + " connections, a QP at each end";
   e.parts.push_back(qps);
-  if (x.fabric == FabricKind::iwarp) {
-    qps.what = "TCP connections";
-    qps.bytes = mul(mul(connections, 2), kTcpBytes);
-    qps.detail = std::to_string(connections) + " connections, TCP at each end";
+  if (fabric.connection_bytes) {
+    qps.what = std::string(fabric.connection_part);
+    qps.bytes = mul(mul(connections, 2), fabric.connection_bytes);
+    qps.detail = std::to_string(connections) + " connections, one at each end";
     e.parts.push_back(qps);
   }
-  if (x.fabric == FabricKind::roce_v1) {
-    // RFC 4861 7.2.2: each end solicits its peer's MAC at the solicited-node
-    // multicast address, which a bridge floods out of every port (no MLD
-    // snooping): a packet buffer a host, all queued at once at setup.
+  if (fabric.setup_floods) {
+    // A packet buffer a host, all queued at once at setup.
     qps.what = "neighbour solicitations";
     qps.bytes = mul(mul(connections, hosts > 1 ? hosts - 1 : 1), kPacketBytes);
     qps.detail = std::to_string(connections) + " connections, each solicitation flooded to " +

@@ -1,22 +1,19 @@
 // The simulated network of one run: the engine, the nodes at their graph
-// indices, the links between their ports, and what each fabric adds (its
-// switches, its addressing, how captures seal CRCs). The runner builds it
-// in three steps: the fabric creates its switching nodes, the runner wires
-// the links, then the fabric configures addresses and forwarding.
+// indices and the links between their ports. build_network assembles it
+// for a fabric in three steps: the fabric creates its switching nodes, the
+// links are wired, then the fabric configures addresses and forwarding and
+// says what it built (BuiltFabric, fabrics/fabric.hpp).
 #pragma once
 
-#include <infiniband/verbs.h>
-
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/engine.hpp"
 #include "core/packet.hpp"
+#include "fabrics/fabric.hpp"
 #include "nodes/host/host.hpp"
 #include "nodes/node.hpp"
-#include "pcap/pcap_writer.hpp"
 #include "topologies/config.hpp"
 #include "topologies/routing.hpp"
 
@@ -42,13 +39,6 @@ struct Network {
   };
   std::vector<LinkEnds> links;  // by link index
 
-  // Set by the fabric.
-  Linktype linktype = Linktype::Ethernet;
-  std::function<void(Packet&)> sealer;
-  std::function<ibv_ah_attr(Host& from, Host& to)> address;
-  uint32_t wire_overhead = 24;  // Ethernet: preamble and SFD 8, FCS 4, inter-frame gap 12
-  uint32_t mtu = 4096;          // path MTU the QPs use
-
   // PFC deadlocks found during the run (fabrics/ethernet/pfc.hpp): ports
   // paused in a cycle, each with frames waiting, for the detection time.
   struct PfcDeadlock {
@@ -66,17 +56,10 @@ struct Network {
   }
 };
 
-// What a fabric does to a network. Nodes: create every non-host node in
-// net.nodes (hosts exist already). Finish: after the links are wired, give
-// hosts their NIC fabric and addresses, switches their forwarding state.
-struct FabricBuilder {
-  std::function<void(Network&)> create_nodes;
-  std::function<void(Network&)> finish;
-};
-
-FabricBuilder roce_v2_builder();
-FabricBuilder roce_v1_builder();
-FabricBuilder ib_builder();  // fabrics/ib/ib_network.cpp
-FabricBuilder iwarp_builder();  // fabrics/iwarp/iwarp_network.cpp
+// Builds `net` for `fabric`: hosts (graph order), the fabric's switches,
+// the links in file order (a node's ports numbered in the order its links
+// appear), then the fabric's finish; IBA fabrics set every NIC's active MTU
+// to the path MTU.
+BuiltFabric build_network(Network& net, const Fabric& fabric);
 
 }  // namespace rdmasim

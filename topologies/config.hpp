@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,9 +20,6 @@
 #include "nodes/host/host_config.hpp"
 
 namespace rdmasim {
-
-// tcp: no RDMA, the kernel's TCP/IP stack on plain Ethernet NICs (the baseline).
-enum class FabricKind { ib, roce_v1, roce_v2, iwarp, tcp };
 
 // A link's properties. `mtu` is the IBA path MTU on ib, roce_v1 and roce_v2
 // (256..4096) and the IP MTU on iwarp (576..9000).
@@ -275,13 +273,6 @@ struct TcpConfig {
   uint16_t listen_port = 18515;  // iwarp: the passive end's port (perftest's default)
 };
 
-// MPA (RFC 5044) options iwarp negotiates in the MPA request and reply.
-struct MpaConfig {
-  bool markers = false;
-  bool crc = true;
-  uint8_t revision = 2;  // 2: RFC 6581 enhanced connection establishment; 1: RFC 5044
-};
-
 // 802.1Q tag on roce_v1 frames. Every host is in VLAN `id` unless `hosts`
 // puts it in another; each VLAN is a broadcast domain of its own.
 struct VlanConfig {
@@ -306,10 +297,18 @@ struct CostSetting {
   int line = 0, column = 0;
 };
 
+// Settings only one fabric reads, kept in its folder: the fabric's struct
+// derives from this, its section (fabrics/fabric.hpp) stores it in
+// ExperimentConfig::fabric_settings under the section's key, and its code
+// reads it back with ExperimentConfig::settings<T>(key).
+struct FabricSettings {
+  virtual ~FabricSettings() = default;
+};
+
 struct ExperimentConfig {
   std::string name;  // the file's stem when not given
   std::filesystem::path file;
-  FabricKind fabric = FabricKind::roce_v2;
+  std::string fabric = "roce_v2";  // a name in fabrics/registry.cpp
   uint64_t seed = 1;
   std::optional<Time> stop;
   LinkConfig link;   // the defaults every link started from
@@ -321,7 +320,6 @@ struct ExperimentConfig {
   SwitchConfig switch_config;
   IbConfig ib;
   TcpConfig tcp;
-  MpaConfig mpa;
   HostConfig host;
   std::optional<VlanConfig> vlan;  // absent: untagged frames
   TopologyConfig topology;
@@ -329,6 +327,17 @@ struct ExperimentConfig {
   std::vector<FaultConfig> faults;
   CaptureConfig capture;
   std::vector<CostSetting> cost;
+  // By section key; a section not written has none (its defaults apply).
+  std::map<std::string, std::shared_ptr<const FabricSettings>, std::less<>> fabric_settings;
+
+  // The settings under `key`, or T's defaults.
+  template <class T>
+  const T& settings(std::string_view key) const {
+    static const T defaults{};
+    auto it = fabric_settings.find(key);
+    if (it == fabric_settings.end()) return defaults;
+    return dynamic_cast<const T&>(*it->second);
+  }
 };
 
 // Names of enum values, as written in YAML and printed in results.
@@ -340,7 +349,6 @@ struct EnumNames;
     static constexpr std::string_view names[] = {__VA_ARGS__}; \
   };                                                           \
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
-RDMASIM_ENUM_NAMES(FabricKind, tcp, "ib", "roce_v1", "roce_v2", "iwarp", "tcp");
 RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
                    "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute",

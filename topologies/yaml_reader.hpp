@@ -152,15 +152,13 @@ class YamlReader {
   }
   template <class E>
   std::optional<E> choice(const YAML::Node& v, const std::string& path, std::string_view what) {
-    const std::string names = join_names(EnumNames<E>::names);
-    auto s = scalar(v, path, std::string(what) + " (" + names + ")");
-    if (!s) return std::nullopt;
-    if (auto x = from_string<E>(*s)) return x;
-    error(v, path,
-          "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, EnumNames<E>::names) +
-              "; expected one of " + names);
-    return std::nullopt;
+    const std::vector<std::string_view> names(std::begin(EnumNames<E>::names), std::end(EnumNames<E>::names));
+    auto s = one_of(v, path, what, names);
+    return s ? from_string<E>(*s) : std::nullopt;
   }
+  // One of `names` (a choice that is not an enum, such as the registry's fabrics).
+  std::optional<std::string> one_of(const YAML::Node& v, const std::string& path, std::string_view what,
+                                    const std::vector<std::string_view>& names);
 
   // Sets `out` from `key` when the map has it and `parse` accepts it.
   template <class T, class Parse>

@@ -60,20 +60,6 @@ Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, 
   return path.one_way + path.one_way + path.bottleneck.tx_time(size + frames * frame_overhead);
 }
 
-uint32_t data_frame_overhead(const ExperimentConfig& cfg) {
-  constexpr uint32_t kEth = 14, kGrh = 40, kUdp = 8, kTcp = 20, kBth = 12, kIcrc = 4, kLrh = 8, kVcrc = 2;
-  constexpr uint32_t kMpaLen = 2, kDdpTagged = 14, kMpaCrc = 4;
-  const uint32_t ip = cfg.ip == IpVersion::ipv6 ? 40 : 20;
-  switch (cfg.fabric) {
-    case FabricKind::ib: return kLrh + kBth + kIcrc + kVcrc;
-    case FabricKind::roce_v1: return kEth + kGrh + kBth + kIcrc;
-    case FabricKind::roce_v2: return kEth + ip + kUdp + kBth + kIcrc;
-    case FabricKind::iwarp: return kEth + ip + kTcp + kMpaLen + kDdpTagged + (cfg.mpa.crc ? kMpaCrc : 0);
-    case FabricKind::tcp: return kEth + ip + kTcp;
-  }
-  return 0;
-}
-
 std::vector<uint64_t> fct_buckets() {
   return {10'000, 100'000, 1'000'000, 10'000'000, UINT64_MAX};
 }

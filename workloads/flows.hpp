@@ -65,10 +65,6 @@ struct PathCost {
 // is the path MTU's payload, `frame_overhead` the least bytes a data frame
 // adds on the wire (headers, CRCs, preamble and gap).
 Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, uint32_t frame_overhead);
-// The headers and CRCs of the leanest data frame of the fabric (a middle
-// packet: no RETH, no VLAN tag, no TCP options), without the link's own
-// per-frame overhead (preamble, gap, FCS; Network::wire_overhead).
-uint32_t data_frame_overhead(const ExperimentConfig& cfg);
 
 // ---- results
 

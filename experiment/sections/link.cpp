@@ -1,20 +1,14 @@
 // `link:` and the settings of each link.
 #include "experiment/sections/sections.hpp"
+#include "fabrics/registry.hpp"
 
 namespace rdmasim {
 
 namespace {
 
-// IBA path MTUs on the IBA fabrics (IBA 7.7.8), an IP MTU on iwarp.
+// The fabric's MTU rule: an IBA path MTU, or an IP MTU.
 void check_mtu(const ExperimentDraft& d, const YAML::Node& at, const std::string& path, uint32_t mtu) {
-  if (d.x.fabric == FabricKind::iwarp || d.x.fabric == FabricKind::tcp) {
-    if (mtu < kMinIpMtu || mtu > kMaxIpMtu)
-      d.c.error(at, path, std::string(to_string(d.x.fabric)) + " needs an IP MTU from 576 to 9000, got " + std::to_string(mtu));
-  } else if (!is_iba_mtu(mtu)) {
-    d.c.error(at, path,
-              std::string(to_string(d.x.fabric)) + " needs an IBA MTU: 256, 512, 1024, 2048 or 4096, got " +
-                  std::to_string(mtu));
-  }
+  if (const std::string why = fabric_of(d.x).mtu_error(mtu); !why.empty()) d.c.error(at, path, why);
 }
 }  // namespace
 

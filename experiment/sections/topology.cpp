@@ -4,17 +4,10 @@
 #include <unordered_set>
 
 #include "experiment/sections/sections.hpp"
+#include "fabrics/registry.hpp"
 #include "topologies/generate.hpp"
 
 namespace rdmasim {
-
-std::string ExperimentDraft::unknown_node(const std::string& n) const {
-  std::vector<std::string_view> all;
-  for (const auto* list : {&x.topology.hosts, &x.topology.switches, &x.topology.routers})
-    all.insert(all.end(), list->begin(), list->end());
-  return "unknown node '" + n + "'" + suggestion(n, all) +
-         "; nodes are the hosts, switches and routers of the topology";
-}
 
 namespace {
 
@@ -113,8 +106,9 @@ void lists(ExperimentDraft& d, const Fields& f) {
     d.c.missing(f, "hosts", "a list of host names");
   else if (h->value.IsSequence() && h->value.size() == 0)
     d.c.error(h->value, h->path, "at least one host");
-  if (const Entry* r = f.find("routers"); r && d.x.fabric == FabricKind::ib && !t.routers.empty())
-    d.c.error(r->value, r->path, "ib has no routers here (one subnet, one subnet manager); use switches");
+  if (const Entry* r = f.find("routers"); r && !t.routers.empty())
+    if (const std::string_view why = fabric_of(d.x).routers_error(); !why.empty())
+      d.c.error(r->value, r->path, std::string(why));
 
   const Entry* le = f.find("links");
   if (!le) return d.c.missing(f, "links", "a list such as [[a, s1], [b, s1]]");

@@ -7,6 +7,7 @@
 
 #include "experiment/flow_cdf.hpp"
 #include "experiment/sections/sections.hpp"
+#include "fabrics/registry.hpp"
 
 namespace rdmasim {
 
@@ -136,10 +137,8 @@ bool udp(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& ki
   for (const Entry& e : f.entries)
     if (std::find(std::begin(kUdpKeys), std::end(kUdpKeys), e.key.Scalar()) == std::end(kUdpKeys))
       d.c.error(e.key, e.path, "udp takes from, to, size, rate, duration, app_cost and start, not " + e.key.Scalar());
-  if (d.x.fabric != FabricKind::tcp)
-    d.c.error(kind.value, kind.path,
-              "udp datagrams go through the kernel stack: they need fabric: tcp, not " +
-                  std::string(to_string(d.x.fabric)));
+  if (fabric_of(d.x).rdma())
+    d.c.error(kind.value, kind.path, "udp datagrams go through the kernel stack: they need fabric: tcp, not " + d.x.fabric);
   auto from = one_host(d, f, "from");
   auto to = one_host(d, f, "to");
   if (from) w.from = {*from};
@@ -199,6 +198,7 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   for (std::string_view key : {"rate", "app_cost"})
     if (const Entry* e = f->find(key))
       d.c.error(e->key, e->path, "only udp takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
+  // A fabric without RDMA (tcp) says in check_workload which kinds it runs.
 
   // Keys that belong to other kinds.
   auto only = [&](std::string_view key, bool allowed, const std::string& why) {
@@ -347,7 +347,6 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   d.c.read(*f, "compare", w.compare_add, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
   d.c.read(*f, "swap", w.swap, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
 
-  // What the transport can carry: the operations each IBA service type supports; RFC 5040 for iWARP.
   const Entry* qe = f->find("qp");
   if (qe) {
     auto q = d.c.choice<QpType>(*qe, "QP type");
@@ -355,59 +354,9 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
     w.qp = *q;
   }
   const Entry& qp_at = qe ? *qe : *ke;
-  if (d.x.fabric == FabricKind::tcp) {
-    // Kernel sockets: SEND's messages over a TCP byte stream; nothing of
-    // RDMA (no remote memory, no immediates, no QP types).
-    if (op != WorkloadKind::send) {
-      d.c.error(op_at.value, op_at.path,
-                "fabric: tcp has no RDMA: " + std::string(to_string(w.kind)) +
-                    (w.kind == op ? "" : " with op: " + w.op) +
-                    " needs ib, roce_v1, roce_v2 or iwarp; on tcp run send (and send_bw, send_lat, or "
-                    "pingpong, incast, all_to_all and flows with op: send), udp or compute workloads");
-      return false;
-    }
-    // The verbs settings of the same experiment (qp: rc, outstanding,
-    // inline_threshold, retries) have no socket counterpart and no effect
-    // here, so that one file runs on every fabric; an unreliable transport
-    // is not what a TCP socket is.
-    if (w.qp != QpType::rc)
-      d.c.error(qp_at.value, qp_at.path,
-                "fabric: tcp sends over kernel TCP sockets, a reliable stream: qp: " +
-                    std::string(to_string(w.qp)) + " has no counterpart; use qp: rc or leave it out");
-    if (!w.post_recvs)
-      d.c.error(f->find("post_recvs")->value, f->find("post_recvs")->path,
-                "post_recvs: false is an RNR test of verbs; a socket has no receive queue to leave empty");
-    if (se && w.size.count() == 0) d.c.error(se->value, se->path, "a socket message needs at least 1 byte");
-    return true;
-  }
-  if (d.x.fabric == FabricKind::iwarp) {
-    if (w.qp != QpType::rc)
-      d.c.error(qp_at.value, qp_at.path,
-                "iwarp has only reliable connections (RFC 5040): no " + std::string(to_string(w.qp)) +
-                    " QPs; use qp: rc");
-    if (is_atomic(op))
-      d.c.error(op_at.value, op_at.path,
-                "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
-    if (has_immediate(op))
-      d.c.error(op_at.value, op_at.path,
-                "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
-  } else if (w.qp == QpType::ud && op != WorkloadKind::send && op != WorkloadKind::send_imm) {
-    d.c.error(qp_at.value, qp_at.path,
-              "UD QPs carry only SEND; " + w.op + " needs qp: rc" +
-                  (op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm ? " or uc" : ""));
-  } else if (w.qp == QpType::uc && (op == WorkloadKind::rdma_read || is_atomic(op))) {
-    d.c.error(qp_at.value, qp_at.path, "UC QPs have no RDMA READ or atomics; " + w.op + " needs qp: rc");
-  }
-  if (w.qp == QpType::ud && d.x.fabric != FabricKind::iwarp &&
-      (op == WorkloadKind::send || op == WorkloadKind::send_imm)) {
-    const uint32_t mtu = path_mtu(d.x);
-    if (w.size.count() > mtu) {
-      const Entry& at = se ? *se : *ke;
-      d.c.error(at.value, at.path,
-                "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) +
-                    " bytes), got " + to_string(w.size));
-    }
-  } else if (w.size.count() > (uint64_t{1} << 31) && se) {
+  // What the fabric's transport can carry (the IBA service types; RFC 5040 for iWARP).
+  const bool size_checked = fabric_of(d.x).check_workload(d, w, WorkloadSites{*ke, op_at, qp_at, se});
+  if (!size_checked && w.size.count() > (uint64_t{1} << 31) && se) {
     d.c.error(se->value, se->path,
               "a message is at most 2GiB (2^31 bytes, the IBA limit), got " + to_string(w.size));
   }

@@ -8,18 +8,17 @@
 #include "core/errors.hpp"
 #include "fabrics/ib/credit_flow_control.hpp"
 #include "fabrics/ib/ib_fabric.hpp"
+#include "fabrics/ib/ib_network.hpp"
 #include "fabrics/ib/ib_switch.hpp"
 #include "fabrics/ib/subnet_manager.hpp"
 #include "fabrics/network.hpp"
 
 namespace rdmasim {
 
-namespace {
+uint32_t IbNet::wire_overhead() const { return kIbWireOverhead; }
 
-void create_ib_switches(Network& net) {
+void IbNet::create_nodes(Network& net) const {
   const ExperimentConfig& cfg = net.cfg;
-  net.linktype = cfg.capture.ib_linktype_infiniband ? Linktype::Infiniband : Linktype::Erf;
-  net.wire_overhead = kIbWireOverhead;
   for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
     if (net.graph.kind(n) != NodeKind::switch_node)
       throw InputError(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) +
@@ -28,7 +27,7 @@ void create_ib_switches(Network& net) {
   }
 }
 
-void finish_ib(Network& net) {
+BuiltFabric IbNet::finish(Network& net) const {
   const ExperimentConfig& cfg = net.cfg;
   const Graph& g = net.graph;
   // The loader made sure every VL's buffer holds a packet of the path MTU (IBA 7.9).
@@ -54,9 +53,11 @@ void finish_ib(Network& net) {
   SubnetManager sm(g, cfg.ib);
   sm.bring_up(net.nodes);
 
-  net.sealer = seal_ib;
+  BuiltFabric built;
+  built.linktype = cfg.capture.ib_linktype_infiniband ? Linktype::Infiniband : Linktype::Erf;
+  built.sealer = seal_ib;
   const uint8_t sl = cfg.ib.sl;
-  net.address = [sl](Host& from, Host& to) {
+  built.address = [sl](Host& from, Host& to) {
     (void)from;
     // A local route: DLID and SL, no GRH (IBA 8.3: the GRH is for leaving
     // the subnet); the GID is there for programs that ask for one.
@@ -69,10 +70,12 @@ void finish_ib(Network& net) {
     ah.grh.hop_limit = 64;
     return ah;
   };
+  return built;
 }
 
-}  // namespace
-
-FabricBuilder ib_builder() { return {create_ib_switches, finish_ib}; }
+const Fabric& ib_fabric() {
+  static const IbNet f;
+  return f;
+}
 
 }  // namespace rdmasim

@@ -12,6 +12,7 @@
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
+#include "fabrics/roce_v1/roce_v1_network.hpp"
 
 namespace rdmasim {
 
@@ -29,7 +30,9 @@ MacAddress port_mac(const Network& net, int node, uint16_t port) {
 
 RoceV1Fabric& fabric_of(Host& h) { return static_cast<RoceV1Fabric&>(h.nic().fabric()); }
 
-void create_nodes(Network& net) {
+}  // namespace
+
+void RoceV1Net::create_nodes(Network& net) const {
   const ExperimentConfig& cfg = net.cfg;
   for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
     if (net.graph.kind(n) == NodeKind::router)
@@ -41,7 +44,7 @@ void create_nodes(Network& net) {
   }
 }
 
-void finish(Network& net) {
+BuiltFabric RoceV1Net::finish(Network& net) const {
   const ExperimentConfig& cfg = net.cfg;
   const Graph& g = net.graph;
   auto st = std::make_shared<const SpanningTree>(spanning_tree(g));
@@ -83,8 +86,9 @@ void finish(Network& net) {
         b->on_discard([node = pfc[n]](const Packet& p) { node->discarded(p); });
   }
 
-  net.sealer = seal_roce_v1;
-  net.address = [&net, st](Host& from, Host& to) {
+  BuiltFabric built;
+  built.sealer = seal_roce_v1;
+  built.address = [&net, st](Host& from, Host& to) {
     const int a = net.host_index(from), b = net.host_index(to);
     // A16: RoCE v1 is not routable. The loader refuses what the YAML shows;
     // this is the connect error for anything else.
@@ -105,10 +109,12 @@ void finish(Network& net) {
     ah.grh.hop_limit = 64;
     return ah;
   };
+  return built;
 }
 
-}  // namespace
-
-FabricBuilder roce_v1_builder() { return {create_nodes, finish}; }
+const Fabric& roce_v1_fabric() {
+  static const RoceV1Net f;
+  return f;
+}
 
 }  // namespace rdmasim

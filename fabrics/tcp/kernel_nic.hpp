@@ -101,6 +101,4 @@ class KernelNic final : public NicFabric {
 // The kernel NIC of `h`, whose `what` needs it; a logic error on another fabric.
 KernelNic& kernel_nic_of(Host& h, const char* what);
 
-FabricBuilder tcp_builder();  // fabrics/tcp/tcp_network.cpp
-
 }  // namespace rdmasim

@@ -15,9 +15,10 @@ topology: {hosts: [a, b, c], switches: [s], links: [[a, s], [b, s], [c, s]]}
 workloads:
   - {name: w, kind: rdma_write, from: a, to: b, size: 16KiB, count: 20, outstanding: 2}
   - {name: ic, kind: incast, from: [a, b], to: c, size: 8KiB, count: 10}
-capture: {pcap: none}
+  - {name: fl, kind: flows, hosts: [a, b, c], cdf: hadoop, load: 0.5, duration: 40us}
+capture: {pcap: none, latency_samples: true, timeseries: {interval: 2us}}
 """
-FIGURES = ["throughput", "latency", "cpu", "cost"]
+FIGURES = ["throughput", "latency", "latency-cdf", "fct", "queues", "cpu", "cost"]
 
 
 
@@ -31,6 +32,20 @@ with open(page) as f:
     text = f.read()
 for fid in FIGURES:
     check(re.search(f'<figure id="{fid}"><svg', text) is not None, f"figure {fid} is an inline SVG")
+
+
+def figure(fid):
+    m = re.search(f'<figure id="{fid}">(.*?)</figure>', text, re.S)
+    return m.group(1) if m else ""
+
+
+# Each figure draws what its data holds: a line per workload with samples or
+# flows, per fabric, and the queues' ports; not an empty frame.
+lines = lambda fid: len(re.findall(r'<path[^>]*clip-path=', figure(fid)))
+check(lines("latency-cdf") >= 2 * 3, f"latency CDF: a line per workload and fabric ({lines('latency-cdf')})")
+check(lines("fct") >= 3, f"FCT slowdown: a line per fabric ({lines('fct')})")
+check("&lt;= 10 KB" in figure("fct") or "<= 10 KB" in figure("fct"), "FCT buckets named by size")
+check(lines("queues") >= 1 and "s:" in figure("queues"), "queues: the longest queues by node:port")
 check(not re.search(r'(src|href)="(https?:|//)', text), "self-contained: nothing loaded from elsewhere")
 for fabric in ("ib", "roce_v2", "iwarp"):
     check(f"<td>{fabric}</td>" in text, f"the table has {fabric}")

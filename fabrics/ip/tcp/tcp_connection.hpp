@@ -29,6 +29,11 @@
 // handed over the same way; their checksums are not verified (the model does
 // not corrupt bits).
 //
+// The code: tcp_connection.cpp (opening, closing, records), tcp_output.cpp
+// (which segment next, building it), tcp_input.cpp (arrival: RFC 9293's
+// checks, the ACK, the data), tcp_timers.cpp; loss recovery is a
+// LossRecovery of its own (loss_recovery.hpp).
+//
 // Output works in one of two ways: push (set_output: every segment is handed
 // over as soon as it may go) or pull (set_wake + has_tx/next_tx: a NIC asks
 // for the next segment when its port can take one, so ACK numbers and
@@ -44,10 +49,11 @@
 #include "core/engine.hpp"
 #include "core/packet.hpp"
 #include "core/units.hpp"
-#include "fabrics/ip/tcp/congestion_control.hpp"
 #include "core/lazy_timer.hpp"
-#include "fabrics/ip/tcp/record_queue.hpp"
 #include "core/ring.hpp"
+#include "fabrics/ip/tcp/congestion_control.hpp"
+#include "fabrics/ip/tcp/loss_recovery.hpp"
+#include "fabrics/ip/tcp/record_queue.hpp"
 #include "fabrics/ip/tcp/rtt_estimator.hpp"
 #include "fabrics/ip/tcp/tcp_config.hpp"
 #include "fabrics/ip/wire/tcp.hpp"
@@ -211,19 +217,7 @@ class TcpConnection {
 
  private:
   enum class Tx : uint8_t { none, ctrl, syn, retransmit, data, fin, probe, ack };
-  enum class CaState : uint8_t { open, recovery, loss };
-
-  // A segment of the send stream in flight (the retransmission scoreboard).
-  struct Seg {
-    uint64_t start = 0, end = 0;  // stream offsets; a FIN counts one past the data
-    Time sent;
-    uint16_t transmissions = 0;
-    bool fin = false;
-    bool sacked = false;
-    bool lost = false;
-    bool retrans = false;  // retransmitted since it was marked lost
-    uint64_t len() const { return end - start; }
-  };
+  using Seg = LossRecovery::Seg;
   // Out-of-order data held until the hole before it fills.
   struct OooSeg {
     uint64_t start = 0, end = 0;  // stream offsets of the peer's stream
@@ -242,7 +236,6 @@ class TcpConnection {
   Tx pick() const;
   bool data_state() const;
   size_t new_data_length() const;
-  size_t first_retransmit() const;  // index in scoreboard_, or its size
   bool fin_ready() const;
   uint64_t pipe() const;
   TcpTx build(Tx what);
@@ -266,10 +259,9 @@ class TcpConnection {
   void take_syn_options(const TcpHeader& h);
   void become_established();
   bool process_ack(const TcpHeader& h, bool has_data);  // false: drop the rest of the segment
-  uint64_t process_sack(const TcpHeader& h);
-  void mark_lost_by_sack();
-  void enter_recovery();
-  void update_prr(uint64_t delivered);
+  void take_cumulative_ack(uint64_t ack_off, uint64_t acked);
+  void react(const AckSample& a, const LossRecovery::Ack& ack, bool ece);
+  LossRecovery::Sender sender() const { return {snd_una_, snd_nxt_, smss_, sack_ok_}; }
   void process_data(Packet& p, const TcpHeader& h, size_t hlen, size_t payload, bool ce);
   void schedule_ack(size_t n);
   void deliver(std::span<const std::byte> bytes);
@@ -278,11 +270,6 @@ class TcpConnection {
   void fill_sack_blocks(TcpOptions& o) const;
   void maybe_take_fin();
   void our_fin_acked();
-
-  // Scoreboard bookkeeping.
-  void seg_mark_sacked(Seg& s);
-  void seg_mark_lost(Seg& s);
-  void seg_forget(const Seg& s);
 
   // Timers.
   static void on_rto_cb(void* self) { static_cast<TcpConnection*>(self)->on_rto(); }
@@ -332,20 +319,12 @@ class TcpConnection {
   bool fin_queued_ = false, fin_sent_ = false;
   uint64_t fin_off_ = 0;  // stream offset of our FIN
   RecordQueue sndq_;
-  Ring<Seg> scoreboard_;
-  uint64_t sacked_bytes_ = 0, lost_bytes_ = 0, retrans_bytes_ = 0;
-  size_t lost_unsent_ = 0;    // lost segments not yet retransmitted
-  uint64_t reno_sacked_ = 0;  // duplicate ACKs counted as delivered segments without SACK
 
   // Congestion and loss recovery.
   CongestionController cc_;
+  LossRecovery recovery_{cc_};  // the scoreboard; after cc_, which it refers to
   RttEstimator rtt_;
-  CaState ca_state_ = CaState::open;
-  uint64_t recover_ = 0;  // RFC 6582 "recover": snd_nxt when recovery began
-  uint32_t dupacks_ = 0;
   uint32_t consecutive_timeouts_ = 0;
-  bool fast_rtx_pending_ = false;  // the first retransmission ignores cwnd
-  uint64_t prr_delivered_ = 0, prr_out_ = 0, recover_fs_ = 0;
   bool cwnd_limited_ = false;
   uint64_t ecn_recover_ = 0;  // no second ECN reduction before this is acked
   bool cwr_pending_ = false;  // set CWR on the next new data segment

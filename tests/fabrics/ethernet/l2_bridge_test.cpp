@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "tests/fabrics/ethernet/probe_node.hpp"
+#include "tests/fixtures/probe_node.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;

@@ -6,7 +6,7 @@
 
 #include "fabrics/ethernet/l2_bridge.hpp"
 #include "fabrics/ethernet/pfc.hpp"
-#include "tests/fabrics/ethernet/probe_node.hpp"
+#include "tests/fixtures/probe_node.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;

@@ -12,7 +12,8 @@
 #include "fabrics/ib/ib_fabric.hpp"
 #include "fabrics/ib/ib_switch.hpp"
 #include "fabrics/ib/subnet_manager.hpp"
-#include "fabrics/network.hpp"
+#include "fabrics/registry.hpp"
+#include "tests/fixtures/network.hpp"
 
 using namespace rdmasim;
 
@@ -25,36 +26,8 @@ ExperimentConfig load(const std::string& yaml) {
   return *r.config;
 }
 
-// The network as apps/runner.cpp builds it: hosts, the fabric's nodes, the
-// links in topology order, then the fabric's finish.
-struct Built {
-  Network net;
-  explicit Built(const ExperimentConfig& cfg) : net(cfg) {
-    FabricBuilder b = ib_builder();
-    net.nodes.resize(net.graph.size());
-    for (int h = 0; h < net.graph.host_count(); ++h) {
-      auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), NicConfig{}, cfg.host);
-      net.hosts.push_back(host.get());
-      net.nodes[h] = std::move(host);
-    }
-    b.create_nodes(net);
-    for (int l = 0; l < net.graph.link_count(); ++l) {
-      const Graph::Link& gl = net.graph.link(l);
-      auto port_of = [&](int n) -> Port& {
-        return net.graph.is_host(n) ? net.nodes[n]->port(0) : net.nodes[n]->add_port();
-      };
-      Port& a = port_of(gl.a);
-      Port& bp = port_of(gl.b);
-      LinkParams p;
-      p.rate = cfg.topology.links[l].config.bandwidth;
-      p.delay = cfg.topology.links[l].config.delay;
-      p.buffer_bytes = cfg.topology.links[l].config.buffer.count();
-      p.wire_overhead = net.wire_overhead;
-      Port::connect(a, bp, p, 1);
-      net.links.push_back({&a, &bp});
-    }
-    b.finish(net);
-  }
+struct Built : test::BuiltNetwork {
+  explicit Built(const ExperimentConfig& cfg) : BuiltNetwork(cfg) {}
   IbSwitch& sw(const std::string& name) { return static_cast<IbSwitch&>(*net.nodes[*net.graph.find(name)]); }
 };
 
@@ -80,8 +53,8 @@ TEST_CASE("ib network: the subnet manager gives LIDs, GIDs and forwarding tables
   const ExperimentConfig cfg = load(kLeafSpine + kOneSend);
   Built b(cfg);
   const Graph& g = b.net.graph;
-  CHECK(b.net.linktype == Linktype::Erf);
-  CHECK(b.net.wire_overhead == kIbWireOverhead);
+  CHECK(b.fabric.linktype == Linktype::Erf);
+  CHECK(fabric_of(cfg).wire_overhead() == kIbWireOverhead);
   for (int h = 0; h < g.host_count(); ++h) {
     CHECK(b.net.host(h).nic().lid() == h + 1);
     ibv_gid want = ib_gid(ib_port_guid(h));
@@ -106,7 +79,7 @@ TEST_CASE("ib network: the subnet manager gives LIDs, GIDs and forwarding tables
   REQUIRE(path);
   CHECK(path->size() == 4);
 
-  ibv_ah_attr ah = b.net.address(b.net.host(0), b.net.host(3));
+  ibv_ah_attr ah = b.fabric.address(b.net.host(0), b.net.host(3));
   CHECK(ah.dlid == 4);
   CHECK(ah.is_global == 0);
   CHECK(ah.sl == cfg.ib.sl);
@@ -196,12 +169,12 @@ workloads:
   - {name: incast, kind: incast, to: h0, senders: 8, size: 32KiB, count: 8, outstanding: 4, timeout: 8}
 capture: {pcap: none}
 )";
-  auto run = [&](FabricKind f) {
+  auto run = [&](const std::string& f) {
     ExperimentConfig cfg = load(yaml);
     cfg.fabric = f;
     return run_experiment(cfg, scratch("incast"));
   };
-  const nlohmann::json ib = run(FabricKind::ib);
+  const nlohmann::json ib = run("ib");
   CHECK(ib["workloads"][0]["completions"]["IBV_WC_SUCCESS"] == 64);
   CHECK(ib["workloads"][0]["data_verified"] == true);
   uint64_t drops = 0;
@@ -213,7 +186,7 @@ capture: {pcap: none}
   CHECK(drops == 0);
   CHECK(switch_wait > 0);
 
-  const nlohmann::json roce = run(FabricKind::roce_v2);
+  const nlohmann::json roce = run("roce_v2");
   uint64_t roce_drops = 0;
   for (const auto& p : roce["ports"]) roce_drops += p["drops"].get<uint64_t>();
   CHECK(roce_drops > 0);

@@ -10,113 +10,41 @@
 #include <memory>
 
 #include "fabrics/iwarp/iwarp_fabric.hpp"
-#include "fabrics/network.hpp"
+#include "tests/fixtures/network.hpp"
+#include "tests/fixtures/verbs_end.hpp"
 
 using namespace rdmasim;
 
 namespace {
 
-ExperimentConfig config() {
-  ExperimentConfig c;
-  c.fabric = FabricKind::iwarp;
-  c.link.mtu = 1500;
-  c.topology.hosts = {"a", "b"};
-  c.topology.switches = {"s1"};
-  c.topology.links.push_back({"a", "s1", c.link, 0, 0});
-  c.topology.links.push_back({"b", "s1", c.link, 0, 0});
-  return c;
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+LinkConfig ip_link() {
+  LinkConfig l;
+  l.mtu = 1500;
+  return l;
 }
 
 struct Bed {
-  ExperimentConfig cfg = config();
-  Network net{cfg};
-  struct Side {
-    Host* host;
-    verbs::ProtectionDomain* pd;
-    verbs::CompletionQueue* cq;
-    verbs::QueuePair* qp;
-    uint64_t buf;
-    verbs::MemoryRegion* mr;
-  } a{}, b{};
-
-  Bed() {
-    const FabricBuilder fb = iwarp_builder();
-    net.nodes.resize(net.graph.size());
-    for (int h = 0; h < net.graph.host_count(); ++h) {
-      auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), NicConfig{}, HostConfig{});
-      net.hosts.push_back(host.get());
-      net.nodes[h] = std::move(host);
-    }
-    fb.create_nodes(net);
-    for (int l = 0; l < net.graph.link_count(); ++l) {
-      const Graph::Link& gl = net.graph.link(l);
-      auto port_of = [&](int n) -> Port& {
-        return net.graph.is_host(n) ? net.nodes[n]->port(0) : net.nodes[n]->add_port();
-      };
-      Port& pa = port_of(gl.a);
-      Port& pb = port_of(gl.b);
-      Port::connect(pa, pb, LinkParams{}, 1);
-      net.links.push_back({&pa, &pb});
-    }
-    fb.finish(net);
-    make(a, net.host(0));
-    make(b, net.host(1));
-  }
-
-  void make(Side& s, Host& h) {
-    verbs::Device& d = h.device();
-    s.host = &h;
-    s.pd = d.alloc_pd();
-    s.cq = d.create_cq(64);
-    verbs::QpInitAttr init;
-    init.send_cq = init.recv_cq = s.cq;
-    s.qp = d.create_qp(s.pd, init);
-    REQUIRE(s.qp);
-    s.buf = h.memory().allocate(64 << 10);
-    s.mr = d.reg_mr(s.pd, s.buf, 64 << 10,
-                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-    REQUIRE(s.mr);
-  }
+  test::BuiltNetwork built{test::two_hosts("iwarp", ip_link())};
+  Network& net = built.net;
+  using Side = test::VerbsEnd;
+  Side a = test::make_end(net.host(0), {64, 64 << 10, kAccess, IBV_QPT_RC});
+  Side b = test::make_end(net.host(1), {64, 64 << 10, kAccess, IBV_QPT_RC});
 
   void connect(Side& s, const Side& peer) {
-    ibv_qp_attr at{};
-    at.qp_state = IBV_QPS_INIT;
-    at.port_num = 1;
-    at.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
-    at = {};
-    at.qp_state = IBV_QPS_RTR;
-    at.ah_attr = net.address(*s.host, *peer.host);
-    at.path_mtu = IBV_MTU_1024;
-    at.dest_qp_num = peer.qp->qp_num();
-    at.max_dest_rd_atomic = 16;
-    REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
-    at = {};
-    at.qp_state = IBV_QPS_RTS;
-    at.timeout = 14;
-    at.retry_cnt = 7;
-    at.rnr_retry = 7;
-    at.max_rd_atomic = 16;
-    REQUIRE(s.qp->modify(at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                 IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+    test::RcPath p;
+    p.ah = built.fabric.address(*s.host, *peer.host);
+    p.dest_qp = peer.qp->qp_num();
+    p.access = kAccess;
+    test::connect_rc(*s.qp, p);
   }
 
   int post(Side& s, ibv_wr_opcode op, uint64_t off, uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t id) {
-    ibv_sge sge{s.buf + off, len, s.mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = op;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = raddr;
-    wr.wr.rdma.rkey = rkey;
-    ibv_send_wr* bad = nullptr;
-    return s.qp->post_send(&wr, &bad);
+    return test::post_send(s, op, off, len, raddr, rkey, id);
   }
 
-  std::span<std::byte> mem(Side& s, uint64_t off, size_t len) { return s.host->memory().view(s.buf + off, len); }
+  std::span<std::byte> mem(Side& s, uint64_t off, size_t len) { return s.mem(off, len); }
 };
 
 }  // namespace

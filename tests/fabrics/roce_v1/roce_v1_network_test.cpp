@@ -10,6 +10,8 @@
 #include "fabrics/ethernet/l2_bridge.hpp"
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
+#include "fabrics/registry.hpp"
+#include "tests/fixtures/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
 
 using namespace rdmasim;
@@ -18,34 +20,7 @@ namespace {
 
 ExperimentConfig config(std::vector<std::string> hosts, std::vector<std::string> switches,
                         std::vector<std::string> routers, std::vector<std::pair<std::string, std::string>> links) {
-  ExperimentConfig c;
-  c.fabric = FabricKind::roce_v1;
-  c.topology.hosts = std::move(hosts);
-  c.topology.switches = std::move(switches);
-  c.topology.routers = std::move(routers);
-  for (auto& [a, b] : links) c.topology.links.push_back({a, b, c.link, 0, 0});
-  return c;
-}
-
-// What the runner does: hosts, the fabric's nodes, links in order, finish.
-void build(Network& net) {
-  const FabricBuilder b = roce_v1_builder();
-  net.nodes.resize(net.graph.size());
-  for (int h = 0; h < net.graph.host_count(); ++h) {
-    auto host = std::make_unique<Host>(net.sim, net.pool, net.graph.name(h), NicConfig{}, HostConfig{});
-    net.hosts.push_back(host.get());
-    net.nodes[h] = std::move(host);
-  }
-  b.create_nodes(net);
-  for (int l = 0; l < net.graph.link_count(); ++l) {
-    const Graph::Link& gl = net.graph.link(l);
-    auto port_of = [&](int n) -> Port& { return net.graph.is_host(n) ? net.nodes[n]->port(0) : net.nodes[n]->add_port(); };
-    Port& a = port_of(gl.a);
-    Port& b2 = port_of(gl.b);
-    Port::connect(a, b2, LinkParams{}, 1);
-    net.links.push_back({&a, &b2});
-  }
-  b.finish(net);
+  return test::topology_config("roce_v1", std::move(hosts), std::move(switches), std::move(routers), links);
 }
 
 }  // namespace
@@ -55,7 +30,7 @@ TEST_CASE("roce_v1 network: bridges, a router, and the connect error across it")
                                       {{"a", "s1"}, {"b", "s2"}, {"s1", "s2"}, {"s2", "s3"}, {"s3", "s1"},
                                        {"s3", "r1"}, {"r1", "c"}});
   Network net(cfg);
-  build(net);
+  const BuiltFabric built = build_network(net, fabric_of(cfg));
   auto& s1 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s1")]);
   auto& s2 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s2")]);
   auto& s3 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s3")]);
@@ -76,7 +51,7 @@ TEST_CASE("roce_v1 network: bridges, a router, and the connect error across it")
   CHECK(from_ibv_gid(a.nic().gid()) == roce_v1_gid(MacAddress::local(1)));
 
   // a to b: the address names b's GID and a starts resolving it at once.
-  const ibv_ah_attr ah = net.address(a, b);
+  const ibv_ah_attr ah = built.address(a, b);
   CHECK(ah.is_global == 1);
   CHECK(from_ibv_gid(ah.grh.dgid) == from_ibv_gid(b.nic().gid()));
   auto& fa = static_cast<RoceV1Fabric&>(a.nic().fabric());
@@ -87,25 +62,25 @@ TEST_CASE("roce_v1 network: bridges, a router, and the connect error across it")
   // a to c crosses r1: the connect error a user would get.
   std::string what;
   try {
-    net.address(a, c);
+    built.address(a, c);
   } catch (const std::runtime_error& e) {
     what = e.what();
   }
   CHECK(what.find("a cannot reach c") != std::string::npos);
   CHECK(what.find("different broadcast domains") != std::string::npos);
-  CHECK(net.sealer);
+  CHECK(built.sealer);
 }
 
 TEST_CASE("roce_v1 network: flow_control pfc puts a PFC meter on host ports") {
   ExperimentConfig cfg = config({"a", "b"}, {"s1"}, {}, {{"a", "s1"}, {"b", "s1"}});
   {
     Network net(cfg);
-    build(net);
+    build_network(net, fabric_of(cfg));
     CHECK(net.host(0).port(0).meter() == nullptr);
   }
   cfg.pfc = true;
   Network net(cfg);
-  build(net);
+  build_network(net, fabric_of(cfg));
   CHECK(net.host(0).port(0).meter() != nullptr);
   auto& fa = static_cast<RoceV1Fabric&>(net.host(0).nic().fabric());
   CHECK(fa.self().priority == cfg.pfc_config.priority);

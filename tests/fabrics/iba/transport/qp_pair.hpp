@@ -14,6 +14,7 @@
 #include "fabrics/iba/transport/iba_qp.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
 #include "nodes/host/host.hpp"
+#include "tests/fixtures/verbs_end.hpp"
 
 namespace rdmasim::test {
 
@@ -23,13 +24,7 @@ struct Pair {
   Host a{sim, pool, "a", NicConfig{}, HostConfig{}};
   Host b{sim, pool, "b", NicConfig{}, HostConfig{}};
 
-  struct Side {
-    verbs::ProtectionDomain* pd;
-    verbs::CompletionQueue* cq;
-    verbs::QueuePair* qp;
-    verbs::MemoryRegion* mr;
-    uint64_t buf;
-  };
+  using Side = VerbsEnd;
   Side sa{}, sb{};
 
   explicit Pair(double loss = 0, ibv_qp_type type = IBV_QPT_RC, IpVersion ip = IpVersion::ipv4) {
@@ -48,18 +43,9 @@ struct Pair {
   }
 
   Side make(Host& h, ibv_qp_type type) {
-    Side s;
-    s.pd = h.device().alloc_pd();
-    s.cq = h.device().create_cq(256);
-    verbs::QpInitAttr init;
-    init.send_cq = init.recv_cq = s.cq;
-    init.qp_type = type;
-    s.qp = h.device().create_qp(s.pd, init);
-    s.buf = h.memory().allocate(1 << 20);
-    s.mr = h.device().reg_mr(s.pd, s.buf, 1 << 20,
-                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                                 IBV_ACCESS_REMOTE_ATOMIC);
-    return s;
+    VerbsEndOptions o;
+    o.type = type;
+    return make_end(h, o);
   }
   // Gives `s` a new RC QP (the old one stays in RESET) completing to `cq`,
   // with receives from `srq` when given.
@@ -74,31 +60,19 @@ struct Pair {
   static void connect(Side& s, Host& peer_host, const Side& peer, uint32_t sq_psn, uint32_t rq_psn,
                       uint8_t rnr_retry = 7, uint8_t retry_cnt = 7, uint8_t timeout = 10,
                       uint8_t min_rnr_timer = 1, uint8_t max_dest_rd_atomic = 4) {
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
-    a = {};
-    a.qp_state = IBV_QPS_RTR;
-    a.ah_attr.is_global = 1;
-    a.ah_attr.grh.dgid = peer_host.nic().gid();
-    a.path_mtu = IBV_MTU_1024;
-    a.dest_qp_num = peer.qp->qp_num();
-    a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = max_dest_rd_atomic;
-    a.min_rnr_timer = min_rnr_timer;
-    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.sq_psn = sq_psn;
-    a.timeout = timeout;
-    a.retry_cnt = retry_cnt;
-    a.rnr_retry = rnr_retry;
-    a.max_rd_atomic = 4;
-    REQUIRE(s.qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+    RcPath p;
+    p.ah.is_global = 1;
+    p.ah.grh.dgid = peer_host.nic().gid();
+    p.dest_qp = peer.qp->qp_num();
+    p.sq_psn = sq_psn;
+    p.rq_psn = rq_psn;
+    p.timeout = timeout;
+    p.retry_cnt = retry_cnt;
+    p.rnr_retry = rnr_retry;
+    p.min_rnr_timer = min_rnr_timer;
+    p.max_rd_atomic = 4;
+    p.max_dest_rd_atomic = max_dest_rd_atomic;
+    connect_rc(*s.qp, p);
   }
   void connect_both(uint32_t psn_a = 100, uint32_t psn_b = 200, uint8_t rnr_retry = 7, uint8_t retry_cnt = 7,
                     uint8_t min_rnr_timer = 1) {

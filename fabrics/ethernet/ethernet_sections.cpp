@@ -1,7 +1,11 @@
-// The Ethernet fabrics' sections: `flow_control:`, `pfc:` (802.1Qbb), `ecn:`, `vlan:` (802.1Q).
-#include "experiment/sections/sections.hpp"
+// The Ethernet fabrics' sections: `flow_control:`, `pfc:` (802.1Qbb), `ecn:`.
+#include "fabrics/ethernet/ethernet_sections.hpp"
+
+#include "topologies/experiment_draft.hpp"
 
 namespace rdmasim {
+
+namespace {
 
 void read_flow_control(ExperimentDraft& d, const Entry& e) {
   auto s = d.c.scalar(e.value, e.path, "none or pfc");
@@ -13,9 +17,8 @@ void read_flow_control(ExperimentDraft& d, const Entry& e) {
 
 void read_pfc(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon", "deadlock_detect"});
-  d.c.read(*f, "deadlock_detect", d.x.pfc_config.deadlock_detect, [&](const Entry& v) { return d.c.positive_time(v); });
   if (!f) return;
-
+  d.c.read(*f, "deadlock_detect", d.x.pfc_config.deadlock_detect, [&](const Entry& v) { return d.c.positive_time(v); });
   d.c.read(*f, "priority", d.x.pfc_config.priority, [&](const Entry& v) { return d.c.whole(v, 0, 7); });
   d.c.read(*f, "xoff", d.x.pfc_config.xoff, [&](const Entry& v) { return d.c.bytes(v); });
   d.c.read(*f, "xon", d.x.pfc_config.xon, [&](const Entry& v) { return d.c.bytes(v); });
@@ -43,30 +46,11 @@ void read_ecn(ExperimentDraft& d, const Entry& e) {
   }
 }
 
-void read_vlan(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "VLAN settings", {"id", "pcp", "hosts"});
-  if (!f) return;
-  VlanConfig v;
-  d.c.read(*f, "id", v.id,
-           [&](const Entry& w) { return d.c.whole(w, 1, 4094); });  // 802.1Q: 0 and 4095 reserved
-  d.c.read(*f, "pcp", v.pcp, [&](const Entry& w) { return d.c.whole(w, 0, 7); });
-  if (auto h = f->find("hosts")) {
-    // hosts: {c: 200, d: 200} puts hosts in other VLANs; names are checked
-    // once the topology is known (the validate pass).
-    if (!h->value.IsMap()) {
-      d.c.error(h->value, h->path,
-                "expected a map of host name to VLAN id, such as {c: 200}, got " + describe(h->value));
-    } else {
-      for (auto it = h->value.begin(); it != h->value.end(); ++it) {
-        const Entry item{it->first, it->second, key_path(h->path, it->first.Scalar())};
-        if (auto vid = d.c.whole(item, 1, 4094)) {
-          v.hosts[it->first.Scalar()] = static_cast<uint16_t>(*vid);
-          d.vlan_hosts.push_back(item);
-        }
-      }
-    }
-  }
-  d.x.vlan = v;
+}  // namespace
+
+std::vector<SectionType> ethernet_sections() {
+  return {plain_section<read_flow_control>("flow_control"), plain_section<read_pfc>("pfc"),
+          plain_section<read_ecn>("ecn")};
 }
 
 }  // namespace rdmasim

@@ -1,8 +1,12 @@
-// `tcp:` and `mpa:`, the TCP and MPA under iwarp.
-#include "experiment/sections/sections.hpp"
+// `tcp:`, the settings of the TCP model (fabrics/ip/tcp/) under iwarp.
+#include "fabrics/ip/tcp/tcp_section.hpp"
+
 #include "fabrics/ip/tcp/tcp_config.hpp"
+#include "topologies/experiment_draft.hpp"
 
 namespace rdmasim {
+
+namespace {
 
 void read_tcp(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "TCP settings",
@@ -30,12 +34,8 @@ void read_tcp(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "listen_port", d.x.tcp.listen_port, [&](const Entry& v) { return d.c.whole(v, 1, 49151); });
 }
 
-void read_mpa(ExperimentDraft& d, const Entry& e) {
-  if (auto f = d.c.fields(e.value, e.path, "MPA options", {"markers", "crc", "revision"})) {
-    d.c.read(*f, "markers", d.x.mpa.markers, [&](const Entry& v) { return d.c.boolean(v); });
-    d.c.read(*f, "crc", d.x.mpa.crc, [&](const Entry& v) { return d.c.boolean(v); });
-    d.c.read(*f, "revision", d.x.mpa.revision, [&](const Entry& v) { return d.c.whole(v, 1, 2); });
-  }
-}
+}  // namespace
+
+SectionType tcp_section() { return plain_section<read_tcp>("tcp"); }
 
 }  // namespace rdmasim

@@ -1,0 +1,166 @@
+// A fabric, as the rest of rdmasim sees it: the one interface the loader,
+// the runner and the cost model ask about a kind of network. Each fabric
+// folder (fabrics/ib, roce_v1, roce_v2, iwarp) implements it and the
+// registry (fabrics/registry.cpp) lists them; nothing above fabrics/ names
+// a fabric. docs/architecture.md says how to add one.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/packet.hpp"
+#include "pcap/pcap_writer.hpp"
+#include "topologies/config.hpp"
+
+namespace rdmasim {
+
+class Host;
+struct Network;
+struct ExperimentDraft;  // topologies/experiment_draft.hpp
+struct Entry;            // topologies/yaml_reader.hpp
+class Paths;             // topologies/reachability.hpp
+
+// What a built fabric is to a run: how a capture shows its frames and how a
+// program addresses a peer. The fabric's builder returns it.
+struct BuiltFabric {
+  Linktype linktype = Linktype::Ethernet;
+  std::function<void(Packet&)> sealer;                       // fills CRCs of a frame a capture observes
+  std::function<ibv_ah_attr(Host& from, Host& to)> address;  // the address vector a QP to `to` uses
+  uint32_t mtu = 4096;                                       // the path MTU the QPs use
+};
+
+// One top-level section of an experiment file that a fabric reads (`ib:`,
+// `vlan:`), made fresh for every file, so it may keep what its validate
+// step needs. Every fabric's sections are read whatever the file's fabric
+// (--fabric may run a file on another), in the registry's order.
+class Section {
+ public:
+  virtual ~Section() = default;
+  virtual void read(ExperimentDraft& d, const Entry& e) = 0;
+  // Once every section is read and the topology is known (d.graph).
+  virtual void validate(ExperimentDraft&) {}
+};
+struct SectionType {
+  std::string_view key;
+  std::unique_ptr<Section> (*make)();
+};
+// A section that keeps nothing: a reader function.
+template <void (*Read)(ExperimentDraft&, const Entry&)>
+SectionType plain_section(std::string_view key) {
+  struct S final : Section {
+    void read(ExperimentDraft& d, const Entry& e) override { Read(d, e); }
+  };
+  return {key, []() -> std::unique_ptr<Section> { return std::make_unique<S>(); }};
+}
+
+// Where a workload was written, for errors about it.
+struct WorkloadSites {
+  const Entry& kind;  // its kind:
+  const Entry& op;    // op: when written, else kind:
+  const Entry& qp;    // qp: when written, else kind:
+  const Entry* size;  // size:, if written
+};
+
+// The price catalogue's families of this fabric's hardware (docs/cost.md).
+struct CostFamilies {
+  std::string_view adapter;   // ib, roce, iwarp
+  std::string_view switches;  // ib, ethernet_dcb (RoCE wants PFC and ECN), ethernet (iWARP runs on any)
+  std::string_view cable;     // ib, ethernet
+};
+
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+  // As `fabric:` and results.json name it.
+  virtual std::string_view name() const = 0;
+  // An RDMA fabric; `compare` runs these unless told (the kernel TCP
+  // baseline is asked for by name).
+  virtual bool rdma() const { return true; }
+
+  // ---- reading an experiment (experiment/ calls these) ----
+
+  // The sections this fabric reads; fabrics that share one (`pfc:`) list
+  // the same SectionType, and it is read once.
+  virtual std::vector<SectionType> sections() const { return {}; }
+  // Why a link cannot have this MTU on this fabric, or "" when it can.
+  virtual std::string mtu_error(uint32_t mtu) const = 0;
+  // Why the topology's routers are refused, or "" when they are not.
+  virtual std::string_view routers_error() const { return {}; }
+  // Errors about what a workload asks of the transport (its QP type,
+  // operation, message size). True when it checked the message size; the
+  // loader checks the transport-wide 2 GiB limit otherwise.
+  virtual bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const = 0;
+  // Reachability between a workload's hosts beyond a path through switches
+  // and routers. `scope_error`: for the workload as a whole (names), "" if
+  // none. `reaches_all`: the common case, every host of `from` and `to` in
+  // one network. `pair_error`: for a pair that has a path, "" if none.
+  virtual std::string scope_error(const ExperimentConfig&, const WorkloadConfig&) const { return {}; }
+  virtual bool reaches_all(const ExperimentConfig&, Paths& paths, const std::vector<int>& from,
+                           const std::vector<int>& to) const;
+  virtual std::string pair_error(const ExperimentConfig&, Paths&, int a, int b) const {
+    (void)a, (void)b;
+    return {};
+  }
+  // Whether its NICs run congestion control `a` (`congestion_control:`):
+  // what the algorithm reacts to must exist on this fabric's wire. A fabric
+  // with a congestion control of its own names where it is set.
+  virtual bool runs(CcAlgorithm a) const {
+    (void)a;
+    return false;
+  }
+  virtual std::string_view own_congestion_control() const { return {}; }
+  // A SEND that finds no receive buffer is answered with an RNR NAK and
+  // retried (IBA 9.7.5.2.8), forever at rnr_retry 7.
+  virtual bool rnr_naks() const { return true; }
+  // The validate pass's checks for a file of this fabric.
+  virtual void validate(ExperimentDraft&) const {}
+  // How a program learns that work arrived (host.completion): RDMA
+  // programs wait on a CQ by polling, interrupt or hybrid, polling unless
+  // told; `completion_error` says why a mode is refused, or "".
+  virtual Completion default_completion() const { return Completion::polling; }
+  virtual std::string completion_error(Completion m) const;
+
+  // ---- building a network (build_network in fabrics/network.hpp) ----
+
+  // Bytes each frame takes on the wire beyond what a capture shows.
+  virtual uint32_t wire_overhead() const { return kEthernetWireOverhead; }
+  // The headers and CRCs of the fabric's leanest data frame (a middle
+  // packet: no RETH, no VLAN tag, no TCP options), without the link's own
+  // per-frame overhead (wire_overhead); kind: flows' ideal FCT counts them.
+  virtual uint32_t data_frame_headers(const ExperimentConfig& x) const = 0;
+  // Every non-host node in net.nodes (the hosts exist already).
+  virtual void create_nodes(Network& net) const = 0;
+  // After the links are wired: hosts' NIC encapsulation and addresses,
+  // switches' forwarding state. `mtu` of the result is the runner's.
+  virtual BuiltFabric finish(Network& net) const = 0;
+  // The path MTU is an IBA MTU, set as every NIC's active MTU (not on iwarp,
+  // whose links give TCP an IP MTU).
+  virtual bool iba_mtu() const { return true; }
+
+  // What a run of this fabric needs beyond the parts every fabric has
+  // (experiment/memory_estimate.cpp); measured, as those are, by
+  // bench/memory.py.
+  struct MemoryCosts {
+    uint64_t host_bytes = 0;           // each host
+    uint64_t connection_bytes = 0;     // each end of a connection, beyond its QP
+    std::string_view connection_part;  // what those are, as the estimate names them
+    bool setup_floods = false;         // each connection floods a frame to every host at setup
+  };
+  virtual MemoryCosts memory_costs() const { return {}; }
+
+  // ---- cost (cost/ calls this) ----
+  virtual CostFamilies cost_families() const = 0;
+
+  static constexpr uint32_t kEthernetWireOverhead = 24;  // preamble and SFD 8, FCS 4, inter-frame gap 12
+  // Header sizes for data_frame_headers.
+  static constexpr uint32_t kEthernetHeader = 14, kGrh = 40, kUdpHeader = 8, kTcpHeader = 20, kBth = 12, kIcrc = 4;
+  static uint32_t ip_header(const ExperimentConfig& x) { return x.ip == IpVersion::ipv6 ? 40 : 20; }
+};
+
+}  // namespace rdmasim

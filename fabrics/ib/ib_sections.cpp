@@ -1,0 +1,143 @@
+// The ib fabric's reading of an experiment: `ib:` (routing, virtual lanes,
+// service level), and the checks only ib makes (up*/down* paths, LIDs and
+// switch ports, VL buffers).
+#include <algorithm>
+#include <unordered_map>
+
+#include "fabrics/ib/ib_fabric.hpp"
+#include "fabrics/ib/ib_network.hpp"
+#include "fabrics/ib/virtual_lanes.hpp"
+#include "topologies/experiment_draft.hpp"
+#include "topologies/reachability.hpp"
+
+namespace rdmasim {
+
+namespace {
+
+class IbSection final : public Section {
+ public:
+  void read(ExperimentDraft& d, const Entry& e) override {
+    auto f = d.c.fields(e.value, e.path, "InfiniBand settings", {"routing", "vls", "sl", "roots"});
+    if (!f) return;
+    d.c.read(*f, "routing", d.x.ib.routing,
+             [&](const Entry& v) { return d.c.choice<IbRouting>(v, "IB routing"); });
+    if (auto v = f->find("vls")) {
+      // PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs.
+      if (auto n = d.c.whole(*v, 1, 15)) {
+        if (*n == 1 || *n == 2 || *n == 4 || *n == 8 || *n == 15)
+          d.x.ib.vls = static_cast<uint8_t>(*n);
+        else
+          d.c.error(v->value, v->path, "an IB port has 1, 2, 4, 8 or 15 data VLs, got " + std::to_string(*n));
+      }
+    }
+    d.c.read(*f, "sl", d.x.ib.sl, [&](const Entry& v) { return d.c.whole(v, 0, 15); });
+    if (auto v = f->find("roots")) {
+      roots_ = *v;
+      if (!v->value.IsSequence()) {
+        d.c.error(v->value, v->path, "expected a list of switch names, got " + describe(v->value));
+      } else {
+        for (size_t i = 0; i < v->value.size(); ++i)
+          if (auto n = d.c.name(v->value[i], index_path(v->path, i), "a switch name"))
+            d.x.ib.roots.push_back(*n);
+      }
+    }
+  }
+
+  // Keeps the roots that are switches; reports the others.
+  void validate(ExperimentDraft& d) override {
+    if (!roots_ || !d.graph) return;
+    std::vector<std::string> valid;
+    for (size_t i = 0; i < roots_->value.size(); ++i) {
+      const YAML::Node n = roots_->value[i];
+      const auto v = n.IsScalar() ? d.graph->find(n.Scalar()) : std::nullopt;
+      if (v && d.graph->kind(*v) == NodeKind::switch_node)
+        valid.push_back(n.Scalar());
+      else if (n.IsScalar())
+        d.c.error(n, index_path(roots_->path, i), "'" + n.Scalar() + "' is not a switch of the topology");
+    }
+    d.x.ib.roots = std::move(valid);
+  }
+
+ private:
+  std::optional<Entry> roots_;
+};
+
+void ib_limits(ExperimentDraft& d) {
+  const YAML::Node& at = d.topology->value;
+  const std::string& path = d.topology->path;
+  const TopologyConfig& t = d.x.topology;
+  // Unicast LIDs are 0x0001..0xBFFF.
+  const size_t nodes = t.hosts.size() + t.switches.size() + t.routers.size();
+  if (nodes > 0xBFFF)
+    d.c.error(at, path,
+              "ib gives every node a unicast LID: at most 49151 nodes, got " + std::to_string(nodes));
+  std::unordered_map<std::string, int> ports;
+  for (const LinkSpec& l : t.links) ++ports[l.a], ++ports[l.b];
+  for (const std::string& s : t.switches) {
+    // Forwarding tables hold 8-bit port numbers; 0 is the switch itself and 255 is reserved.
+    if (ports[s] > 254) {
+      d.c.error(at, path,
+                "IB switch '" + s + "' would need " + std::to_string(ports[s]) +
+                    " ports; an IB switch has at most 254 (8-bit port numbers, 0 and 255 reserved)");
+      break;
+    }
+  }
+}
+
+// IBA 7.9: a VL's receive buffer must hold the largest packet, or nothing
+// could ever be sent on it; a port's egress queue (the same `buffer`) takes
+// the two packets an HCA keeps queued.
+void ib_buffers(ExperimentDraft& d) {
+  const uint8_t vls = modelled_data_vls(d.x.ib.vls);
+  const uint64_t need = ib_max_packet(path_mtu(d.x));
+  const LinkSpec* reported = nullptr;  // a generated topology's links share one place: say it once
+  for (size_t i = 0; i < d.x.topology.links.size(); ++i) {
+    const LinkSpec& l = d.x.topology.links[i];
+    const uint64_t buffer = l.config.buffer.count();
+    if (buffer / vls >= need && buffer >= 2 * need) continue;
+    if (reported && reported->line == l.line && reported->column == l.column) continue;
+    reported = &l;
+    const bool generated = d.x.topology.generated != GeneratorKind::none;
+    d.c.error(d.link_nodes[i], generated ? "topology.generate" : index_path("topology.links", i),
+              "link " + l.a + " - " + l.b + ": buffer " + to_string(l.config.buffer) +
+                  " is too small for ib: each of the " + std::to_string(vls) + " data VLs needs room for a " +
+                  std::to_string(need) + "-byte packet (IBA 7.9), so at least " +
+                  to_string(Bytes(std::max<uint64_t>(need * vls, 2 * need))));
+  }
+}
+
+bool updown(const ExperimentConfig& x) { return x.ib.routing == IbRouting::updown; }
+
+}  // namespace
+
+std::vector<SectionType> IbNet::sections() const {
+  return {{"ib", []() -> std::unique_ptr<Section> { return std::make_unique<IbSection>(); }}};
+}
+
+std::string_view IbNet::routers_error() const {
+  return "ib has no routers here (one subnet, one subnet manager); use switches";
+}
+
+// Up*/down* routing may leave a pair without a legal path: every pair is looked at.
+bool IbNet::reaches_all(const ExperimentConfig& x, Paths& paths, const std::vector<int>& from,
+                        const std::vector<int>& to) const {
+  return !updown(x) && Fabric::reaches_all(x, paths, from, to);
+}
+
+std::string IbNet::pair_error(const ExperimentConfig& x, Paths& paths, int a, int b) const {
+  if (!updown(x)) return {};
+  const Graph& g = paths.graph();
+  const ForwardingTable& table = paths.updown(x.ib.roots);
+  if (ib_path(g, table, a, b) && ib_path(g, table, b, a)) return {};
+  return g.name(a) + " and " + g.name(b) +
+         " have no legal up*/down* path between them; name the top switches in ib.roots "
+         "or use ib.routing: min_hop";
+}
+
+void IbNet::validate(ExperimentDraft& d) const {
+  if (!d.topology) return;
+  ib_limits(d);
+  ib_buffers(d);
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,28 @@
+// The roce_v2 fabric (fabrics/fabric.hpp): RoCE v2 over routed IP. Its
+// builder is roce_v2_network.cpp; it reads the Ethernet sections, `ip:`
+// and `dcqcn:` (dcqcn_section.cpp).
+#pragma once
+
+#include "fabrics/iba/iba_network.hpp"
+
+namespace rdmasim {
+
+class RoceV2Net final : public IbaNet {
+ public:
+  std::string_view name() const override { return "roce_v2"; }
+  std::vector<SectionType> sections() const override;
+  // ECN in the IP header (DCQCN, DCTCP), INT in an IPv4 option (HPCC), RTT (TIMELY, Swift).
+  bool runs(CcAlgorithm a) const override { return a != CcAlgorithm::ib_cca; }
+
+  uint32_t data_frame_headers(const ExperimentConfig& x) const override {
+    return kEthernetHeader + ip_header(x) + kUdpHeader + kBth + kIcrc;
+  }
+  void create_nodes(Network& net) const override;
+  BuiltFabric finish(Network& net) const override;
+  CostFamilies cost_families() const override { return {"roce", "ethernet_dcb", "ethernet"}; }
+};
+
+// `dcqcn:`, congestion control at RoCE v2 NICs.
+SectionType dcqcn_section();
+
+}  // namespace rdmasim
