@@ -67,6 +67,15 @@ std::vector<std::string> default_compare_fabrics() {
   return v;
 }
 
+// compare's columns: the fabrics, and `dpdk`, fabric tcp with the
+// user-space stack (host.stack: dpdk) between the kernel and RDMA.
+constexpr std::string_view kDpdkColumn = "dpdk";
+std::vector<std::string> compare_columns() {
+  auto v = fabric_list();
+  v.emplace_back(kDpdkColumn);
+  return v;
+}
+
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
@@ -302,7 +311,15 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
     LoadResult load;
   };
   std::vector<Trial> trials;
-  for (const auto& f : fabrics) trials.push_back({f, load(o, f)});
+  for (const auto& f : fabrics) {
+    if (f != kDpdkColumn) {
+      trials.push_back({f, load(o, f)});
+      continue;
+    }
+    Options with_dpdk = o;
+    with_dpdk.sets.push_back("host.stack=dpdk");
+    trials.push_back({f, load(with_dpdk, std::string("tcp"))});
+  }
   auto loaded = [](const Trial& t) { return t.load.config && t.load.errors.empty(); };
   const auto it = std::find_if(trials.begin(), trials.end(), loaded);
   const ExperimentConfig* first = it == trials.end() ? nullptr : &*it->load.config;
@@ -621,9 +638,11 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->add_option("--out,-o", o.out,
                    "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
       ->type_name("DIR");
-  compare->add_option("--fabrics", o.fabrics, "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + ")")
+  compare->add_option("--fabrics", o.fabrics,
+                      "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
+                          "; dpdk: tcp with host.stack: dpdk)")
       ->delimiter(',')
-      ->check(CLI::IsMember(fabrics))
+      ->check(CLI::IsMember(compare_columns()))
       ->type_name("F,F,...");
 
   compare->add_flag("--report", o.report, "also write DIR/report.html (as rdmasim report DIR)");

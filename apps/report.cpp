@@ -289,8 +289,19 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
   return out;
 }
 
+// Every host's CPU time in `category` (results.json hosts[].cores[].<category>_ps).
+uint64_t total_cpu_ps(const json& results, const std::string& category) {
+  uint64_t total = 0;
+  const json& hosts = field(results, "hosts");
+  if (hosts.is_array())
+    for (const auto& h : hosts)
+      total += sum_over(field(h, "cores"), [&](const json& c) -> const json& { return field(c, category + "_ps"); });
+  return total;
+}
+
 json compare_entry(std::string_view fabric, const json& results, std::string_view dir) {
   json workloads = json::array();
+  uint64_t bytes = 0;
   const json& ws = field(results, "workloads");
   if (ws.is_array())
     for (const auto& w : ws) {
@@ -301,13 +312,22 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
                            {"latency_ns", {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}}},
                            {"completions", field(w, "completions")},
                            {"data_verified", field(w, "data_verified")}});
+      if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0) bytes += field(w, "bytes").get<uint64_t>();
     }
+  // Where the CPU went, all hosts together: what a GB moved costs in work
+  // (everything but spinning and idle) and in spinning (poll_ps).
+  const uint64_t busy = total_cpu_busy_ps(results), spin = total_cpu_ps(results, "poll");
+  const double gb = static_cast<double>(bytes) / 1e9;
+  auto per_gb = [&](uint64_t ps) { return gb > 0 ? json(static_cast<double>(ps) / 1e9 / gb) : json(nullptr); };
   return {{"fabric", fabric},
           {"status", "ok"},
           {"dir", dir},
           {"end_time_ps", field(results, "end_time_ps")},
           {"drops", total_drops(results)},
-          {"cpu_busy_ps", total_cpu_busy_ps(results)},
+          {"cpu_busy_ps", busy},
+          {"bytes", bytes},
+          {"cpu_work_ms_per_gb", per_gb(busy - std::min(busy, spin))},
+          {"cpu_spin_ms_per_gb", per_gb(spin)},
           {"workloads", std::move(workloads)},
           {"cost", compare_cost(results)}};
 }
@@ -367,6 +387,8 @@ std::string format_compare_table(const json& compare) {
           [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
     }
     row("cpu busy us (all hosts)", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
+    row("cpu ms per GB, working", [](const json& f) { return number(field(f, "cpu_work_ms_per_gb"), 3); });
+    row("cpu ms per GB, spinning", [](const json& f) { return number(field(f, "cpu_spin_ms_per_gb"), 3); });
     row("drops", [](const json& f) { return text(field(f, "drops")); });
     row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
     const json& cost0 = field(*ran.front(), "cost");

@@ -77,7 +77,9 @@ json latency_json(std::vector<int64_t> v) {
 // ping-pong's round trip, as perftest's ib_send_lat and ib_write_lat report
 // it, or the time from posting to the sender's completion (perftest's
 // ib_read_lat and ib_atomic_lat report that whole, rtt_factor 1).
-const char* latency_measure(WorkloadKind k) {
+// `sockets`: the workload ran over kernel TCP sockets (fabric: tcp), where
+// a message has no completion: it is timed to the receiving program.
+const char* latency_measure(WorkloadKind k, bool sockets) {
   switch (k) {
     case WorkloadKind::pingpong:
     case WorkloadKind::send_lat:
@@ -86,7 +88,7 @@ const char* latency_measure(WorkloadKind k) {
     case WorkloadKind::flows:
       return "flow_completion";
     default:
-      return "post_to_completion";
+      return sockets ? "send_to_receive" : "post_to_completion";
   }
 }
 
@@ -362,7 +364,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["end_ps"] = s.end.count();
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
-    j["latency_measure"] = latency_measure(w.kind);
+    j["latency_measure"] = latency_measure(w.kind, cfg.fabric == "tcp");
     if (cfg.capture.latency_samples) latency_csv += latency_csv_rows(w.name, s.latency_ps);
     j["data_verified"] = s.data_verified;
     j["data_mismatch"] = s.data_mismatch;
@@ -416,15 +418,24 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     hosts.push_back({{"name", h->name()},
                      {"cpu_busy_ps", h->cpu_busy().count()},
                      {"cores", cores_json(h->cpu())},
-                     {"interrupts", h->interrupts() + (kernel ? kernel->rx().stats().interrupts : 0)},
+                     {"interrupts", h->interrupts() + (kernel && kernel->rx() ? kernel->rx()->stats().interrupts : 0)},
                      {"completion", std::string(to_string(cfg.host.completion))},
                      {"nic_frames_sent", h->nic().stats().frames_sent},
                      {"nic_frames_received", h->nic().stats().frames_received},
                      {"cnps_sent", h->nic().stats().cnps_sent},
                      {"cnps_received", h->nic().stats().cnps_received}});
-    if (kernel) {
+    if (kernel && kernel->pmd()) {
+      // The user-space stack's poll-mode driver: where frames went.
+      const PollModeDriver::Stats& d = kernel->pmd()->stats();
+      hosts.back()["stack"] = "dpdk";
+      hosts.back()["dpdk_rx"] = {{"frames", d.frames},       {"ring_drops", d.ring_drops},
+                                 {"bursts", d.bursts},       {"processed", d.processed},
+                                 {"largest_burst", d.largest_burst}, {"poll_cores", cfg.host.dpdk.cores},
+                                 {"discarded", kernel->discarded()}};
+    } else if (kernel) {
       // The kernel receive path (fabric: tcp): where frames went.
-      const NetRx::Stats& k = kernel->rx().stats();
+      hosts.back()["stack"] = "kernel";
+      const NetRx::Stats& k = kernel->rx()->stats();
       hosts.back()["kernel_rx"] = {{"frames", k.frames},
                                    {"ring_drops", k.ring_drops},
                                    {"backlog_drops", k.backlog_drops},

@@ -384,6 +384,7 @@ RDMASIM_ENUM_NAMES(IbRouting, updown, "min_hop", "updown");
 RDMASIM_ENUM_NAMES(CongestionControl, dctcp, "newreno", "cubic", "dctcp");
 RDMASIM_ENUM_NAMES(CcAlgorithm, ib_cca, "none", "dcqcn", "hpcc", "timely", "dctcp", "swift", "ib_cca");
 RDMASIM_ENUM_NAMES(Completion, napi, "polling", "interrupt", "hybrid", "napi");
+RDMASIM_ENUM_NAMES(NetStack, dpdk, "kernel", "dpdk");
 RDMASIM_ENUM_NAMES(Doorbell, pio, "dma", "pio");
 #undef RDMASIM_ENUM_NAMES
 

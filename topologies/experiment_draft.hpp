@@ -29,6 +29,8 @@ struct ExperimentDraft {
   std::optional<Entry> ip_version;    // ip, when given
   std::optional<Entry> completion;    // host.completion, when given
   std::optional<Entry> loss_recovery; // loss_recovery, when given
+  std::optional<Entry> stack;         // host.stack, when given
+  std::optional<Entry> dpdk_cores;    // host.dpdk_cores, when given
   struct ReadWorkload {
     YAML::Node node;
     std::string path;

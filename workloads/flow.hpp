@@ -12,7 +12,29 @@
 
 namespace rdmasim {
 
-class Flow {
+// A sender-receiver pair, as the workload runners drive it: verbs QPs
+// (Flow, below) or kernel sockets on fabric: tcp (socket_flow.hpp).
+class PairFlow {
+public:
+  virtual ~PairFlow() = default;
+  // A flow of `kind: flows`: one message of `size` bytes, sent at `at`.
+  virtual void single_message(uint64_t size, Time at) = 0;
+  // Called once when every program of the flow has ended.
+  virtual void on_finished(std::function<void()> f) = 0;
+  virtual void setup() = 0;
+  virtual void start() = 0;
+  virtual bool finished() const = 0;
+  virtual FlowStats result() = 0;
+  // The receiver got message 0 as sent (a single-message flow, checked
+  // before its buffers are released).
+  virtual bool placed_correctly() const = 0;
+  // Gives the flow's buffers back.
+  virtual void release_buffers() = 0;
+  // Its QPs, requester side first, with the host each is on (none for sockets).
+  virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const = 0;
+};
+
+class Flow final : public PairFlow {
 public:
   static constexpr uint32_t kGrhLen = 40;  // UD receive buffers start with the GRH
 
@@ -23,23 +45,20 @@ public:
         size_(w.size.count()), count_(w.count), start_(w.start) {}
   // A flow of `kind: flows`: one message of `size` bytes, posted at `at`
   // (its QPs are connected before it arrives, as in HPCC's simulator).
-  void single_message(uint64_t size, Time at) {
+  void single_message(uint64_t size, Time at) override {
     size_ = size;
     count_ = 1;
     start_ = at;
     connected_ = true;
   }
-  // Called once when every program of the flow has ended.
-  void on_finished(std::function<void()> f) { on_finished_ = std::move(f); }
+  void on_finished(std::function<void()> f) override { on_finished_ = std::move(f); }
 
-  void setup();
-  // Its QPs, requester side first, with the host each is on.
-  template <class F>
-  void each_qp(F&& f) const {
+  void setup() override;
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const override {
     if (sa_.qp) f(a_, *sa_.qp);
     if (sb_.qp) f(b_, *sb_.qp);
   }
-  void start() {
+  void start() override {
     const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
     if (pingpong_ && op_ == WorkloadKind::rdma_write) {
       running_ = 2;
@@ -60,13 +79,12 @@ public:
       receiver(t);
     }
   }
-  bool finished() const { return running_ == 0; }
-  FlowStats result();
-  // The receiver's copy of message 0 equals the pattern (a single-message
-  // flow, checked before its buffers are released).
-  bool placed_correctly() const;
+  bool finished() const override { return running_ == 0; }
+  FlowStats result() override;
+  // The receiver's copy of message 0 equals the pattern.
+  bool placed_correctly() const override;
   // Gives the pages of both data buffers back (they read as zeros again).
-  void release_buffers();
+  void release_buffers() override;
   const Host& sender() const { return a_; }
   const Host& receiver() const { return b_; }
   uint64_t index() const { return index_; }

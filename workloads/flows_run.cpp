@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "workloads/flow.hpp"
+#include "workloads/socket_flow.hpp"
 
 namespace rdmasim {
 
@@ -39,8 +40,8 @@ void FlowsRun::arrive() {
   r.start = a.at;
   r.ideal = ideal_fct(a.size, env_.path(from, to), env_.mtu, env_.frame_overhead);
   records_.push_back(r);
-  auto flow = std::make_unique<Flow>(env_, w_, from, to, basic_op(w_), false, id,
-                                     Rng::stream(seed_, w_.name + ":" + std::to_string(id)).next());
+  auto flow = make_pair_flow(env_, w_, from, to, basic_op(w_), false, id,
+                             Rng::stream(seed_, w_.name + ":" + std::to_string(id)).next());
   flow->single_message(a.size, a.at);
   flow->on_finished([this, id] { flow_ended(id); });
   flow->setup();
@@ -52,7 +53,7 @@ void FlowsRun::arrive() {
 
 // A flow's programs have ended: check what landed, record, give memory back.
 void FlowsRun::flow_ended(size_t id) {
-  Flow& f = *flows_[id];
+  PairFlow& f = *flows_[id];
   FlowStats s = f.result();
   FlowRecord& r = records_[id];
   r.completed = s.ops == 1;

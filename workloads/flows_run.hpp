@@ -36,7 +36,7 @@ private:
   std::vector<Host*> hosts_;
   std::vector<FlowArrival> arrivals_;
   size_t next_ = 0;  // the next arrival
-  std::vector<std::unique_ptr<Flow>> flows_;  // by id; null once ended
+  std::vector<std::unique_ptr<PairFlow>> flows_;  // by id; null once ended
   std::vector<FlowRecord> records_;
   FlowStats ended_;  // merged statistics of the flows that ended
   size_t running_ = 0;

@@ -4,21 +4,13 @@
 
 namespace rdmasim {
 
-namespace {
-KernelNic& kernel_nic(Host& h) {
-  auto* k = dynamic_cast<KernelNic*>(&h.nic().fabric());
-  if (!k) throw std::logic_error("udp needs the kernel stack (fabric: tcp) on " + h.name());
-  return *k;
-}
-}  // namespace
-
 UdpJob::UdpJob(Simulator& sim, Host& from, Host& to, const WorkloadConfig& w)
     : sim_(sim),
       from_(from),
       to_(to),
       w_(w),
-      tx_(kernel_nic(from)),
-      rx_(kernel_nic(to)),
+      tx_(kernel_nic_of(from, "udp")),
+      rx_(kernel_nic_of(to, "udp")),
       socket_(sim, to.config().kernel.socket_buffer),
       process_(to.spawn(w.name, Process::Kind::io, /*fair=*/true)),
       port_(rx_.bind_udp(socket_)),
@@ -48,14 +40,18 @@ Packet UdpJob::next_frame() {
 
 // The receiving program: recvmsg in a loop. An empty socket puts it to
 // sleep until the softirq queues a datagram (sk_data_ready wakes it).
+// With a user-space stack (host.stack: dpdk) the loop polls the stack
+// instead: a call that finds the datagram in place, spinning while none is.
 Task UdpJob::receiver() {
-  const KernelConfig& k = to_.config().kernel;
+  const SocketCosts k = SocketCosts::of(to_.config());
   Cpu& cpu = to_.cpu();
+  if (k.spin_to_wait) co_await cpu.run(process_, k.use, k.call);  // the first poll: the core is the loop's
   for (;;) {
+    if (socket_.empty() && k.spin_to_wait) cpu.spin(process_);
     while (socket_.empty()) co_await socket_.readable();
     const UdpSocket::Datagram d = socket_.take();
     // recvmsg: the system call, then copy_to_user of the payload.
-    co_await cpu.run(process_, CpuUse::syscall, k.syscall + k.copy_bandwidth.tx_time(d.bytes));
+    co_await cpu.run(process_, k.use, k.call + (k.copy_on_receive ? k.copy.tx_time(d.bytes) : Time{}));
     if (w_.app_cost > Time{}) co_await cpu.run(process_, CpuUse::user, w_.app_cost);
     ++delivered_;
     if (sim_.now() <= end_) ++delivered_in_time_;

@@ -13,6 +13,7 @@
 
 #include "core/task.hpp"
 #include "fabrics/tcp/kernel_nic.hpp"
+#include "nodes/host/kernel/socket_costs.hpp"
 #include "nodes/host/host.hpp"
 #include "topologies/config.hpp"
 

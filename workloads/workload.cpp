@@ -13,6 +13,7 @@
 #include "workloads/compute.hpp"
 #include "workloads/flow.hpp"
 #include "workloads/flows_run.hpp"
+#include "workloads/socket_flow.hpp"
 #include "workloads/udp.hpp"
 
 namespace rdmasim {
@@ -618,8 +619,8 @@ void WorkloadRun::start() {
     const WorkloadKind flow_op = w_.kind == WorkloadKind::write_lat ? WorkloadKind::rdma_write
                                  : pingpong                         ? WorkloadKind::send
                                                                     : op;
-    auto flow = std::make_unique<Flow>(env_, w_, *a, *b, flow_op, pingpong, i,
-                                       Rng::stream(seed_, w_.name + ":" + std::to_string(i)).next());
+    auto flow = make_pair_flow(env_, w_, *a, *b, flow_op, pingpong, i,
+                               Rng::stream(seed_, w_.name + ":" + std::to_string(i)).next());
     ++i;
     flow->setup();
     flows_.push_back(std::move(flow));

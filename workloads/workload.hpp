@@ -63,7 +63,7 @@ struct FlowStats {
   uint64_t retransmitted_packets = 0;  // by its QPs' transports, both ends
 };
 
-class Flow;
+class PairFlow;
 class ComputeJob;
 class FlowsRun;
 class UdpJob;
@@ -88,7 +88,7 @@ private:
   WorkloadEnv& env_;
   WorkloadConfig w_;
   uint64_t seed_;
-  std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<std::unique_ptr<PairFlow>> flows_;
   std::unique_ptr<ComputeJob> compute_;  // kind: compute
   std::unique_ptr<FlowsRun> flows_run_;  // kind: flows
   std::unique_ptr<UdpJob> udp_;          // kind: udp

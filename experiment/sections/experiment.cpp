@@ -21,6 +21,23 @@ void completion_mode(ExperimentDraft& d) {
   if (const std::string why = fabric.completion_error(m); !why.empty())
     d.c.error(d.completion->value, d.completion->path, why);
 }
+// host.stack: dpdk is a user-space stack for the plain NICs of `tcp`; its
+// poll-mode cores are dedicated, so programs need a core besides them.
+void network_stack(ExperimentDraft& d) {
+  if (d.x.host.stack != NetStack::dpdk) return;
+  if (d.x.fabric != "tcp") {
+    d.c.error(d.stack->value, d.stack->path,
+              "host.stack: dpdk is a user-space TCP/UDP stack for fabric: tcp's plain NICs; " + d.x.fabric +
+                  " is RDMA, whose NIC is the stack");
+    return;
+  }
+  if (d.x.host.dpdk.cores >= d.x.host.cores) {
+    const Entry& at = d.dpdk_cores ? *d.dpdk_cores : *d.stack;
+    d.c.error(at.value, at.path,
+              "the " + std::to_string(d.x.host.dpdk.cores) + " poll-mode core(s) of host.stack: dpdk are dedicated: "
+              "host.cores (" + std::to_string(d.x.host.cores) + ") must leave at least one for the programs");
+  }
+}
 }  // namespace
 
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
@@ -60,6 +77,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   const CcAlgorithm cc = d.x.cc.algorithm;
   if ((cc == CcAlgorithm::dcqcn || cc == CcAlgorithm::dctcp) && !d.ecn_enabled) d.x.ecn.enabled = true;
   completion_mode(d);
+  network_stack(d);
   if (auto e = top->find("capture")) read_capture(d, *e);
   if (auto e = top->find("cost")) read_cost(d.c, e->value, e->path, d.x.cost);
 

@@ -198,12 +198,7 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   for (std::string_view key : {"rate", "app_cost"})
     if (const Entry* e = f->find(key))
       d.c.error(e->key, e->path, "only udp takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
-  if (!fabric_of(d.x).rdma()) {
-    d.c.error(ke->value, ke->path,
-              "fabric: " + d.x.fabric + " has no RDMA (no queue pairs): " + std::string(to_string(w.kind)) +
-                  " needs ib, roce_v1, roce_v2 or iwarp; on tcp run udp or compute workloads");
-    return false;
-  }
+  // A fabric without RDMA (tcp) says in check_workload which kinds it runs.
 
   // Keys that belong to other kinds.
   auto only = [&](std::string_view key, bool allowed, const std::string& why) {

@@ -79,4 +79,22 @@ ibv_ah_attr ip_address(Host& from, Host& to) {
   return ah;
 }
 
+// The experiment's `tcp:` section as the TCP model's endpoint options.
+TcpEndpointConfig tcp_endpoint_config(const ExperimentConfig& cfg, uint32_t ip_mtu) {
+  TcpEndpointConfig t;
+  t.mtu = ip_mtu;
+  switch (cfg.tcp.congestion_control) {
+    case CongestionControl::newreno: t.congestion_control = CongestionControlKind::newreno; break;
+    case CongestionControl::cubic: t.congestion_control = CongestionControlKind::cubic; break;
+    case CongestionControl::dctcp: t.congestion_control = CongestionControlKind::dctcp; break;
+  }
+  t.initial_cwnd_segments = cfg.tcp.initial_cwnd;
+  t.min_rto = cfg.tcp.min_rto;
+  if (t.initial_rto < t.min_rto) t.initial_rto = t.min_rto;
+  t.delayed_acks = cfg.tcp.delayed_ack > Time{};
+  if (t.delayed_acks) t.delayed_ack = cfg.tcp.delayed_ack;
+  t.ecn = cfg.ecn.enabled;  // ECN-marking switches: negotiate ECN (DCTCP turns it on anyway)
+  return t;
+}
+
 }  // namespace rdmasim

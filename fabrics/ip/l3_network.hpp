@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/ip/tcp/tcp_config.hpp"
 #include "fabrics/ip/wire/address.hpp"
 #include "fabrics/network.hpp"
 
@@ -27,5 +28,8 @@ std::vector<IpEndpoint> finish_l3(Network& net);
 void enable_l3_pfc(Network& net, const std::vector<IpEndpoint>& eps);
 // The address vector towards `to` on an IP fabric: its GID (its IP address).
 ibv_ah_attr ip_address(Host& from, Host& to);
+// The experiment's `tcp:` section as the TCP model's endpoint options, for
+// TCP over a path of IP MTU `ip_mtu` (iwarp's RNICs, tcp's kernel sockets).
+TcpEndpointConfig tcp_endpoint_config(const ExperimentConfig& cfg, uint32_t ip_mtu);
 
 }  // namespace rdmasim

@@ -20,24 +20,6 @@ namespace rdmasim {
 
 namespace {
 
-// The experiment's `tcp:` section as the TCP model's endpoint options.
-TcpEndpointConfig tcp_config(const ExperimentConfig& cfg, uint32_t ip_mtu) {
-  TcpEndpointConfig t;
-  t.mtu = ip_mtu;
-  switch (cfg.tcp.congestion_control) {
-    case CongestionControl::newreno: t.congestion_control = CongestionControlKind::newreno; break;
-    case CongestionControl::cubic: t.congestion_control = CongestionControlKind::cubic; break;
-    case CongestionControl::dctcp: t.congestion_control = CongestionControlKind::dctcp; break;
-  }
-  t.initial_cwnd_segments = cfg.tcp.initial_cwnd;
-  t.min_rto = cfg.tcp.min_rto;
-  if (t.initial_rto < t.min_rto) t.initial_rto = t.min_rto;
-  t.delayed_acks = cfg.tcp.delayed_ack > Time{};
-  if (t.delayed_acks) t.delayed_ack = cfg.tcp.delayed_ack;
-  t.ecn = cfg.ecn.enabled;  // ECN-marking switches: negotiate ECN (DCTCP turns it on anyway)
-  return t;
-}
-
 ibv_gid gid_of(IpVersion v, const IpEndpoint& e) {
   const Ipv6Address a = v == IpVersion::ipv4 ? Ipv6Address::v4_mapped(e.ipv4) : e.ipv6;
   ibv_gid g;
@@ -90,7 +72,7 @@ BuiltFabric IwarpNet::finish(Network& net) const {
   auto streams = std::make_shared<MpaStreamRegistry>();
   IwarpNicConfig nc;
   nc.ip = cfg.ip;
-  nc.tcp = tcp_config(cfg, mtu);
+  nc.tcp = tcp_endpoint_config(cfg, mtu);
   const auto& mpa = cfg.settings<MpaConfig>("mpa");
   nc.mpa_crc = mpa.crc;
   nc.mpa_markers = mpa.markers;

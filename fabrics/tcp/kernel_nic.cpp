@@ -2,8 +2,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include <algorithm>
 
 #include "core/bytes.hpp"
+#include "fabrics/tcp/kernel_tcp.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/tcp.hpp"
 #include "fabrics/ip/wire/udp.hpp"
@@ -13,17 +18,40 @@ namespace rdmasim {
 namespace {
 constexpr size_t kEth = EthernetHeader::kLen;
 constexpr size_t kUdpAt = kEth + Ipv4Header::kLen;
+uint32_t ip_key(Ipv4Address a) { return a.to_u32(); }
 }  // namespace
 
-KernelNic::KernelNic(Host& host, const IpEndpoint& self)
-    : host_(host), self_(self), rx_(host.nic().sim(), host.cpu(), host.config()) {
-  rx_.set_deliver([this](Packet p) { deliver(std::move(p)); });
-  rx_.set_on_drop([this](const Packet& p, NetRx::Drop why) {
+KernelNic::KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp)
+    : host_(host), self_(self), tcp_(tcp) {
+  if (host.config().stack == NetStack::dpdk) {
+    // Kernel bypass: the poll-mode driver takes the frames, no interrupt.
+    pmd_ = std::make_unique<PollModeDriver>(host.nic().sim(), host.cpu(), host.config().dpdk);
+    pmd_->set_deliver([this](Packet p) { deliver(std::move(p)); });
+    pmd_->set_on_drop([this](const Packet& p) {
+      if (auto port = udp_port(p)) ++udp_[*port].stats.ring_drops;
+    });
+    return;
+  }
+  rx_ = std::make_unique<NetRx>(host.nic().sim(), host.cpu(), host.config());
+  rx_->set_deliver([this](Packet p) { deliver(std::move(p)); });
+  rx_->set_on_drop([this](const Packet& p, NetRx::Drop why) {
     if (auto port = udp_port(p)) {
       auto& st = udp_[*port].stats;
       ++(why == NetRx::Drop::ring ? st.ring_drops : st.backlog_drops);
     }
   });
+}
+
+KernelNic::~KernelNic() = default;
+
+// RSS: the receive queue of a frame from its addresses and ports (the
+// IPv4 source and destination and the 4 bytes after a 20-byte IP header),
+// FNV-1a in place of the NIC's Toeplitz hash.
+uint32_t KernelNic::rss_hash(const Packet& p) {
+  auto b = p.raw_bytes();
+  uint32_t h = 2166136261u;
+  for (size_t i = kEth + 12; i < std::min(b.size(), kUdpAt + 4); ++i) h = (h ^ static_cast<uint8_t>(b[i])) * 16777619u;
+  return h;
 }
 
 size_t KernelNic::headroom() const { return kEth + Ipv4Header::kLen + TcpView::kMaxLen; }
@@ -82,8 +110,14 @@ std::optional<uint16_t> KernelNic::udp_port(const Packet& p) {
 void KernelNic::receive(Packet p) {
   if (auto port = udp_port(p)) ++udp_[*port].stats.received;
   // The NIC writes the frame into a ring buffer in host memory (DMA).
-  host_.nic().sim().after(host_.config().pcie.latency,
-                          [this, q = std::move(p)]() mutable { rx_.receive(std::move(q)); });
+  host_.nic().sim().after(host_.config().pcie.latency, [this, q = std::move(p)]() mutable {
+    if (pmd_) {
+      const uint32_t hash = rss_hash(q);
+      pmd_->receive(std::move(q), hash);
+    } else {
+      rx_->receive(std::move(q));
+    }
+  });
 }
 
 void KernelNic::deliver(Packet p) {
@@ -111,7 +145,62 @@ void KernelNic::deliver(Packet p) {
         {static_cast<uint32_t>(payload.size()), UdpSocket::truesize(static_cast<uint32_t>(b.size())), sent});
     return;
   }
+  if (ip->protocol() == kIpProtoTcp) {
+    auto tcp = ConstTcpView::check(l4);
+    auto it = tcp ? tcp_conns_.find({ip_key(ip->src()), tcp->src_port(), tcp->dst_port()}) : tcp_conns_.end();
+    // No socket for it: dropped (Linux would answer a RST; no workload
+    // sends to a port nobody listens on).
+    if (it == tcp_conns_.end() || tcp->header_len() > l4.size()) {
+      ++discarded_;
+      return;
+    }
+    const bool ce = ip->ecn() == Ecn::Ce;
+    const size_t seg_len = l4.size();
+    p.pull_front(kEth + ip->header_len());
+    if (p.size() > seg_len) p.pull_back(p.size() - seg_len);  // Ethernet padding of short frames
+    it->second->receive(std::move(p), ce);
+    return;
+  }
   ++discarded_;
+}
+
+KernelNic& kernel_nic_of(Host& h, const char* what) {
+  auto* k = dynamic_cast<KernelNic*>(&h.nic().fabric());
+  if (!k) throw std::logic_error(std::string(what) + " needs the kernel stack (fabric: tcp) on " + h.name());
+  return *k;
+}
+
+void KernelNic::attach_tcp(KernelTcp& c) {
+  const TcpFlow& f = c.tcp().flow();
+  tcp_conns_[{ip_key(f.ip.dst4), f.remote_port, f.local_port}] = &c;
+}
+
+void KernelNic::detach_tcp(KernelTcp& c) {
+  const TcpFlow& f = c.tcp().flow();
+  tcp_conns_.erase({ip_key(f.ip.dst4), f.remote_port, f.local_port});
+}
+
+void KernelNic::encap_tcp(Packet& p, Ipv4Address dst, bool ect) {
+  p.meta().crc_pending = true;  // the TCP checksum: filled when observed
+  Ipv4Header ip;
+  ip.ecn = ect ? Ecn::Ect0 : Ecn::NotEct;
+  ip.total_length = static_cast<uint16_t>(p.size() + Ipv4Header::kLen);
+  ip.identification = ip_id_++;
+  ip.protocol = kIpProtoTcp;
+  ip.src = self_.ipv4;
+  ip.dst = dst;
+  ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
+  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(*EthernetView::check(p.push_front(kEth)));
+}
+
+void KernelNic::seal_kernel_frame(Packet& p) {
+  if (!p.meta().crc_pending) return;
+  p.meta().crc_pending = false;
+  auto b = p.raw_bytes();
+  auto eth = EthernetView::check(b);
+  auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
+  if (!ip || eth->ethertype() != ethertype::kIpv4 || ip->protocol() != kIpProtoTcp) return;
+  tcp_fill_checksum(b.subspan(kEth + ip->header_len(), ip->total_length() - ip->header_len()), TcpPseudoHeader::of(*ip));
 }
 
 }  // namespace rdmasim

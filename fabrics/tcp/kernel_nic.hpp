@@ -1,4 +1,5 @@
-// `fabric: tcp`, the kernel network stack's baseline: a plain Ethernet NIC
+// `fabric: tcp`, the kernel network stack's baseline (or, with host.stack:
+// dpdk, a user-space stack on poll-mode cores): a plain Ethernet NIC
 // (no RDMA) whose frames are Ethernet + IPv4 + UDP or TCP, received through
 // the kernel's receive path on the host's CPU (nodes/host/kernel/net_rx.hpp)
 // and handed to sockets. What RDMA's kernel bypass removes is all here: the
@@ -9,28 +10,41 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "fabrics/ip/l3_network.hpp"
+#include "fabrics/ip/tcp/tcp_config.hpp"
 #include "nodes/host/host.hpp"
+#include "nodes/host/dpdk/poll_mode_driver.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
 #include "nodes/host/kernel/udp_socket.hpp"
 
 namespace rdmasim {
 
+class KernelTcp;
+
 class KernelNic final : public NicFabric {
  public:
-  KernelNic(Host& host, const IpEndpoint& self);
+  // With host.stack: dpdk the frames go to a poll-mode driver (and a
+  // user-space stack) instead of the kernel's receive path.
+  KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp);
+  ~KernelNic() override;
 
   size_t headroom() const override;
   // There are no queue pairs on a plain Ethernet NIC.
   std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device&, verbs::ProtectionDomain&, uint32_t,
                                               const verbs::QpInitAttr&) override;
   void receive(Packet p) override;
-  void seal(Packet&) const override {}  // checksums are written when a frame is built
+  // UDP and IPv4 checksums are written when a frame is built; TCP's when
+  // someone observes the frame (seal_kernel_frame).
+  void seal(Packet& p) const override { seal_kernel_frame(p); }
 
+  Host& host() const { return host_; }
   const IpEndpoint& self() const { return self_; }
-  NetRx& rx() { return rx_; }
-  const NetRx& rx() const { return rx_; }
+  // The kernel's receive path; null with the user-space stack.
+  const NetRx* rx() const { return rx_.get(); }
+  // The poll-mode driver of the user-space stack; null with the kernel's.
+  const PollModeDriver* pmd() const { return pmd_.get(); }
 
   // A UDP datagram of `bytes` of payload from this host to `to`, every
   // header and checksum in place. The payload holds `seq` then a pattern.
@@ -47,6 +61,19 @@ class KernelNic final : public NicFabric {
   // Frames the protocols refused: a bad checksum, not for this host, no socket.
   uint64_t discarded() const { return discarded_; }
 
+  // TCP (kernel_tcp.hpp): every connection uses these options; segments
+  // reach a connection by its 4-tuple.
+  const TcpEndpointConfig& tcp_config() const { return tcp_; }
+  uint16_t listen_port() { return next_listen_++; }        // a server's port, from 5201 (iperf3's)
+  uint16_t ephemeral_port() { return next_ephemeral_++; }  // a client's, from 49152 (RFC 6335)
+  void attach_tcp(KernelTcp& c);
+  void detach_tcp(KernelTcp& c);
+  // Prepends IPv4 and Ethernet to a TCP segment towards `dst`.
+  void encap_tcp(Packet& p, Ipv4Address dst, bool ect);
+  // Fills the TCP checksum of an Ethernet + IPv4 + TCP frame whose checksum
+  // was left for later (meta.crc_pending); other frames are complete.
+  static void seal_kernel_frame(Packet& p);
+
  private:
   struct Bound {
     UdpSocket* socket = nullptr;
@@ -56,13 +83,22 @@ class KernelNic final : public NicFabric {
   void deliver(Packet p);
   // The UDP destination port of an Ethernet + IPv4 + UDP frame, if it is one.
   static std::optional<uint16_t> udp_port(const Packet& p);
+  static uint32_t rss_hash(const Packet& p);
 
   Host& host_;
   IpEndpoint self_;
-  NetRx rx_;
+  std::unique_ptr<NetRx> rx_;
+  std::unique_ptr<PollModeDriver> pmd_;
   std::map<uint16_t, Bound> udp_;
+  TcpEndpointConfig tcp_;
+  // (remote address, remote port, local port) -> connection
+  std::map<std::tuple<uint32_t, uint16_t, uint16_t>, KernelTcp*> tcp_conns_;
+  uint16_t next_listen_ = 5201, next_ephemeral_ = 49152;
   uint16_t ip_id_ = 0;
   uint64_t discarded_ = 0;
 };
+
+// The kernel NIC of `h`, whose `what` needs it; a logic error on another fabric.
+KernelNic& kernel_nic_of(Host& h, const char* what);
 
 }  // namespace rdmasim

@@ -34,6 +34,24 @@ struct KernelConfig {
   Time syscall = Time::ns(450);       // one recvmsg/sendmsg: entry, exit, socket locking and dequeue
   DataRate copy_bandwidth{80'000'000'000};  // copy_to_user / copy_from_user on one core
   uint64_t socket_buffer = 212992;          // SO_RCVBUF (net.core.rmem_default), in skb truesize
+  // TCP sockets (nodes/host/kernel/stream_socket.hpp):
+  Time transport_tx = Time::ns(300);  // per segment sent: tcp_write_xmit, ip_output, the driver's xmit
+  uint64_t sndbuf = 262144;           // SO_SNDBUF: bytes queued or unacknowledged
+  uint64_t rcvbuf = 131072;           // SO_RCVBUF: bytes received, not yet read (the window), tcp_rmem[1]
+};
+// Which network stack a host of `fabric: tcp` runs (docs/host.md): the
+// kernel's, or a DPDK-style user-space stack on poll-mode cores.
+enum class NetStack { kernel, dpdk };
+// The user-space stack (nodes/host/dpdk/poll_mode_driver.hpp): `cores`
+// dedicated poll-mode cores, each polling its receive queue in bursts.
+struct DpdkConfig {
+  uint32_t cores = 1;       // host.dpdk_cores: poll-mode cores, the first ones
+  uint32_t burst = 32;      // host.dpdk_burst: frames one rte_eth_rx_burst takes at most
+  uint32_t rx_ring = 1024;  // receive descriptors per queue
+  Time poll = Time::ns(20);        // a burst call, whatever it finds
+  Time rx_frame = Time::ns(200);   // per frame: mbuf, then IP and TCP/UDP input in user space
+  Time tx_segment = Time::ns(150); // per segment sent: TCP/IP output, the tx descriptor
+  Time api_call = Time::ns(30);    // a call into the stack (send, recv): a function call, no trap
 };
 enum class Doorbell { dma, pio };
 struct HostConfig {
@@ -57,6 +75,8 @@ struct HostConfig {
   uint32_t max_inline = 256;               // bytes of inline data a WQE may carry (ibv_qp_cap.max_inline_data)
   uint32_t napi_budget = 64;  // frames per NAPI poll (the driver's weight, NAPI_POLL_WEIGHT)
   KernelConfig kernel;
+  NetStack stack = NetStack::kernel;
+  DpdkConfig dpdk;
 };
 
 }  // namespace rdmasim

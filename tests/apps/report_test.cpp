@@ -81,9 +81,25 @@ TEST_CASE("compare entries keep what the table shows; the table puts fabrics sid
         "  w0 latency p99 us         2.500    2.500\n"
         "  w0 data verified            yes      yes\n"
         "  cpu busy us (all hosts)   2.500    2.500\n"
+        "  cpu ms per GB, working    0.381    0.381\n"
+        "  cpu ms per GB, spinning   0.000    0.000\n"
         "  drops                         1        4\n"
         "  end time us              60.000   60.000\n"
         "skipped iwarp: x.yaml:7:5: iwarp has no UD\n");
+}
+
+TEST_CASE("compare entries divide the CPU per GB moved into working and spinning") {
+  json r = results("roce_v2", 87.4, 1234, 0);
+  // a: 2us busy of which 1.5us polling an empty CQ; b: 0.5us of work.
+  r["hosts"][0]["cores"] = {{{"user_ps", 500'000}, {"poll_ps", 1'500'000}, {"idle_ps", 58'000'000}}};
+  r["hosts"][1]["cores"] = {{{"syscall_ps", 500'000}, {"poll_ps", 0}, {"idle_ps", 59'500'000}}};
+  r["workloads"][0]["bytes"] = 1'000'000;  // 1 MB: per GB is 1000 times the totals
+  const json e = compare_entry("roce_v2", r, "x");
+  CHECK(e["bytes"] == 1'000'000);
+  CHECK(e["cpu_work_ms_per_gb"].get<double>() == doctest::Approx(1.0));   // 1us of work
+  CHECK(e["cpu_spin_ms_per_gb"].get<double>() == doctest::Approx(1.5));   // 1.5us spinning
+  r["workloads"][0]["bytes"] = 0;
+  CHECK(compare_entry("roce_v2", r, "x")["cpu_work_ms_per_gb"].is_null());  // nothing moved: no ratio
 }
 
 TEST_CASE("a workload missing on one fabric shows as a dash there") {

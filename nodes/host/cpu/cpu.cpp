@@ -28,12 +28,12 @@ Cpu::~Cpu() {
 
 Process& Cpu::spawn(std::string name, Process::Kind kind, bool fair, int core) {
   if (kind == Process::Kind::softirq) throw std::logic_error("a softirq context comes from softirq_context()");
-  Core* least = cores_.front().get();
+  Core* least = nullptr;
   if (core >= 0) {
     least = cores_.at(static_cast<size_t>(core)).get();
   } else {
     for (auto& c : cores_)
-      if (c->processes < least->processes) least = c.get();
+      if (!c->isolated && (!least || c->processes < least->processes)) least = c.get();
     ++least->processes;
   }
   processes_.push_back(std::unique_ptr<Process>(new Process(std::move(name), kind, least->index)));
@@ -41,6 +41,14 @@ Process& Cpu::spawn(std::string name, Process::Kind kind, bool fair, int core) {
   p.fair_ = fair;
   if (fair) least->fair.push_back(&p);
   return p;
+}
+
+void Cpu::isolate(int c) {
+  Core& core = *cores_.at(static_cast<size_t>(c));
+  if (!core.isolated &&
+      std::count_if(cores_.begin(), cores_.end(), [](const auto& k) { return !k->isolated; }) == 1)
+    throw std::logic_error("at least one core must stay for the programs");
+  core.isolated = true;
 }
 
 Process& Cpu::softirq_context(int i) {

@@ -106,6 +106,9 @@ public:
   // `core` >= 0 pins it there (a per-CPU kernel thread) without counting
   // it in the balance by which programs are placed.
   Process& spawn(std::string name, Process::Kind kind, bool fair = false, int core = -1);
+  // Takes core `c` out of the balance (isolcpus): processes spawned
+  // without a core go elsewhere; for a DPDK poll-mode core. Not all of them.
+  void isolate(int c);
   // The softirq context of core `c`: co_await run(softirq_context(c),
   // CpuUse::softirq, t) runs `t` of deferred interrupt work ahead of every
   // process on that core, in no process's context (no context switch).
@@ -186,6 +189,7 @@ private:
     Ring<Process*> compute;  // compute processes
     uint32_t spinners = 0;
     uint32_t processes = 0;
+    bool isolated = false;  // no process is placed here unless pinned
     std::vector<Process*> fair;  // its fair processes
     // Accounting: the open segment and the closed totals.
     CpuUse use = CpuUse::idle;

@@ -1,0 +1,152 @@
+#include "workloads/socket_flow.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "fabrics/tcp/kernel_nic.hpp"
+
+namespace rdmasim {
+
+bool has_kernel_stack(Host& h) { return dynamic_cast<KernelNic*>(&h.nic().fabric()) != nullptr; }
+
+std::unique_ptr<PairFlow> make_pair_flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b,
+                                         WorkloadKind op, bool pingpong, uint64_t index, uint64_t seed) {
+  if (has_kernel_stack(a)) return std::make_unique<SocketFlow>(env, w, a, b, pingpong, index, seed);
+  return std::make_unique<Flow>(env, w, a, b, op, pingpong, index, seed);
+}
+
+SocketFlow::SocketFlow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, bool pingpong, uint64_t index,
+                       uint64_t seed)
+    : env_(env), w_(w), a_(a), b_(b), pingpong_(pingpong), index_(index), rng_(seed), pattern_(w.name),
+      size_(w.size.count()), count_(w.count), start_(w.start) {}
+
+SocketFlow::~SocketFlow() = default;
+
+void SocketFlow::single_message(uint64_t size, Time at) {
+  size_ = size;
+  count_ = 1;
+  start_ = at;
+}
+
+// Both sockets and their connection; the server's end listens at once.
+void SocketFlow::setup() {
+  KernelNic& na = kernel_nic_of(a_, "a socket flow");
+  KernelNic& nb = kernel_nic_of(b_, "a socket flow");
+  const uint16_t server_port = nb.listen_port();
+  const uint16_t client_port = na.ephemeral_port();
+  const TcpPseudoHeader ip = TcpPseudoHeader::v4(na.self().ipv4, nb.self().ipv4);
+  ca_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(a_.config()));
+  sb_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(b_.config()));
+  ca_.tcp = std::make_unique<KernelTcp>(na, *ca_.socket, TcpFlow{ip, client_port, server_port},
+                                        static_cast<uint32_t>(rng_.next()));
+  sb_.tcp = std::make_unique<KernelTcp>(nb, *sb_.socket, TcpFlow{ip.reversed(), server_port, client_port},
+                                        static_cast<uint32_t>(rng_.next()));
+  sb_.tcp->listen();
+  // Socket programs are fair processes, as every program is under CFS.
+  ca_.process = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"), Process::Kind::io, /*fair=*/true);
+  sb_.process = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"), Process::Kind::io, /*fair=*/true);
+  ca_.buf.resize(size_);
+  sb_.buf.resize(size_);
+  if (pingpong_) ca_.echo.resize(size_);
+}
+
+void SocketFlow::start() {
+  running_ = 2;
+  client(start_);
+  server();
+}
+
+void SocketFlow::failed(const char* why) {
+  ++stats_.completions[why];
+  stats_.data_verified = false;
+}
+
+Task SocketFlow::read_message(Host& h, End& e, std::span<std::byte> into, uint64_t k, bool check, bool& ok) {
+  size_t have = 0;
+  ok = true;
+  while (have < into.size()) {
+    size_t n = 0;
+    co_await e.socket->recv(h.cpu(), *e.process, into.subspan(have), n);
+    if (n == 0) {
+      ok = false;
+      co_return;
+    }
+    if (check && !pattern_.matches(message_id(k), have, into.subspan(have, n))) {
+      stats_.data_verified = false;
+      stats_.data_mismatch = true;
+    }
+    have += n;
+  }
+}
+
+Task SocketFlow::client(Time t0) {
+  Simulator& sim = env_.sim;
+  co_await sleep_until(sim, t0);
+  Cpu& cpu = a_.cpu();
+  Process& p = *ca_.process;
+  stats_.start = sim.now();
+  bool ok = false;
+  co_await ca_.socket->connect(cpu, p, ok);
+  for (uint64_t k = 0; ok && k < count_; ++k) {
+    pattern_.fill(message_id(k), 0, ca_.buf);
+    const Time t = sim.now();
+    if (!pingpong_) sent_at_.push_back(t);
+    co_await ca_.socket->send(cpu, p, ca_.buf, ok);
+    if (!ok || !pingpong_) continue;
+    co_await read_message(a_, ca_, ca_.echo, k, false, ok);
+    if (!ok) break;
+    if (std::memcmp(ca_.echo.data(), ca_.buf.data(), size_) != 0) {
+      stats_.data_verified = false;
+      stats_.data_mismatch = true;
+    }
+    ++received_;
+    ++stats_.ops;
+    stats_.bytes += size_;
+    stats_.latency_ps.push_back((sim.now() - t).count() / 2);
+    stats_.end = sim.now();
+  }
+  if (!ok) failed(ca_.socket->is_established() ? "ECONNRESET" : "ECONNREFUSED");
+  program_ended();
+}
+
+Task SocketFlow::server() {
+  Simulator& sim = env_.sim;
+  Cpu& cpu = b_.cpu();
+  Process& p = *sb_.process;
+  bool ok = false;
+  co_await sb_.socket->accept(cpu, p, ok);
+  for (uint64_t k = 0; ok && k < count_; ++k) {
+    co_await read_message(b_, sb_, sb_.buf, k, true, ok);
+    if (!ok) break;
+    if (pingpong_) {  // the same bytes back
+      co_await sb_.socket->send(cpu, p, sb_.buf, ok);
+      continue;
+    }
+    ++received_;
+    ++stats_.ops;
+    stats_.bytes += size_;
+    stats_.latency_ps.push_back((sim.now() - sent_at_.front()).count());
+    sent_at_.pop_front();
+    stats_.end = sim.now();
+  }
+  program_ended();
+}
+
+FlowStats SocketFlow::result() {
+  FlowStats s = stats_;
+  s.finished = finished();
+  s.planned_ops = count_;
+  s.retransmitted_packets = ca_.tcp->tcp().stats().retransmits + sb_.tcp->tcp().stats().retransmits;
+  if (s.ops < count_) s.data_verified = false;
+  if (s.end < s.start) s.end = s.start;
+  return s;
+}
+
+void SocketFlow::release_buffers() {
+  for (End* e : {&ca_, &sb_}) {
+    std::vector<std::byte>().swap(e->buf);
+    std::vector<std::byte>().swap(e->echo);
+  }
+}
+
+}  // namespace rdmasim
