@@ -392,7 +392,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       "'100Gbps'\n");
   // A section that is not a map is an error, not a read of its keys (this crashed).
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "pfc: 5\n")) ==
-        "exp.yaml:1:6: pfc: expected PFC settings (a map with keys priority, xoff, xon, deadlock_detect), got '5'\n");
+        "exp.yaml:1:6: pfc: expected PFC settings (a map with keys priority, xoff, xon, deadlock_detect, watchdog), got '5'\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "seed: [1]\n")) ==
         "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
