@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
+
+#include "parallel/partition.hpp"
 
 namespace rdmasim {
 
@@ -12,6 +15,14 @@ struct ExperimentConfig;
 // content (the caller writes it). Throws InputError for a connect-time
 // failure the YAML could not show, OutputError when a capture cannot be
 // written, and anything else for an internal failure (core/errors.hpp).
-nlohmann::json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir);
+//
+// With `split` and more than one rank (Cluster, started by mpirun), every
+// rank calls it: each simulates its part of the network and writes the
+// captures of its nodes; rank 0 gets the results of all (the same as one
+// process gives), the others null. `parallel_stats`, when given, gets on
+// rank 0 what the synchronisation cost each rank (docs/parallel.md).
+nlohmann::json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir,
+                              std::optional<PartitionMode> split = std::nullopt,
+                              nlohmann::json* parallel_stats = nullptr);
 
 }  // namespace rdmasim
