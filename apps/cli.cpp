@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "experiment/loader.hpp"
 #include "experiment/memory_estimate.hpp"
 #include "fabrics/registry.hpp"
+#include "parallel/cluster.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -43,6 +45,7 @@ struct Options {
   std::string memory_limit;  // --memory-limit SIZE; empty: default_memory_limit()
   bool quiet = false;        // run: no progress line
   bool progress = false;     // run: the progress line from the start, terminal or not
+  std::string partition;     // run --partition: how to split over mpirun's ranks
   // sweep
   std::vector<std::string> vary;
   unsigned jobs = 1;
@@ -241,8 +244,14 @@ std::string unexpected_failure(const ExperimentConfig& cfg, const json& results)
 }
 
 // Runs `cfg` and writes its results.json and captures into `dir`, which exists.
-json run_to(const ExperimentConfig& cfg, const fs::path& dir, const ProgressOptions& progress = {}) {
-  json results = run_experiment(cfg, dir, progress);
+// Split over ranks, every rank calls it; rank 0 writes the files and gets
+// the results (the others null), and DIR/parallel.json says what the split cost.
+json run_to(const ExperimentConfig& cfg, const fs::path& dir, const ProgressOptions& progress = {},
+            std::optional<PartitionMode> split = std::nullopt) {
+  json stats;
+  json results = run_experiment(cfg, dir, progress, split, &stats);
+  if (results.is_null()) return results;
+  if (!stats.is_null()) write_file_atomic(dir / "parallel.json", stats.dump(2) + "\n");
   write_file_atomic(dir / "results.json", results.dump(2) + "\n");
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
     write_file_atomic(dir / (std::string(table) + ".csv"), records_csv(results[table]));
@@ -260,7 +269,73 @@ int do_validate(const Options& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+// `rdmasim run` under mpirun: every rank loads the file and runs its part;
+// rank 0 stages the output directory (the others write their captures
+// into it), speaks, and commits it only when every rank succeeded.
+int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::ostream& err) {
+  Cluster& cluster = Cluster::get();
+  const bool root = cluster.rank() == 0;
+  std::ostringstream quiet;
+  std::ostream& say = root ? err : quiet;
+  std::optional<PartitionMode> mode;
+  try {
+    mode = partition_mode(o.partition.empty() ? "pods" : o.partition);
+  } catch (const InputError& e) {
+    say << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (!r.errors.empty() || !r.config) {
+    print_errors(r.errors, say);
+    return kExitBadInput;
+  }
+  warn_about_stop(*r.config, say);
+  // Rank 0 makes the staged directory and tells the others where it is ("!" and why, when it cannot).
+  std::unique_ptr<StagedDir> stage;
+  std::string where;
+  int code = kExitOk;
+  if (root) {
+    const Outcome made = guarded([&] {
+      stage = std::make_unique<StagedDir>(output_dir(o, *r.config));
+      return json();
+    });
+    where = made.code == kExitOk ? stage->temp().string() : "!" + std::to_string(made.code) + made.message;
+  }
+  where = cluster.broadcast(where);
+  if (where.starts_with("!")) {
+    say << where.substr(2) << "\n";
+    return where[1] - '0';
+  }
+  const Outcome res = guarded([&] {
+    json results = run_to(*r.config, where, {}, mode);
+    if (stage) stage->commit();
+    return results;
+  });
+  code = res.code;
+  if (res.code != kExitOk) {
+    say << res.message << "\n";
+  } else if (root) {
+    out << format_run_summary(res.results, stage->dir());
+    warn_about_end(res.results, err);
+    if (const std::string f = unexpected_failure(*r.config, res.results); !f.empty()) {
+      err << "error: " << f << "; the experiment did not ask for failures (exit " << kExitOpsFailed << ")\n";
+      code = kExitOpsFailed;
+    }
+  }
+  // Every rank exits as rank 0 does.
+  return std::stoi(cluster.broadcast(std::to_string(code)));
+}
+
 int do_run(const Options& o, std::ostream& out, std::ostream& err) {
+  if (!Cluster::built_with_mpi() && (Cluster::requested_ranks() > 1 || !o.partition.empty())) {
+    err << "rdmasim: this build has no MPI, so it cannot split a run over ranks"
+        << (Cluster::requested_ranks() > 1 ? " (started by mpirun with " + std::to_string(Cluster::requested_ranks()) + ")" : "")
+        << "; install libopenmpi-dev (scripts/setup.sh) and rebuild (docs/parallel.md)\n";
+    return kExitBadInput;
+  }
+  if (Cluster::get().parallel()) {
+    if (!check_file(o.file, err)) return kExitBadInput;
+    return do_run_ranks(o, load(o, o.fabric.empty() ? std::nullopt : std::optional(o.fabric)), out, err);
+  }
   if (!check_file(o.file, err)) return kExitBadInput;
   const LoadResult r = load(o, o.fabric.empty() ? std::nullopt : std::optional(o.fabric));
   if (!r.errors.empty() || !r.config) {
@@ -626,6 +701,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   CLI::App* run = app.add_subcommand("run", "run an experiment: DIR/results.json and captures in DIR/pcap/");
   add_experiment_options(*run, o);
   run->add_option("--out,-o", o.out, "output directory (default out/<experiment name>)")->type_name("DIR");
+  run->add_option("--partition", o.partition,
+                  "under mpirun: how to split the network over the ranks, pods (default) or spread (docs/parallel.md)")
+      ->type_name("MODE");
   run->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
       ->check(CLI::IsMember(fabrics))
       ->type_name("FABRIC");
@@ -697,6 +775,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
+  if (Cluster::get().parallel() && !*run) {
+    if (Cluster::get().rank() == 0) err << "rdmasim: only 'rdmasim run' runs over several ranks (mpirun)\n";
+    return kExitBadInput;
+  }
   try {
     if (*run) return do_run(o, out, err);
     if (*compare) return do_compare(o, out, err);

@@ -3,8 +3,10 @@
 
 #include "apps/cli.hpp"
 #include "apps/output_dir.hpp"
+#include "parallel/cluster.hpp"
 
 int main(int argc, char** argv) {
+  rdmasim::Cluster::init(argc, argv);  // joins mpirun's ranks, if it started this one
   rdmasim::clean_up_on_interrupt();
   return rdmasim::cli_main(argc, argv, std::cout, std::cerr);
 }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <stdexcept>
+#include <sys/resource.h>
 
 #include "apps/output_dir.hpp"
 #include "apps/progress.hpp"
@@ -16,6 +17,7 @@
 #include "fabrics/registry.hpp"
 #include "fabrics/tcp/kernel_nic.hpp"
 #include "nodes/host/cpu/trace.hpp"
+#include "parallel/parallel_run.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
 
@@ -41,7 +43,7 @@ json cores_json(const Cpu& cpu) {
 
 // trace/<host>.json and trace/<host>.svg: each host's CPU timeline.
 void write_cpu_traces(const Network& net, const std::vector<std::vector<CpuSegment>>& traces,
-                      const std::filesystem::path& dir) {
+                      const std::filesystem::path& dir, const ParallelRun* par) {
   const auto tdir = dir / "trace";
   std::error_code ec;
   std::filesystem::create_directories(tdir, ec);
@@ -49,6 +51,7 @@ void write_cpu_traces(const Network& net, const std::vector<std::vector<CpuSegme
   const CaptureConfig& c = net.cfg.capture;
   const Time to = std::min(c.cpu_trace_to, net.sim.now());
   for (size_t i = 0; i < net.hosts.size(); ++i) {
+    if (par && !par->owns(static_cast<int>(i))) continue;  // its rank writes it
     const Host& h = *net.hosts[i];
     write_file_atomic(tdir / (h.name() + ".json"), cpu_trace_json(h.name(), h.cpu().cores(), traces[i]));
     write_file_atomic(tdir / (h.name() + ".svg"), cpu_trace_svg(h.name(), h.cpu().cores(), traces[i], c.cpu_trace_from, to));
@@ -121,7 +124,8 @@ constexpr Time kCheckEvery = 100_us;
 constexpr Time kDrain = 1_ms;
 
 RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
-                      std::optional<Time> stop, const ProgressOptions& progress) {
+                      std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
+                      const std::vector<bool>& runs_here) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
   // With a progress line, each slice runs in steps of kProgressStep,
@@ -152,31 +156,50 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
     }
   } finish{line};
   RunEnd end;
-  std::vector<std::pair<uint64_t, uint64_t>> seen;  // per port, frames and pauses when the workloads were done
-  auto each_port = [&net](auto&& f) {
+  // Per port, frames sent and PAUSE frames; over all ranks when split (each
+  // counts what its nodes did).
+  auto port_counts = [&] {
+    std::vector<uint64_t> v;
     for (const auto& node : net.nodes)
-      for (size_t p = 0; p < node->port_count(); ++p) f(*node, p, node->port(p).stats());
+      for (size_t p = 0; p < node->port_count(); ++p) {
+        v.push_back(node->port(p).stats().tx_frames);
+        v.push_back(node->port(p).stats().pause_frames);
+      }
+    return par ? par->sum(std::move(v)) : v;
   };
-  while (sim.pending() > 0 && sim.now() < limit) {
+  std::vector<uint64_t> seen;  // port_counts() when the workloads were done
+  uint64_t pending = par ? par->sum({sim.pending()})[0] : sim.pending();
+  while (pending > 0 && sim.now() < limit) {
     const Time slice_end = limit - sim.now() > kCheckEvery ? sim.now() + kCheckEvery : limit;
-    run_to(slice_end);
-    if (sim.pending() == 0) break;
+    if (par) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
+      pending = par->run(slice_end);
+    } else {
+      run_to(slice_end);
+      pending = sim.pending();
+    }
+    if (pending == 0) break;
     if (end.workloads_done == Time::max()) {
-      if (!std::all_of(runs.begin(), runs.end(), [](const auto& r) { return r->finished(); })) continue;
+      // A workload another rank runs is that rank's to call finished.
+      bool done = true;
+      for (size_t i = 0; i < runs.size(); ++i) done = done && (!runs_here[i] || runs[i]->finished());
+      if (par) done = par->all(done);
+      if (!done) continue;
       end.workloads_done = sim.now();
-      each_port([&](const Node&, size_t, const PortStats& st) { seen.emplace_back(st.tx_frames, st.pause_frames); });
+      seen = port_counts();
     } else if (sim.now() - end.workloads_done >= kDrain) {
+      const std::vector<uint64_t> now = port_counts();
       bool flowing = false;
       size_t i = 0;
-      each_port([&](const Node& n, size_t p, const PortStats& st) {
-        flowing = flowing || st.tx_frames > seen[i].first;
-        if (st.pause_frames > seen[i++].second) end.pausing.push_back(n.name() + "-" + std::to_string(p));
-      });
+      for (const auto& node : net.nodes)
+        for (size_t p = 0; p < node->port_count(); ++p, i += 2) {
+          flowing = flowing || now[i] > seen[i];
+          if (now[i + 1] > seen[i + 1]) end.pausing.push_back(node->name() + "-" + std::to_string(p));
+        }
       end.reason = flowing ? "stalled" : "done";
       return end;
     }
   }
-  if (sim.pending() > 0) end.reason = "stop";
+  if (pending > 0) end.reason = "stop";
   return end;
 }
 
@@ -199,6 +222,96 @@ PathCost path_cost(const Network& net, const NextHops& hops, int a, int b) {
   return c;
 }
 
+// The results of a run split over ranks, on rank 0 (null on the others):
+// each rank's results cover what its nodes did. Workloads and hosts come
+// from the rank that ran them; port counters are added up (a frame lost on
+// a cut link is counted where it would have arrived), the queue maxima
+// taken; events are every rank's own plus the experiment's, which all ran.
+json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
+                 std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
+                 const std::vector<int>& workload_rank, json* parallel_stats) {
+  const ParallelRun::Stats& st = par.stats();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const json part = {{"results", std::move(mine)},
+                     {"flows_csv", flows_csv},
+                     {"latency_csv", latency_csv},
+                     {"own_events", net.sim.events_run() - net.sim.experiment_events_run()},
+                     {"stats",
+                      {{"windows", st.windows},
+                       {"frames_sent", st.frames_sent},
+                       {"bytes_sent", st.bytes_sent},
+                       {"events", net.sim.events_run()},
+                       {"run_s", st.run_s},
+                       {"wait_s", st.wait_s},
+                       {"max_rss_kib", ru.ru_maxrss}}}};
+  const std::vector<std::string> all = par.cluster().gather(part.dump());
+  if (par.cluster().rank() != 0) return nullptr;
+  std::vector<json> ranks;
+  for (const std::string& a : all) ranks.push_back(json::parse(a));
+  json out = ranks[0]["results"];
+  uint64_t events = net.sim.experiment_events_run(), in_use = 0, capture_bytes = 0;
+  std::optional<int64_t> full_at;
+  json stats = json::array();
+  for (const json& r : ranks) {
+    events += r["own_events"].get<uint64_t>();
+    in_use += r["results"]["packets_in_use"].get<uint64_t>();
+    if (r["results"].contains("capture")) {
+      const json& c = r["results"]["capture"];
+      capture_bytes += c["bytes"].get<uint64_t>();
+      if (c.contains("full_at_ps")) full_at = std::min(full_at.value_or(INT64_MAX), c["full_at_ps"].get<int64_t>());
+    }
+    stats.push_back(r["stats"]);
+  }
+  out["events"] = events;
+  out["packets_in_use"] = in_use;
+  if (out.contains("capture")) {
+    out["capture"]["bytes"] = capture_bytes;
+    out["capture"].erase("full_at_ps");
+    if (full_at) out["capture"]["full_at_ps"] = *full_at;
+  }
+  for (size_t w = 0; w < workload_rank.size(); ++w) {
+    const json& r = ranks[static_cast<size_t>(workload_rank[w])];
+    out["workloads"][w] = r["results"]["workloads"][w];
+    flows_csv[w] = r["flows_csv"][w].get<std::string>();
+    latency_csv[w] = r["latency_csv"][w].get<std::string>();
+  }
+  for (size_t h = 0; h < net.hosts.size(); ++h)
+    out["hosts"][h] = ranks[static_cast<size_t>(par.partition().rank[h])]["results"]["hosts"][h];
+  for (size_t p = 0; p < out["ports"].size(); ++p) {
+    json& port = out["ports"][p];
+    for (auto& [key, value] : port.items()) {
+      if (key == "node" || key == "port") continue;
+      if (key == "max_queue_bytes") {
+        uint64_t m = 0;
+        for (const json& r : ranks) m = std::max(m, r["results"]["ports"][p][key].get<uint64_t>());
+        value = m;
+      } else if (value.is_number_integer()) {
+        int64_t sum = 0;  // credit_wait_ps is signed
+        for (const json& r : ranks) sum += r["results"]["ports"][p][key].get<int64_t>();
+        if (value.is_number_unsigned())
+          value = static_cast<uint64_t>(sum);
+        else
+          value = sum;
+      }
+    }
+  }
+  // A PFC deadlock is found by the rank whose ports it holds (docs/parallel.md).
+  json deadlocks = json::array();
+  for (const json& r : ranks)
+    for (const json& d : r["results"]["pfc_deadlocks"]) deadlocks.push_back(d);
+  std::stable_sort(deadlocks.begin(), deadlocks.end(),
+                   [](const json& a, const json& b) { return a["at_ps"].get<int64_t>() < b["at_ps"].get<int64_t>(); });
+  out["pfc_deadlocks"] = std::move(deadlocks);
+  (void)cfg;
+  if (parallel_stats)
+    *parallel_stats = {{"ranks", par.cluster().size()},
+                       {"lookahead_ps", par.lookahead() == Time::max() ? -1 : par.lookahead().count()},
+                       {"cut_links", par.partition().cut_links.size()},
+                       {"per_rank", std::move(stats)}};
+  return out;
+}
+
 json join_names(const std::vector<std::string>& v) {
   if (v.size() == 1) return v[0];
   return v;
@@ -206,12 +319,26 @@ json join_names(const std::vector<std::string>& v) {
 
 }  // namespace
 
-json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir, const ProgressOptions& progress) {
+json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir, const ProgressOptions& progress,
+                    std::optional<PartitionMode> split, json* parallel_stats) {
+  Cluster& cluster = Cluster::get();
+  const bool parallel = split && cluster.parallel();
+  if (parallel && cfg.capture.timeseries)
+    throw InputError("capture.timeseries: not available in a run split over ranks (docs/parallel.md)");
   Network net(cfg);
-  const BuiltFabric fabric = build_network(net, fabric_of(cfg));
+  // Split over ranks: before anything is scheduled (the fabric's finish
+  // schedules), so that each rank keeps only its own nodes' events.
+  std::unique_ptr<ParallelRun> par;
+  const BuiltFabric fabric = build_network(net, fabric_of(cfg), [&] {
+    if (parallel)
+      par = std::make_unique<ParallelRun>(cluster, net, partition_network(net.graph, cfg, cluster.size(), *split));
+  });
+  auto mine = [&par](int node) { return !par || par->owns(node); };
 
-  // Captures.
+  // Captures: each rank those of its own nodes.
   std::unique_ptr<CaptureSet> captures;
+  std::exception_ptr failed;
+  try {
   if (cfg.capture.mode != CaptureMode::none) {
     captures = std::make_unique<CaptureSet>(dir, fabric.linktype, fabric.sealer, cfg.capture.snaplen,
                                             cfg.capture.max_bytes.count());
@@ -226,9 +353,14 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
           break;
         case CaptureMode::none: break;
       }
-      if (on) captures->capture(*net.nodes[n]);
+      if (on && mine(n)) captures->capture(*net.nodes[n]);
     }
   }
+  } catch (...) {
+    if (!par) throw;
+    failed = std::current_exception();
+  }
+  if (par) par->agree(failed);
 
   // CPU timelines.
   std::vector<std::vector<CpuSegment>> traces(cfg.capture.cpu_trace ? net.hosts.size() : 0);
@@ -264,27 +396,46 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
     runs.push_back(std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
+  // The rank that runs each workload: its hosts' (the partition keeps them together).
+  std::vector<int> workload_rank(cfg.workloads.size(), 0);
+  std::vector<bool> runs_here(cfg.workloads.size(), true);
+  for (size_t i = 0; i < cfg.workloads.size() && par; ++i) {
+    const auto n = cfg.workloads[i].from.empty() ? std::nullopt : net.graph.find(cfg.workloads[i].from[0]);
+    workload_rank[i] = n ? par->partition().rank[static_cast<size_t>(*n)] : 0;
+    runs_here[i] = workload_rank[i] == cluster.rank();
+  }
   // Programs still waiting (a flow whose peer failed) go before the flows
   // and hosts they point into, however the run ends.
   struct ClearOnExit {
     Simulator& sim;
     ~ClearOnExit() { sim.clear(); }
   } clear_on_exit{net.sim};
-  for (auto& r : runs) r->start();
+  try {
+    for (auto& r : runs) r->start();
+  } catch (...) {
+    if (!par) throw;
+    failed = std::current_exception();
+  }
+  if (par) par->agree(failed);
   std::unique_ptr<TimeSeries> series;
   if (cfg.capture.timeseries) {
     series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries);
     series->start();
   }
 
-  const RunEnd end = run_until_done(net, runs, cfg.stop, progress);
-  if (series) series->write(dir);
-
-  if (captures) captures->close();
-  if (!traces.empty()) {
-    for (Host* h : net.hosts) h->cpu().end_trace();
-    write_cpu_traces(net, traces, dir);
+  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here);
+  try {
+    if (series) series->write(dir);
+    if (captures) captures->close();
+    if (!traces.empty()) {
+      for (Host* h : net.hosts) h->cpu().end_trace();
+      write_cpu_traces(net, traces, dir, par.get());
+    }
+  } catch (...) {
+    if (!par) throw;
+    failed = std::current_exception();
   }
+  if (par) par->agree(failed);
 
   // results.json
   json out;
@@ -304,10 +455,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   if (!end.pausing.empty()) end_json["pfc_paused_ports"] = end.pausing;
   out["end"] = std::move(end_json);
   json wl = json::array();
-  std::string flows_csv;
-  std::string latency_csv;
+  std::vector<std::string> flows_csv, latency_csv;  // by workload
   for (auto& r : runs) {
     const WorkloadConfig& w = r->config();
+    flows_csv.emplace_back();
+    latency_csv.emplace_back();
     FlowStats s = r->result();
     if (!s.finished) s.end = net.sim.now();  // cut off by stop: active until then
     const double secs = (s.end - s.start).to_s();
@@ -365,22 +517,19 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
     j["latency_measure"] = latency_measure(w.kind, cfg.fabric == "tcp");
-    if (cfg.capture.latency_samples) latency_csv += latency_csv_rows(w.name, s.latency_ps);
+    if (cfg.capture.latency_samples) latency_csv.back() = latency_csv_rows(w.name, s.latency_ps);
     j["data_verified"] = s.data_verified;
     j["data_mismatch"] = s.data_mismatch;
     j["finished"] = s.finished;
     j["planned_ops"] = s.planned_ops;
     if (const auto* flows = r->flow_records()) {
       j["fct"] = fct_json(*flows);
-      flows_csv += flows_csv_rows(w.name, w.from, *flows);
+      flows_csv.back() = flows_csv_rows(w.name, w.from, *flows);
     }
     j["retransmitted_packets"] = s.retransmitted_packets;
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
-  if (cfg.capture.latency_samples) write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency_csv);
-  if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
-    write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows_csv);
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {
@@ -446,7 +595,21 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     }
   }
   out["hosts"] = std::move(hosts);
+  if (par) {
+    out = merge_ranks(cfg, net, *par, std::move(out), flows_csv, latency_csv, workload_rank, parallel_stats);
+    if (out.is_null()) return out;  // not rank 0
+    cpu_busy_ps = 0;
+    for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
+  }
   out["cost"] = experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()));
+  std::string latency, flows;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    latency += latency_csv[i];
+    flows += flows_csv[i];
+  }
+  if (cfg.capture.latency_samples) write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
+  if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
+    write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows);
   return out;
 }
 

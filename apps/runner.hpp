@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
+
+#include "parallel/partition.hpp"
 
 #include "apps/progress.hpp"
 
@@ -16,7 +19,15 @@ struct ExperimentConfig;
 // written, and anything else for an internal failure (core/errors.hpp).
 // `progress`: where to show a progress line (apps/progress.hpp); it does
 // not change the run.
+//
+// With `split` and more than one rank (Cluster, started by mpirun), every
+// rank calls it: each simulates its part of the network and writes the
+// captures of its nodes; rank 0 gets the results of all (the same as one
+// process gives), the others null. `parallel_stats`, when given, gets on
+// rank 0 what the synchronisation cost each rank (docs/parallel.md).
 nlohmann::json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir,
-                              const ProgressOptions& progress = {});
+                              const ProgressOptions& progress = {},
+                              std::optional<PartitionMode> split = std::nullopt,
+                              nlohmann::json* parallel_stats = nullptr);
 
 }  // namespace rdmasim

@@ -4,8 +4,15 @@
 // the run took in wall seconds, the peak resident memory, events and frames
 // delivered to hosts per wall second, and how many flows completed.
 //
-//   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch]
+//   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch] [--partition pods|spread]
+//
+// Under mpirun with --partition, the run is split over the ranks
+// (docs/parallel.md): rank 0 prints the figures, then one line per rank
+// with its windows, frames and bytes sent, events, time running events and
+// waiting in the exchange, and peak memory.
 #include <sys/resource.h>
+
+#include <optional>
 
 #include <chrono>
 #include <cstdio>
@@ -17,6 +24,7 @@
 
 #include "apps/runner.hpp"
 #include "experiment/loader.hpp"
+#include "parallel/cluster.hpp"
 
 using namespace rdmasim;
 
@@ -39,13 +47,16 @@ double peak_rss_mib() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  Cluster& cluster = Cluster::init(argc, argv);
   int k = 8;
   std::string load = "0.3", time = "1ms", cdf = "websearch";
+  std::optional<PartitionMode> split;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--k")) k = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--load")) load = argv[i + 1];
     else if (!std::strcmp(argv[i], "--time")) time = argv[i + 1];
     else if (!std::strcmp(argv[i], "--cdf")) cdf = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--partition")) split = partition_mode(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: %s [--k K] [--load L] [--time T] [--cdf websearch|hadoop]\n", argv[0]);
       return 2;
@@ -57,11 +68,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto dir = std::filesystem::temp_directory_path() / "rdmasim-bench-fat-tree";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  if (cluster.rank() == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  cluster.broadcast("");  // the directory exists before any rank writes
   const auto t0 = std::chrono::steady_clock::now();
-  const nlohmann::json res = run_experiment(*r.config, dir);
+  nlohmann::json stats;
+  const nlohmann::json res = run_experiment(*r.config, dir, {}, split, &stats);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (cluster.rank() != 0) return 0;
   std::filesystem::remove_all(dir);
 
   uint64_t delivered = 0;
@@ -76,5 +92,19 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(delivered), static_cast<double>(delivered) / secs,
               static_cast<unsigned long long>(fct["started"].get<uint64_t>()),
               static_cast<unsigned long long>(fct["completed"].get<uint64_t>()));
+  if (!stats.is_null()) {
+    std::printf("ranks=%d lookahead_ps=%lld cut_links=%llu\n", stats["ranks"].get<int>(),
+                static_cast<long long>(stats["lookahead_ps"].get<int64_t>()),
+                static_cast<unsigned long long>(stats["cut_links"].get<uint64_t>()));
+    int i = 0;
+    for (const auto& s : stats["per_rank"])
+      std::printf("rank=%d windows=%llu frames_sent=%llu bytes_sent=%llu events=%llu run_s=%.2f wait_s=%.2f "
+                  "peak_rss_mib=%.0f\n",
+                  i++, static_cast<unsigned long long>(s["windows"].get<uint64_t>()),
+                  static_cast<unsigned long long>(s["frames_sent"].get<uint64_t>()),
+                  static_cast<unsigned long long>(s["bytes_sent"].get<uint64_t>()),
+                  static_cast<unsigned long long>(s["events"].get<uint64_t>()), s["run_s"].get<double>(),
+                  s["wait_s"].get<double>(), static_cast<double>(s["max_rss_kib"].get<uint64_t>()) / 1024);
+  }
   return 0;
 }

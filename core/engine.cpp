@@ -8,7 +8,8 @@
 namespace rdmasim {
 namespace {
 constexpr size_t kPrefetch = 8;  // how far ahead in bucket 0 to fetch closures
-}  // namespace
+}
+  // namespace
 
 void Simulator::Bucket::grow() {
   const size_t n = static_cast<size_t>(end - begin);
@@ -32,46 +33,57 @@ Simulator::~Simulator() {
 void Simulator::grow_slots() {
   // Grow by a chunk. Slots never move, so a closure may schedule events
   // while it runs in its own slot.
-  if (slot_count_ + (1u << kChunkBits) >= kNoSlot) throw std::length_error("too many pending events");
+  if (slot_count_ >= kNoSlot - (1u << kChunkBits)) throw std::length_error("too many pending events");
   chunks_.push_back(std::make_unique<Slot[]>(size_t{1} << kChunkBits));
   const uint32_t first = slot_count_;
   slot_count_ += 1u << kChunkBits;
   for (uint32_t i = slot_count_; i-- > first;) free_slot(i);
 }
 
-void Simulator::sequence_exhausted(uint32_t i) {
-  slot(i).fn.reset();
-  free_slot(i);
-  throw std::length_error("event sequence numbers exhausted");
+void Simulator::grow_contexts(Context c) {
+  if (c > kMaxContext) throw std::length_error("too many event contexts");
+  seqs_.resize(static_cast<size_t>(c) + 1, 0);
 }
 
+void Simulator::sequence_exhausted() { throw std::length_error("event sequence numbers exhausted"); }
+
 void Simulator::prefetch_slot(const Entry& e) {
-  const Slot& s = slot(static_cast<uint32_t>(e.key & kSlotMask));
+  const Slot& s = slot(static_cast<uint32_t>(e.slot));
   __builtin_prefetch(&s);
   __builtin_prefetch(reinterpret_cast<const char*>(&s) + 64);
 }
 
-EventId Simulator::at(Time when, EventFn fn) {
-  const uint32_t i = take_slot();
-  slot(i).fn = std::move(fn);
-  return commit(when, i);
-}
-
 void Simulator::cancel(EventId id) {
-  const uint32_t i = static_cast<uint32_t>(id.key & kSlotMask);
-  if (id.key <= kSlotMask || i >= slot_count_) return;  // 0, or not a key at all
-  Slot& s = slot(i);
-  if (s.key != id.key) return;
+  if (id.order == 0 || id.slot >= slot_count_) return;
+  Slot& s = slot(id.slot);
+  if (s.order != id.order) return;
   // The queue entry stays; it is skipped and its slot freed when taken out.
-  s.key = 0;
+  s.order = 0;
   --live_;
   s.fn.reset();
 }
 
+Time Simulator::next_time_bound() const {
+  if (live_ == 0) return Time::max();
+  uint64_t t = UINT64_MAX;
+  if (small_mode_) {
+    if (small_n_ > 0) t = small_next().time;
+  } else if (b0_.begin + b0_next_ != b0_.end) {
+    t = b0_.begin[b0_next_].time;
+  } else {
+    for (size_t w = 0; w < occupied_.size(); ++w)
+      if (occupied_[w]) {
+        t = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(occupied_[w]))].min;
+        break;
+      }
+  }
+  return t == UINT64_MAX ? Time::max() : Time::ps(static_cast<int64_t>(t));
+}
+
 void Simulator::to_radix() {
   // Every queued entry is at or after now(): now() is a valid last time.
-  // Entries of one time must enter their bucket in schedule order: they
-  // leave the small queue in that order.
+  // Entries of now() go into bucket 0 in key order: they leave the small
+  // queue in that order.
   last_ = static_cast<uint64_t>(now_.count());
   b0_.reset();
   b0_next_ = 0;
@@ -92,11 +104,10 @@ void Simulator::to_small() {
     for (uint64_t bits = occupied_[w]; bits; bits &= bits - 1) {
       Bucket& b = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
       for (const Entry* p = b.begin; p != b.end; ++p) {
-        const uint32_t i = static_cast<uint32_t>(p->key & kSlotMask);
-        if (slot(i).key == p->key)
+        if (live(*p))
           small_push(*p);
         else
-          free_slot(i);  // cancelled: nothing to run, and the live ones fit
+          free_slot(static_cast<uint32_t>(p->slot));  // cancelled: nothing to run, and the live ones fit
       }
       b.reset();
     }
@@ -153,10 +164,13 @@ bool Simulator::refill(uint64_t until) {
     src.reset();
   }
   b0_next_ = 0;
-  // No sort is needed for ties: an entry's bucket is a function of its time
-  // and last_ alone, so entries of one time always share a bucket, which
-  // they enter in schedule order (directly, or moved in order from the one
-  // bucket above that held them all).
+  // An entry's bucket is a function of its time and last_ alone, so entries
+  // of one time always share a bucket: bucket 0 now holds every entry of
+  // time m, in the order they were scheduled. Put them in key order.
+  if (b0_.end - b0_.begin > 1) {
+    auto by_order = [this](const Entry& a, const Entry& b) { return order_of(a) < order_of(b); };
+    if (!std::is_sorted(b0_.begin, b0_.end, by_order)) std::sort(b0_.begin, b0_.end, by_order);
+  }
   const size_t n = std::min(static_cast<size_t>(b0_.end - b0_.begin), kPrefetch);
   for (size_t k = 1; k < n; ++k) prefetch_slot(b0_.begin[k]);
   return true;
@@ -165,6 +179,11 @@ bool Simulator::refill(uint64_t until) {
 void Simulator::run(Time until) {
   stopped_ = false;
   if (until < now_) return;
+  // Code outside events (the runner) acts for the experiment, context 0.
+  struct Reset {
+    Context& ctx;
+    ~Reset() { ctx = 0; }
+  } reset{ctx_};
   const uint64_t limit = static_cast<uint64_t>(until.count());
   while (!stopped_) {
     Entry e;
@@ -174,14 +193,16 @@ void Simulator::run(Time until) {
       if (live_ > 0) now_ = until;
       return;
     }
-    const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);
+    const uint32_t i = static_cast<uint32_t>(e.slot);
     Slot& s = slot(i);
-    if (s.key != e.key) {  // cancelled
+    if (s.order == 0) {  // cancelled
       free_slot(i);
       continue;
     }
-    now_ = Time::ps(static_cast<int64_t>(e.time));
-    s.key = 0;  // running: cancelling its own id is now a no-op
+    now_ = last_event_ = Time::ps(static_cast<int64_t>(e.time));
+    s.order = 0;  // running: cancelling its own id is now a no-op
+    ctx_ = s.ctx;
+    experiment_events_run_ += ctx_ == 0;
     --live_;
     ++events_run_;
     // A throwing closure leaves its slot taken; the exception ends the run.
@@ -208,10 +229,10 @@ void Simulator::clear() {
     occupied_.fill(0);
     if (all.empty()) return;
     for (const Entry& e : all) {
-      const uint32_t i = static_cast<uint32_t>(e.key & kSlotMask);
+      const uint32_t i = static_cast<uint32_t>(e.slot);
       Slot& s = slot(i);
-      if (s.key == e.key) {
-        s.key = 0;
+      if (s.order != 0) {
+        s.order = 0;
         --live_;
         EventFn fn = std::move(s.fn);
         free_slot(i);

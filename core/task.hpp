@@ -17,7 +17,8 @@
 //
 // sleep(sim, d), sleep_until(sim, t)
 //   Suspends and resumes through an engine event after d (at t), so events
-//   already scheduled for that instant run first. sleep(sim, Time()) yields.
+//   the same context already scheduled for that instant run first (others
+//   run in their key order, core/engine.hpp). sleep(sim, Time()) yields.
 //
 // Trigger
 //   A reusable wake-up: notify() resumes the longest-waiting coroutine,

@@ -44,7 +44,7 @@ void wire_links(Network& net, uint32_t wire_overhead) {
 
 }  // namespace
 
-BuiltFabric build_network(Network& net, const Fabric& fabric) {
+BuiltFabric build_network(Network& net, const Fabric& fabric, const std::function<void()>& before_finish) {
   const ExperimentConfig& cfg = net.cfg;
   net.nodes.resize(net.graph.size());
   const NicConfig nic = nic_config(cfg.host);
@@ -54,7 +54,10 @@ BuiltFabric build_network(Network& net, const Fabric& fabric) {
     net.nodes[h] = std::move(host);
   }
   fabric.create_nodes(net);
+  // Each node keys its own events (core/engine.hpp), by its graph index.
+  for (size_t n = 0; n < net.nodes.size(); ++n) net.nodes[n]->set_context(static_cast<Context>(n + 1));
   wire_links(net, fabric.wire_overhead());
+  if (before_finish) before_finish();
   BuiltFabric built = fabric.finish(net);
   built.mtu = path_mtu(cfg);
   if (fabric.iba_mtu()) {

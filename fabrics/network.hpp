@@ -68,6 +68,8 @@ struct Network {
 // the links in file order (a node's ports numbered in the order its links
 // appear), then the fabric's finish; IBA fabrics set every NIC's active MTU
 // to the path MTU.
-BuiltFabric build_network(Network& net, const Fabric& fabric);
+// `before_finish`, when given, runs once the links are wired and before the
+// fabric's finish schedules anything (a split run takes its nodes there).
+BuiltFabric build_network(Network& net, const Fabric& fabric, const std::function<void()>& before_finish = {});
 
 }  // namespace rdmasim

@@ -20,6 +20,10 @@ public:
 
   const std::string& name() const { return name_; }
   Simulator& sim() const { return sim_; }
+  // The engine context its events run in and are keyed by (core/engine.hpp):
+  // its graph index + 1, set by whoever builds the network.
+  Context context() const { return ctx_; }
+  void set_context(Context c) { ctx_ = c; }
 
   Port& add_port() {
     ports_.push_back(std::make_unique<Port>(sim_, *this, static_cast<uint16_t>(ports_.size())));
@@ -38,6 +42,7 @@ public:
 protected:
   Simulator& sim_;
   std::string name_;
+  Context ctx_ = 0;
   std::vector<std::unique_ptr<Port>> ports_;
 };
 

@@ -114,6 +114,9 @@ void Port::note_blocked(bool blocked) {
 }
 
 void Port::transmit(Packet p) {
+  // A node another engine runs (parallel/): code that set up the experiment
+  // on every engine may have sent from it. That engine sends the frame.
+  if (!sim_.runs(owner_.context())) return;
   note_blocked(false);
   ++stats_.tx_frames;
   stats_.tx_bytes += p.size();
@@ -124,8 +127,22 @@ void Port::transmit(Packet p) {
   // The end of this frame matters only to someone waiting: queued frames or
   // a NIC with more to send. An idle port schedules nothing for it.
   if (queued_frames_ > 0 || !control_.empty() || want_ready_) arm_tx_done();
-  wire_.push_back({std::move(p), lost});
-  sim_.after(t + params_.delay, [this] { arrive(); });
+  // The arrival runs as the receiving node, keyed by this one: its place
+  // among the receiver's events at that instant is the sender's to give.
+  const Time at = sim_.now() + t + params_.delay;
+  const uint64_t order = sim_.next_order();
+  wire_.push_back({std::move(p), lost, at, order});
+  if (remote_)
+    remote_->sent(*this);
+  else
+    sim_.place(at, order, peer_->owner_.context(), [this] { arrive(); });
+}
+
+void Port::put_on_wire(InFlight f) {
+  const Time at = f.at;
+  const uint64_t order = f.order;
+  wire_.push_back(std::move(f));
+  sim_.place(at, order, peer_->owner_.context(), [this] { arrive(); });
 }
 
 void Port::arm_tx_done() {
@@ -146,7 +163,7 @@ void Port::tx_done() {
 }
 
 void Port::arrive() {
-  auto [p, lost] = wire_.take_front();
+  auto [p, lost, at, order] = wire_.take_front();
   if (lost) {
     drop(p);
     return;

@@ -59,9 +59,26 @@ public:
   virtual void release(uint8_t cls, size_t bytes) = 0;
 };
 
+// The other end of a link cut between two engines (parallel/): told when
+// the port put a frame on the wire, which it takes from Port::wire() to
+// send to the engine that runs the peer.
+class RemoteLink {
+public:
+  virtual ~RemoteLink() = default;
+  virtual void sent(Port& from) = 0;
+};
+
 class Port {
 public:
   static constexpr size_t kClasses = 8;
+  // A frame on the wire: lost (by the loss draw or a link going down), when
+  // it arrives, and the key of its arrival event.
+  struct InFlight {
+    Packet packet;
+    bool lost;
+    Time at;
+    uint64_t order;
+  };
   using Observer = std::function<void(Time, Packet&)>;
 
   Port(Simulator& sim, Node& owner, uint16_t index) : sim_(sim), owner_(owner), index_(index) {}
@@ -140,12 +157,17 @@ public:
   PortStats& stats() { return stats_; }
   const PortStats& stats() const { return stats_; }
 
-private:
-  struct InFlight {
-    Packet packet;
-    bool lost;
-  };
+  // A cut link: frames this port sends go to `r` instead of arriving here.
+  void set_remote(RemoteLink* r) { remote_ = r; }
+  // The frames on the wire, oldest first.
+  Ring<InFlight>& wire() { return wire_; }
+  // A frame this port's twin sent on the engine that runs this port's node:
+  // it arrives at f.at, keyed as the sender keyed it. Its sender marked it
+  // lost for a fault until it was handed over; a fault after that (every
+  // engine runs the experiment's events) marks it here.
+  void put_on_wire(InFlight f);
 
+private:
   uint8_t class_of(const Packet& p) const { return (by_vl_ ? p.meta().vl : p.meta().priority) & 7; }
   void start_next();
   void transmit(Packet p);
@@ -183,6 +205,7 @@ private:
   Time wake_time_;
 
   Ring<InFlight> wire_;  // frames serialised onto the link, oldest first
+  RemoteLink* remote_ = nullptr;
 
   EgressGate* gate_ = nullptr;
   IngressMeter* meter_ = nullptr;

@@ -16,7 +16,10 @@ class ComputeJob {
 public:
   ComputeJob(Simulator& sim, Host& host, const WorkloadConfig& w);
 
-  void start() { body(); }
+  void start() {
+    Simulator::Scope as(sim_, host_.context());  // runs as its host
+    body();
+  }
   bool finished() const { return finished_; }
   Time work_done() const { return done_; }
   Time started() const { return started_; }

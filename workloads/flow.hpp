@@ -58,24 +58,37 @@ public:
     if (sa_.qp) f(a_, *sa_.qp);
     if (sb_.qp) f(b_, *sb_.qp);
   }
+  // Each program runs as its host (core/engine.hpp: contexts), whoever starts it.
   void start() override {
     const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
     if (pingpong_ && op_ == WorkloadKind::rdma_write) {
       running_ = 2;
-      write_ping(t, sa_, sb_, *pa_, true);
+      {
+        Simulator::Scope as(env_.sim, a_.context());
+        write_ping(t, sa_, sb_, *pa_, true);
+      }
+      Simulator::Scope as(env_.sim, b_.context());
       write_ping(t, sb_, sa_, *pb_, false);
       return;
     }
     if (pingpong_) {
       running_ = 2;
-      ping(t);
+      {
+        Simulator::Scope as(env_.sim, a_.context());
+        ping(t);
+      }
+      Simulator::Scope as(env_.sim, b_.context());
       pong(t);
       return;
     }
     running_ = 1;
-    sender(t);
+    {
+      Simulator::Scope as(env_.sim, a_.context());
+      sender(t);
+    }
     if (needs_receiver() && w_.post_recvs) {
       ++running_;
+      Simulator::Scope as(env_.sim, b_.context());
       receiver(t);
     }
   }

@@ -23,7 +23,11 @@ UdpJob::~UdpJob() { from_.nic().forget(*this); }
 void UdpJob::start() {
   next_ = w_.start;
   end_ = w_.start + w_.duration;
-  receiver();
+  {
+    Simulator::Scope as(sim_, to_.context());
+    receiver();
+  }
+  Simulator::Scope as(sim_, from_.context());
   from_.nic().wake(*this);
 }
 

@@ -150,12 +150,27 @@ void Flow::setup() {
   // segment (iwarp) starts anywhere: every 256 bytes, as before.
   stamp_ = std::max<uint64_t>(PayloadPattern::kRecord,
                               fabric_of(env_.cfg).iba_mtu() ? std::bit_floor(env_.mtu) : 256);
-  make_side(sa_, a_);
-  make_side(sb_, b_);
+  // Each side is set up as its host (core/engine.hpp: contexts): what it
+  // schedules (iWARP's TCP handshake) is that host's.
+  Simulator& sim = env_.sim;
+  {
+    Simulator::Scope as(sim, a_.context());
+    make_side(sa_, a_);
+  }
+  {
+    Simulator::Scope as(sim, b_.context());
+    make_side(sb_, b_);
+  }
   pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));
   if (pingpong_ || (needs_receiver() && w_.post_recvs)) pb_ = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"));
-  connect(sa_, sb_);
-  connect(sb_, sa_);
+  {
+    Simulator::Scope as(sim, a_.context());
+    connect(sa_, sb_);
+  }
+  {
+    Simulator::Scope as(sim, b_.context());
+    connect(sb_, sa_);
+  }
   if (is_atomic_op()) {  // the remote operand starts at 0
     auto target = sb_.host->memory().view(sb_.buf, 8);
     std::memset(target.data(), 0, 8);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "fabrics/ib/virtual_lanes.hpp"
+#include "nodes/node.hpp"
 
 namespace rdmasim {
 
@@ -62,7 +63,9 @@ void CreditChannel::on_drop(const Packet& p) {
 }
 
 void CreditChannel::give_back(uint8_t vl, uint64_t blocks) {
-  sim_.after(sender_.params().delay, [this, vl, blocks] {
+  // The flow-control update reaches the sender a link delay later and runs
+  // as the sending node (core/engine.hpp: contexts), keyed by this one.
+  sim_.place(sim_.now() + sender_.params().delay, sim_.next_order(), sender_.owner().context(), [this, vl, blocks] {
     credits_[vl] += blocks;
     sender_.kick();
   });

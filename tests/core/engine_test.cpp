@@ -242,3 +242,65 @@ TEST_CASE("order holds while the queue moves between its small and large forms")
   CHECK(ran.size() == next);
   CHECK(std::is_sorted(ran.begin(), ran.end()));  // by time, ties in schedule order
 }
+
+TEST_CASE("ties run in key order: the scheduling context, then its own sequence") {
+  Simulator sim;
+  std::vector<int> order;
+  {
+    Simulator::Scope as(sim, 2);
+    sim.at(10_ns, [&] { order.push_back(3); });  // (2, 1)
+    sim.at(10_ns, [&] { order.push_back(4); });  // (2, 2)
+  }
+  {
+    Simulator::Scope as(sim, 1);
+    sim.at(10_ns, [&] { order.push_back(2); });  // (1, 1): before context 2's, though scheduled later
+  }
+  sim.at(10_ns, [&] { order.push_back(1); });  // (0, 1): the experiment's first
+  CHECK(sim.context() == 0);
+  sim.run();
+  CHECK(order == std::vector<int>{1, 2, 3, 4});
+}
+
+TEST_CASE("an event runs in its target context; one for a foreign context is not queued") {
+  Simulator sim;
+  std::vector<Context> ran_as;
+  const uint64_t key = sim.next_order();  // the experiment's key, for an event that runs as node 3
+  sim.place(5_ns, key, 3, [&] {
+    ran_as.push_back(sim.context());
+    sim.after(1_ns, [&] { ran_as.push_back(sim.context()); });  // inherits 3
+  });
+  sim.run();
+  CHECK(ran_as == std::vector<Context>{3, 3});
+  CHECK(sim.context() == 0);
+  std::vector<bool> foreign(5, false);
+  foreign[4] = true;
+  sim.set_foreign(foreign);
+  int ran = 0;
+  CHECK(!sim.place(sim.now() + 1_ns, sim.next_order(), 4, [&] { ++ran; }));
+  CHECK(sim.place(sim.now() + 1_ns, sim.next_order(), 2, [&] { ++ran; }));
+  CHECK(sim.pending() == 1);
+  sim.run();
+  CHECK(ran == 1);
+}
+
+TEST_CASE("the radix heap keeps key order for ties formed in a bucket and at the current instant") {
+  Simulator sim;
+  std::vector<int> order;
+  // Enough events that the radix heap holds them, two at one later instant
+  // scheduled by contexts in reverse order.
+  for (int i = 0; i < 100; ++i) sim.at(Time::ns(1000 + i), [] {});
+  {
+    Simulator::Scope as(sim, 9);
+    sim.at(500_ns, [&] {
+      order.push_back(2);
+      Simulator::Scope as1(sim, 1);
+      sim.at(sim.now(), [&] { order.push_back(3); });  // at the current instant
+    });
+  }
+  {
+    Simulator::Scope as(sim, 5);
+    sim.at(500_ns, [&] { order.push_back(1); });
+  }
+  sim.run();
+  CHECK(order == std::vector<int>{1, 2, 3});
+}

@@ -1,0 +1,149 @@
+#include "parallel/cluster.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+
+#ifdef RDMASIM_MPI
+#include <mpi.h>
+#endif
+
+namespace rdmasim {
+
+namespace {
+std::unique_ptr<Cluster>& instance() {
+  static std::unique_ptr<Cluster> c;
+  return c;
+}
+}  // namespace
+
+bool Cluster::built_with_mpi() {
+#ifdef RDMASIM_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+int Cluster::requested_ranks() {
+  // Open MPI's mpirun, then the PMI of MPICH's and Slurm's launchers.
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char* v = std::getenv(var)) {
+      const int n = std::atoi(v);
+      if (n > 0) return n;
+    }
+  return 1;
+}
+
+Cluster& Cluster::init(int& argc, char**& argv) {
+  auto& c = instance();
+  if (c) return *c;
+  c.reset(new Cluster());
+#ifdef RDMASIM_MPI
+  if (requested_ranks() > 1) {
+    MPI_Init(&argc, &argv);
+    c->mpi_ = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size_);
+  }
+#else
+  (void)argc;
+  (void)argv;
+#endif
+  return *c;
+}
+
+Cluster& Cluster::get() {
+  auto& c = instance();
+  if (!c) c.reset(new Cluster());
+  return *c;
+}
+
+Cluster::~Cluster() {
+#ifdef RDMASIM_MPI
+  if (mpi_) MPI_Finalize();
+#endif
+}
+
+#ifdef RDMASIM_MPI
+
+std::vector<std::string> Cluster::exchange(const std::vector<std::string>& to_each) {
+  if (!mpi_) return to_each;
+  const size_t n = static_cast<size_t>(size_);
+  std::vector<int> send_counts(n), recv_counts(n), send_at(n), recv_at(n);
+  std::string out;
+  for (size_t r = 0; r < n; ++r) {
+    send_counts[r] = static_cast<int>(to_each[r].size());
+    send_at[r] = static_cast<int>(out.size());
+    out += to_each[r];
+  }
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    recv_at[r] = total;
+    total += recv_counts[r];
+  }
+  std::string in(static_cast<size_t>(total), '\0');
+  MPI_Alltoallv(out.data(), send_counts.data(), send_at.data(), MPI_BYTE, in.data(), recv_counts.data(),
+                recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
+  std::vector<std::string> from(n);
+  for (size_t r = 0; r < n; ++r)
+    from[r] = in.substr(static_cast<size_t>(recv_at[r]), static_cast<size_t>(recv_counts[r]));
+  return from;
+}
+
+void Cluster::min(std::vector<int64_t>& v) {
+  if (mpi_) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+}
+void Cluster::max(std::vector<int64_t>& v) {
+  if (mpi_) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+}
+void Cluster::sum(std::vector<uint64_t>& v) {
+  if (mpi_) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
+std::vector<std::string> Cluster::gather(const std::string& mine) {
+  if (!mpi_) return {mine};
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<size_t>(size_)), at(static_cast<size_t>(size_));
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (size_t r = 0; r < lens.size(); ++r) {
+    at[r] = total;
+    total += lens[r];
+  }
+  std::string all(rank_ == 0 ? static_cast<size_t>(total) : 0, '\0');
+  MPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), at.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank_ == 0)
+    for (size_t r = 0; r < lens.size(); ++r) out.push_back(all.substr(static_cast<size_t>(at[r]), static_cast<size_t>(lens[r])));
+  return out;
+}
+
+std::string Cluster::broadcast(const std::string& s, int root) {
+  if (!mpi_) return s;
+  int len = static_cast<int>(s.size());
+  MPI_Bcast(&len, 1, MPI_INT, root, MPI_COMM_WORLD);
+  std::string out = rank_ == root ? s : std::string(static_cast<size_t>(len), '\0');
+  MPI_Bcast(out.data(), len, MPI_BYTE, root, MPI_COMM_WORLD);
+  return out;
+}
+
+void Cluster::abort(int code) {
+  if (mpi_) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+#else
+
+std::vector<std::string> Cluster::exchange(const std::vector<std::string>& to_each) { return to_each; }
+void Cluster::min(std::vector<int64_t>&) {}
+void Cluster::max(std::vector<int64_t>&) {}
+void Cluster::sum(std::vector<uint64_t>&) {}
+std::vector<std::string> Cluster::gather(const std::string& mine) { return {mine}; }
+std::string Cluster::broadcast(const std::string& s, int) { return s; }
+void Cluster::abort(int code) { std::_Exit(code); }
+
+#endif
+
+}  // namespace rdmasim

@@ -1,0 +1,226 @@
+#include "parallel/parallel_run.hpp"
+
+#include "fabrics/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core/errors.hpp"
+
+namespace rdmasim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <typename T>
+T get(const std::string& in, size_t& at) {
+  if (at + sizeof(T) > in.size()) throw std::runtime_error("parallel: a truncated frame message");
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof v);
+  at += sizeof v;
+  return v;
+}
+
+}  // namespace
+
+ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
+    : cluster_(cluster), net_(net), part_(std::move(partition)) {
+  const int me = cluster_.rank();
+  std::vector<bool> foreign(net.nodes.size() + 1, false);
+  for (size_t n = 0; n < net.nodes.size(); ++n) foreign[net.nodes[n]->context()] = part_.rank[n] != me;
+  if (fabric_of(net.cfg).credit_flow_control() && !part_.cut_links.empty())
+    throw InputError(fmt::format("fabric ib: the partition over {} ranks cuts {} link(s), and a split run does not "
+                                 "carry InfiniBand's link-level credit updates between ranks yet (docs/parallel.md)",
+                                 part_.ranks, part_.cut_links.size()));
+  for (int l : part_.cut_links) {
+    const LinkConfig& c = net.cfg.topology.links[static_cast<size_t>(l)].config;
+    const Graph::Link& gl = net.graph.link(l);
+    if (c.delay <= Time{})
+      throw InputError(fmt::format("topology.links[{}] ({} - {}): the partition over {} ranks cuts this link, and it "
+                                   "has no propagation delay: no lookahead to run the ranks apart (give it a delay, "
+                                   "or choose another --partition)",
+                                   l, net.graph.name(gl.a), net.graph.name(gl.b), part_.ranks));
+    lookahead_ = std::min(lookahead_, c.delay);
+    const Network::LinkEnds ends = net.links[static_cast<size_t>(l)];
+    for (int end = 0; end < 2; ++end) {
+      Port* port = end == 0 ? ends.a : ends.b;
+      const int node = end == 0 ? gl.a : gl.b;
+      const int peer = end == 0 ? gl.b : gl.a;
+      port->set_remote(this);  // on every rank: a replica never sends, the owner's sends leave
+      if (part_.rank[static_cast<size_t>(node)] != me) continue;
+      cut_of_[port] = cuts_.size();
+      cuts_.push_back({port, static_cast<uint32_t>(l), static_cast<uint8_t>(end), part_.rank[static_cast<size_t>(peer)], false});
+    }
+  }
+  net.sim.set_foreign(std::move(foreign));
+}
+
+ParallelRun::~ParallelRun() {
+  for (int l : part_.cut_links) {
+    net_.links[static_cast<size_t>(l)].a->set_remote(nullptr);
+    net_.links[static_cast<size_t>(l)].b->set_remote(nullptr);
+  }
+}
+
+void ParallelRun::sent(Port& from) {
+  const auto it = cut_of_.find(&from);
+  // Port::transmit sends only from nodes this rank runs.
+  if (it == cut_of_.end()) throw std::logic_error("parallel: a frame sent on a cut link from a node of another rank");
+  Cut& c = cuts_[it->second];
+  if (!c.queued) {
+    c.queued = true;
+    outbox_.push_back(it->second);
+  }
+}
+
+// Frames on the wire of this rank's cut ports go to the peer's rank:
+// link, end, arrival, key, lost, metadata, headroom and bytes.
+void ParallelRun::exchange() {
+  std::vector<std::string> out(static_cast<size_t>(cluster_.size()));
+  for (size_t i : outbox_) {
+    Cut& c = cuts_[i];
+    c.queued = false;
+    std::string& to = out[static_cast<size_t>(c.to_rank)];
+    auto& wire = c.port->wire();
+    while (!wire.empty()) {
+      Port::InFlight f = wire.take_front();
+      const PacketMeta& m = f.packet.meta();
+      const std::span<const std::byte> bytes = f.packet.bytes();  // a deferred payload read in
+      put<uint32_t>(to, c.link);
+      put<uint8_t>(to, c.from_b);
+      put<int64_t>(to, f.at.count());
+      put<uint64_t>(to, f.order);
+      put<uint8_t>(to, f.lost);
+      put<uint8_t>(to, m.crc_pending);
+      put<uint32_t>(to, m.flow_hash);
+      put<uint8_t>(to, m.priority);
+      put<uint8_t>(to, m.vl);
+      put<int64_t>(to, m.enqueued.count());
+      put<uint32_t>(to, static_cast<uint32_t>(f.packet.headroom()));
+      put<uint32_t>(to, static_cast<uint32_t>(bytes.size()));
+      to.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      ++stats_.frames_sent;
+      stats_.bytes_sent += bytes.size();
+    }
+  }
+  outbox_.clear();
+  const std::vector<std::string> in = cluster_.exchange(out);
+  // Frames go on the wire in the order their senders sent them: by rank,
+  // then as each rank wrote them (one link's frames in order).
+  for (const std::string& msg : in) {
+    size_t at = 0;
+    while (at < msg.size()) {
+      const auto link = get<uint32_t>(msg, at);
+      const auto from_b = get<uint8_t>(msg, at);
+      Port::InFlight f{Packet(), false, Time::ps(get<int64_t>(msg, at)), get<uint64_t>(msg, at)};
+      f.lost = get<uint8_t>(msg, at) != 0;
+      PacketMeta m;
+      m.crc_pending = get<uint8_t>(msg, at) != 0;
+      m.flow_hash = get<uint32_t>(msg, at);
+      m.priority = get<uint8_t>(msg, at);
+      m.vl = get<uint8_t>(msg, at);
+      m.enqueued = Time::ps(get<int64_t>(msg, at));
+      const auto headroom = get<uint32_t>(msg, at);
+      const auto len = get<uint32_t>(msg, at);
+      if (link >= net_.links.size() || at + len > msg.size() || headroom + len > PacketPool::kMaxCapacity)
+        throw std::runtime_error("parallel: a malformed frame message");
+      f.packet = net_.pool.make(headroom, len);
+      std::memcpy(f.packet.push_back(len).data(), msg.data() + at, len);
+      at += len;
+      m.id = f.packet.meta().id;
+      f.packet.meta() = m;
+      Port* sender = from_b ? net_.links[link].b : net_.links[link].a;
+      sender->put_on_wire(std::move(f));
+    }
+  }
+}
+
+void ParallelRun::agree(std::exception_ptr local) {
+  std::vector<int64_t> first{local ? cluster_.rank() : INT64_MAX};
+  cluster_.min(first);
+  if (first[0] == INT64_MAX) return;
+  const int who = static_cast<int>(first[0]);
+  std::string what;  // kind letter, then the message
+  if (who == cluster_.rank()) {
+    try {
+      std::rethrow_exception(local);
+    } catch (const InputError& e) {
+      what = std::string("I") + e.what();
+    } catch (const OutputError& e) {
+      what = std::string("O") + e.what();
+    } catch (const std::exception& e) {
+      what = std::string("E") + e.what();
+    } catch (...) {
+      what = "Eunknown exception";
+    }
+  }
+  what = cluster_.broadcast(what, who);
+  const std::string msg = fmt::format("rank {}: {}", who, what.substr(1));
+  if (what[0] == 'I') throw InputError(msg);
+  if (what[0] == 'O') throw OutputError(msg);
+  throw std::runtime_error(msg);
+}
+
+bool ParallelRun::all(bool v) {
+  std::vector<int64_t> x{v ? 1 : 0};
+  cluster_.min(x);
+  return x[0] != 0;
+}
+
+uint64_t ParallelRun::run(Time until) {
+  Simulator& sim = net_.sim;
+  if (until < sim.now()) return sum({sim.pending()})[0];
+  Time from = sim.now();
+  for (;;) {
+    // The window [from, end]: nothing sent in it arrives on another rank before end.
+    const Time end = until - from < lookahead_ ? until : from + lookahead_ - Time::ps(1);
+    std::exception_ptr failed;
+    const auto t0 = Clock::now();
+    try {
+      sim.run(end);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    const auto t1 = Clock::now();
+    stats_.run_s += std::chrono::duration<double>(t1 - t0).count();
+    ++stats_.windows;
+    if (!failed) {
+      try {
+        exchange();
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    } else {
+      cluster_.exchange(std::vector<std::string>(static_cast<size_t>(cluster_.size())));
+    }
+    agree(failed);
+    std::vector<int64_t> next{sim.next_time_bound().count(), sim.last_event_time().count()};
+    std::vector<uint64_t> pending{sim.pending()};
+    cluster_.min(next);
+    std::vector<int64_t> last{next[1]};
+    last[0] = sim.last_event_time().count();
+    cluster_.max(last);
+    cluster_.sum(pending);
+    stats_.wait_s += since(t1);
+    if (pending[0] == 0) {
+      // Idle everywhere: as one engine, now() is the last event's time.
+      sim.advance(Time::ps(last[0]));
+      return 0;
+    }
+    if (end >= until || Time::ps(next[0]) > until) {
+      sim.advance(until);
+      return pending[0];
+    }
+    from = std::max(end + Time::ps(1), Time::ps(next[0]));
+  }
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,92 @@
+// One network simulated by several ranks (docs/parallel.md). Every rank
+// builds the whole network, as the single-process run does, and runs the
+// events of the nodes it owns; the experiment's own events (context 0:
+// faults, flow arrivals) run on every rank. A frame on a cut link leaves
+// its sender's wire as bytes and metadata and is put on the wire of the
+// receiver's rank, keyed as its sender keyed it, so every rank runs its
+// nodes' events in the order one engine does (core/engine.hpp).
+//
+// Synchronisation is a conservative windowed barrier: with L the smallest
+// propagation delay of a cut link, no frame sent in [t, t + L) arrives
+// before t + L, so every rank runs a window of L, then all exchange the
+// frames the window put on cut links, and agree on the next window's start
+// (the earliest pending event anywhere: idle stretches are skipped).
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabrics/network.hpp"
+#include "parallel/cluster.hpp"
+#include "parallel/partition.hpp"
+
+namespace rdmasim {
+
+class ParallelRun final : public RemoteLink {
+public:
+  // Refuses (InputError) a cut link with no propagation delay: it leaves
+  // no lookahead.
+  ParallelRun(Cluster& cluster, Network& net, Partition partition);
+  ~ParallelRun() override;
+  ParallelRun(const ParallelRun&) = delete;
+  ParallelRun& operator=(const ParallelRun&) = delete;
+
+  Cluster& cluster() const { return cluster_; }
+  const Partition& partition() const { return part_; }
+  bool owns(int node) const { return part_.rank[static_cast<size_t>(node)] == cluster_.rank(); }
+  Time lookahead() const { return lookahead_; }
+
+  // Runs every rank's engine through `until` (as Simulator::run(until)
+  // would run one engine holding every node: afterwards now() is the same
+  // on every rank and the same as there). Returns the events still pending
+  // on all ranks together.
+  uint64_t run(Time until);
+
+  // Every rank calls it at the same point: if any rank failed (a non-null
+  // `local`), all throw the failure of the lowest such rank, with its type
+  // (InputError, OutputError or std::runtime_error) and "rank R: " before
+  // its message.
+  void agree(std::exception_ptr local);
+
+  // The totals of every rank: each counts what ran on it.
+  std::vector<uint64_t> sum(std::vector<uint64_t> v) {
+    cluster_.sum(v);
+    return v;
+  }
+  bool all(bool v);
+
+  // What the synchronisation cost this rank (DIR/parallel.json).
+  struct Stats {
+    uint64_t windows = 0;
+    uint64_t frames_sent = 0, bytes_sent = 0;
+    double run_s = 0, wait_s = 0;  // running events; in the exchange and agreement
+  };
+  const Stats& stats() const { return stats_; }
+
+  void sent(Port& from) override;
+
+private:
+  void exchange();
+
+  // One direction of a cut link, from a port this rank owns.
+  struct Cut {
+    Port* port;
+    uint32_t link;
+    uint8_t from_b;  // the port is the link's b end
+    int to_rank;
+    bool queued;  // in outbox_
+  };
+  Cluster& cluster_;
+  Network& net_;
+  Partition part_;
+  Time lookahead_ = Time::max();
+  std::unordered_map<const Port*, size_t> cut_of_;
+  std::vector<Cut> cuts_;
+  std::vector<size_t> outbox_;  // cuts with frames to hand over
+  Stats stats_;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,122 @@
+#include "parallel/partition.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/errors.hpp"
+
+namespace rdmasim {
+
+PartitionMode partition_mode(const std::string& name) {
+  if (name == "pods") return PartitionMode::pods;
+  if (name == "spread") return PartitionMode::spread;
+  throw InputError("--partition: unknown partition '" + name + "' (expected pods or spread)");
+}
+
+namespace {
+
+int find_root(std::vector<int>& up, int x) {
+  while (up[x] != x) x = up[x] = up[up[x]];
+  return x;
+}
+
+// The least loaded rank, the lowest of equals.
+int least_loaded(const std::vector<size_t>& load) {
+  return static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+}
+
+}  // namespace
+
+Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ranks, PartitionMode mode) {
+  Partition p;
+  p.ranks = ranks;
+  p.rank.assign(static_cast<size_t>(g.size()), -1);
+  const int hosts = g.host_count();
+
+  // Host groups: the hosts of one workload are one group.
+  std::vector<int> up(static_cast<size_t>(hosts));
+  std::iota(up.begin(), up.end(), 0);
+  for (const WorkloadConfig& w : cfg.workloads) {
+    int first = -1;
+    for (const auto* names : {&w.from, &w.to})
+      for (const std::string& name : *names) {
+        const auto n = g.find(name);
+        if (!n || !g.is_host(*n)) continue;
+        if (first < 0)
+          first = *n;
+        else
+          up[find_root(up, *n)] = find_root(up, first);
+      }
+  }
+  std::vector<std::vector<int>> groups(static_cast<size_t>(hosts));
+  for (int h = 0; h < hosts; ++h) groups[find_root(up, h)].push_back(h);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (!groups[i].empty()) order.push_back(i);
+  // Largest first, each to the rank with the fewest hosts (stable: equal
+  // groups keep graph order).
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].size() > groups[b].size(); });
+  std::vector<size_t> load(static_cast<size_t>(ranks), 0);
+  for (size_t i : order) {
+    const int r = least_loaded(load);
+    for (int h : groups[i]) p.rank[static_cast<size_t>(h)] = r;
+    load[static_cast<size_t>(r)] += groups[i].size();
+  }
+
+  // Switches, in rounds: each with the rank most of its placed neighbours
+  // are on (ties: the least loaded, then the lowest).
+  auto majority = [&](int n) {
+    std::vector<size_t> votes(static_cast<size_t>(ranks), 0);
+    bool any = false;
+    for (const Graph::Port& port : g.ports(n))
+      if (p.rank[static_cast<size_t>(port.peer)] >= 0) {
+        ++votes[static_cast<size_t>(p.rank[static_cast<size_t>(port.peer)])];
+        any = true;
+      }
+    if (!any) return -1;
+    int best = 0;
+    for (int r = 1; r < ranks; ++r) {
+      const auto v = votes[static_cast<size_t>(r)], b = votes[static_cast<size_t>(best)];
+      if (v > b || (v == b && load[static_cast<size_t>(r)] < load[static_cast<size_t>(best)])) best = r;
+    }
+    return best;
+  };
+  int next = 0;  // spread: the next rank round robin
+  for (bool first_round = true;; first_round = false) {
+    std::vector<std::pair<int, int>> placed;
+    for (int n = hosts; n < g.size(); ++n) {
+      if (p.rank[static_cast<size_t>(n)] >= 0) continue;
+      if (mode == PartitionMode::spread && !first_round) {
+        placed.emplace_back(n, next);
+        next = (next + 1) % ranks;
+        continue;
+      }
+      bool by_host = false;
+      for (const Graph::Port& port : g.ports(n)) by_host = by_host || g.is_host(port.peer);
+      if (mode == PartitionMode::spread && !by_host) continue;
+      const int r = majority(n);
+      if (r >= 0) placed.emplace_back(n, r);
+    }
+    // A round places what the previous rounds decided, not what it placed itself.
+    for (auto [n, r] : placed) {
+      p.rank[static_cast<size_t>(n)] = r;
+      ++load[static_cast<size_t>(r)];
+    }
+    if (placed.empty()) {
+      if (mode == PartitionMode::spread && first_round) continue;
+      break;
+    }
+  }
+  // What no round reached (a switch with no links): the least loaded rank.
+  for (int n = 0; n < g.size(); ++n)
+    if (p.rank[static_cast<size_t>(n)] < 0) {
+      const int r = least_loaded(load);
+      p.rank[static_cast<size_t>(n)] = r;
+      ++load[static_cast<size_t>(r)];
+    }
+  for (int l = 0; l < g.link_count(); ++l)
+    if (p.rank[static_cast<size_t>(g.link(l).a)] != p.rank[static_cast<size_t>(g.link(l).b)]) p.cut_links.push_back(l);
+  return p;
+}
+
+}  // namespace rdmasim

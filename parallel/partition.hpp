@@ -1,0 +1,37 @@
+// How a run is split over ranks: which rank simulates each node, and which
+// links the split cuts. Needs no MPI: the single-process build computes and
+// tests it too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topologies/config.hpp"
+#include "topologies/routing.hpp"
+
+namespace rdmasim {
+
+enum class PartitionMode {
+  // Hosts that share a workload stay together (a workload's programs read
+  // both ends' memory to verify the data); host groups are spread over the
+  // ranks by size, and each switch goes with most of its already placed
+  // neighbours, so a leaf stays with its hosts and a pod with its leaves.
+  pods,
+  // Hosts as `pods`, with the switches they attach to; every other switch
+  // round robin over the ranks in graph order (spines and cores apart from
+  // the leaves: more cut links, each rank a share of the switching).
+  spread,
+};
+
+struct Partition {
+  int ranks = 1;
+  std::vector<int> rank;          // by graph node
+  std::vector<int> cut_links;     // links whose ends are on different ranks, ascending
+};
+
+// Throws InputError for a partition name it does not know.
+PartitionMode partition_mode(const std::string& name);
+
+Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ranks, PartitionMode mode);
+
+}  // namespace rdmasim
