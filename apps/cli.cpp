@@ -1,8 +1,9 @@
 #include "apps/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -41,7 +42,7 @@ struct Options {
   std::optional<std::string> seed;  // --seed's text: the loader reads it as it reads `seed:`
   std::vector<std::string> sets;
   std::vector<std::string> fabrics;
-  std::string prices;  // --prices FILE
+  std::string prices;        // --prices FILE
   std::string memory_limit;  // --memory-limit SIZE; empty: default_memory_limit()
   bool quiet = false;        // run: no progress line
   bool progress = false;     // run: the progress line from the start, terminal or not
@@ -101,12 +102,12 @@ bool check_file(const fs::path& file, std::ostream& err) {
   std::error_code ec;
   const auto st = fs::status(file, ec);
   if (fs::is_regular_file(st)) return true;
-  const char* what = fs::is_directory(st)          ? "is a directory, not an experiment file"
-                     : fs::is_fifo(st)             ? "is a FIFO (named pipe), not an experiment file"
-                     : fs::is_character_file(st)   ? "is a character device, not an experiment file"
-                     : fs::is_block_file(st)       ? "is a block device, not an experiment file"
-                     : fs::is_socket(st)           ? "is a socket, not an experiment file"
-                     : fs::exists(st)              ? "is not a regular file"
+  const char* what = fs::is_directory(st)        ? "is a directory, not an experiment file"
+                     : fs::is_fifo(st)           ? "is a FIFO (named pipe), not an experiment file"
+                     : fs::is_character_file(st) ? "is a character device, not an experiment file"
+                     : fs::is_block_file(st)     ? "is a block device, not an experiment file"
+                     : fs::is_socket(st)         ? "is a socket, not an experiment file"
+                     : fs::exists(st)            ? "is not a regular file"
                      : ec && ec != std::errc::no_such_file_or_directory ? nullptr
                                                                         : "no such file";
   err << file.string() << ": " << (what ? what : ec.message().c_str()) << "\n";
@@ -149,7 +150,8 @@ LoadResult load(const Options& o, std::optional<std::string> fabric) {
   if (!o.prices.empty()) {
     CostLoad prices = load_cost_file(o.prices);
     r.errors.insert(r.errors.end(), prices.errors.begin(), prices.errors.end());
-    if (r.config) r.config->cost.insert(r.config->cost.begin(), prices.settings.begin(), prices.settings.end());
+    if (r.config)
+      r.config->cost.insert(r.config->cost.begin(), prices.settings.begin(), prices.settings.end());
   }
   if (r.config) experiment_prices(*r.config, r.errors);
   // Before anything is built: would the run fit in memory?
@@ -166,7 +168,8 @@ LoadResult load(const Options& o, std::optional<std::string> fabric) {
 void warn_about_stop(const ExperimentConfig& cfg, std::ostream& err) {
   if (cfg.stop && *cfg.stop < Time::us(1))
     err << "warning: stop is " << cfg.stop->count() << " ps (" << to_string(*cfg.stop)
-        << "); a number without a unit is picoseconds: write the unit, such as " << cfg.stop->count() << "us\n";
+        << "); a number without a unit is picoseconds: write the unit, such as " << cfg.stop->count()
+        << "us\n";
 }
 
 void print_errors(const std::vector<LoadError>& errors, std::ostream& err) {
@@ -238,7 +241,8 @@ std::string unexpected_failure(const ExperimentConfig& cfg, const json& results)
         }
     }
     if (failed)
-      return "workload " + it->name + ": " + std::to_string(failed) + " operation(s) failed (" + first + ", ...)";
+      return "workload " + it->name + ": " + std::to_string(failed) + " operation(s) failed (" + first +
+             ", ...)";
   }
   return {};
 }
@@ -328,7 +332,9 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
 int do_run(const Options& o, std::ostream& out, std::ostream& err) {
   if (!Cluster::built_with_mpi() && (Cluster::requested_ranks() > 1 || !o.partition.empty())) {
     err << "rdmasim: this build has no MPI, so it cannot split a run over ranks"
-        << (Cluster::requested_ranks() > 1 ? " (started by mpirun with " + std::to_string(Cluster::requested_ranks()) + ")" : "")
+        << (Cluster::requested_ranks() > 1
+                ? " (started by mpirun with " + std::to_string(Cluster::requested_ranks()) + ")"
+                : "")
         << "; install libopenmpi-dev (scripts/setup.sh) and rebuild (docs/parallel.md)\n";
     return kExitBadInput;
   }
@@ -701,14 +707,16 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   CLI::App* run = app.add_subcommand("run", "run an experiment: DIR/results.json and captures in DIR/pcap/");
   add_experiment_options(*run, o);
   run->add_option("--out,-o", o.out, "output directory (default out/<experiment name>)")->type_name("DIR");
-  run->add_option("--partition", o.partition,
-                  "under mpirun: how to split the network over the ranks, pods (default) or spread (docs/parallel.md)")
+  run->add_option(
+         "--partition", o.partition,
+         "under mpirun: how to split the network over the ranks, pods (default) or spread (docs/parallel.md)")
       ->type_name("MODE");
   run->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
       ->check(CLI::IsMember(fabrics))
       ->type_name("FABRIC");
   run->add_flag("--quiet,-q", o.quiet, "no progress line");
-  run->add_flag("--progress", o.progress, "show the progress line from the start, even when stderr is not a terminal");
+  run->add_flag("--progress", o.progress,
+                "show the progress line from the start, even when stderr is not a terminal");
 
   CLI::App* compare = app.add_subcommand("compare", "run an experiment on several fabrics and compare them");
   add_experiment_options(*compare, o);
@@ -716,9 +724,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->add_option("--out,-o", o.out,
                    "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
       ->type_name("DIR");
-  compare->add_option("--fabrics", o.fabrics,
-                      "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
-                          "; dpdk: tcp with host.stack: dpdk)")
+  compare
+      ->add_option("--fabrics", o.fabrics,
+                   "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
+                       "; dpdk: tcp with host.stack: dpdk)")
       ->delimiter(',')
       ->check(CLI::IsMember(compare_columns()))
       ->type_name("F,F,...");
@@ -726,7 +735,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   compare->add_flag("--report", o.report, "also write DIR/report.html (as rdmasim report DIR)");
 
   CLI::App* report = app.add_subcommand("report", "an HTML page with figures from output folders");
-  report->add_option("dirs", o.dirs, "output folders of run, compare or sweep")->required()->type_name("DIR...");
+  report->add_option("dirs", o.dirs, "output folders of run, compare or sweep")
+      ->required()
+      ->type_name("DIR...");
   report->add_option("--out,-o", o.out, "the page (default DIR/report.html of the first DIR)")
       ->type_name("FILE.html");
 
@@ -737,8 +748,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("KEY=V1,V2,...");
   sweep->add_option("-j,--jobs", o.jobs, "runs at a time (default 1)")->check(CLI::Range(1u, 1024u));
   sweep
-      ->add_option("--out,-o", o.out,
-                   "output directory: DIR/runs/<run>/, DIR/sweep.csv, DIR/sweep.json (default out/<name>-sweep)")
+      ->add_option(
+          "--out,-o", o.out,
+          "output directory: DIR/runs/<run>/, DIR/sweep.csv, DIR/sweep.json (default out/<name>-sweep)")
       ->type_name("DIR");
   sweep->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
       ->check(CLI::IsMember(fabrics))
@@ -746,7 +758,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   sweep->add_option("--emit", o.emit, "write DIR/sweep.slurm, a Slurm array job of the grid, and run nothing")
       ->check(CLI::IsMember({"slurm"}))
       ->type_name("slurm");
-  sweep->add_flag("--collect", o.collect, "make the tables from DIR/runs/ (after the Slurm job), run nothing");
+  sweep->add_flag("--collect", o.collect,
+                  "make the tables from DIR/runs/ (after the Slurm job), run nothing");
 
   CLI::App* validate =
       app.add_subcommand("validate", "check an experiment file and print its errors; run nothing");

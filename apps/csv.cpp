@@ -14,13 +14,15 @@ namespace {
 void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, json>>& out) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
-  } else if (j.is_array() && std::any_of(j.begin(), j.end(), [](const json& v) { return v.is_structured(); })) {
+  } else if (j.is_array() &&
+             std::any_of(j.begin(), j.end(), [](const json& v) { return v.is_structured(); })) {
     // A list of records (a host's cores): one column per element and key,
     // `cores.0.user_ps`, so every cell stays a number.
     for (size_t i = 0; i < j.size(); ++i) flatten(j[i], prefix + "." + std::to_string(i), out);
   } else if (j.is_array()) {
     std::string joined;
-    for (const auto& v : j) joined += (joined.empty() ? "" : ";") + (v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& v : j)
+      joined += (joined.empty() ? "" : ";") + (v.is_string() ? v.get<std::string>() : v.dump());
     out.emplace_back(prefix, joined);
   } else {
     out.emplace_back(prefix, j);

@@ -99,7 +99,9 @@ std::vector<StagedDir*> live;
 
 void add_to_manifest(const fs::path& dir, const std::function<bool(const std::string&)>& ours) {
   std::set<std::string> listed = read_manifest(dir);
-  for (auto& e : entries(dir, [&](const std::string& rel) { return rel != kManifest && !listed.contains(rel) && ours(rel); }))
+  for (auto& e : entries(dir, [&](const std::string& rel) {
+         return rel != kManifest && !listed.contains(rel) && ours(rel);
+       }))
     listed.insert(std::move(e));
   write_manifest_of(dir, listed);
 }

@@ -35,7 +35,8 @@ void ProgressLine::update(Time now, uint64_t events, uint64_t frames, uint64_t f
   last_ = wall;
   std::string line = "simulated " + sim_time(now);
   if (stop_) line += " of " + sim_time(*stop_);
-  line += fmt::format(" | {:.1f} M events/s | {} frames", static_cast<double>(events) / secs / 1e6, grouped(frames));
+  line += fmt::format(" | {:.1f} M events/s | {} frames", static_cast<double>(events) / secs / 1e6,
+                      grouped(frames));
   if (flows_) line += " | " + grouped(flows_done) + " flows done";
   line += fmt::format(" | {:.0f} s", secs);
   if (stop_ && now.count() > 0 && now < *stop_)

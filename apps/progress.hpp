@@ -25,7 +25,7 @@ struct ProgressOptions {
 };
 
 class ProgressLine {
-public:
+ public:
   using Clock = std::chrono::steady_clock;
   ProgressLine(std::ostream& out, std::optional<Time> stop, bool flows,
                std::chrono::milliseconds first_after = std::chrono::seconds(1));
@@ -35,7 +35,7 @@ public:
   // Ends the line, if one was printed, so the summary starts on its own line.
   void finish();
 
-private:
+ private:
   std::ostream& out_;
   std::optional<Time> stop_;
   bool flows_;

@@ -259,15 +259,14 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
     for (const auto& w : workloads) {
       if (field(w, "kind") == "compute") {  // a process, not traffic: what it got done and when
         rows.push_back({text(field(w, "name")), "compute", "on " + text(field(w, "on")), "-",
-                        duration(field(w, "work_done_ps")) + " of CPU, ends " + duration(field(w, "end_ps")), "-",
-                        "-", "-", "-"});
+                        duration(field(w, "work_done_ps")) + " of CPU, ends " + duration(field(w, "end_ps")),
+                        "-", "-", "-", "-"});
         continue;
       }
       const json& lat = field(w, "latency_ns");
       if (field(w, "kind") == "udp") {  // datagrams: how many of those offered the program got
         const json& d = field(w, "datagrams");
-        rows.push_back({text(field(w, "name")), "udp", endpoints(w),
-                        text(field(w, "ops")),
+        rows.push_back({text(field(w, "name")), "udp", endpoints(w), text(field(w, "ops")),
                         "delivered " + text(field(d, "delivered")) + " of " + text(field(d, "offered")),
                         number(field(w, "throughput_gbps"), 2), number(field(lat, "p50"), 3, 1e3),
                         number(field(lat, "p99"), 3, 1e3), "-"});
@@ -295,7 +294,8 @@ uint64_t total_cpu_ps(const json& results, const std::string& category) {
   const json& hosts = field(results, "hosts");
   if (hosts.is_array())
     for (const auto& h : hosts)
-      total += sum_over(field(h, "cores"), [&](const json& c) -> const json& { return field(c, category + "_ps"); });
+      total += sum_over(field(h, "cores"),
+                        [&](const json& c) -> const json& { return field(c, category + "_ps"); });
   return total;
 }
 
@@ -312,13 +312,16 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
                            {"latency_ns", {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}}},
                            {"completions", field(w, "completions")},
                            {"data_verified", field(w, "data_verified")}});
-      if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0) bytes += field(w, "bytes").get<uint64_t>();
+      if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0)
+        bytes += field(w, "bytes").get<uint64_t>();
     }
   // Where the CPU went, all hosts together: what a GB moved costs in work
   // (everything but spinning and idle) and in spinning (poll_ps).
   const uint64_t busy = total_cpu_busy_ps(results), spin = total_cpu_ps(results, "poll");
   const double gb = static_cast<double>(bytes) / 1e9;
-  auto per_gb = [&](uint64_t ps) { return gb > 0 ? json(static_cast<double>(ps) / 1e9 / gb) : json(nullptr); };
+  auto per_gb = [&](uint64_t ps) {
+    return gb > 0 ? json(static_cast<double>(ps) / 1e9 / gb) : json(nullptr);
+  };
   return {{"fabric", fabric},
           {"status", "ok"},
           {"dir", dir},
@@ -399,8 +402,10 @@ std::string format_compare_table(const json& compare) {
       row("power W", [&](const json& f) { return number(field(field(f, "cost"), "power_w"), 0); });
       row(fmt::format("opex {} ({:g} years)", cur, field(field(cost0, "assumptions"), "years").get<double>()),
           [&](const json& f) { return cost(f, "opex"); });
-      row("cpu cores busy", [](const json& f) { return number(field(field(field(f, "cost"), "cpu"), "cores"), 3); });
-      row("cpu cost " + cur, [](const json& f) { return money(field(field(field(f, "cost"), "cpu"), "cost")); });
+      row("cpu cores busy",
+          [](const json& f) { return number(field(field(field(f, "cost"), "cpu"), "cores"), 3); });
+      row("cpu cost " + cur,
+          [](const json& f) { return money(field(field(field(f, "cost"), "cpu"), "cost")); });
       row("total cost " + cur, [&](const json& f) { return cost(f, "total"); });
       row(cur + " per delivered Gb/s", [&](const json& f) { return cost(f, "per_gbps"); });
       row(cur + " per Mop/s", [&](const json& f) { return cost(f, "per_mops"); });

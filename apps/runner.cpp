@@ -1,12 +1,12 @@
 #include "apps/runner.hpp"
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <fmt/format.h>
-
 #include <optional>
 #include <stdexcept>
-#include <sys/resource.h>
 
 #include "apps/output_dir.hpp"
 #include "apps/progress.hpp"
@@ -54,12 +54,14 @@ void write_cpu_traces(const Network& net, const std::vector<std::vector<CpuSegme
     if (par && !par->owns(static_cast<int>(i))) continue;  // its rank writes it
     const Host& h = *net.hosts[i];
     write_file_atomic(tdir / (h.name() + ".json"), cpu_trace_json(h.name(), h.cpu().cores(), traces[i]));
-    write_file_atomic(tdir / (h.name() + ".svg"), cpu_trace_svg(h.name(), h.cpu().cores(), traces[i], c.cpu_trace_from, to));
+    write_file_atomic(tdir / (h.name() + ".svg"),
+                      cpu_trace_svg(h.name(), h.cpu().cores(), traces[i], c.cpu_trace_from, to));
   }
 }
 
 json latency_json(std::vector<int64_t> v) {
-  if (v.empty()) return {{"min", 0}, {"p50", 0}, {"p95", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}, {"mean", 0}};
+  if (v.empty())
+    return {{"min", 0}, {"p50", 0}, {"p95", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}, {"mean", 0}};
   std::sort(v.begin(), v.end());
   auto pct = [&](double q) {
     const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
@@ -99,7 +101,8 @@ const char* latency_measure(WorkloadKind k, bool sockets) {
 std::string latency_csv_rows(const std::string& workload, const std::vector<int64_t>& ps) {
   std::string out;
   out.reserve(ps.size() * (workload.size() + 20));
-  for (size_t i = 0; i < ps.size(); ++i) out += fmt::format("{},{},{:.3f}\n", workload, i, static_cast<double>(ps[i]) / 1e3);
+  for (size_t i = 0; i < ps.size(); ++i)
+    out += fmt::format("{},{},{:.3f}\n", workload, i, static_cast<double>(ps[i]) / 1e3);
   return out;
 }
 
@@ -259,7 +262,8 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
     if (r["results"].contains("capture")) {
       const json& c = r["results"]["capture"];
       capture_bytes += c["bytes"].get<uint64_t>();
-      if (c.contains("full_at_ps")) full_at = std::min(full_at.value_or(INT64_MAX), c["full_at_ps"].get<int64_t>());
+      if (c.contains("full_at_ps"))
+        full_at = std::min(full_at.value_or(INT64_MAX), c["full_at_ps"].get<int64_t>());
     }
     stats.push_back(r["stats"]);
   }
@@ -300,8 +304,9 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   json deadlocks = json::array();
   for (const json& r : ranks)
     for (const json& d : r["results"]["pfc_deadlocks"]) deadlocks.push_back(d);
-  std::stable_sort(deadlocks.begin(), deadlocks.end(),
-                   [](const json& a, const json& b) { return a["at_ps"].get<int64_t>() < b["at_ps"].get<int64_t>(); });
+  std::stable_sort(deadlocks.begin(), deadlocks.end(), [](const json& a, const json& b) {
+    return a["at_ps"].get<int64_t>() < b["at_ps"].get<int64_t>();
+  });
   out["pfc_deadlocks"] = std::move(deadlocks);
   (void)cfg;
   if (parallel_stats)
@@ -319,8 +324,9 @@ json join_names(const std::vector<std::string>& v) {
 
 }  // namespace
 
-json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir, const ProgressOptions& progress,
-                    std::optional<PartitionMode> split, json* parallel_stats) {
+json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir,
+                    const ProgressOptions& progress, std::optional<PartitionMode> split,
+                    json* parallel_stats) {
   Cluster& cluster = Cluster::get();
   const bool parallel = split && cluster.parallel();
   if (parallel && cfg.capture.timeseries)
@@ -331,7 +337,8 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::unique_ptr<ParallelRun> par;
   const BuiltFabric fabric = build_network(net, fabric_of(cfg), [&] {
     if (parallel)
-      par = std::make_unique<ParallelRun>(cluster, net, partition_network(net.graph, cfg, cluster.size(), *split));
+      par = std::make_unique<ParallelRun>(cluster, net,
+                                          partition_network(net.graph, cfg, cluster.size(), *split));
   });
   auto mine = [&par](int node) { return !par || par->owns(node); };
 
@@ -339,23 +346,28 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::unique_ptr<CaptureSet> captures;
   std::exception_ptr failed;
   try {
-  if (cfg.capture.mode != CaptureMode::none) {
-    captures = std::make_unique<CaptureSet>(dir, fabric.linktype, fabric.sealer, cfg.capture.snaplen,
-                                            cfg.capture.max_bytes.count());
-    for (int n = 0; n < net.graph.size(); ++n) {
-      bool on = false;
-      switch (cfg.capture.mode) {
-        case CaptureMode::hosts: on = net.graph.is_host(n); break;
-        case CaptureMode::all: on = true; break;
-        case CaptureMode::list:
-          on = std::find(cfg.capture.nodes.begin(), cfg.capture.nodes.end(), net.graph.name(n)) !=
-               cfg.capture.nodes.end();
-          break;
-        case CaptureMode::none: break;
+    if (cfg.capture.mode != CaptureMode::none) {
+      captures = std::make_unique<CaptureSet>(dir, fabric.linktype, fabric.sealer, cfg.capture.snaplen,
+                                              cfg.capture.max_bytes.count());
+      for (int n = 0; n < net.graph.size(); ++n) {
+        bool on = false;
+        switch (cfg.capture.mode) {
+          case CaptureMode::hosts:
+            on = net.graph.is_host(n);
+            break;
+          case CaptureMode::all:
+            on = true;
+            break;
+          case CaptureMode::list:
+            on = std::find(cfg.capture.nodes.begin(), cfg.capture.nodes.end(), net.graph.name(n)) !=
+                 cfg.capture.nodes.end();
+            break;
+          case CaptureMode::none:
+            break;
+        }
+        if (on && mine(n)) captures->capture(*net.nodes[n]);
       }
-      if (on && mine(n)) captures->capture(*net.nodes[n]);
     }
-  }
   } catch (...) {
     if (!par) throw;
     failed = std::current_exception();
@@ -387,15 +399,19 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     const int d = hops.distance(net.host_index(a), net.host_index(b));
     return net.cfg.link.delay * 3 * std::max(d, 1);
   };
-  env.path = [&net, &hops](Host& a, Host& b) { return path_cost(net, hops, net.host_index(a), net.host_index(b)); };
+  env.path = [&net, &hops](Host& a, Host& b) {
+    return path_cost(net, hops, net.host_index(a), net.host_index(b));
+  };
   env.link_rate = [&net](Host& h) {
     const auto ports = net.graph.ports(net.host_index(h));
-    return ports.empty() ? DataRate{} : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
+    return ports.empty() ? DataRate{}
+                         : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
   };
   env.frame_overhead = fabric_of(cfg).data_frame_headers(cfg) + fabric_of(cfg).wire_overhead();
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
-    runs.push_back(std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
+    runs.push_back(
+        std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
   // The rank that runs each workload: its hosts' (the partition keeps them together).
   std::vector<int> workload_rank(cfg.workloads.size(), 0);
   std::vector<bool> runs_here(cfg.workloads.size(), true);
@@ -489,11 +505,12 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       j["rate_gbps"] = w.rate.gbps();
       j["duration_ps"] = w.duration.count();
       j["app_cost_ps"] = w.app_cost.count();
-      j["datagrams"] = {{"offered", d.offered},
-                        {"received", d.received},
-                        {"dropped", d.ring_drops + d.backlog_drops + d.socket_drops},
-                        {"delivered", d.delivered},
-                        {"dropped_at", {{"ring", d.ring_drops}, {"backlog", d.backlog_drops}, {"socket", d.socket_drops}}}};
+      j["datagrams"] = {
+          {"offered", d.offered},
+          {"received", d.received},
+          {"dropped", d.ring_drops + d.backlog_drops + d.socket_drops},
+          {"delivered", d.delivered},
+          {"dropped_at", {{"ring", d.ring_drops}, {"backlog", d.backlog_drops}, {"socket", d.socket_drops}}}};
       j["offered_pps"] = static_cast<double>(d.offered) / dur;
       j["delivered_pps"] = static_cast<double>(d.delivered_in_time) / dur;
       j["ops"] = s.ops;
@@ -557,29 +574,34 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["pfc_deadlocks"] = std::move(deadlocks);
   json watchdog = json::array();
   for (const Network::PfcWatchdogEvent& e : net.pfc_watchdog)
-    watchdog.push_back({{"at_ps", e.at.count()}, {"node", e.node}, {"port", e.port}, {"dropped_frames", e.dropped}});
+    watchdog.push_back(
+        {{"at_ps", e.at.count()}, {"node", e.node}, {"port", e.port}, {"dropped_frames", e.dropped}});
   out["pfc_watchdog"] = std::move(watchdog);
   json hosts = json::array();
   uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {
     cpu_busy_ps += static_cast<uint64_t>(h->cpu_busy().count());
     const auto* kernel = dynamic_cast<const KernelNic*>(&h->nic().fabric());
-    hosts.push_back({{"name", h->name()},
-                     {"cpu_busy_ps", h->cpu_busy().count()},
-                     {"cores", cores_json(h->cpu())},
-                     {"interrupts", h->interrupts() + (kernel && kernel->rx() ? kernel->rx()->stats().interrupts : 0)},
-                     {"completion", std::string(to_string(cfg.host.completion))},
-                     {"nic_frames_sent", h->nic().stats().frames_sent},
-                     {"nic_frames_received", h->nic().stats().frames_received},
-                     {"cnps_sent", h->nic().stats().cnps_sent},
-                     {"cnps_received", h->nic().stats().cnps_received}});
+    hosts.push_back(
+        {{"name", h->name()},
+         {"cpu_busy_ps", h->cpu_busy().count()},
+         {"cores", cores_json(h->cpu())},
+         {"interrupts", h->interrupts() + (kernel && kernel->rx() ? kernel->rx()->stats().interrupts : 0)},
+         {"completion", std::string(to_string(cfg.host.completion))},
+         {"nic_frames_sent", h->nic().stats().frames_sent},
+         {"nic_frames_received", h->nic().stats().frames_received},
+         {"cnps_sent", h->nic().stats().cnps_sent},
+         {"cnps_received", h->nic().stats().cnps_received}});
     if (kernel && kernel->pmd()) {
       // The user-space stack's poll-mode driver: where frames went.
       const PollModeDriver::Stats& d = kernel->pmd()->stats();
       hosts.back()["stack"] = "dpdk";
-      hosts.back()["dpdk_rx"] = {{"frames", d.frames},       {"ring_drops", d.ring_drops},
-                                 {"bursts", d.bursts},       {"processed", d.processed},
-                                 {"largest_burst", d.largest_burst}, {"poll_cores", cfg.host.dpdk.cores},
+      hosts.back()["dpdk_rx"] = {{"frames", d.frames},
+                                 {"ring_drops", d.ring_drops},
+                                 {"bursts", d.bursts},
+                                 {"processed", d.processed},
+                                 {"largest_burst", d.largest_burst},
+                                 {"poll_cores", cfg.host.dpdk.cores},
                                  {"discarded", kernel->discarded()}};
     } else if (kernel) {
       // The kernel receive path (fabric: tcp): where frames went.
@@ -607,7 +629,8 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     latency += latency_csv[i];
     flows += flows_csv[i];
   }
-  if (cfg.capture.latency_samples) write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
+  if (cfg.capture.latency_samples)
+    write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
   if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
     write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows);
   return out;

@@ -5,9 +5,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 
-#include "parallel/partition.hpp"
-
 #include "apps/progress.hpp"
+#include "parallel/partition.hpp"
 
 namespace rdmasim {
 

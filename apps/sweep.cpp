@@ -1,6 +1,7 @@
 #include "apps/sweep.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -94,9 +94,10 @@ std::vector<std::pair<std::string, json>> headline(const json& r) {
 
 // Student's t for a two-sided 95% interval with `df` degrees of freedom.
 double t95(size_t df) {
-  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                  2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                                  2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                  2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                  2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                  2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
   return df < std::size(kT) ? kT[df] : 1.960;
 }
 

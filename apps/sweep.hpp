@@ -34,7 +34,8 @@ std::vector<SweepPoint> sweep_grid(const std::vector<SweepAxis>& axes);
 // Runs `self` once per argument list, at most `jobs` at a time, each
 // process's stdout and stderr into its `logs` file. Returns the exit codes
 // (128 + signal for a killed process).
-std::vector<int> run_processes(const std::filesystem::path& self, const std::vector<std::vector<std::string>>& args,
+std::vector<int> run_processes(const std::filesystem::path& self,
+                               const std::vector<std::vector<std::string>>& args,
                                const std::vector<std::filesystem::path>& logs, unsigned jobs);
 
 // The table: {"axes": [...], "columns": [...], "rows": [[...], ...]}; a row

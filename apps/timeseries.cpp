@@ -1,9 +1,9 @@
 #include "apps/timeseries.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
-
-#include <nlohmann/json.hpp>
 
 namespace rdmasim {
 

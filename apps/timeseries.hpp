@@ -19,14 +19,14 @@
 namespace rdmasim {
 
 class TimeSeries {
-public:
+ public:
   TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs, Time interval);
   // Schedules the first sample (at time 0).
   void start();
   // Writes DIR/timeseries/queues.csv and qps.csv.
   void write(const std::filesystem::path& dir) const;
 
-private:
+ private:
   void sample();
 
   Network& net_;

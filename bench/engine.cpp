@@ -7,17 +7,18 @@
 // Runs `repeat` times (default 3; the machine's other tenants move a single
 // run by tens of percent) and prints key=value lines, the last one
 // `events_per_s=<number>`: the median run's.
+#include "core/engine.hpp"
+
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <vector>
 
-#include "core/engine.hpp"
 #include "core/random.hpp"
 
 using namespace rdmasim;
@@ -46,7 +47,8 @@ double cpu_seconds() {
 }
 
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "bench_engine: %s\nusage: bench_engine [--events N] [--pending K] [--repeat R]\n", why);
+  std::fprintf(stderr, "bench_engine: %s\nusage: bench_engine [--events N] [--pending K] [--repeat R]\n",
+               why);
   std::exit(2);
 }
 
@@ -93,20 +95,21 @@ int main(int argc, char** argv) {
 
     if (c->sim.events_run() != events) {
       std::fprintf(stderr, "bench_engine: ran %llu events, expected %llu\n",
-                   static_cast<unsigned long long>(c->sim.events_run()), static_cast<unsigned long long>(events));
+                   static_cast<unsigned long long>(c->sim.events_run()),
+                   static_cast<unsigned long long>(events));
       return 1;
     }
     // Wall-clock rate; cpu_seconds shows how much of it the process had
     // (the machine may be shared).
     std::printf("run=%llu sim_time_ps=%lld seconds=%.3f cpu_seconds=%.3f events_per_s=%.0f\n",
-                static_cast<unsigned long long>(run + 1), static_cast<long long>(c->sim.now().count()), secs, cpu,
-                static_cast<double>(events) / secs);
+                static_cast<unsigned long long>(run + 1), static_cast<long long>(c->sim.now().count()), secs,
+                cpu, static_cast<double>(events) / secs);
     rates.push_back(static_cast<double>(events) / secs);
     delete c;
   }
   std::sort(rates.begin(), rates.end());
-  std::printf("events=%llu\npending=%llu\nruns=%llu\nevents_per_s=%.0f\n", static_cast<unsigned long long>(events),
-              static_cast<unsigned long long>(pending), static_cast<unsigned long long>(repeat),
-              rates[rates.size() / 2]);
+  std::printf("events=%llu\npending=%llu\nruns=%llu\nevents_per_s=%.0f\n",
+              static_cast<unsigned long long>(events), static_cast<unsigned long long>(pending),
+              static_cast<unsigned long long>(repeat), rates[rates.size() / 2]);
   return 0;
 }

@@ -12,14 +12,13 @@
 // waiting in the exchange, and peak memory.
 #include <sys/resource.h>
 
-#include <optional>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "apps/runner.hpp"
@@ -52,11 +51,16 @@ int main(int argc, char** argv) {
   std::string load = "0.3", time = "1ms", cdf = "websearch";
   std::optional<PartitionMode> split;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--k")) k = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--load")) load = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--time")) time = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--cdf")) cdf = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--partition")) split = partition_mode(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--k"))
+      k = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--load"))
+      load = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--time"))
+      time = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--cdf"))
+      cdf = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--partition"))
+      split = partition_mode(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: %s [--k K] [--load L] [--time T] [--cdf websearch|hadoop]\n", argv[0]);
       return 2;
@@ -85,26 +89,28 @@ int main(int argc, char** argv) {
     if (p["node"].get<std::string>().starts_with("h")) delivered += p["rx_frames"].get<uint64_t>();
   const auto& fct = res["workloads"][0]["fct"];
   const auto events = res["events"].get<uint64_t>();
-  std::printf("k=%d hosts=%d load=%s simulated=%s wall_s=%.2f peak_rss_mib=%.0f events=%llu events_per_s=%.0f "
-              "frames_delivered=%llu frames_per_s=%.0f flows_started=%llu flows_completed=%llu\n",
-              k, k * k * k / 4, load.c_str(), time.c_str(), secs, peak_rss_mib(),
-              static_cast<unsigned long long>(events), static_cast<double>(events) / secs,
-              static_cast<unsigned long long>(delivered), static_cast<double>(delivered) / secs,
-              static_cast<unsigned long long>(fct["started"].get<uint64_t>()),
-              static_cast<unsigned long long>(fct["completed"].get<uint64_t>()));
+  std::printf(
+      "k=%d hosts=%d load=%s simulated=%s wall_s=%.2f peak_rss_mib=%.0f events=%llu events_per_s=%.0f "
+      "frames_delivered=%llu frames_per_s=%.0f flows_started=%llu flows_completed=%llu\n",
+      k, k * k * k / 4, load.c_str(), time.c_str(), secs, peak_rss_mib(),
+      static_cast<unsigned long long>(events), static_cast<double>(events) / secs,
+      static_cast<unsigned long long>(delivered), static_cast<double>(delivered) / secs,
+      static_cast<unsigned long long>(fct["started"].get<uint64_t>()),
+      static_cast<unsigned long long>(fct["completed"].get<uint64_t>()));
   if (!stats.is_null()) {
     std::printf("ranks=%d lookahead_ps=%lld cut_links=%llu\n", stats["ranks"].get<int>(),
                 static_cast<long long>(stats["lookahead_ps"].get<int64_t>()),
                 static_cast<unsigned long long>(stats["cut_links"].get<uint64_t>()));
     int i = 0;
     for (const auto& s : stats["per_rank"])
-      std::printf("rank=%d windows=%llu frames_sent=%llu bytes_sent=%llu events=%llu run_s=%.2f wait_s=%.2f "
-                  "peak_rss_mib=%.0f\n",
-                  i++, static_cast<unsigned long long>(s["windows"].get<uint64_t>()),
-                  static_cast<unsigned long long>(s["frames_sent"].get<uint64_t>()),
-                  static_cast<unsigned long long>(s["bytes_sent"].get<uint64_t>()),
-                  static_cast<unsigned long long>(s["events"].get<uint64_t>()), s["run_s"].get<double>(),
-                  s["wait_s"].get<double>(), static_cast<double>(s["max_rss_kib"].get<uint64_t>()) / 1024);
+      std::printf(
+          "rank=%d windows=%llu frames_sent=%llu bytes_sent=%llu events=%llu run_s=%.2f wait_s=%.2f "
+          "peak_rss_mib=%.0f\n",
+          i++, static_cast<unsigned long long>(s["windows"].get<uint64_t>()),
+          static_cast<unsigned long long>(s["frames_sent"].get<uint64_t>()),
+          static_cast<unsigned long long>(s["bytes_sent"].get<uint64_t>()),
+          static_cast<unsigned long long>(s["events"].get<uint64_t>()), s["run_s"].get<double>(),
+          s["wait_s"].get<double>(), static_cast<double>(s["max_rss_kib"].get<uint64_t>()) / 1024);
   }
   return 0;
 }

@@ -108,8 +108,10 @@ int main(int argc, char** argv) {
   size_t pairs = 50000;
   int repeat = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--qps")) pairs = std::strtoull(argv[i + 1], nullptr, 10) / 2;
-    else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--qps"))
+      pairs = std::strtoull(argv[i + 1], nullptr, 10) / 2;
+    else if (!std::strcmp(argv[i], "--repeat"))
+      repeat = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "usage: %s [--qps N] [--repeat R]\n", argv[0]);
       return 2;
@@ -120,8 +122,10 @@ int main(int argc, char** argv) {
   std::sort(runs.begin(), runs.end(), [](const Result& x, const Result& y) { return x.seconds < y.seconds; });
   const Result& med = runs[runs.size() / 2];
   const double qps = static_cast<double>(2 * pairs);
-  std::printf("qps=%zu bytes_per_qp=%.0f bytes_per_pair=%.0f setup_s=%.3f (min %.3f, max %.3f) setup_us_per_qp=%.2f\n",
-              2 * pairs, static_cast<double>(med.bytes) / qps, 2 * static_cast<double>(med.bytes) / qps, med.seconds,
-              runs.front().seconds, runs.back().seconds, med.seconds * 1e6 / qps);
+  std::printf(
+      "qps=%zu bytes_per_qp=%.0f bytes_per_pair=%.0f setup_s=%.3f (min %.3f, max %.3f) "
+      "setup_us_per_qp=%.2f\n",
+      2 * pairs, static_cast<double>(med.bytes) / qps, 2 * static_cast<double>(med.bytes) / qps, med.seconds,
+      runs.front().seconds, runs.back().seconds, med.seconds * 1e6 / qps);
   return 0;
 }

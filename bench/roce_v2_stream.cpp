@@ -28,7 +28,8 @@ std::string experiment(uint64_t messages, bool capture) {
          "link: {bandwidth: 100Gbps, delay: 1us, mtu: 4096, buffer: 1MiB}\n"
          "topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}\n"
          "workloads:\n  - {kind: rdma_write, from: a, to: b, qp: rc, size: 64KiB, count: " +
-         std::to_string(messages) + ", outstanding: 4}\ncapture: {pcap: " + (capture ? "hosts" : "none") + "}\n";
+         std::to_string(messages) + ", outstanding: 4}\ncapture: {pcap: " + (capture ? "hosts" : "none") +
+         "}\n";
 }
 
 // One run: prints its figures, returns frames delivered to hosts per wall second.
@@ -50,11 +51,13 @@ double measure(uint64_t messages, bool capture) {
     if (p["node"] == "a" || p["node"] == "b") delivered += p["rx_frames"].get<uint64_t>();
   }
   const auto& w = res["workloads"][0];
-  std::printf("capture=%s messages=%llu frames_delivered=%llu hop_deliveries=%llu events=%llu wall_s=%.3f "
-              "simulated_gbps=%.2f\n",
-              capture ? "on" : "off", static_cast<unsigned long long>(messages),
-              static_cast<unsigned long long>(delivered), static_cast<unsigned long long>(hops),
-              static_cast<unsigned long long>(res["events"].get<uint64_t>()), secs, w["throughput_gbps"].get<double>());
+  std::printf(
+      "capture=%s messages=%llu frames_delivered=%llu hop_deliveries=%llu events=%llu wall_s=%.3f "
+      "simulated_gbps=%.2f\n",
+      capture ? "on" : "off", static_cast<unsigned long long>(messages),
+      static_cast<unsigned long long>(delivered), static_cast<unsigned long long>(hops),
+      static_cast<unsigned long long>(res["events"].get<uint64_t>()), secs,
+      w["throughput_gbps"].get<double>());
   std::filesystem::remove_all(dir);
   return static_cast<double>(delivered) / secs;
 }
@@ -74,9 +77,12 @@ int main(int argc, char** argv) {
   std::string capture = "both";
   int repeat = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--messages")) messages = std::stoull(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--capture")) capture = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--messages"))
+      messages = std::stoull(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--capture"))
+      capture = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--repeat"))
+      repeat = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "usage: %s [--messages N] [--capture off|on|both] [--repeat R]\n", argv[0]);
       return 2;

@@ -12,7 +12,7 @@ namespace rdmasim {
 
 template <typename T>
 class BoxedOptional {
-public:
+ public:
   BoxedOptional() = default;
 
   explicit operator bool() const { return set_; }
@@ -39,7 +39,7 @@ public:
   }
   void reset() { set_ = false; }
 
-private:
+ private:
   std::unique_ptr<T> box_;
   bool set_ = false;
 };

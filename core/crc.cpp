@@ -52,9 +52,10 @@ static_assert(kVcrc.t[0][1] == 0x1BA1 && kVcrc.t[0][128] == 0xD008 && kVcrc.t[0]
 template <typename T>
 inline T fold8(const Sliced<T>& s, uint64_t w, int after) {
   const auto& t = s.t;
-  return static_cast<T>(t[after + 7][w & 0xFF] ^ t[after + 6][(w >> 8) & 0xFF] ^ t[after + 5][(w >> 16) & 0xFF] ^
-                        t[after + 4][(w >> 24) & 0xFF] ^ t[after + 3][(w >> 32) & 0xFF] ^
-                        t[after + 2][(w >> 40) & 0xFF] ^ t[after + 1][(w >> 48) & 0xFF] ^ t[after][w >> 56]);
+  return static_cast<T>(t[after + 7][w & 0xFF] ^ t[after + 6][(w >> 8) & 0xFF] ^
+                        t[after + 5][(w >> 16) & 0xFF] ^ t[after + 4][(w >> 24) & 0xFF] ^
+                        t[after + 3][(w >> 32) & 0xFF] ^ t[after + 2][(w >> 40) & 0xFF] ^
+                        t[after + 1][(w >> 48) & 0xFF] ^ t[after][w >> 56]);
 }
 
 template <typename T>

@@ -9,7 +9,7 @@ namespace rdmasim {
 namespace {
 constexpr size_t kPrefetch = 8;  // how far ahead in bucket 0 to fetch closures
 }
-  // namespace
+// namespace
 
 void Simulator::Bucket::grow() {
   const size_t n = static_cast<size_t>(end - begin);

@@ -25,9 +25,9 @@
 //   move per event once the pool and buckets have grown. With many events
 //   pending, closures about to run are prefetched.
 // - While few events are pending (a two-host stream keeps about ten), a
-//   sorted array is cheaper than moving entries down the radix levels; the queue switches between the two as it grows
-//   and shrinks. Both order by (time, key), so which one holds the events
-//   never changes what runs when.
+//   sorted array is cheaper than moving entries down the radix levels; the queue switches between the two as
+//   it grows and shrinks. Both order by (time, key), so which one holds the events never changes what runs
+//   when.
 // A Simulator is about 24 KiB (the bucket table); allocate it once per run.
 #pragma once
 
@@ -58,7 +58,7 @@ struct EventId {
 };
 
 class Simulator {
-public:
+ public:
   static constexpr int kSeqBits = 40;  // a context's own sequence; the context above it
   static constexpr uint64_t kMaxSeq = (uint64_t{1} << kSeqBits) - 1;
   static constexpr Context kMaxContext = (Context{1} << (64 - kSeqBits)) - 1;
@@ -75,13 +75,13 @@ public:
   // Runs code in the name of `c` until it goes out of scope: a program
   // started on a host schedules its events as that host.
   class Scope {
-  public:
+   public:
     Scope(Simulator& sim, Context c) : sim_(sim), prev_(sim.ctx_) { sim.ctx_ = c; }
     ~Scope() { sim_.ctx_ = prev_; }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
-  private:
+   private:
     Simulator& sim_;
     Context prev_;
   };
@@ -91,13 +91,11 @@ public:
   EventId after(Time delay, EventFn fn) { return at(now_ + delay, std::move(fn)); }
   // The same for a closure, built directly in its slot.
   template <typename F>
-    requires(!std::is_same_v<std::decay_t<F>, EventFn>)
-  EventId at(Time when, F&& fn) {
+  requires(!std::is_same_v<std::decay_t<F>, EventFn>) EventId at(Time when, F&& fn) {
     return place(when, next_order(), ctx_, std::forward<F>(fn));
   }
   template <typename F>
-    requires(!std::is_same_v<std::decay_t<F>, EventFn>)
-  EventId after(Time delay, F&& fn) {
+  requires(!std::is_same_v<std::decay_t<F>, EventFn>) EventId after(Time delay, F&& fn) {
     return at(now_ + delay, std::forward<F>(fn));
   }
   // Takes the current context's next key: for an event placed later, or by
@@ -148,9 +146,9 @@ public:
   // too.
   void clear();
 
-private:
+ private:
   static constexpr uint32_t kNoSlot = UINT32_MAX;  // end of the free list
-  static constexpr int kChunkBits = 10;             // 1024 slots a chunk
+  static constexpr int kChunkBits = 10;            // 1024 slots a chunk
 
   // The key stays in the slot: only ties need it, and a slot is not reused
   // while an entry names it (a cancelled event's slot is freed when its

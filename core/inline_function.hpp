@@ -44,7 +44,7 @@ class InlineFunction {
   const Ops* ops_ = nullptr;
   alignas(8) std::byte storage_[Capacity];
 
-public:
+ public:
   static constexpr size_t kCapacity = Capacity;
 
   InlineFunction() = default;
@@ -88,7 +88,7 @@ public:
   // The closure is already marked empty while it runs.
   void invoke_once() { std::exchange(ops_, nullptr)->invoke_destroy(storage_); }
 
-private:
+ private:
   template <typename F, typename D = std::decay_t<F>>
   void construct(F&& f) {
     static_assert(sizeof(D) <= Capacity, "event closure too large: capture less");

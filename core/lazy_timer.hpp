@@ -1,9 +1,9 @@
 // A restartable timer that keeps at most one event in the engine. TCP and
 // the IBA requester move their retransmission deadline on almost every ACK
 // (RFC 6298 5.3, IBA 9.7.6.1.1); cancelling and rescheduling each time would
-// leave a dead entry in the event queue per ACK. Instead the pending event checks, when it fires, whether the deadline
-// moved later and, if so, sleeps again until then. Only moving a deadline
-// earlier than the pending event costs a cancel.
+// leave a dead entry in the event queue per ACK. Instead the pending event checks, when it fires, whether the
+// deadline moved later and, if so, sleeps again until then. Only moving a deadline earlier than the pending
+// event costs a cancel.
 #pragma once
 
 #include "core/engine.hpp"

@@ -23,7 +23,7 @@ PacketBuffer* PacketPool::carve(size_t cls) {
     // Raw memory, not value-initialised: pages are touched only as buffers
     // are carved and written.
     const size_t n = std::max<size_t>(4, kChunkBytes / stride);
-    auto* chunk = static_cast<std::byte*>(::operator new(n * stride, kAlign));
+    auto* chunk = static_cast<std::byte*>(::operator new(n* stride, kAlign));
     chunks_.push_back(chunk);
     next_[cls] = chunk;
     end_[cls] = chunk + n * stride;

@@ -41,13 +41,13 @@
 namespace rdmasim {
 
 struct PacketMeta {
-  uint64_t id = 0;          // unique within a run, for traces
-  Time enqueued;            // when it entered the current egress queue
-  uint32_t flow_hash = 0;   // ECMP entropy computed by the sender
+  uint64_t id = 0;         // unique within a run, for traces
+  Time enqueued;           // when it entered the current egress queue
+  uint32_t flow_hash = 0;  // ECMP entropy computed by the sender
   uint16_t ingress_port = 0;
-  uint8_t priority = 0;     // traffic class: 802.1p PCP on Ethernet, SL on IB
-  uint8_t vl = 0;           // IB virtual lane (IB only)
-  bool crc_pending = false; // CRC fields are placeholders, filled when first observed
+  uint8_t priority = 0;      // traffic class: 802.1p PCP on Ethernet, SL on IB
+  uint8_t vl = 0;            // IB virtual lane (IB only)
+  bool crc_pending = false;  // CRC fields are placeholders, filled when first observed
 };
 
 class PacketPool;
@@ -77,7 +77,7 @@ struct alignas(64) PacketBuffer {
 static_assert(sizeof(PacketBuffer) == 64, "the header is one cache line; the bytes start on the next");
 
 class Packet {
-public:
+ public:
   static constexpr size_t kDefaultHeadroom = 128;
 
   Packet() = default;
@@ -139,8 +139,14 @@ public:
     tail_ += static_cast<uint32_t>(n);
     return s;
   }
-  void pull_front(size_t n) { assert(n <= size()); head_ += static_cast<uint32_t>(n); }
-  void pull_back(size_t n) { assert(n <= size()); tail_ -= static_cast<uint32_t>(n); }
+  void pull_front(size_t n) {
+    assert(n <= size());
+    head_ += static_cast<uint32_t>(n);
+  }
+  void pull_back(size_t n) {
+    assert(n <= size());
+    tail_ -= static_cast<uint32_t>(n);
+  }
 
   Packet clone() const;  // a copy in a fresh buffer from the same pool (flooding)
 
@@ -152,7 +158,7 @@ public:
   PacketMeta& meta() { return buf_->meta; }
   const PacketMeta& meta() const { return buf_->meta; }
 
-private:
+ private:
   friend class PacketPool;
   void release();
   void grow(size_t need);  // moves the frame into a buffer of at least `need` bytes
@@ -171,7 +177,7 @@ private:
 // Hands out buffers of a few size classes, each from its own free list;
 // grows by carving chunks as buffers are first needed, never shrinks.
 class PacketPool {
-public:
+ public:
   // Bytes a buffer of each class holds (headroom and frame): control
   // frames and ACKs; a 1 KiB, 2 KiB and 4 KiB IBA MTU frame (or a 1500-byte
   // IP MTU frame) with its headers and headroom; a 9000-byte IP MTU frame.
@@ -216,7 +222,7 @@ public:
     return c;
   }
 
-private:
+ private:
   friend class Packet;
   PacketBuffer* take(size_t cls) {
     PacketBuffer* b = free_[cls];

@@ -20,7 +20,7 @@ class Rng {
     return z ^ (z >> 31);
   }
 
-public:
+ public:
   explicit Rng(uint64_t seed = 1) {
     for (auto& s : s_) s = splitmix(seed);
   }

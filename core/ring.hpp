@@ -24,11 +24,12 @@ template <typename T>
 class Ring {
   static_assert(std::is_nothrow_move_constructible_v<T>);
 
-public:
+ public:
   // The first allocation holds about this many bytes' worth of elements
   // (at least one): a ring of big WQEs starts with one or two, not eight.
   static constexpr size_t kFirstBytes = 256;
-  static constexpr size_t kFirstCapacity = std::bit_ceil(sizeof(T) >= kFirstBytes ? size_t{1} : kFirstBytes / sizeof(T));
+  static constexpr size_t kFirstCapacity =
+      std::bit_ceil(sizeof(T) >= kFirstBytes ? size_t{1} : kFirstBytes / sizeof(T));
 
   Ring() = default;
   explicit Ring(size_t capacity) { reserve(capacity); }
@@ -85,7 +86,7 @@ public:
   // Empties the ring and gives its memory back.
   void release() {
     clear();
-    ::operator delete(data_, std::align_val_t{alignof(T)});
+    ::operator delete (data_, std::align_val_t{alignof(T)});
     data_ = nullptr;
     mask_ = head_ = tail_ = 0;
   }
@@ -107,14 +108,14 @@ public:
   void reserve(size_t want) {
     if (want <= capacity()) return;
     const size_t cap = std::bit_ceil(std::max(want, kFirstCapacity));
-    T* fresh = static_cast<T*>(::operator new(cap * sizeof(T), std::align_val_t{alignof(T)}));
+    T* fresh = static_cast<T*>(::operator new (cap * sizeof(T), std::align_val_t{alignof(T)}));
     const size_t n = size();
     for (size_t i = 0; i < n; ++i) {
       T& x = (*this)[i];
       ::new (static_cast<void*>(&fresh[i])) T(std::move(x));
       x.~T();
     }
-    ::operator delete(data_, std::align_val_t{alignof(T)});
+    ::operator delete (data_, std::align_val_t{alignof(T)});
     data_ = fresh;
     mask_ = static_cast<uint32_t>(cap - 1);
     head_ = 0;
@@ -123,7 +124,7 @@ public:
 
   template <typename R, typename V>
   class Iter {
-  public:
+   public:
     using iterator_category = std::forward_iterator_tag;
     using value_type = T;
     using difference_type = std::ptrdiff_t;
@@ -144,7 +145,7 @@ public:
     }
     bool operator==(const Iter& o) const { return i_ == o.i_; }
 
-  private:
+   private:
     R* r_ = nullptr;
     size_t i_ = 0;
   };
@@ -155,7 +156,7 @@ public:
   const_iterator begin() const { return {this, 0}; }
   const_iterator end() const { return {this, size()}; }
 
-private:
+ private:
   void grow() { reserve(capacity() == 0 ? kFirstCapacity : capacity() * 2); }
   void swap(Ring& o) noexcept {
     std::swap(data_, o.data_);

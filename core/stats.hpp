@@ -13,7 +13,7 @@ namespace rdmasim {
 class Counter {
   uint64_t v_ = 0;
 
-public:
+ public:
   Counter& operator++() {
     ++v_;
     return *this;
@@ -35,9 +35,9 @@ public:
 // mean are exact. Negative samples count as 0 in the buckets (min keeps
 // them). The 57 KiB of buckets are allocated once, by the constructor.
 class LatencyHistogram {
-public:
+ public:
   static constexpr int kSubBits = 7;
-  static constexpr int64_t kSub = int64_t{1} << kSubBits;              // 128
+  static constexpr int64_t kSub = int64_t{1} << kSubBits;             // 128
   static constexpr size_t kBuckets = static_cast<size_t>(kSub) * 57;  // exact range + 56 powers of two
 
   LatencyHistogram();
@@ -84,7 +84,7 @@ public:
   static int64_t bucket_low(size_t b);    // smallest value in bucket b
   static int64_t bucket_width(size_t b);  // number of values in bucket b
 
-private:
+ private:
   std::unique_ptr<uint64_t[]> counts_;
   uint64_t count_ = 0;
   __int128 sum_ = 0;

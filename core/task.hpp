@@ -46,7 +46,7 @@
 namespace rdmasim {
 
 class Task {
-public:
+ public:
   struct promise_type {
     Task* owner = nullptr;                 // the Task object, while one holds this frame
     std::coroutine_handle<> continuation;  // the coroutine awaiting us, if any
@@ -120,7 +120,7 @@ public:
   Awaiter operator co_await() const& noexcept { return {h_}; }
   Awaiter operator co_await() const&& noexcept { return {h_}; }
 
-private:
+ private:
   explicit Task(std::coroutine_handle<promise_type> h) : h_(h) { h_.promise().owner = this; }
   void release() {
     if (!h_) return;
@@ -142,7 +142,7 @@ namespace detail {
 class ResumeEvent {
   std::coroutine_handle<> h_;
 
-public:
+ public:
   explicit ResumeEvent(std::coroutine_handle<> h) : h_(h) {}
   ResumeEvent(ResumeEvent&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
   ResumeEvent& operator=(ResumeEvent&&) = delete;
@@ -174,7 +174,7 @@ class Trigger {
     std::coroutine_handle<> h;
   };
 
-public:
+ public:
   explicit Trigger(Simulator& sim) : sim_(sim) {}
   Trigger(const Trigger&) = delete;
   Trigger& operator=(const Trigger&) = delete;
@@ -205,7 +205,7 @@ public:
     Trigger& t_;
     Node node_;
 
-  public:
+   public:
     explicit Awaiter(Trigger& t) : t_(t) {}
     Awaiter(const Awaiter&) = delete;
     Awaiter& operator=(const Awaiter&) = delete;
@@ -221,7 +221,7 @@ public:
   };
   Awaiter operator co_await() noexcept { return Awaiter(*this); }
 
-private:
+ private:
   void push(Node* n) {
     n->trigger = this;
     n->prev = tail_;

@@ -118,12 +118,8 @@ std::optional<uint64_t> parse_with(std::string_view text, const std::array<Unit,
   return std::nullopt;
 }
 
-constexpr std::array<Unit, 6> kTimeUnits{{{"", 1},
-                                          {"ps", 1},
-                                          {"ns", 1'000},
-                                          {"us", 1'000'000},
-                                          {"ms", 1'000'000'000},
-                                          {"s", 1'000'000'000'000}}};
+constexpr std::array<Unit, 6> kTimeUnits{
+    {{"", 1}, {"ps", 1}, {"ns", 1'000}, {"us", 1'000'000}, {"ms", 1'000'000'000}, {"s", 1'000'000'000'000}}};
 constexpr std::array<Unit, 9> kByteUnits{{{"", 1},
                                           {"B", 1},
                                           {"KiB", 1ull << 10},
@@ -143,8 +139,8 @@ constexpr std::array<Unit, 6> kRateUnits{{{"", 1},
 }  // namespace
 
 std::optional<Time> parse_time(std::string_view text, std::string* why) {
-  auto v = parse_with(text, kTimeUnits, INT64_MAX, "a time such as 500ns, 1.5us, 10ms or 1s (whole picoseconds)",
-                      why);
+  auto v = parse_with(text, kTimeUnits, INT64_MAX,
+                      "a time such as 500ns, 1.5us, 10ms or 1s (whole picoseconds)", why);
   if (!v) return std::nullopt;
   return Time::ps(static_cast<int64_t>(*v));
 }
@@ -156,7 +152,8 @@ std::optional<Bytes> parse_bytes(std::string_view text, std::string* why) {
 }
 
 std::optional<DataRate> parse_rate(std::string_view text, std::string* why) {
-  auto v = parse_with(text, kRateUnits, UINT64_MAX, "a rate such as 25Gbps or 100Mbps (whole bits per second)", why);
+  auto v = parse_with(text, kRateUnits, UINT64_MAX,
+                      "a rate such as 25Gbps or 100Mbps (whole bits per second)", why);
   if (v && *v == 0) {
     if (why) *why = "expected a rate above 0, got '" + std::string(text) + "'";
     return std::nullopt;

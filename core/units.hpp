@@ -14,7 +14,7 @@ namespace rdmasim {
 class Time {
   int64_t ps_ = 0;
 
-public:
+ public:
   constexpr Time() = default;
   static constexpr Time ps(int64_t v) { return Time(v); }
   static constexpr Time ns(int64_t v) { return Time(v * 1'000); }
@@ -31,13 +31,19 @@ public:
   constexpr auto operator<=>(const Time&) const = default;
   constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
   constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
+  constexpr Time& operator+=(Time o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   constexpr Time operator*(int64_t k) const { return Time(ps_ * k); }
   constexpr Time operator/(int64_t k) const { return Time(ps_ / k); }
   constexpr int64_t operator/(Time o) const { return ps_ / o.ps_; }
 
-private:
+ private:
   constexpr explicit Time(int64_t v) : ps_(v) {}
 };
 
@@ -45,7 +51,7 @@ private:
 class Bytes {
   uint64_t n_ = 0;
 
-public:
+ public:
   constexpr Bytes() = default;
   constexpr explicit Bytes(uint64_t n) : n_(n) {}
   constexpr uint64_t count() const { return n_; }
@@ -58,7 +64,7 @@ public:
 class DataRate {
   uint64_t bps_ = 0;
 
-public:
+ public:
   constexpr DataRate() = default;
   constexpr explicit DataRate(uint64_t bps) : bps_(bps) {}
   constexpr uint64_t bps() const { return bps_; }
@@ -69,7 +75,8 @@ public:
   constexpr Time tx_time(uint64_t n) const {
     if (bps_ == 0) return Time::max();  // a link with no rate never finishes a frame
     // 64-bit arithmetic whenever n * 8e12 fits (any frame); 128-bit beyond.
-    if (n < (uint64_t{1} << 20)) return Time::ps(static_cast<int64_t>((n * 8'000'000'000'000u + bps_ - 1) / bps_));
+    if (n < (uint64_t{1} << 20))
+      return Time::ps(static_cast<int64_t>((n * 8'000'000'000'000u + bps_ - 1) / bps_));
     const unsigned __int128 bits_ps = static_cast<unsigned __int128>(n) * 8u * 1'000'000'000'000u;
     return Time::ps(static_cast<int64_t>((bits_ps + bps_ - 1) / bps_));
   }

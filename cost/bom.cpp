@@ -36,11 +36,12 @@ class BomBuilder {
       for (const auto& s : *list) switch_box(s, ports[s], fastest[s]);
     for (const auto& l : cfg_.topology.links) {
       const bool optical = !is_host(l.a) && !is_host(l.b);
-      if (auto* i = by_speed(ItemKind::cable, f.cable, l.config.bandwidth, "link " + l.a + "-" + l.b,
-                             optical))
+      if (auto* i =
+              by_speed(ItemKind::cable, f.cable, l.config.bandwidth, "link " + l.a + "-" + l.b, optical))
         add(i, 1);
     }
-    const uint64_t nodes = cfg_.topology.hosts.size() + cfg_.topology.switches.size() + cfg_.topology.routers.size();
+    const uint64_t nodes =
+        cfg_.topology.hosts.size() + cfg_.topology.switches.size() + cfg_.topology.routers.size();
     for (const auto& i : book_.items)
       if (i.kind == ItemKind::licence && i.family == f.adapter) add(&i, nodes);
 
@@ -85,8 +86,8 @@ class BomBuilder {
     std::erase_if(all, [&](const CatalogueItem* i) { return i->speed != speed; });
     return all;
   }
-  const CatalogueItem* by_speed(ItemKind kind, std::string_view family, DataRate rate, const std::string& what,
-                                bool optical = false) {
+  const CatalogueItem* by_speed(ItemKind kind, std::string_view family, DataRate rate,
+                                const std::string& what, bool optical = false) {
     auto c = at_speed(kind, family, rate, what, optical);
     return c.empty() ? nullptr : c.front();
   }
@@ -101,8 +102,8 @@ class BomBuilder {
       if (i->radix >= n) return add(i, 1);
     const CatalogueItem* big = c.back();
     const uint64_t boxes = (n + big->radix - 1) / big->radix;
-    warnings_.push_back(fmt::format("switch {}: {} ports exceed the largest radix ({}); priced as {} x {}", name, n,
-                                    big->radix, boxes, big->key));
+    warnings_.push_back(fmt::format("switch {}: {} ports exceed the largest radix ({}); priced as {} x {}",
+                                    name, n, big->radix, boxes, big->key));
     add(big, boxes);
   }
 
@@ -116,7 +117,9 @@ double cents(double x) { return std::round(x * 100) / 100; }
 
 }  // namespace
 
-Bom bill_of_materials(const ExperimentConfig& cfg, const PriceBook& book) { return BomBuilder(cfg, book).build(); }
+Bom bill_of_materials(const ExperimentConfig& cfg, const PriceBook& book) {
+  return BomBuilder(cfg, book).build();
+}
 
 CostTotals cost_totals(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps) {
   CostTotals t;
@@ -158,8 +161,7 @@ nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_bus
             {"core_hour", book.cpu_core_hour},
             {"cost", cents(t.cpu_cost)}}},
           {"bom", std::move(lines)},
-          {"assumptions",
-           {{"years", book.years}, {"energy_price", book.energy_price}, {"pue", book.pue}}},
+          {"assumptions", {{"years", book.years}, {"energy_price", book.energy_price}, {"pue", book.pue}}},
           {"warnings", bom.warnings}};
 }
 

@@ -92,7 +92,8 @@ PriceBook parse_catalogue(std::string_view yaml) {
   b.cpu_core_hour = figure(root, "cpu_core_hour");
   const YAML::Node items = need(root, "items", root);
   if (!items.IsMap()) bad(items, "items is a map of item names to entries");
-  for (auto it = items.begin(); it != items.end(); ++it) b.items.push_back(item(it->first.Scalar(), it->second));
+  for (auto it = items.begin(); it != items.end(); ++it)
+    b.items.push_back(item(it->first.Scalar(), it->second));
   return b;
 }
 
@@ -107,7 +108,8 @@ const PriceBook& shipped_prices() {
   return book;
 }
 
-PriceBook apply_settings(PriceBook book, const std::vector<CostSetting>& settings, std::vector<LoadError>& errors) {
+PriceBook apply_settings(PriceBook book, const std::vector<CostSetting>& settings,
+                         std::vector<LoadError>& errors) {
   for (const CostSetting& s : settings) {
     const std::string_view key = s.key;
     if (key == "currency") {
@@ -123,7 +125,8 @@ PriceBook apply_settings(PriceBook book, const std::vector<CostSetting>& setting
     } else {
       const bool price = key.starts_with("prices.");
       const std::string_view name = key.substr(key.find('.') + 1);
-      auto it = std::find_if(book.items.begin(), book.items.end(), [&](const auto& i) { return i.key == name; });
+      auto it =
+          std::find_if(book.items.begin(), book.items.end(), [&](const auto& i) { return i.key == name; });
       if (it == book.items.end()) {
         errors.push_back({s.file, s.line, s.column,
                           s.path + ": no item '" + std::string(name) +

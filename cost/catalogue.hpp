@@ -15,14 +15,15 @@ namespace rdmasim {
 enum class ItemKind { adapter, switch_box, cable, licence };
 
 struct CatalogueItem {
-  std::string key;     // e.g. roce_nic_100g
+  std::string key;  // e.g. roce_nic_100g
   ItemKind kind = ItemKind::adapter;
-  std::string family;  // adapters: ib, roce, iwarp, ethernet; switches: ib, ethernet_dcb, ethernet; cables: ib, ethernet
-  DataRate speed;      // port speed (none for licences)
-  uint32_t radix = 0;  // switches: ports
+  std::string family;    // adapters: ib, roce, iwarp, ethernet; switches: ib, ethernet_dcb, ethernet; cables:
+                         // ib, ethernet
+  DataRate speed;        // port speed (none for licences)
+  uint32_t radix = 0;    // switches: ports
   bool optical = false;  // cables: optical (between tiers) or copper (within a rack)
-  double price = 0;    // per unit, in the catalogue's currency
-  double watts = 0;    // per unit
+  double price = 0;      // per unit, in the catalogue's currency
+  double watts = 0;      // per unit
   std::string product, source, date;
   bool estimate = true;
 };
@@ -49,6 +50,7 @@ PriceBook parse_catalogue(std::string_view yaml);
 
 // `book` with `settings` applied in order. An unknown item is an error at
 // the place the setting was written.
-PriceBook apply_settings(PriceBook book, const std::vector<CostSetting>& settings, std::vector<LoadError>& errors);
+PriceBook apply_settings(PriceBook book, const std::vector<CostSetting>& settings,
+                         std::vector<LoadError>& errors);
 
 }  // namespace rdmasim

@@ -43,13 +43,16 @@ std::optional<std::vector<CdfPoint>> parse_cdf(std::string_view text, std::strin
     line = trim(line);
     if (line.empty()) continue;
     const size_t sp = line.find_first_of(" \t");
-    if (sp == std::string_view::npos) return fail("expected 'size_bytes cumulative_percent', got '" + std::string(line) + "'");
+    if (sp == std::string_view::npos)
+      return fail("expected 'size_bytes cumulative_percent', got '" + std::string(line) + "'");
     const auto size = number(trim(line.substr(0, sp)));
     const auto pct = number(trim(line.substr(sp)));
-    if (!size || *size < 0) return fail("size must be a number of bytes >= 0, got '" + std::string(line) + "'");
+    if (!size || *size < 0)
+      return fail("size must be a number of bytes >= 0, got '" + std::string(line) + "'");
     if (!pct || *pct < 0 || *pct > 100)
       return fail("cumulative percent must be a number from 0 to 100, got '" + std::string(line) + "'");
-    if (!pts.empty() && *size < pts.back().size_bytes) return fail("sizes must not fall from one line to the next");
+    if (!pts.empty() && *size < pts.back().size_bytes)
+      return fail("sizes must not fall from one line to the next");
     if (!pts.empty() && *pct < pts.back().percent) return fail("cumulative percents must not fall");
     pts.push_back({*size, *pct});
   }

@@ -33,7 +33,8 @@ bool parse_yaml(YamlReader& c, std::string_view text, const std::filesystem::pat
     root = YAML::Load(std::string(text));
     return true;
   } catch (const YAML::ParserException& ex) {
-    c.errors().push_back({file.string(), ex.mark.line + 1, ex.mark.column + 1, "YAML syntax: " + yaml_error_message(ex)});
+    c.errors().push_back(
+        {file.string(), ex.mark.line + 1, ex.mark.column + 1, "YAML syntax: " + yaml_error_message(ex)});
   } catch (const YAML::Exception& ex) {
     c.errors().push_back({file.string(), std::max(1, ex.mark.line + 1), std::max(1, ex.mark.column + 1),
                           "cannot read YAML: " + ex.msg});

@@ -15,12 +15,12 @@ namespace {
 // of its size class, core/packet.hpp: up to link.buffer of frame bytes a
 // port), except roce_v1's neighbour solicitations, which every connection
 // floods at setup.
-constexpr uint64_t kProgramBytes = 8 << 20;     // rdmasim itself: code, libraries, the price catalogue
-constexpr uint64_t kHostBytes = 8 * 1024;        // a host: its NIC, port, CPU model, memory map
-constexpr uint64_t kRouteEntryBytes = 15;        // per (host, node): next hops, distances, forwarding tables
-constexpr uint64_t kQpBytes = 6 * 1024;          // one end of a connection: QP, CQs, MRs, the program
-constexpr uint64_t kPacketBytes = 256 + 64;      // a control frame's packet buffer and header (core/packet.hpp)
-constexpr uint64_t kMaxRecvDepth = 512;          // receive buffers a QP keeps posted (workloads/)
+constexpr uint64_t kProgramBytes = 8 << 20;  // rdmasim itself: code, libraries, the price catalogue
+constexpr uint64_t kHostBytes = 8 * 1024;    // a host: its NIC, port, CPU model, memory map
+constexpr uint64_t kRouteEntryBytes = 15;    // per (host, node): next hops, distances, forwarding tables
+constexpr uint64_t kQpBytes = 6 * 1024;      // one end of a connection: QP, CQs, MRs, the program
+constexpr uint64_t kPacketBytes = 256 + 64;  // a control frame's packet buffer and header (core/packet.hpp)
+constexpr uint64_t kMaxRecvDepth = 512;      // receive buffers a QP keeps posted (workloads/)
 
 // The fastest host link: what bounds what a sender can send.
 DataRate fastest_host_link(const ExperimentConfig& x) {
@@ -54,8 +54,9 @@ uint64_t pairs(const ExperimentConfig& x, const WorkloadConfig& w) {
   if (w.kind == WorkloadKind::compute) return 0;
   if (w.kind == WorkloadKind::flows)
     return static_cast<uint64_t>(static_cast<double>(w.from.size()) * w.flows.load *
-                                 static_cast<double>(fastest_host_link(x).bps()) / 8 * w.flows.duration.to_s() /
-                                 mean_flow_size(w.flows)) + 1;
+                                 static_cast<double>(fastest_host_link(x).bps()) / 8 *
+                                 w.flows.duration.to_s() / mean_flow_size(w.flows)) +
+           1;
   if (w.kind == WorkloadKind::all_to_all) return w.from.size() * (w.from.size() - 1);
   return w.from.size() * w.to.size();
 }
@@ -108,8 +109,10 @@ uint64_t buffers(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pa
     landing = w.post_recvs ? recvs : 0;
   const uint64_t all = mul(pairs, mul(size, slots + landing));
   if (!x.stop || *x.stop <= w.start) return x.stop ? 0 : all;
-  const long double sendable = static_cast<long double>(fastest_host_link(x).bps()) / 8 * (*x.stop - w.start).to_s();
-  const long double by_stop = 2 * static_cast<long double>(senders) * (sendable + static_cast<long double>(size));
+  const long double sendable =
+      static_cast<long double>(fastest_host_link(x).bps()) / 8 * (*x.stop - w.start).to_s();
+  const long double by_stop =
+      2 * static_cast<long double>(senders) * (sendable + static_cast<long double>(size));
   return by_stop < static_cast<long double>(all) ? static_cast<uint64_t>(by_stop) : all;
 }
 
@@ -120,14 +123,16 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   const uint64_t hosts = t.hosts.size();
   const uint64_t nodes = hosts + t.switches.size() + t.routers.size();
   // Parts of the network are pointed at where the topology begins.
-  const int line = t.links.empty() ? 1 : t.links.front().line, column = t.links.empty() ? 1 : t.links.front().column;
+  const int line = t.links.empty() ? 1 : t.links.front().line,
+            column = t.links.empty() ? 1 : t.links.front().column;
   MemoryEstimate e;
   e.parts.push_back({"the program", kProgramBytes, "code, libraries, the price catalogue", "", line, column});
   const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
   const uint64_t host = kHostBytes + fabric.host_bytes;
   e.parts.push_back({"hosts", mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
   e.parts.push_back({"routing tables", mul(mul(hosts, nodes), kRouteEntryBytes),
-                     std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line, column});
+                     std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line,
+                     column});
   uint64_t connections = 0;
   MemoryPart bufs{"message buffers", 0, "", "", 0, 0};
   uint64_t largest = 0, most_pairs = 0;
@@ -150,8 +155,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
     bufs.line = w.line;
     bufs.column = w.column;
     bufs.detail = "the most: workload " + w.name + ", " + about(b) +
-                     (w.kind == WorkloadKind::flows ? " of flows" : " of " + to_string(w.size) + " messages") +
-                     (p > 1 ? " over " + std::to_string(p) + " pairs" : "");
+                  (w.kind == WorkloadKind::flows ? " of flows" : " of " + to_string(w.size) + " messages") +
+                  (p > 1 ? " over " + std::to_string(p) + " pairs" : "");
   }
   qps.bytes = mul(mul(connections, 2), kQpBytes);
   qps.detail = std::to_string(connections) + " connections, a QP at each end";
@@ -177,13 +182,15 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   return e;
 }
 
-std::optional<LoadError> memory_error(const ExperimentConfig& x, uint64_t limit, const std::string& limit_from) {
+std::optional<LoadError> memory_error(const ExperimentConfig& x, uint64_t limit,
+                                      const std::string& limit_from) {
   const MemoryEstimate e = estimate_memory(x);
   if (e.total <= limit) return std::nullopt;
   const MemoryPart& top = e.parts.front();
   std::string parts;
   for (size_t i = 1; i < e.parts.size(); ++i)
-    if (e.parts[i].bytes) parts += (parts.empty() ? "" : ", ") + e.parts[i].what + " " + about(e.parts[i].bytes);
+    if (e.parts[i].bytes)
+      parts += (parts.empty() ? "" : ", ") + e.parts[i].what + " " + about(e.parts[i].bytes);
   LoadError err;
   err.file = x.file.string();
   err.line = std::max(1, top.line);

@@ -34,6 +34,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x);
 // The error when the estimate passes `limit`: at the largest part's place,
 // with the estimate, the limit (`limit_from` says where it came from) and
 // the parts.
-std::optional<LoadError> memory_error(const ExperimentConfig& x, uint64_t limit, const std::string& limit_from);
+std::optional<LoadError> memory_error(const ExperimentConfig& x, uint64_t limit,
+                                      const std::string& limit_from);
 
 }  // namespace rdmasim

@@ -165,7 +165,8 @@ class Fabric {
 
   static constexpr uint32_t kEthernetWireOverhead = 24;  // preamble and SFD 8, FCS 4, inter-frame gap 12
   // Header sizes for data_frame_headers.
-  static constexpr uint32_t kEthernetHeader = 14, kGrh = 40, kUdpHeader = 8, kTcpHeader = 20, kBth = 12, kIcrc = 4;
+  static constexpr uint32_t kEthernetHeader = 14, kGrh = 40, kUdpHeader = 8, kTcpHeader = 20, kBth = 12,
+                            kIcrc = 4;
   static uint32_t ip_header(const ExperimentConfig& x) { return x.ip == IpVersion::ipv6 ? 40 : 20; }
 };
 

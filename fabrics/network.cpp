@@ -62,8 +62,11 @@ BuiltFabric build_network(Network& net, const Fabric& fabric, const std::functio
   built.mtu = path_mtu(cfg);
   if (fabric.iba_mtu()) {
     const uint32_t mtu = built.mtu;
-    const ibv_mtu active = mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 : mtu >= 1024 ? IBV_MTU_1024
-                           : mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+    const ibv_mtu active = mtu >= 4096   ? IBV_MTU_4096
+                           : mtu >= 2048 ? IBV_MTU_2048
+                           : mtu >= 1024 ? IBV_MTU_1024
+                           : mtu >= 512  ? IBV_MTU_512
+                                         : IBV_MTU_256;
     for (Host* h : net.hosts) h->nic().set_active_mtu(active);
   }
   return built;

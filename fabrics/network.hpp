@@ -70,6 +70,7 @@ struct Network {
 // to the path MTU.
 // `before_finish`, when given, runs once the links are wired and before the
 // fabric's finish schedules anything (a split run takes its nodes there).
-BuiltFabric build_network(Network& net, const Fabric& fabric, const std::function<void()>& before_finish = {});
+BuiltFabric build_network(Network& net, const Fabric& fabric,
+                          const std::function<void()>& before_finish = {});
 
 }  // namespace rdmasim

@@ -16,11 +16,7 @@ const Fabric& tcp_fabric();
 const std::vector<const Fabric*>& fabrics() {
   // A fabric is its folder and a line here, in the order `fabric:` lists them.
   static const std::vector<const Fabric*> all{
-      &ib_fabric(),
-      &roce_v1_fabric(),
-      &roce_v2_fabric(),
-      &iwarp_fabric(),
-      &tcp_fabric(),
+      &ib_fabric(), &roce_v1_fabric(), &roce_v2_fabric(), &iwarp_fabric(), &tcp_fabric(),
   };
   return all;
 }

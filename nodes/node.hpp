@@ -12,7 +12,7 @@
 namespace rdmasim {
 
 class Node {
-public:
+ public:
   Node(Simulator& sim, std::string name) : sim_(sim), name_(std::move(name)) {}
   virtual ~Node() = default;
   Node(const Node&) = delete;
@@ -39,7 +39,7 @@ public:
   // it beyond (an IB switch keeps its output queues itself).
   virtual uint64_t queued_bytes(size_t i) const { return port(i).queued_bytes(); }
 
-protected:
+ protected:
   Simulator& sim_;
   std::string name_;
   Context ctx_ = 0;

@@ -38,13 +38,13 @@ struct PortStats {
   uint64_t pause_frames = 0;  // PFC frames sent and received
   uint64_t ecn_marks = 0;
   uint64_t max_queue_bytes = 0;  // the most bytes the egress queue ever held
-  Time credit_wait;           // time with frames queued but no class allowed to send
+  Time credit_wait;              // time with frames queued but no class allowed to send
 };
 
 // Egress gate: may a frame of `cls` and `bytes` start now? PFC pauses a class;
 // IB flow control counts credits. `sent` is told of every frame that starts.
 class EgressGate {
-public:
+ public:
   virtual ~EgressGate() = default;
   virtual bool may_send(uint8_t cls, size_t bytes) const = 0;
   virtual void sent(uint8_t cls, size_t bytes) = 0;
@@ -53,7 +53,7 @@ public:
 // Ingress meter: told when a received frame takes buffer space in the node
 // and when the node gives that space back (forwarded or consumed).
 class IngressMeter {
-public:
+ public:
   virtual ~IngressMeter() = default;
   virtual void hold(uint8_t cls, size_t bytes) = 0;
   virtual void release(uint8_t cls, size_t bytes) = 0;
@@ -63,13 +63,13 @@ public:
 // the port put a frame on the wire, which it takes from Port::wire() to
 // send to the engine that runs the peer.
 class RemoteLink {
-public:
+ public:
   virtual ~RemoteLink() = default;
   virtual void sent(Port& from) = 0;
 };
 
 class Port {
-public:
+ public:
   static constexpr size_t kClasses = 8;
   // A frame on the wire: lost (by the loss draw or a link going down), when
   // it arrives, and the key of its arrival event.
@@ -130,12 +130,16 @@ public:
   // whole through the drop signal; returns how many (a PFC watchdog).
   size_t drain(uint8_t cls);
   // Re-examines the queues: a gate calls this when a class may send again.
-  void kick() { if (!busy()) start_next(); }
+  void kick() {
+    if (!busy()) start_next();
+  }
   // The class a frame queues in: its priority, or its VL on InfiniBand.
   void classify_by_vl(bool on) { by_vl_ = on; }
 
   // Tells the ingress meter that the node is done with a received frame.
-  void release_ingress(uint8_t cls, size_t bytes) { if (meter_) meter_->release(cls, bytes); }
+  void release_ingress(uint8_t cls, size_t bytes) {
+    if (meter_) meter_->release(cls, bytes);
+  }
   // The same for a whole frame, in the class it was counted in on arrival.
   void release_ingress(const Packet& p) { release_ingress(class_of(p), p.size()); }
 
@@ -167,7 +171,7 @@ public:
   // engine runs the experiment's events) marks it here.
   void put_on_wire(InFlight f);
 
-private:
+ private:
   uint8_t class_of(const Packet& p) const { return (by_vl_ ? p.meta().vl : p.meta().priority) & 7; }
   void start_next();
   void transmit(Packet p);
@@ -187,7 +191,7 @@ private:
   mutable Time last_tx_time_;
   Rng loss_rng_;
   bool up_ = true;
-  Time busy_until_;           // the wire is taken until then
+  Time busy_until_;  // the wire is taken until then
   bool tx_done_pending_ = false;
   bool want_ready_ = false;
   bool by_vl_ = false;
@@ -197,11 +201,11 @@ private:
   std::array<uint64_t, kClasses> class_bytes_{};
   uint64_t queued_bytes_ = 0;
   size_t queued_frames_ = 0;
-  uint8_t rr_next_ = 0;    // round-robin position among classes
-  uint8_t nonempty_ = 0;   // bit c set: class c has frames queued
+  uint8_t rr_next_ = 0;   // round-robin position among classes
+  uint8_t nonempty_ = 0;  // bit c set: class c has frames queued
   bool blocked_ = false;
   Time blocked_since_;
-  EventId wake_;     // pending re-examination for a frame not ready yet
+  EventId wake_;  // pending re-examination for a frame not ready yet
   Time wake_time_;
 
   Ring<InFlight> wire_;  // frames serialised onto the link, oldest first

@@ -93,13 +93,16 @@ std::vector<std::string> Cluster::exchange(const std::vector<std::string>& to_ea
 }
 
 void Cluster::min(std::vector<int64_t>& v) {
-  if (mpi_) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  if (mpi_)
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
 }
 void Cluster::max(std::vector<int64_t>& v) {
-  if (mpi_) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (mpi_)
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
 }
 void Cluster::sum(std::vector<uint64_t>& v) {
-  if (mpi_) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (mpi_)
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 
 std::vector<std::string> Cluster::gather(const std::string& mine) {
@@ -116,7 +119,8 @@ std::vector<std::string> Cluster::gather(const std::string& mine) {
   MPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), at.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
   std::vector<std::string> out;
   if (rank_ == 0)
-    for (size_t r = 0; r < lens.size(); ++r) out.push_back(all.substr(static_cast<size_t>(at[r]), static_cast<size_t>(lens[r])));
+    for (size_t r = 0; r < lens.size(); ++r)
+      out.push_back(all.substr(static_cast<size_t>(at[r]), static_cast<size_t>(lens[r])));
   return out;
 }
 

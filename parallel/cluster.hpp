@@ -11,7 +11,7 @@
 namespace rdmasim {
 
 class Cluster {
-public:
+ public:
   // Joins the ranks when started by a launcher with more than one (or when
   // `force`); otherwise this process is rank 0 of 1 and MPI stays untouched.
   static Cluster& init(int& argc, char**& argv);
@@ -41,7 +41,7 @@ public:
   // Ends every rank at once (a rank that cannot go on by itself).
   [[noreturn]] void abort(int code);
 
-private:
+ private:
   Cluster() = default;
   int rank_ = 0;
   int size_ = 1;

@@ -1,13 +1,12 @@
 #include "parallel/parallel_run.hpp"
 
-#include "fabrics/registry.hpp"
-
 #include <fmt/format.h>
 
 #include <cstring>
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "fabrics/registry.hpp"
 
 namespace rdmasim {
 
@@ -37,17 +36,19 @@ ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
   std::vector<bool> foreign(net.nodes.size() + 1, false);
   for (size_t n = 0; n < net.nodes.size(); ++n) foreign[net.nodes[n]->context()] = part_.rank[n] != me;
   if (fabric_of(net.cfg).credit_flow_control() && !part_.cut_links.empty())
-    throw InputError(fmt::format("fabric ib: the partition over {} ranks cuts {} link(s), and a split run does not "
-                                 "carry InfiniBand's link-level credit updates between ranks yet (docs/parallel.md)",
-                                 part_.ranks, part_.cut_links.size()));
+    throw InputError(
+        fmt::format("fabric ib: the partition over {} ranks cuts {} link(s), and a split run does not "
+                    "carry InfiniBand's link-level credit updates between ranks yet (docs/parallel.md)",
+                    part_.ranks, part_.cut_links.size()));
   for (int l : part_.cut_links) {
     const LinkConfig& c = net.cfg.topology.links[static_cast<size_t>(l)].config;
     const Graph::Link& gl = net.graph.link(l);
     if (c.delay <= Time{})
-      throw InputError(fmt::format("topology.links[{}] ({} - {}): the partition over {} ranks cuts this link, and it "
-                                   "has no propagation delay: no lookahead to run the ranks apart (give it a delay, "
-                                   "or choose another --partition)",
-                                   l, net.graph.name(gl.a), net.graph.name(gl.b), part_.ranks));
+      throw InputError(
+          fmt::format("topology.links[{}] ({} - {}): the partition over {} ranks cuts this link, and it "
+                      "has no propagation delay: no lookahead to run the ranks apart (give it a delay, "
+                      "or choose another --partition)",
+                      l, net.graph.name(gl.a), net.graph.name(gl.b), part_.ranks));
     lookahead_ = std::min(lookahead_, c.delay);
     const Network::LinkEnds ends = net.links[static_cast<size_t>(l)];
     for (int end = 0; end < 2; ++end) {
@@ -57,7 +58,8 @@ ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
       port->set_remote(this);  // on every rank: a replica never sends, the owner's sends leave
       if (part_.rank[static_cast<size_t>(node)] != me) continue;
       cut_of_[port] = cuts_.size();
-      cuts_.push_back({port, static_cast<uint32_t>(l), static_cast<uint8_t>(end), part_.rank[static_cast<size_t>(peer)], false});
+      cuts_.push_back({port, static_cast<uint32_t>(l), static_cast<uint8_t>(end),
+                       part_.rank[static_cast<size_t>(peer)], false});
     }
   }
   net.sim.set_foreign(std::move(foreign));
@@ -73,7 +75,8 @@ ParallelRun::~ParallelRun() {
 void ParallelRun::sent(Port& from) {
   const auto it = cut_of_.find(&from);
   // Port::transmit sends only from nodes this rank runs.
-  if (it == cut_of_.end()) throw std::logic_error("parallel: a frame sent on a cut link from a node of another rank");
+  if (it == cut_of_.end())
+    throw std::logic_error("parallel: a frame sent on a cut link from a node of another rank");
   Cut& c = cuts_[it->second];
   if (!c.queued) {
     c.queued = true;

@@ -26,7 +26,7 @@
 namespace rdmasim {
 
 class ParallelRun final : public RemoteLink {
-public:
+ public:
   // Refuses (InputError) a cut link with no propagation delay: it leaves
   // no lookahead.
   ParallelRun(Cluster& cluster, Network& net, Partition partition);
@@ -68,7 +68,7 @@ public:
 
   void sent(Port& from) override;
 
-private:
+ private:
   void exchange();
 
   // One direction of a cut link, from a port this rank owns.

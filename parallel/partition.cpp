@@ -55,7 +55,8 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
     if (!groups[i].empty()) order.push_back(i);
   // Largest first, each to the rank with the fewest hosts (stable: equal
   // groups keep graph order).
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a].size() > groups[b].size(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return groups[a].size() > groups[b].size(); });
   std::vector<size_t> load(static_cast<size_t>(ranks), 0);
   for (size_t i : order) {
     const int r = least_loaded(load);
@@ -115,7 +116,8 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       ++load[static_cast<size_t>(r)];
     }
   for (int l = 0; l < g.link_count(); ++l)
-    if (p.rank[static_cast<size_t>(g.link(l).a)] != p.rank[static_cast<size_t>(g.link(l).b)]) p.cut_links.push_back(l);
+    if (p.rank[static_cast<size_t>(g.link(l).a)] != p.rank[static_cast<size_t>(g.link(l).b)])
+      p.cut_links.push_back(l);
   return p;
 }
 

@@ -25,8 +25,8 @@ enum class PartitionMode {
 
 struct Partition {
   int ranks = 1;
-  std::vector<int> rank;          // by graph node
-  std::vector<int> cut_links;     // links whose ends are on different ranks, ascending
+  std::vector<int> rank;       // by graph node
+  std::vector<int> cut_links;  // links whose ends are on different ranks, ascending
 };
 
 // Throws InputError for a partition name it does not know.

@@ -46,7 +46,8 @@ void PcapWriter::write(Time t, std::span<const std::byte> frame, Direction dir) 
   std::span<const std::byte> record = frame;
   if (linktype_ == Linktype::Erf) {
     // The ERF length fields are 16 bits; no frame of any fabric comes near.
-    if (frame.size() > UINT16_MAX - ErfHeader::kLen) throw std::logic_error("frame too long for an ERF record");
+    if (frame.size() > UINT16_MAX - ErfHeader::kLen)
+      throw std::logic_error("frame too long for an ERF record");
     const size_t kept = std::min<size_t>(frame.size(), snaplen_ - ErfHeader::kLen);
     record_.resize(ErfHeader::kLen + kept);
     ErfHeader h = ErfHeader::infiniband(ns, static_cast<uint16_t>(frame.size()));

@@ -139,7 +139,7 @@ struct CaptureConfig {
   bool latency_samples = false;  // latency.csv: every latency sample of every workload
   Time cpu_trace_from;
   Time cpu_trace_to = Time::max();
-  std::optional<Time> timeseries;      // sample queues and QP rates every this often (timeseries/*.csv)
+  std::optional<Time> timeseries;  // sample queues and QP rates every this often (timeseries/*.csv)
 };
 
 // 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).
@@ -190,22 +190,22 @@ struct DcqcnConfig {
 
 // HPCC (Li et al., SIGCOMM 2019, section 3 and Algorithm 1).
 struct HpccConfig {
-  double eta = 0.95;                 // target utilisation
-  uint32_t max_stage = 5;            // additive steps before a multiplicative update is forced
-  DataRate additive{50'000'000};     // W_AI expressed as a rate (W_AI = additive x base_rtt)
-  Time base_rtt = Time::us(10);      // T: the base RTT the window is sized to (W_init = line rate x T)
+  double eta = 0.95;              // target utilisation
+  uint32_t max_stage = 5;         // additive steps before a multiplicative update is forced
+  DataRate additive{50'000'000};  // W_AI expressed as a rate (W_AI = additive x base_rtt)
+  Time base_rtt = Time::us(10);   // T: the base RTT the window is sized to (W_init = line rate x T)
   DataRate min_rate{100'000'000};
 };
 
 // TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1 and section 5).
 struct TimelyConfig {
-  Time t_low = Time::us(50);         // below it: additive increase whatever the gradient
-  Time t_high = Time::us(500);       // above it: multiplicative decrease by the RTT
-  Time min_rtt = Time::us(20);       // normalises the gradient
-  double ewma = 0.875;               // alpha: weight of the newest RTT difference
-  double beta = 0.8;                 // multiplicative decrease factor
-  DataRate additive{10'000'000};     // delta
-  uint32_t hai_threshold = 5;        // gradient-negative steps before hyperactive increase (N = 5)
+  Time t_low = Time::us(50);      // below it: additive increase whatever the gradient
+  Time t_high = Time::us(500);    // above it: multiplicative decrease by the RTT
+  Time min_rtt = Time::us(20);    // normalises the gradient
+  double ewma = 0.875;            // alpha: weight of the newest RTT difference
+  double beta = 0.8;              // multiplicative decrease factor
+  DataRate additive{10'000'000};  // delta
+  uint32_t hai_threshold = 5;     // gradient-negative steps before hyperactive increase (N = 5)
   DataRate min_rate{10'000'000};
 };
 
@@ -213,22 +213,22 @@ struct TimelyConfig {
 // HPCC's simulator: a window cut by alpha/2 once a window when ECN-echoed
 // ACKs arrived, alpha the EWMA of the fraction echoed.
 struct DctcpConfig {
-  double g = 1.0 / 16;               // gain of alpha
-  Time base_rtt = Time::us(10);      // initial window = line rate x base_rtt
+  double g = 1.0 / 16;           // gain of alpha
+  Time base_rtt = Time::us(10);  // initial window = line rate x base_rtt
   Bytes min_window{4096};
 };
 
 // Swift (Kumar et al., SIGCOMM 2020, Algorithm 1): a fabric window and an
 // endpoint window from delay targets; the fabric target grows with hops.
 struct SwiftConfig {
-  Time base_target = Time::us(25);   // fabric delay target with no hops
-  Time per_hop = Time::us(1);        // h: target added per hop the ACK crossed
+  Time base_target = Time::us(25);  // fabric delay target with no hops
+  Time per_hop = Time::us(1);       // h: target added per hop the ACK crossed
   Time endpoint_target = Time::us(10);
-  double additive = 1.0;             // ai: packets a window per RTT below target
-  double beta = 0.8;                 // multiplicative decrease gain
-  double max_mdf = 0.5;              // largest cut at once
-  double min_window = 0.01;          // packets; below one packet the QP is paced
-  Time base_rtt = Time::us(10);      // initial window = line rate x base_rtt
+  double additive = 1.0;         // ai: packets a window per RTT below target
+  double beta = 0.8;             // multiplicative decrease gain
+  double max_mdf = 0.5;          // largest cut at once
+  double min_window = 0.01;      // packets; below one packet the QP is paced
+  Time base_rtt = Time::us(10);  // initial window = line rate x base_rtt
 };
 
 // InfiniBand congestion control (IBA annex A10): switches mark FECN when a
@@ -236,12 +236,12 @@ struct SwiftConfig {
 // source raises its CCT index on a BECN and a timer lowers it; the index
 // picks an inter-packet delay from the congestion control table.
 struct IbCcaConfig {
-  Bytes threshold{64 << 10};         // switch: queue depth above which FECN is set (marking rate: every packet)
-  uint32_t increase = 1;             // CCTI_Increase: index steps per BECN
-  Time timer = Time::us(10);         // CCTI_Timer: one step down each
-  uint32_t limit = 127;              // CCTI_Limit: the table's last index
-  uint32_t min = 0;                  // CCTI_Min
-  Time delay_step = Time::ns(100);   // the table: index i delays each packet by i x delay_step
+  Bytes threshold{64 << 10};  // switch: queue depth above which FECN is set (marking rate: every packet)
+  uint32_t increase = 1;      // CCTI_Increase: index steps per BECN
+  Time timer = Time::us(10);  // CCTI_Timer: one step down each
+  uint32_t limit = 127;       // CCTI_Limit: the table's last index
+  uint32_t min = 0;           // CCTI_Min
+  Time delay_step = Time::ns(100);  // the table: index i delays each packet by i x delay_step
 };
 
 struct CcConfig {
@@ -288,7 +288,7 @@ struct TcpConfig {
   CongestionControl congestion_control = CongestionControl::newreno;
   Time delayed_ack = Time::us(40);  // 0: acknowledge every segment at once
   Time min_rto = Time::us(200);
-  uint32_t initial_cwnd = 10;  // segments (RFC 6928)
+  uint32_t initial_cwnd = 10;    // segments (RFC 6928)
   uint16_t listen_port = 18515;  // iwarp: the passive end's port (perftest's default)
 };
 
@@ -372,8 +372,8 @@ struct EnumNames;
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
 RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
-                   "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat", "compute",
-                   "udp");
+                   "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat",
+                   "compute", "udp");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");
@@ -409,7 +409,9 @@ constexpr bool is_basic(WorkloadKind k) { return k <= WorkloadKind::atomic_fadd;
 constexpr bool is_pattern(WorkloadKind k) {
   return k == WorkloadKind::incast || k == WorkloadKind::all_to_all || k == WorkloadKind::pingpong;
 }
-constexpr bool is_perftest(WorkloadKind k) { return k >= WorkloadKind::write_bw && k <= WorkloadKind::atomic_lat; }
+constexpr bool is_perftest(WorkloadKind k) {
+  return k >= WorkloadKind::write_bw && k <= WorkloadKind::atomic_lat;
+}
 constexpr bool is_atomic(WorkloadKind k) {
   return k == WorkloadKind::atomic_cas || k == WorkloadKind::atomic_fadd;
 }

@@ -1,13 +1,13 @@
 #include "topologies/yaml_reader.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <map>
-
-#include <yaml-cpp/depthguard.h>
 
 namespace rdmasim {
 
@@ -37,7 +37,8 @@ std::string shorten(std::string_view s) {
   return is_long(s) ? std::string(s.substr(0, kShown)) + "..." + length_of(s) : std::string(s);
 }
 std::string quote(std::string_view s) {
-  return is_long(s) ? "'" + std::string(s.substr(0, kShown)) + "...'" + length_of(s) : "'" + std::string(s) + "'";
+  return is_long(s) ? "'" + std::string(s.substr(0, kShown)) + "...'" + length_of(s)
+                    : "'" + std::string(s) + "'";
 }
 }  // namespace
 
@@ -153,12 +154,15 @@ std::optional<Fields> YamlReader::fields(const YAML::Node& node, const std::stri
 }
 
 std::optional<std::string> YamlReader::one_of(const YAML::Node& v, const std::string& path,
-                                              std::string_view what, const std::vector<std::string_view>& names) {
+                                              std::string_view what,
+                                              const std::vector<std::string_view>& names) {
   const std::string list = join_names(names);
   auto s = scalar(v, path, std::string(what) + " (" + list + ")");
   if (!s) return std::nullopt;
   if (std::find(names.begin(), names.end(), *s) != names.end()) return s;
-  error(v, path, "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, names) + "; expected one of " + list);
+  error(
+      v, path,
+      "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, names) + "; expected one of " + list);
   return std::nullopt;
 }
 
@@ -186,7 +190,8 @@ std::optional<Time> YamlReader::time(const Entry& e) {
     error(e.value, e.path,
           "at most " + to_string(kMaxTimeValue) +
               ": simulated time is a 64-bit count of picoseconds (2^63 ps, about 106 days) and a run adds "
-              "times up; got " + describe(e.value));
+              "times up; got " +
+              describe(e.value));
     return std::nullopt;
   }
   return t;
@@ -218,7 +223,8 @@ std::optional<DataRate> YamlReader::rate(const Entry& e) {
   if (r->bps() > kMaxRateBps) {
     error(e.value, e.path,
           "at most 1000Tbps (10^15 bit/s): serialisation times, bits x 10^12 / rate in whole picoseconds, "
-          "overflow 64 bits near 10^19 bit/s; got " + describe(e.value));
+          "overflow 64 bits near 10^19 bit/s; got " +
+              describe(e.value));
     return std::nullopt;
   }
   if (r->bps() < kMinRateBps) {
@@ -266,13 +272,15 @@ std::string fmt_number(double v) {
 }  // namespace
 
 std::optional<double> YamlReader::number(const Entry& e, double lo, double hi, bool open_lo) {
-  const std::string range = std::string(open_lo ? "above " : "from ") + fmt_number(lo) + (open_lo ? " up to " : " to ") + fmt_number(hi);
+  const std::string range = std::string(open_lo ? "above " : "from ") + fmt_number(lo) +
+                            (open_lo ? " up to " : " to ") + fmt_number(hi);
   auto s = scalar(e.value, e.path, "a number " + range);
   if (!s) return std::nullopt;
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s->c_str(), &end);
-  if (s->empty() || end != s->c_str() + s->size() || errno != 0 || !(v >= lo && v <= hi) || (open_lo && v == lo)) {
+  if (s->empty() || end != s->c_str() + s->size() || errno != 0 || !(v >= lo && v <= hi) ||
+      (open_lo && v == lo)) {
     error(e.value, e.path, "expected a number " + range + ", got " + describe(e.value));
     return std::nullopt;
   }
@@ -304,12 +312,13 @@ std::optional<std::string> YamlReader::name(const YAML::Node& v, const std::stri
   if (!s) return std::nullopt;
   if (s->size() > kMaxNameLength) {
     error(v, path,
-          "a name is at most " + std::to_string(kMaxNameLength) + " characters (names become file names), got " +
-              describe(v));
+          "a name is at most " + std::to_string(kMaxNameLength) +
+              " characters (names become file names), got " + describe(v));
     return std::nullopt;
   }
   if (valid_name(*s)) return s;
-  error(v, path, describe(v) + " is not a valid name: use letters, digits, '_', and '.' or '-' after the first");
+  error(v, path,
+        describe(v) + " is not a valid name: use letters, digits, '_', and '.' or '-' after the first");
   return std::nullopt;
 }
 

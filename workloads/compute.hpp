@@ -13,7 +13,7 @@
 namespace rdmasim {
 
 class ComputeJob {
-public:
+ public:
   ComputeJob(Simulator& sim, Host& host, const WorkloadConfig& w);
 
   void start() {
@@ -25,7 +25,7 @@ public:
   Time started() const { return started_; }
   Time ended() const { return ended_; }
 
-private:
+ private:
   Task body();
 
   Simulator& sim_;

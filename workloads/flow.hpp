@@ -15,7 +15,7 @@ namespace rdmasim {
 // A sender-receiver pair, as the workload runners drive it: verbs QPs
 // (Flow, below) or kernel sockets on fabric: tcp (socket_flow.hpp).
 class PairFlow {
-public:
+ public:
   virtual ~PairFlow() = default;
   // A flow of `kind: flows`: one message of `size` bytes, sent at `at`.
   virtual void single_message(uint64_t size, Time at) = 0;
@@ -35,14 +35,24 @@ public:
 };
 
 class Flow final : public PairFlow {
-public:
+ public:
   static constexpr uint32_t kGrhLen = 40;  // UD receive buffers start with the GRH
 
   // `index`: the flow's place in its workload, which numbers its messages.
-  Flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, WorkloadKind op, bool pingpong, uint64_t index,
-       uint64_t seed)
-      : env_(env), w_(w), a_(a), b_(b), op_(op), pingpong_(pingpong), index_(index), rng_(seed), pattern_(w.name),
-        size_(w.size.count()), count_(w.count), start_(w.start) {}
+  Flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, WorkloadKind op, bool pingpong,
+       uint64_t index, uint64_t seed)
+      : env_(env),
+        w_(w),
+        a_(a),
+        b_(b),
+        op_(op),
+        pingpong_(pingpong),
+        index_(index),
+        rng_(seed),
+        pattern_(w.name),
+        size_(w.size.count()),
+        count_(w.count),
+        start_(w.start) {}
   // A flow of `kind: flows`: one message of `size` bytes, posted at `at`
   // (its QPs are connected before it arrives, as in HPCC's simulator).
   void single_message(uint64_t size, Time at) override {
@@ -102,7 +112,7 @@ public:
   const Host& receiver() const { return b_; }
   uint64_t index() const { return index_; }
 
-private:
+ private:
   bool needs_receiver() const {
     return op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm || op_ == WorkloadKind::rdma_write_imm;
   }
@@ -124,9 +134,9 @@ private:
     verbs::CompletionQueue* scq = nullptr;
     verbs::CompletionQueue* rcq = nullptr;
     verbs::QueuePair* qp = nullptr;
-    verbs::MemoryRegion* mr = nullptr;  // data buffer
-    verbs::MemoryRegion* rmr = nullptr; // receive buffers
-    verbs::AddressHandle* ah = nullptr; // UD: towards the peer
+    verbs::MemoryRegion* mr = nullptr;   // data buffer
+    verbs::MemoryRegion* rmr = nullptr;  // receive buffers
+    verbs::AddressHandle* ah = nullptr;  // UD: towards the peer
     uint64_t buf = 0, rbuf = 0;
     uint32_t psn = 0;
   };

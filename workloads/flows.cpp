@@ -19,14 +19,15 @@ double FlowSizes::mean() const {
 uint64_t FlowSizes::sample(Rng& rng) const {
   const double u = rng.uniform() * 100;
   // The first point at or above u; u lies in (p[i-1], p[i]].
-  auto it = std::lower_bound(p_.begin(), p_.end(), u, [](const CdfPoint& c, double v) { return c.percent < v; });
+  auto it =
+      std::lower_bound(p_.begin(), p_.end(), u, [](const CdfPoint& c, double v) { return c.percent < v; });
   if (it == p_.begin()) it = std::next(it);
   if (it == p_.end()) --it;
   const CdfPoint& hi = *it;
   const CdfPoint& lo = *std::prev(it);
   const double span = hi.percent - lo.percent;
-  const double size = span > 0 ? lo.size_bytes + (u - lo.percent) / span * (hi.size_bytes - lo.size_bytes)
-                               : hi.size_bytes;
+  const double size =
+      span > 0 ? lo.size_bytes + (u - lo.percent) / span * (hi.size_bytes - lo.size_bytes) : hi.size_bytes;
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(size)));
 }
 
@@ -51,7 +52,8 @@ std::vector<FlowArrival> flow_arrivals(const FlowsConfig& f, Time start, const s
       out.push_back({t, i, to, sizes.sample(rng)});
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const FlowArrival& a, const FlowArrival& b) { return a.at < b.at; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const FlowArrival& a, const FlowArrival& b) { return a.at < b.at; });
   return out;
 }
 
@@ -60,9 +62,7 @@ Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, 
   return path.one_way + path.one_way + path.bottleneck.tx_time(size + frames * frame_overhead);
 }
 
-std::vector<uint64_t> fct_buckets() {
-  return {10'000, 100'000, 1'000'000, 10'000'000, UINT64_MAX};
-}
+std::vector<uint64_t> fct_buckets() { return {10'000, 100'000, 1'000'000, 10'000'000, UINT64_MAX}; }
 
 namespace {
 double slowdown(const FlowRecord& r) {
@@ -92,7 +92,8 @@ nlohmann::json fct_json(const std::vector<FlowRecord>& flows) {
     ++completed;
     const double s = slowdown(r);
     all.push_back(s);
-    const size_t b = static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), r.size) - bounds.begin());
+    const size_t b =
+        static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), r.size) - bounds.begin());
     by_bucket[b].push_back(s);
   }
   nlohmann::json buckets = nlohmann::json::array();
@@ -113,9 +114,11 @@ std::string flows_csv_rows(const std::string& workload, const std::vector<std::s
                            const std::vector<FlowRecord>& flows) {
   std::string out;
   for (const FlowRecord& r : flows) {
-    out += fmt::format("{},{},{},{},{},{},", r.id, workload, hosts[r.from], hosts[r.to], r.size, r.start.count());
+    out += fmt::format("{},{},{},{},{},{},", r.id, workload, hosts[r.from], hosts[r.to], r.size,
+                       r.start.count());
     if (r.completed)
-      out += fmt::format("{},{},{},{:.4f}\n", r.end.count(), (r.end - r.start).count(), r.ideal.count(), slowdown(r));
+      out += fmt::format("{},{},{},{:.4f}\n", r.end.count(), (r.end - r.start).count(), r.ideal.count(),
+                         slowdown(r));
     else
       out += fmt::format(",,{},\n", r.ideal.count());
   }

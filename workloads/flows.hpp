@@ -24,7 +24,7 @@ namespace rdmasim {
 // ---- flow sizes
 
 class FlowSizes {
-public:
+ public:
   explicit FlowSizes(std::vector<CdfPoint> points) : p_(std::move(points)) {}
   // Mean size in bytes of the piecewise-linear distribution.
   double mean() const;
@@ -32,7 +32,7 @@ public:
   // between the points around it; at least 1 byte.
   uint64_t sample(Rng& rng) const;
 
-private:
+ private:
   std::vector<CdfPoint> p_;
 };
 

@@ -14,7 +14,7 @@
 namespace rdmasim {
 
 class FlowsRun {
-public:
+ public:
   FlowsRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed);
   ~FlowsRun();
 
@@ -26,7 +26,7 @@ public:
   // The QPs of the flows in flight.
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 
-private:
+ private:
   void arrive();
   void flow_ended(size_t id);
 
@@ -35,7 +35,7 @@ private:
   uint64_t seed_;
   std::vector<Host*> hosts_;
   std::vector<FlowArrival> arrivals_;
-  size_t next_ = 0;  // the next arrival
+  size_t next_ = 0;                               // the next arrival
   std::vector<std::unique_ptr<PairFlow>> flows_;  // by id; null once ended
   std::vector<FlowRecord> records_;
   FlowStats ended_;  // merged statistics of the flows that ended

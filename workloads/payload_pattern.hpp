@@ -23,7 +23,7 @@
 namespace rdmasim {
 
 class PayloadPattern {
-public:
+ public:
   static constexpr size_t kRecord = 32;
 
   explicit PayloadPattern(std::string_view workload) {
@@ -46,7 +46,7 @@ public:
     });
   }
 
-private:
+ private:
   // Calls f(expected bytes, position in the range) record by record over
   // [offset, offset + len) of `message`; stops when f returns false.
   template <class F>
@@ -57,7 +57,8 @@ private:
       record(message, at / kRecord * kRecord, rec);
       const size_t from = at % kRecord;
       const size_t n = std::min(kRecord - from, len - done);
-      if (!f(std::span<const std::byte>(reinterpret_cast<const std::byte*>(rec) + from, n), done)) return false;
+      if (!f(std::span<const std::byte>(reinterpret_cast<const std::byte*>(rec) + from, n), done))
+        return false;
       done += n;
     }
     return true;

@@ -88,7 +88,7 @@ class SocketFlow final : public PairFlow {
   uint64_t size_, count_;
   Time start_;
   std::function<void()> on_finished_;
-  End ca_, sb_;              // client on a, server on b
+  End ca_, sb_;               // client on a, server on b
   std::deque<Time> sent_at_;  // stream: when each message not yet read whole was sent
   uint64_t received_ = 0;
   int running_ = 0;

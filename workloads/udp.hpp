@@ -13,8 +13,8 @@
 
 #include "core/task.hpp"
 #include "fabrics/tcp/kernel_nic.hpp"
-#include "nodes/host/kernel/socket_costs.hpp"
 #include "nodes/host/host.hpp"
+#include "nodes/host/kernel/socket_costs.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {

@@ -1,7 +1,5 @@
 #include "workloads/workload.hpp"
 
-#include "fabrics/registry.hpp"
-
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "fabrics/registry.hpp"
 #include "workloads/compute.hpp"
 #include "workloads/flow.hpp"
 #include "workloads/flows_run.hpp"
@@ -21,36 +20,65 @@ namespace rdmasim {
 namespace {
 
 const char* status_name(ibv_wc_status s) {
-  static constexpr const char* kNames[] = {
-      "IBV_WC_SUCCESS",          "IBV_WC_LOC_LEN_ERR",         "IBV_WC_LOC_QP_OP_ERR",   "IBV_WC_LOC_EEC_OP_ERR",
-      "IBV_WC_LOC_PROT_ERR",     "IBV_WC_WR_FLUSH_ERR",        "IBV_WC_MW_BIND_ERR",     "IBV_WC_BAD_RESP_ERR",
-      "IBV_WC_LOC_ACCESS_ERR",   "IBV_WC_REM_INV_REQ_ERR",     "IBV_WC_REM_ACCESS_ERR",  "IBV_WC_REM_OP_ERR",
-      "IBV_WC_RETRY_EXC_ERR",    "IBV_WC_RNR_RETRY_EXC_ERR",   "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR",
-      "IBV_WC_REM_ABORT_ERR",    "IBV_WC_INV_EECN_ERR",        "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
-      "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR",         "IBV_WC_TM_ERR",          "IBV_WC_TM_RNDV_INCOMPLETE"};
+  static constexpr const char* kNames[] = {"IBV_WC_SUCCESS",
+                                           "IBV_WC_LOC_LEN_ERR",
+                                           "IBV_WC_LOC_QP_OP_ERR",
+                                           "IBV_WC_LOC_EEC_OP_ERR",
+                                           "IBV_WC_LOC_PROT_ERR",
+                                           "IBV_WC_WR_FLUSH_ERR",
+                                           "IBV_WC_MW_BIND_ERR",
+                                           "IBV_WC_BAD_RESP_ERR",
+                                           "IBV_WC_LOC_ACCESS_ERR",
+                                           "IBV_WC_REM_INV_REQ_ERR",
+                                           "IBV_WC_REM_ACCESS_ERR",
+                                           "IBV_WC_REM_OP_ERR",
+                                           "IBV_WC_RETRY_EXC_ERR",
+                                           "IBV_WC_RNR_RETRY_EXC_ERR",
+                                           "IBV_WC_LOC_RDD_VIOL_ERR",
+                                           "IBV_WC_REM_INV_RD_REQ_ERR",
+                                           "IBV_WC_REM_ABORT_ERR",
+                                           "IBV_WC_INV_EECN_ERR",
+                                           "IBV_WC_INV_EEC_STATE_ERR",
+                                           "IBV_WC_FATAL_ERR",
+                                           "IBV_WC_RESP_TIMEOUT_ERR",
+                                           "IBV_WC_GENERAL_ERR",
+                                           "IBV_WC_TM_ERR",
+                                           "IBV_WC_TM_RNDV_INCOMPLETE"};
   const auto i = static_cast<size_t>(s);
   return i < std::size(kNames) ? kNames[i] : "IBV_WC_GENERAL_ERR";
 }
 
 ibv_mtu mtu_enum(uint32_t mtu) {
   switch (mtu) {
-    case 256: return IBV_MTU_256;
-    case 512: return IBV_MTU_512;
-    case 1024: return IBV_MTU_1024;
-    case 2048: return IBV_MTU_2048;
-    default: return IBV_MTU_4096;
+    case 256:
+      return IBV_MTU_256;
+    case 512:
+      return IBV_MTU_512;
+    case 1024:
+      return IBV_MTU_1024;
+    case 2048:
+      return IBV_MTU_2048;
+    default:
+      return IBV_MTU_4096;
   }
 }
 
 ibv_wr_opcode wr_opcode(WorkloadKind k) {
   switch (k) {
-    case WorkloadKind::send_imm: return IBV_WR_SEND_WITH_IMM;
-    case WorkloadKind::rdma_write: return IBV_WR_RDMA_WRITE;
-    case WorkloadKind::rdma_write_imm: return IBV_WR_RDMA_WRITE_WITH_IMM;
-    case WorkloadKind::rdma_read: return IBV_WR_RDMA_READ;
-    case WorkloadKind::atomic_cas: return IBV_WR_ATOMIC_CMP_AND_SWP;
-    case WorkloadKind::atomic_fadd: return IBV_WR_ATOMIC_FETCH_AND_ADD;
-    default: return IBV_WR_SEND;
+    case WorkloadKind::send_imm:
+      return IBV_WR_SEND_WITH_IMM;
+    case WorkloadKind::rdma_write:
+      return IBV_WR_RDMA_WRITE;
+    case WorkloadKind::rdma_write_imm:
+      return IBV_WR_RDMA_WRITE_WITH_IMM;
+    case WorkloadKind::rdma_read:
+      return IBV_WR_RDMA_READ;
+    case WorkloadKind::atomic_cas:
+      return IBV_WR_ATOMIC_CMP_AND_SWP;
+    case WorkloadKind::atomic_fadd:
+      return IBV_WR_ATOMIC_FETCH_AND_ADD;
+    default:
+      return IBV_WR_SEND;
   }
 }
 
@@ -80,12 +108,13 @@ void Flow::make_side(Side& s, Host& h) {
   init.cap.max_recv_wr = static_cast<uint32_t>(rdepth_) + 1;
   init.cap.max_inline_data = std::min<uint32_t>(w_.inline_threshold, h.nic().config().max_inline);
   s.qp = d.create_qp(s.pd, init);
-  if (!s.qp) throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
+  if (!s.qp)
+    throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
   // A region has at least one byte, even for zero-length messages.
   const uint64_t len = std::max<uint64_t>(1, slots_ * msg_size());
   s.buf = h.memory().allocate(len);
-  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                     IBV_ACCESS_REMOTE_ATOMIC;
+  const int access =
+      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   s.mr = d.reg_mr(s.pd, s.buf, len, access);
   const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
   s.rbuf = h.memory().allocate(rlen);
@@ -133,7 +162,8 @@ void Flow::connect(Side& s, const Side& peer) {
   a.rnr_retry = w_.rnr_retry;
   a.max_rd_atomic = 16;
   mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-  if (w_.qp == QpType::rc) mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+  if (w_.qp == QpType::rc)
+    mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
   check(s.qp->modify(a, mask), "RTS");
 }
 
@@ -143,7 +173,8 @@ void Flow::setup() {
   // Receive buffers only where messages consume them, deep enough to stay
   // ahead of the sender's outstanding SENDs.
   const bool receives = pingpong_ || needs_receiver();
-  rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(count_, 2ull * w_.outstanding + 16), 1, kMaxRecvDepth)
+  rdepth_ = receives ? std::clamp<uint64_t>(std::min<uint64_t>(count_, 2ull * w_.outstanding + 16), 1,
+                                            kMaxRecvDepth)
                      : 1;
   // An IBA packet's payload starts at a multiple of the path MTU, so a
   // stride of one MTU stamps each packet once, at its start. A TCP
@@ -162,7 +193,8 @@ void Flow::setup() {
     make_side(sb_, b_);
   }
   pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));
-  if (pingpong_ || (needs_receiver() && w_.post_recvs)) pb_ = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"));
+  if (pingpong_ || (needs_receiver() && w_.post_recvs))
+    pb_ = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"));
   {
     Simulator::Scope as(sim, a_.context());
     connect(sa_, sb_);
@@ -209,13 +241,15 @@ void Flow::fill_message(uint64_t k, uint64_t slot) {
     return;
   }
   for (uint64_t off = 0; off < size; off += stamp_)
-    pattern_.fill(message_id(k), off, bytes.subspan(off, std::min<uint64_t>(PayloadPattern::kRecord, size - off)));
+    pattern_.fill(message_id(k), off,
+                  bytes.subspan(off, std::min<uint64_t>(PayloadPattern::kRecord, size - off)));
 }
 
 bool Flow::stamped(uint64_t k, std::span<const std::byte> bytes) const {
   for (uint64_t off = 0; off < bytes.size(); off += stamp_)
-    if (!pattern_.matches(message_id(k), off,
-                          bytes.subspan(off, std::min<uint64_t>(PayloadPattern::kRecord, bytes.size() - off))))
+    if (!pattern_.matches(
+            message_id(k), off,
+            bytes.subspan(off, std::min<uint64_t>(PayloadPattern::kRecord, bytes.size() - off))))
       return false;
   return true;
 }
@@ -341,7 +375,8 @@ Task Flow::receiver(Time t0) {
         auto slot = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
         bool same = wc.byte_len == len + off && stamped(received_, got);
         for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += stamp_)
-          same = std::memcmp(got.data() + at, slot.data() + at, std::min(stamp_ - PayloadPattern::kRecord, len - at)) == 0;
+          same = std::memcmp(got.data() + at, slot.data() + at,
+                             std::min(stamp_ - PayloadPattern::kRecord, len - at)) == 0;
         if (!same) stats_.data_verified = false;
       }
       if (wc.wc_flags & IBV_WC_WITH_IMM) {
@@ -492,15 +527,13 @@ Task Flow::write_ping(Time t0, Side& self, Side& peer, Process& p, bool first) {
     }
     if (aborted_) break;
     if (first) {  // a: back as sent, half the round trip
-      if (std::memcmp(own_poll.data(), own_post.data(), size) != 0)
-        stats_.data_verified = false;
+      if (std::memcmp(own_poll.data(), own_post.data(), size) != 0) stats_.data_verified = false;
       ++stats_.ops;
       stats_.bytes += size;
       stats_.latency_ps.push_back((sim.now() - t).count() / 2);
       stats_.end = sim.now();
     } else {  // b: the bytes a sent, sent back
-      if (std::memcmp(own_poll.data(), peer_post.data(), size) != 0)
-        stats_.data_verified = false;
+      if (std::memcmp(own_poll.data(), peer_post.data(), size) != 0) stats_.data_verified = false;
       co_await h.post(p, inline_bytes());
       if (post_write_to_peer(self, peer, kPollSlot, k) != 0) break;
       ++posted;
@@ -560,9 +593,8 @@ FlowStats Flow::result() {
 
 bool Flow::placed_correctly() const {
   const Side& dst = op_ == WorkloadKind::rdma_read ? sa_ : sb_;
-  const uint64_t off = op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm
-                           ? (w_.qp == QpType::ud ? kGrhLen : 0)
-                           : 0;
+  const uint64_t off =
+      op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm ? (w_.qp == QpType::ud ? kGrhLen : 0) : 0;
   const uint64_t buf = needs_receiver() && op_ != WorkloadKind::rdma_write_imm ? dst.rbuf + off : dst.buf;
   return pattern_.matches(message_id(0), 0, dst.host->memory().view(buf, size_));
 }
@@ -576,7 +608,8 @@ void Flow::release_buffers() {
 
 // ------------------------------------------------------------------ WorkloadRun
 
-WorkloadRun::WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed) : env_(env), w_(w), seed_(seed) {}
+WorkloadRun::WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed)
+    : env_(env), w_(w), seed_(seed) {}
 WorkloadRun::~WorkloadRun() = default;
 
 void WorkloadRun::start() {

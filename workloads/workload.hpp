@@ -41,8 +41,8 @@ struct WorkloadEnv {
 
 // Per-op statistics of a flow or of a whole workload.
 struct FlowStats {
-  uint64_t ops = 0;    // operations completed successfully
-  uint64_t bytes = 0;  // payload bytes of those
+  uint64_t ops = 0;                                  // operations completed successfully
+  uint64_t bytes = 0;                                // payload bytes of those
   std::map<std::string, uint64_t> completions;       // sender's, by ibv_wc_status name
   std::map<std::string, uint64_t> recv_completions;  // receiver's failed ones (flushes, length errors)
   Time start = Time::max(), end;
@@ -54,10 +54,10 @@ struct FlowStats {
     uint64_t delivered_in_time = 0;  // while the load was offered
   };
   std::optional<Datagrams> datagrams;
-  bool data_verified = true;  // every message delivered, and the receiver holds exactly what was sent
-  bool data_mismatch = false; // some delivered bytes differ from what was sent (not merely undelivered)
+  bool data_verified = true;   // every message delivered, and the receiver holds exactly what was sent
+  bool data_mismatch = false;  // some delivered bytes differ from what was sent (not merely undelivered)
   bool finished = false;
-  uint64_t planned_ops = 0;   // operations the workload means to run (flows: flows started)
+  uint64_t planned_ops = 0;  // operations the workload means to run (flows: flows started)
   // Adds another flow's statistics (data_verified and finished: all of them).
   void merge(const FlowStats& s);
   uint64_t retransmitted_packets = 0;  // by its QPs' transports, both ends
@@ -69,7 +69,7 @@ class FlowsRun;
 class UdpJob;
 
 class WorkloadRun {
-public:
+ public:
   WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed);
   ~WorkloadRun();
 
@@ -84,7 +84,7 @@ public:
   // Each flow's QPs, requester side first, with the host each is on.
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 
-private:
+ private:
   WorkloadEnv& env_;
   WorkloadConfig w_;
   uint64_t seed_;

@@ -16,12 +16,14 @@ static void read_cpu_trace(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "from", c.cpu_trace_from, [&](const Entry& v) { return d.c.time(v); });
   d.c.read(*f, "to", c.cpu_trace_to, [&](const Entry& v) { return d.c.time(v); });
   if (const Entry* to = f->find("to"); to && c.cpu_trace_to <= c.cpu_trace_from)
-    d.c.error(to->value, to->path, "the window must end after it starts (from " + to_string(c.cpu_trace_from) + ")");
+    d.c.error(to->value, to->path,
+              "the window must end after it starts (from " + to_string(c.cpu_trace_from) + ")");
 }
 
 void read_capture(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "capture settings",
-                      {"pcap", "ib_linktype", "snaplen", "max_bytes", "cpu_trace", "timeseries", "latency_samples"});
+  auto f = d.c.fields(
+      e.value, e.path, "capture settings",
+      {"pcap", "ib_linktype", "snaplen", "max_bytes", "cpu_trace", "timeseries", "latency_samples"});
   if (!f) return;
   if (auto p = f->find("pcap")) {
     d.capture_list = *p;
@@ -53,7 +55,8 @@ void read_capture(ExperimentDraft& d, const Entry& e) {
       d.c.read(*ts, "interval", d.x.capture.timeseries, [&](const Entry& v) { return d.c.positive_time(v); });
     }
   }
-  d.c.read(*f, "latency_samples", d.x.capture.latency_samples, [&](const Entry& v) { return d.c.boolean(v); });
+  d.c.read(*f, "latency_samples", d.x.capture.latency_samples,
+           [&](const Entry& v) { return d.c.boolean(v); });
 }
 
 }  // namespace rdmasim

@@ -26,7 +26,8 @@ void read_dcqcn(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_hpcc(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "HPCC settings", {"eta", "max_stage", "additive", "base_rtt", "min_rate"});
+  auto f =
+      d.c.fields(e.value, e.path, "HPCC settings", {"eta", "max_stage", "additive", "base_rtt", "min_rate"});
   if (!f) return;
   HpccConfig& h = d.x.cc.hpcc;
   d.c.read(*f, "eta", h.eta, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
@@ -37,8 +38,9 @@ void read_hpcc(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_timely(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "TIMELY settings",
-                      {"t_low", "t_high", "min_rtt", "ewma", "beta", "additive", "hai_threshold", "min_rate"});
+  auto f =
+      d.c.fields(e.value, e.path, "TIMELY settings",
+                 {"t_low", "t_high", "min_rtt", "ewma", "beta", "additive", "hai_threshold", "min_rate"});
   if (!f) return;
   TimelyConfig& t = d.x.cc.timely;
   d.c.read(*f, "t_low", t.t_low, [&](const Entry& v) { return d.c.time(v); });
@@ -66,9 +68,9 @@ void read_dctcp(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_swift(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "Swift settings",
-                      {"base_target", "per_hop", "endpoint_target", "additive", "beta", "max_mdf", "min_window",
-                       "base_rtt"});
+  auto f = d.c.fields(
+      e.value, e.path, "Swift settings",
+      {"base_target", "per_hop", "endpoint_target", "additive", "beta", "max_mdf", "min_window", "base_rtt"});
   if (!f) return;
   SwiftConfig& s = d.x.cc.swift;
   d.c.read(*f, "base_target", s.base_target, [&](const Entry& v) { return d.c.positive_time(v); });

@@ -34,16 +34,18 @@ void network_stack(ExperimentDraft& d) {
   if (d.x.host.dpdk.cores >= d.x.host.cores) {
     const Entry& at = d.dpdk_cores ? *d.dpdk_cores : *d.stack;
     d.c.error(at.value, at.path,
-              "the " + std::to_string(d.x.host.dpdk.cores) + " poll-mode core(s) of host.stack: dpdk are dedicated: "
-              "host.cores (" + std::to_string(d.x.host.cores) + ") must leave at least one for the programs");
+              "the " + std::to_string(d.x.host.dpdk.cores) +
+                  " poll-mode core(s) of host.stack: dpdk are dedicated: "
+                  "host.cores (" +
+                  std::to_string(d.x.host.cores) + ") must leave at least one for the programs");
   }
 }
 }  // namespace
 
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   const std::vector<SectionType> fabric_types = fabric_sections();
-  std::vector<std::string_view> keys{"name",   "fabric", "seed", "stop", "link", "congestion_control",
-                                     "dcqcn",  "loss_recovery", "irn", "switch", "host"};
+  std::vector<std::string_view> keys{"name",  "fabric",        "seed", "stop",   "link", "congestion_control",
+                                     "dcqcn", "loss_recovery", "irn",  "switch", "host"};
   for (const SectionType& s : fabric_types) keys.push_back(s.key);
   keys.insert(keys.end(), {"topology", "workloads", "faults", "capture", "cost"});
   auto top = d.c.fields(root, "", "an experiment", keys);
@@ -56,7 +58,8 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
                   std::to_string(d.x.name.size()) + " characters long; give a name: of at most " +
                   std::to_string(kMaxNameLength) + " characters");
   }
-  d.c.read(*top, "fabric", d.x.fabric, [&](const Entry& e) { return d.c.one_of(e.value, e.path, "fabric", fabric_names()); });
+  d.c.read(*top, "fabric", d.x.fabric,
+           [&](const Entry& e) { return d.c.one_of(e.value, e.path, "fabric", fabric_names()); });
   d.c.read(*top, "seed", d.x.seed, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
   d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) { return d.c.positive_time(e); });
   if (auto e = top->find("link")) d.x.link = read_link(d, e->value, e->path, d.x.link);

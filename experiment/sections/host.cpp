@@ -9,16 +9,18 @@ namespace {
 void read_kernel(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "kernel stack settings",
                       {"rx_ring", "netdev_budget", "netdev_budget_time", "max_backlog", "softirq_time",
-                       "softirq_restarts", "threaded_napi", "driver_rx", "ip_rx", "transport_rx", "syscall", "copy_bandwidth",
-                       "socket_buffer", "transport_tx", "sndbuf", "rcvbuf"});
+                       "softirq_restarts", "threaded_napi", "driver_rx", "ip_rx", "transport_rx", "syscall",
+                       "copy_bandwidth", "socket_buffer", "transport_tx", "sndbuf", "rcvbuf"});
   if (!f) return;
   KernelConfig& k = d.x.host.kernel;
   d.c.read(*f, "rx_ring", k.rx_ring, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 16); });
   d.c.read(*f, "netdev_budget", k.netdev_budget, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
-  d.c.read(*f, "netdev_budget_time", k.netdev_budget_time, [&](const Entry& v) { return d.c.positive_time(v); });
+  d.c.read(*f, "netdev_budget_time", k.netdev_budget_time,
+           [&](const Entry& v) { return d.c.positive_time(v); });
   d.c.read(*f, "max_backlog", k.max_backlog, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
   d.c.read(*f, "softirq_time", k.softirq_time, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "softirq_restarts", k.softirq_restarts, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
+  d.c.read(*f, "softirq_restarts", k.softirq_restarts,
+           [&](const Entry& v) { return d.c.whole(v, 1, 1 << 20); });
   d.c.read(*f, "threaded_napi", k.threaded_napi, [&](const Entry& v) { return d.c.boolean(v); });
   d.c.read(*f, "driver_rx", k.driver_rx, [&](const Entry& v) { return d.c.time(v); });
   d.c.read(*f, "ip_rx", k.ip_rx, [&](const Entry& v) { return d.c.time(v); });
@@ -42,7 +44,8 @@ void read_kernel(ExperimentDraft& d, const Entry& e) {
 
 // host.dpdk: the user-space stack's ring and CPU costs (host.stack: dpdk).
 void read_dpdk(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "DPDK stack settings", {"rx_ring", "poll", "rx_frame", "tx_segment", "api_call"});
+  auto f = d.c.fields(e.value, e.path, "DPDK stack settings",
+                      {"rx_ring", "poll", "rx_frame", "tx_segment", "api_call"});
   if (!f) return;
   DpdkConfig& k = d.x.host.dpdk;
   d.c.read(*f, "rx_ring", k.rx_ring, [&](const Entry& v) { return d.c.whole(v, 1, 1 << 16); });
@@ -57,8 +60,8 @@ void read_dpdk(ExperimentDraft& d, const Entry& e) {
 void read_host(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "host settings",
                       {"completion", "hybrid_spin", "interrupt_coalescing", "doorbell", "pcie", "poll_cost",
-                       "interrupt_cost", "post_cost", "cores", "context_switch", "pio_bandwidth", "max_inline",
-                       "napi_budget", "kernel", "stack", "dpdk_cores", "dpdk_burst", "dpdk"});
+                       "interrupt_cost", "post_cost", "cores", "context_switch", "pio_bandwidth",
+                       "max_inline", "napi_budget", "kernel", "stack", "dpdk_cores", "dpdk_burst", "dpdk"});
   if (!f) return;
   HostConfig& h = d.x.host;
   d.c.read(*f, "completion", h.completion,

@@ -47,7 +47,8 @@ void reachability(ExperimentDraft& d, const Fabric& fabric, Paths& paths, const 
     for (int b : to) {
       if (a == b) continue;
       if (!common_group(paths.routed(), {a}, {b}))
-        return d.c.error(v, path, g.name(a) + " cannot reach " + g.name(b) + ": no path through switches and routers");
+        return d.c.error(v, path,
+                         g.name(a) + " cannot reach " + g.name(b) + ": no path through switches and routers");
       if (const std::string why = fabric.pair_error(d.x, paths, a, b); !why.empty())
         return d.c.error(v, path, why);
     }
@@ -75,7 +76,8 @@ std::string seconds(long double ps) {
 void clock_range(ExperimentDraft& d) {
   const ExperimentConfig& x = d.x;
   if (!d.topology || x.topology.links.empty()) return;
-  const long double hops = 1.0L + static_cast<long double>(x.topology.switches.size() + x.topology.routers.size());
+  const long double hops =
+      1.0L + static_cast<long double>(x.topology.switches.size() + x.topology.routers.size());
   Time delay, frame_time;
   for (const LinkSpec& l : x.topology.links) {
     delay = std::max(delay, l.config.delay);
@@ -94,7 +96,8 @@ void clock_range(ExperimentDraft& d) {
   d.c.error(d.topology->value, d.topology->path,
             "times this large cannot be simulated: a round trip over up to " +
                 std::to_string(static_cast<long long>(hops)) + " hops of up to " + seconds(hop) +
-                " each, with connection setup and the latest start, fault or stop, comes to " + seconds(need) +
+                " each, with connection setup and the latest start, fault or stop, comes to " +
+                seconds(need) +
                 ", past half the simulated clock's range (2^63 ps, about 106 days); shorten link delays, "
                 "switch.latency or the times given");
 }
@@ -126,10 +129,11 @@ void endless(ExperimentDraft& d) {
     const bool consumes = (w.op == "send" || w.op == "send_imm" || w.op == "rdma_write_imm") &&
                           w.kind != WorkloadKind::pingpong;
     if (!w.post_recvs && consumes && w.qp == QpType::rc && w.rnr_retry == 7 && fabric_of(x).rnr_naks()) {
-      d.c.error(r.node["post_recvs"], r.path + ".post_recvs",
-                "this workload never ends: its receiver posts no receive buffers, so every " + w.op +
-                    " is answered with an RNR NAK, and rnr_retry 7 retries forever (IBA 9.7.5.2.8); give stop, "
-                    "or an rnr_retry below 7");
+      d.c.error(
+          r.node["post_recvs"], r.path + ".post_recvs",
+          "this workload never ends: its receiver posts no receive buffers, so every " + w.op +
+              " is answered with an RNR NAK, and rnr_retry 7 retries forever (IBA 9.7.5.2.8); give stop, "
+              "or an rnr_retry below 7");
       continue;
     }
     const bool waits = w.kind == WorkloadKind::pingpong || w.kind == WorkloadKind::write_lat ||
@@ -155,12 +159,21 @@ void congestion_control(ExperimentDraft& d, const Fabric& fabric) {
   if (!fabric.runs(a)) {
     switch (a) {
       case CcAlgorithm::dcqcn:
-      case CcAlgorithm::dctcp: why = "it reacts to ECN marks in the IP header, which only roce_v2 carries"; break;
-      case CcAlgorithm::hpcc: why = "its switch telemetry rides in an IPv4 option, which only roce_v2 carries"; break;
+      case CcAlgorithm::dctcp:
+        why = "it reacts to ECN marks in the IP header, which only roce_v2 carries";
+        break;
+      case CcAlgorithm::hpcc:
+        why = "its switch telemetry rides in an IPv4 option, which only roce_v2 carries";
+        break;
       case CcAlgorithm::timely:
-      case CcAlgorithm::swift: why = "it runs on roce_v1 and roce_v2 NICs"; break;
-      case CcAlgorithm::ib_cca: why = "it is InfiniBand's (IBA annex A10): FECN/BECN at ib switches and NICs"; break;
-      case CcAlgorithm::none: break;
+      case CcAlgorithm::swift:
+        why = "it runs on roce_v1 and roce_v2 NICs";
+        break;
+      case CcAlgorithm::ib_cca:
+        why = "it is InfiniBand's (IBA annex A10): FECN/BECN at ib switches and NICs";
+        break;
+      case CcAlgorithm::none:
+        break;
     }
   } else if (a == CcAlgorithm::hpcc && d.x.ip != IpVersion::ipv4) {
     why = "its switch telemetry rides in an IPv4 option: set ip: ipv4";
@@ -168,8 +181,11 @@ void congestion_control(ExperimentDraft& d, const Fabric& fabric) {
     // Each hop reports its link rate as an index into a table of standard rates.
     for (const auto& l : d.x.topology.links) {
       if (IntHop::rate_index(l.config.bandwidth)) continue;
-      why = "its switch telemetry reports link rates from a table of standard Ethernet rates (1, 2.5, 5, 10, 25, "
-            "40, 50, 56, 100, 200, 400, 800, 1600 Gbps), and a link runs at " + to_string(l.config.bandwidth);
+      why =
+          "its switch telemetry reports link rates from a table of standard Ethernet rates (1, 2.5, 5, 10, "
+          "25, "
+          "40, 50, 56, 100, 200, 400, 800, 1600 Gbps), and a link runs at " +
+          to_string(l.config.bandwidth);
       break;
     }
   }

@@ -13,16 +13,41 @@ namespace rdmasim {
 
 namespace {
 
-constexpr std::string_view kWorkloadKeys[] = {
-    "name",          "kind",       "from",        "to",    "senders",          "hosts",     "qp",
-    "size",          "count",      "outstanding", "start", "timeout",          "retry_cnt", "rnr_retry",
-    "min_rnr_timer", "post_recvs", "bad_rkey",    "op",    "inline_threshold", "add",       "compare",
-    "swap",          "on",         "work",        "chunk",
-    "cdf",           "load",       "duration",    "rate",  "app_cost"};
+constexpr std::string_view kWorkloadKeys[] = {"name",
+                                              "kind",
+                                              "from",
+                                              "to",
+                                              "senders",
+                                              "hosts",
+                                              "qp",
+                                              "size",
+                                              "count",
+                                              "outstanding",
+                                              "start",
+                                              "timeout",
+                                              "retry_cnt",
+                                              "rnr_retry",
+                                              "min_rnr_timer",
+                                              "post_recvs",
+                                              "bad_rkey",
+                                              "op",
+                                              "inline_threshold",
+                                              "add",
+                                              "compare",
+                                              "swap",
+                                              "on",
+                                              "work",
+                                              "chunk",
+                                              "cdf",
+                                              "load",
+                                              "duration",
+                                              "rate",
+                                              "app_cost"};
 // The keys of `kind: compute` (a process, not a verbs workload).
 constexpr std::string_view kComputeKeys[] = {"name", "kind", "on", "work", "chunk", "start"};
 // The keys of `kind: udp` (kernel datagrams, no verbs).
-constexpr std::string_view kUdpKeys[] = {"name", "kind", "from", "to", "size", "rate", "duration", "app_cost", "start"};
+constexpr std::string_view kUdpKeys[] = {"name", "kind",     "from",     "to",   "size",
+                                         "rate", "duration", "app_cost", "start"};
 
 // A host name for a workload endpoint.
 std::optional<std::string> host_name(ExperimentDraft& d, const YAML::Node& v, const std::string& path) {
@@ -111,7 +136,8 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
     const std::filesystem::path file = d.x.file.parent_path() / fl.cdf;
     std::ifstream in(file);
     if (!in) {
-      d.c.error(ce->value, ce->path, "expected websearch, hadoop or a readable CDF file, got '" + fl.cdf + "'");
+      d.c.error(ce->value, ce->path,
+                "expected websearch, hadoop or a readable CDF file, got '" + fl.cdf + "'");
       return;
     }
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -136,9 +162,11 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
 bool udp(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) {
   for (const Entry& e : f.entries)
     if (std::find(std::begin(kUdpKeys), std::end(kUdpKeys), e.key.Scalar()) == std::end(kUdpKeys))
-      d.c.error(e.key, e.path, "udp takes from, to, size, rate, duration, app_cost and start, not " + e.key.Scalar());
+      d.c.error(e.key, e.path,
+                "udp takes from, to, size, rate, duration, app_cost and start, not " + e.key.Scalar());
   if (fabric_of(d.x).rdma())
-    d.c.error(kind.value, kind.path, "udp datagrams go through the kernel stack: they need fabric: tcp, not " + d.x.fabric);
+    d.c.error(kind.value, kind.path,
+              "udp datagrams go through the kernel stack: they need fabric: tcp, not " + d.x.fabric);
   auto from = one_host(d, f, "from");
   auto to = one_host(d, f, "to");
   if (from) w.from = {*from};
@@ -194,10 +222,12 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   if (w.kind == WorkloadKind::udp) return udp(d, *f, w, *ke);
   for (std::string_view key : {"on", "work", "chunk"})
     if (const Entry* e = f->find(key))
-      d.c.error(e->key, e->path, "only compute takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
+      d.c.error(e->key, e->path,
+                "only compute takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
   for (std::string_view key : {"rate", "app_cost"})
     if (const Entry* e = f->find(key))
-      d.c.error(e->key, e->path, "only udp takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
+      d.c.error(e->key, e->path,
+                "only udp takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
   // A fabric without RDMA (tcp) says in check_workload which kinds it runs.
 
   // Keys that belong to other kinds.
@@ -213,7 +243,8 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   const bool flows = w.kind == WorkloadKind::flows;
   for (std::string_view k : {"cdf", "load", "duration"}) only(k, flows, "only flows takes " + std::string(k));
   for (std::string_view k : {"size", "count", "outstanding"})
-    only(k, !flows, "flows draws each flow's size from its cdf and sends it as one message; no " + std::string(k));
+    only(k, !flows,
+         "flows draws each flow's size from its cdf and sends it as one message; no " + std::string(k));
   const bool atomic_kind = w.kind == WorkloadKind::atomic_bw || w.kind == WorkloadKind::atomic_lat;
   only("op", is_pattern(w.kind) || atomic_kind || flows,
        "only incast, all_to_all, pingpong, atomic_bw and atomic_lat take op; " + kind_name +

@@ -33,7 +33,7 @@
 namespace rdmasim {
 
 class L2Bridge final : public Node {
-public:
+ public:
   static constexpr Time kDefaultAgeing = Time::s(300);
 
   // Port p's own MAC is MacAddress::local(mac_base + p) (PFC frames' source).
@@ -72,7 +72,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   struct FdbEntry {
     uint16_t port;
     Time seen;

@@ -26,7 +26,7 @@
 namespace rdmasim {
 
 class NeighborCache {
-public:
+ public:
   struct Params {
     Time retrans_timer = Time::s(1);  // RFC 4861 10: RETRANS_TIMER
     int max_solicit = 3;              // RFC 4861 10: MAX_MULTICAST_SOLICIT
@@ -61,7 +61,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   struct Entry {
     std::optional<MacAddress> mac;  // set: REACHABLE; unset: INCOMPLETE
     int solicits_sent = 0;

@@ -259,9 +259,11 @@ void PfcNode::discarded(const Packet& p) { on_gone(p); }
 namespace {
 
 class DeadlockDetector {
-public:
+ public:
   DeadlockDetector(Network& net, std::vector<PfcNode*> nodes)
-      : net_(net), nodes_(std::move(nodes)), cls_(net.cfg.pfc_config.priority & 7),
+      : net_(net),
+        nodes_(std::move(nodes)),
+        cls_(net.cfg.pfc_config.priority & 7),
         every_(std::max(Time::ns(1), net.cfg.pfc_config.deadlock_detect / 4)) {
     for (size_t n = 0; n < net.nodes.size(); ++n) index_[net.nodes[n].get()] = static_cast<int>(n);
   }
@@ -271,7 +273,7 @@ public:
         for (size_t i = 0; i < n->port_count(); ++i) n->port(i).on_renewed([this] { maybe_check(); });
   }
 
-private:
+ private:
   using PortRef = std::pair<int, uint16_t>;  // node, port
 
   void maybe_check() {

@@ -75,7 +75,7 @@ PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node,
 
 // PFC on one port: its EgressGate and (hosts) IngressMeter.
 class PfcPort final : public EgressGate, public IngressMeter {
-public:
+ public:
   PfcPort(Port& port, PacketPool& pool, const MacAddress& mac, const PfcSettings& s);
   PfcPort(const PfcPort&) = delete;
   PfcPort& operator=(const PfcPort&) = delete;
@@ -114,7 +114,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   void send_pfc(uint8_t cls, uint16_t quanta);
   void refresh(uint8_t cls);
   void expire(uint8_t cls);
@@ -147,7 +147,7 @@ private:
 // PFC on every port of a node. The ports own it (through their signal
 // subscriptions), so it lives exactly as long as they do.
 class PfcNode {
-public:
+ public:
   // Gives every port of `node` a PfcPort with `s` and subscribes to the
   // ports' signals. Call after the node's links are wired.
   static PfcNode& attach(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
@@ -161,7 +161,7 @@ public:
 
   explicit PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
 
-private:
+ private:
   struct Held {
     uint16_t port;
     uint8_t cls;

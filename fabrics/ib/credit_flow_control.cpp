@@ -65,10 +65,11 @@ void CreditChannel::on_drop(const Packet& p) {
 void CreditChannel::give_back(uint8_t vl, uint64_t blocks) {
   // The flow-control update reaches the sender a link delay later and runs
   // as the sending node (core/engine.hpp: contexts), keyed by this one.
-  sim_.place(sim_.now() + sender_.params().delay, sim_.next_order(), sender_.owner().context(), [this, vl, blocks] {
-    credits_[vl] += blocks;
-    sender_.kick();
-  });
+  sim_.place(sim_.now() + sender_.params().delay, sim_.next_order(), sender_.owner().context(),
+             [this, vl, blocks] {
+               credits_[vl] += blocks;
+               sender_.kick();
+             });
 }
 
 CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes,

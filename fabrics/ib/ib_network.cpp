@@ -1,6 +1,8 @@
 // Builds a native InfiniBand network: IB switches, credit-based flow control
 // on every link, and a subnet manager that assigns LIDs and programs the
 // forwarding tables at time 0.
+#include "fabrics/ib/ib_network.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -8,7 +10,6 @@
 #include "core/errors.hpp"
 #include "fabrics/ib/credit_flow_control.hpp"
 #include "fabrics/ib/ib_fabric.hpp"
-#include "fabrics/ib/ib_network.hpp"
 #include "fabrics/ib/ib_switch.hpp"
 #include "fabrics/ib/subnet_manager.hpp"
 #include "fabrics/network.hpp"
@@ -21,8 +22,7 @@ void IbNet::create_nodes(Network& net) const {
   const ExperimentConfig& cfg = net.cfg;
   for (int n = net.graph.host_count(); n < net.graph.size(); ++n) {
     if (net.graph.kind(n) != NodeKind::switch_node)
-      throw InputError(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) +
-                               "'");
+      throw InputError(cfg.file.string() + ": ib has no routers (one subnet): '" + net.graph.name(n) + "'");
     net.nodes[n] = std::make_unique<IbSwitch>(net.sim, net.graph.name(n), cfg.switch_config);
   }
 }

@@ -20,7 +20,9 @@ class IbNet final : public IbaNet {
 
   uint32_t wire_overhead() const override;
   bool credit_flow_control() const override { return true; }
-  uint32_t data_frame_headers(const ExperimentConfig&) const override { return 8 + kBth + kIcrc + 2; }  // LRH, VCRC
+  uint32_t data_frame_headers(const ExperimentConfig&) const override {
+    return 8 + kBth + kIcrc + 2;
+  }  // LRH, VCRC
   void create_nodes(Network& net) const override;
   BuiltFabric finish(Network& net) const override;
   CostFamilies cost_families() const override { return {"ib", "ib", "ib"}; }

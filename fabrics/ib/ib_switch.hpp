@@ -54,10 +54,10 @@ class IbSwitch final : public Node {
 
   struct Stats {
     uint64_t forwarded = 0;
-    uint64_t no_route = 0;    // DLID not in the table, or the table says the input port
-    uint64_t malformed = 0;   // not an IBA packet: short, PktLen wrong, raw or IP LNH
-    uint64_t vl_changes = 0;  // packets that left on another VL than they came on (VCRC redone)
-    uint64_t fecn_marked = 0; // IB CCA: packets that left with FECN set here
+    uint64_t no_route = 0;     // DLID not in the table, or the table says the input port
+    uint64_t malformed = 0;    // not an IBA packet: short, PktLen wrong, raw or IP LNH
+    uint64_t vl_changes = 0;   // packets that left on another VL than they came on (VCRC redone)
+    uint64_t fecn_marked = 0;  // IB CCA: packets that left with FECN set here
   };
   const Stats& stats() const { return stats_; }
   // Packets waiting inside the switch for an output port (all ports, all VLs).
@@ -80,7 +80,7 @@ class IbSwitch final : public Node {
     std::deque<Held> pipeline;  // through the forwarding latency, in order
     Time last;                  // when the newest pipelined packet reaches the output
     std::array<std::deque<Held>, Port::kClasses> vl_queue;
-    uint64_t queued = 0;  // bytes in vl_queue
+    uint64_t queued = 0;                                            // bytes in vl_queue
     std::array<std::deque<Release>, Port::kClasses> in_port_queue;  // handed to the port, not yet sent
     std::deque<Release> on_wire;                                    // being serialised, oldest first
   };

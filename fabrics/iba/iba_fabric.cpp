@@ -7,8 +7,8 @@
 
 namespace rdmasim {
 
-std::unique_ptr<verbs::QueuePair> IbaFabric::create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
-                                                       const verbs::QpInitAttr& init) {
+std::unique_ptr<verbs::QueuePair> IbaFabric::create_qp(verbs::Device& d, verbs::ProtectionDomain& pd,
+                                                       uint32_t qpn, const verbs::QpInitAttr& init) {
   if (init.qp_type != IBV_QPT_RC && init.qp_type != IBV_QPT_UC && init.qp_type != IBV_QPT_UD) {
     errno = EOPNOTSUPP;
     return nullptr;

@@ -40,7 +40,7 @@ struct IbaSource {
 };
 
 class IbaFabric : public NicFabric {
-public:
+ public:
   explicit IbaFabric(Rnic& nic) : nic_(nic) {}
 
   std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
@@ -64,7 +64,8 @@ public:
   }
   // encap with IRN's extension header (fabrics/ip/wire/irn_option.hpp).
   // Fabrics without it encapsulate as usual.
-  virtual void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn, const IrnExt& e) {
+  virtual void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
+                         const IrnExt& e) {
     (void)e;
     encap(p, dest, src_qpn, dest_qpn);
   }
@@ -88,7 +89,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-protected:
+ protected:
   Rnic& nic_;
   Stats stats_;
   const CcConfig* cc_ = nullptr;

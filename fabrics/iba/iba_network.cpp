@@ -26,8 +26,8 @@ bool IbaNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const W
   if (w.size.count() > mtu) {
     const Entry& e = at.size ? *at.size : at.kind;
     d.c.error(e.value, e.path,
-              "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) + " bytes), got " +
-                  to_string(w.size));
+              "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) +
+                  " bytes), got " + to_string(w.size));
   }
   return true;
 }

@@ -32,8 +32,8 @@ static MacAddress port_mac(Network& net, int node, uint16_t port) {
 void build_l3_switches(Network& net) {
   const ExperimentConfig& cfg = net.cfg;
   for (int n = net.graph.host_count(); n < net.graph.size(); ++n)
-    net.nodes[n] = std::make_unique<L3Switch>(net.sim, net.graph.name(n), switch_mac_base(n), cfg.switch_config,
-                                              cfg.ecn, cfg.seed);
+    net.nodes[n] = std::make_unique<L3Switch>(net.sim, net.graph.name(n), switch_mac_base(n),
+                                              cfg.switch_config, cfg.ecn, cfg.seed);
 }
 
 // Routes, neighbour MACs; returns each host's endpoint.
@@ -84,9 +84,15 @@ TcpEndpointConfig tcp_endpoint_config(const ExperimentConfig& cfg, uint32_t ip_m
   TcpEndpointConfig t;
   t.mtu = ip_mtu;
   switch (cfg.tcp.congestion_control) {
-    case CongestionControl::newreno: t.congestion_control = CongestionControlKind::newreno; break;
-    case CongestionControl::cubic: t.congestion_control = CongestionControlKind::cubic; break;
-    case CongestionControl::dctcp: t.congestion_control = CongestionControlKind::dctcp; break;
+    case CongestionControl::newreno:
+      t.congestion_control = CongestionControlKind::newreno;
+      break;
+    case CongestionControl::cubic:
+      t.congestion_control = CongestionControlKind::cubic;
+      break;
+    case CongestionControl::dctcp:
+      t.congestion_control = CongestionControlKind::dctcp;
+      break;
   }
   t.initial_cwnd_segments = cfg.tcp.initial_cwnd;
   t.min_rto = cfg.tcp.min_rto;

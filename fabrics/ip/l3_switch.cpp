@@ -23,9 +23,15 @@ uint32_t five_tuple_hash(std::span<const std::byte> addrs, uint8_t proto, std::s
 
 L3Switch::L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const SwitchConfig& cfg,
                    const EcnConfig& ecn, uint64_t seed)
-    : Node(sim, std::move(name)), cfg_(cfg), ecn_(ecn), mac_base_(mac_base), rng_(Rng::stream(seed, "ecn:" + name_)) {}
+    : Node(sim, std::move(name)),
+      cfg_(cfg),
+      ecn_(ecn),
+      mac_base_(mac_base),
+      rng_(Rng::stream(seed, "ecn:" + name_)) {}
 
-void L3Switch::add_route(const Ipv4Address& dst, std::vector<uint16_t> ports) { v4_[dst.to_u32()] = std::move(ports); }
+void L3Switch::add_route(const Ipv4Address& dst, std::vector<uint16_t> ports) {
+  v4_[dst.to_u32()] = std::move(ports);
+}
 void L3Switch::add_route(const Ipv6Address& dst, std::vector<uint16_t> ports) { v6_[dst] = std::move(ports); }
 
 void L3Switch::set_neighbor(uint16_t port, const MacAddress& mac) {
@@ -47,7 +53,8 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.ttl_expired;  // RFC 1812 5.3.1 (no ICMP is modelled)
     } else if (auto it = v4_.find(ip->dst().to_u32()); it != v4_.end() && !it->second.empty()) {
       ports = &it->second;
-      if (ports->size() > 1) hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
+      if (ports->size() > 1)
+        hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
       ip->decrement_ttl();
     } else {
       ++stats_.no_route;
@@ -60,7 +67,8 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.ttl_expired;
     } else if (auto it = v6_.find(ip->dst()); it != v6_.end() && !it->second.empty()) {
       ports = &it->second;
-      if (ports->size() > 1) hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
+      if (ports->size() > 1)
+        hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
       ip->set_hop_limit(static_cast<uint8_t>(ip->hop_limit() - 1));
     } else {
       ++stats_.no_route;

@@ -17,7 +17,7 @@
 namespace rdmasim {
 
 class L3Switch final : public Node {
-public:
+ public:
   L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const SwitchConfig& cfg, const EcnConfig& ecn,
            uint64_t seed);
 
@@ -40,7 +40,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   void forward(Port& in, uint16_t out, Packet p);
   bool mark(uint16_t out);
   void stamp(const Port& port, Packet& p);

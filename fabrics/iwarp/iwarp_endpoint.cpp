@@ -685,11 +685,11 @@ void IwarpEndpoint::forget_finished() {
 std::optional<uint64_t> IwarpEndpoint::reported_message(const DdpHeader& h) const {
   for (size_t i = 0; i < sent_.size(); ++i) {
     const SentMsg& m = sent_[i];
-    const bool match = h.tagged ? m.kind == MsgKind::write && m.stag == h.stag && h.to >= m.to_begin &&
-                                      h.to <= m.to_end
-                                : ((h.qn == rdmap::kQueueSend && m.kind == MsgKind::send) ||
-                                   (h.qn == rdmap::kQueueReadRequest && m.kind == MsgKind::read)) &&
-                                      m.msn == h.msn;
+    const bool match =
+        h.tagged ? m.kind == MsgKind::write && m.stag == h.stag && h.to >= m.to_begin && h.to <= m.to_end
+                 : ((h.qn == rdmap::kQueueSend && m.kind == MsgKind::send) ||
+                    (h.qn == rdmap::kQueueReadRequest && m.kind == MsgKind::read)) &&
+                       m.msn == h.msn;
     if (match) return m.wr_id;
   }
   return std::nullopt;

@@ -259,7 +259,7 @@ class IwarpEndpoint final : public TcpUpper {
   Ring<ReadResp> rrq_;
   Ring<PendingRead> reads_;
   Ring<AwaitAck> await_ack_;
-  Ring<SentMsg> sent_;  // in posting order, until finished before the segment being read
+  Ring<SentMsg> sent_;               // in posting order, until finished before the segment being read
   bool rr_turn_ = false;             // round robin between the send queue and read responses
   uint32_t tx_msn_[3] = {1, 1, 1};   // RFC 5041: each queue's MSN starts at 1
   std::vector<std::byte> term_msg_;  // a Terminate waiting to be sent (its ULPDU)

@@ -24,8 +24,8 @@ IwarpFabric::~IwarpFabric() = default;
 
 size_t IwarpFabric::headroom() const { return kEth + Ipv6Header::kLen; }
 
-std::unique_ptr<verbs::QueuePair> IwarpFabric::create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
-                                                         const verbs::QpInitAttr& init) {
+std::unique_ptr<verbs::QueuePair> IwarpFabric::create_qp(verbs::Device& d, verbs::ProtectionDomain& pd,
+                                                         uint32_t qpn, const verbs::QpInitAttr& init) {
   // RFC 5040 is connection-oriented only; siw (siw_create_qp) and iw_cxgb4
   // refuse other QP types with EOPNOTSUPP.
   if (init.qp_type != IBV_QPT_RC) {
@@ -167,10 +167,12 @@ void seal_iwarp(Packet& p, const MpaStreamRegistry& streams) {
   if (eth->ethertype() == ethertype::kIpv4) {
     auto ip = ConstIpv4View::check(l3);
     if (!ip || ip->protocol() != kIpProtoTcp || ip->total_length() > l3.size()) return;
-    streams.seal(l3.subspan(ip->header_len(), ip->total_length() - ip->header_len()), TcpPseudoHeader::of(*ip));
+    streams.seal(l3.subspan(ip->header_len(), ip->total_length() - ip->header_len()),
+                 TcpPseudoHeader::of(*ip));
   } else if (eth->ethertype() == ethertype::kIpv6) {
     auto ip = ConstIpv6View::check(l3);
-    if (!ip || ip->next_header() != kIpProtoTcp || Ipv6Header::kLen + ip->payload_length() > l3.size()) return;
+    if (!ip || ip->next_header() != kIpProtoTcp || Ipv6Header::kLen + ip->payload_length() > l3.size())
+      return;
     streams.seal(l3.subspan(Ipv6Header::kLen, ip->payload_length()), TcpPseudoHeader::of(*ip));
   }
 }

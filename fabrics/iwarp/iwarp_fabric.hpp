@@ -47,11 +47,11 @@ struct IwarpNicConfig {
   TcpEndpointConfig tcp;
   bool mpa_crc = true;
   bool mpa_markers = false;
-  uint8_t mpa_revision = 2;     // RFC 6581 enhanced connection establishment; 1: RFC 5044
+  uint8_t mpa_revision = 2;      // RFC 6581 enhanced connection establishment; 1: RFC 5044
   uint16_t listen_port = 18515;  // where the passive end of every connection listens
   IwarpNicCost cost;
   uint8_t priority = 0;  // 802.1p class (and DSCP 8p + 2) when PFC protects it; 0 otherwise
-  uint64_t seed = 1;  // initial sequence numbers come from it
+  uint64_t seed = 1;     // initial sequence numbers come from it
   std::shared_ptr<MpaStreamRegistry> streams;  // shared with the network's sealer
 };
 
@@ -59,7 +59,7 @@ struct IwarpNicConfig {
 void seal_iwarp(Packet& p, const MpaStreamRegistry& streams);
 
 class IwarpFabric final : public NicFabric {
-public:
+ public:
   IwarpFabric(Rnic& nic, const IwarpNicConfig& cfg);
   ~IwarpFabric() override;
 
@@ -91,7 +91,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   using Key = std::tuple<std::array<uint8_t, 16>, uint16_t, uint16_t>;
   struct Pending {
     Packet p;

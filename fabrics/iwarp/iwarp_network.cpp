@@ -1,6 +1,8 @@
 // Builds an iWARP network: the IP network of fabrics/ip/l3_network.hpp
 // (the same L3 switches as roce_v2), hosts whose RNICs run RDMAP/DDP/MPA
 // over TCP (iwarp_fabric.hpp).
+#include "fabrics/iwarp/iwarp_network.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -12,7 +14,6 @@
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/ip/tcp/tcp_section.hpp"
 #include "fabrics/iwarp/iwarp_fabric.hpp"
-#include "fabrics/iwarp/iwarp_network.hpp"
 #include "fabrics/network.hpp"
 #include "topologies/experiment_draft.hpp"
 
@@ -51,9 +52,11 @@ bool IwarpNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const
               "iwarp has only reliable connections (RFC 5040): no " + std::string(to_string(w.qp)) +
                   " QPs; use qp: rc");
   if (is_atomic(op))
-    d.c.error(at.op.value, at.op.path, "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
+    d.c.error(at.op.value, at.op.path,
+              "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
   if (has_immediate(op))
-    d.c.error(at.op.value, at.op.path, "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
+    d.c.error(at.op.value, at.op.path,
+              "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
   return false;
 }
 

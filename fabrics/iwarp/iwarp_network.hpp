@@ -18,7 +18,9 @@ class IwarpNet final : public Fabric {
   bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const override;
 
   uint32_t data_frame_headers(const ExperimentConfig& x) const override;
-  MemoryCosts memory_costs() const override { return {0, 18 * 1024, "TCP connections", false}; }  // and its buffers
+  MemoryCosts memory_costs() const override {
+    return {0, 18 * 1024, "TCP connections", false};
+  }  // and its buffers
   void create_nodes(Network& net) const override;
   BuiltFabric finish(Network& net) const override;
   bool iba_mtu() const override { return false; }

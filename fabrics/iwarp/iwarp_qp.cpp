@@ -106,7 +106,8 @@ void IwarpQp::open_connection() {
 
   TcpFlow flow;
   if (c.ip == IpVersion::ipv4) {
-    flow.ip = TcpPseudoHeader::v4(c.self.ipv4, Ipv4Address{{remote_[12], remote_[13], remote_[14], remote_[15]}});
+    flow.ip =
+        TcpPseudoHeader::v4(c.self.ipv4, Ipv4Address{{remote_[12], remote_[13], remote_[14], remote_[15]}});
   } else {
     Ipv6Address r;
     r.octets = remote_;
@@ -135,9 +136,10 @@ void IwarpQp::open_connection() {
   if (attr_.max_dest_rd_atomic) ic.ird = attr_.max_dest_rd_atomic;
   if (attr_.max_rd_atomic) ic.ord = attr_.max_rd_atomic;
   ic.streams = c.streams.get();
-  ep_ = std::make_unique<IwarpEndpoint>(*tcp_, static_cast<IwarpMemory&>(*this), ic,
-                                        active_ ? IwarpEndpoint::Role::initiator : IwarpEndpoint::Role::responder,
-                                        static_cast<IwarpEvents*>(this));
+  ep_ = std::make_unique<IwarpEndpoint>(
+      *tcp_, static_cast<IwarpMemory&>(*this), ic,
+      active_ ? IwarpEndpoint::Role::initiator : IwarpEndpoint::Role::responder,
+      static_cast<IwarpEvents*>(this));
   fabric_.attach(*this, remote_, flow.remote_port, flow.local_port);
   if (!active_) tcp_->listen();
   while (rq_handed_ < rq_.size()) hand_recv(rq_handed_++);

@@ -54,9 +54,9 @@ namespace rdmasim {
 class IwarpFabric;
 
 class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMemory, private IwarpEvents {
-public:
-  IwarpQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init, Rnic& nic,
-          IwarpFabric& fabric);
+ public:
+  IwarpQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init,
+          Rnic& nic, IwarpFabric& fabric);
   ~IwarpQp() override;
 
   // TxSource: the next TCP segment with IP and Ethernet in front.
@@ -71,13 +71,13 @@ public:
   IwarpEndpoint* endpoint() const { return ep_.get(); }
   bool active() const { return active_; }
 
-protected:
+ protected:
   int check_send(const ibv_send_wr& wr) const override;
   void send_posted() override;
   void recv_posted() override;
   void state_changed(ibv_qp_state from) override;
 
-private:
+ private:
   // IwarpMemory: STags are the MRs' keys, the tagged offset is the VA.
   StagStatus resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAccess access,
                      std::span<std::byte>& out) override;

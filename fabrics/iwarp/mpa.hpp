@@ -109,7 +109,7 @@ struct MpaFrameHeader {
   // nullopt unless the key is one of the two.
   static std::optional<MpaFrameHeader> parse(ConstMpaFrameView v) {
     if (!v.is_request() && !v.is_reply()) return std::nullopt;
-    return MpaFrameHeader{v.is_request(), v.markers(), v.crc(),        v.reject(),
+    return MpaFrameHeader{v.is_request(), v.markers(),   v.crc(),     v.reject(),
                           v.revision(),   v.pd_length(), v.enhanced()};
   }
   void emit(MpaFrameView v) const {
@@ -134,8 +134,12 @@ struct MpaIrdOrd {
   static std::optional<MpaIrdOrd> parse(std::span<const std::byte> b) {
     if (b.size() < kLen) return std::nullopt;
     const uint16_t i = load_be16(b.first(2)), o = load_be16(b.subspan(2, 2));
-    return MpaIrdOrd{static_cast<uint16_t>(i & kMask), static_cast<uint16_t>(o & kMask), (i & 0x8000) != 0,
-                     (i & 0x4000) != 0, (o & 0x8000) != 0, (o & 0x4000) != 0};
+    return MpaIrdOrd{static_cast<uint16_t>(i & kMask),
+                     static_cast<uint16_t>(o & kMask),
+                     (i & 0x8000) != 0,
+                     (i & 0x4000) != 0,
+                     (o & 0x8000) != 0,
+                     (o & 0x4000) != 0};
   }
   void emit(std::span<std::byte> b) const {
     store_be16(b.first(2), static_cast<uint16_t>((ird & kMask) | (peer_to_peer ? 0x8000 : 0) |

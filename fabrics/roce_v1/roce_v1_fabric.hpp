@@ -56,7 +56,7 @@ struct RoceV1Port {
 inline NeighborCache::Params roce_v1_neighbor_params() { return NeighborCache::Params{}; }
 
 class RoceV1Fabric final : public IbaFabric, private TxSource {
-public:
+ public:
   RoceV1Fabric(Rnic& nic, const RoceV1Port& self, NeighborCache::Params nd = roce_v1_neighbor_params());
   ~RoceV1Fabric() override;
 
@@ -86,7 +86,7 @@ public:
   };
   const RxStats& rx_stats() const { return rx_; }
 
-private:
+ private:
   // TxSource: neighbour discovery frames, and frames that waited for an
   // address, in the order they were made.
   bool has_tx() const override { return !out_.empty(); }

@@ -3,6 +3,8 @@
 // its routers (they forward only IP, so RoCE v1 frames never cross one and
 // each side is its own broadcast domain); hosts with the RoCE v1
 // encapsulation; PFC on every port with flow_control: pfc.
+#include "fabrics/roce_v1/roce_v1_network.hpp"
+
 #include <memory>
 #include <stdexcept>
 
@@ -12,7 +14,6 @@
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
-#include "fabrics/roce_v1/roce_v1_network.hpp"
 
 namespace rdmasim {
 
@@ -66,7 +67,8 @@ BuiltFabric RoceV1Net::finish(Network& net) const {
     vid = 0;
   for (int h = 0; h < g.host_count(); ++h) {
     Rnic& nic = net.host(h).nic();
-    const std::optional<uint16_t> host_vid = cfg.vlan ? std::optional<uint16_t>(cfg.vlan->of(g.name(h))) : vid;
+    const std::optional<uint16_t> host_vid =
+        cfg.vlan ? std::optional<uint16_t>(cfg.vlan->of(g.name(h))) : vid;
     const RoceV1Port self{host_mac(h), roce_v1_gid(host_mac(h)), priority, host_vid};
     auto fabric = std::make_unique<RoceV1Fabric>(nic, self);
     fabric->set_congestion_control(&net.cfg.cc);
@@ -75,7 +77,8 @@ BuiltFabric RoceV1Net::finish(Network& net) const {
     // The bridge port facing the host is an access port of the host's VLAN.
     if (cfg.vlan && !g.ports(h).empty()) {
       const auto& up = g.ports(h)[0];
-      if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[up.peer].get())) b->set_access_vlan(up.peer_port, *host_vid);
+      if (auto* b = dynamic_cast<L2Bridge*>(net.nodes[up.peer].get()))
+        b->set_access_vlan(up.peer_port, *host_vid);
     }
   }
 
@@ -94,11 +97,10 @@ BuiltFabric RoceV1Net::finish(Network& net) const {
     // this is the connect error for anything else.
     const bool other_vlan = net.cfg.vlan && net.cfg.vlan->of(from.name()) != net.cfg.vlan->of(to.name());
     if (a < 0 || b < 0 || other_vlan || !st->domains.same_domain(a, b))
-      throw InputError(
-          "roce_v1: " + from.name() + " cannot reach " + to.name() +
-          ": they are in different broadcast domains and RoCE v1 frames cannot be routed "
-          "(rdma_resolve_addr fails with EHOSTUNREACH); use roce_v2 or put them on one L2 "
-          "network");
+      throw InputError("roce_v1: " + from.name() + " cannot reach " + to.name() +
+                       ": they are in different broadcast domains and RoCE v1 frames cannot be routed "
+                       "(rdma_resolve_addr fails with EHOSTUNREACH); use roce_v2 or put them on one L2 "
+                       "network");
     // rdma_resolve_addr: neighbour discovery starts now, not at the first frame.
     const Gid dgid = from_ibv_gid(to.nic().gid());
     fabric_of(from).resolve(dgid);

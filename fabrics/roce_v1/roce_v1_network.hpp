@@ -18,7 +18,9 @@ class RoceV1Net final : public IbaNet {
                    const std::vector<int>& to) const override;
   std::string pair_error(const ExperimentConfig& x, Paths& paths, int a, int b) const override;
 
-  uint32_t data_frame_headers(const ExperimentConfig&) const override { return kEthernetHeader + kGrh + kBth + kIcrc; }
+  uint32_t data_frame_headers(const ExperimentConfig&) const override {
+    return kEthernetHeader + kGrh + kBth + kIcrc;
+  }
   // The neighbour cache and the bridges' tables; RFC 4861 7.2.2: each end
   // solicits its peer's MAC at the solicited-node multicast address, which
   // a bridge floods out of every port (no MLD snooping).

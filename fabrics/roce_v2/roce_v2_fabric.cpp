@@ -5,8 +5,8 @@
 #include "fabrics/iba/icrc.hpp"
 #include "fabrics/ip/wire/int_option.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
-#include "fabrics/ip/wire/irn_option.hpp"
 #include "fabrics/ip/wire/ipv6.hpp"
+#include "fabrics/ip/wire/irn_option.hpp"
 #include "fabrics/ip/wire/udp.hpp"
 
 namespace rdmasim {
@@ -29,7 +29,8 @@ ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e) {
   return g;
 }
 
-RoceV2Fabric::RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable)
+RoceV2Fabric::RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority,
+                           bool ecn_capable)
     : IbaFabric(nic), ip_(ip), self_(self), priority_(priority), ecn_capable_(ecn_capable) {}
 
 // The larger IP header: IPv6's, or IPv4's with the telemetry option.
@@ -143,7 +144,8 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
         src.telemetry_echo = o->echo();
       }
     }
-    if (ip_len >= Ipv4Header::kLen + IrnOption::kLen) src.irn = IrnOption::parse(l3.subspan(Ipv4Header::kLen));
+    if (ip_len >= Ipv4Header::kLen + IrnOption::kLen)
+      src.irn = IrnOption::parse(l3.subspan(Ipv4Header::kLen));
   } else if (eth->ethertype() == ethertype::kIpv6) {
     auto ip = ConstIpv6View::check(l3);
     if (!ip || !ip->valid() || ip->next_header() != kUdp) return false;
@@ -158,7 +160,8 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
     return false;
   }
   auto udp = ConstUdpView::check(udp_bytes);
-  if (!udp || !udp->valid() || udp->dst_port() != kUdpPortRoceV2 || udp->length() < UdpHeader::kLen + kIcrcLen)
+  if (!udp || !udp->valid() || udp->dst_port() != kUdpPortRoceV2 ||
+      udp->length() < UdpHeader::kLen + kIcrcLen)
     return false;
   const size_t transport = udp->length() - UdpHeader::kLen - kIcrcLen;
   p.pull_front(kEth + ip_len + UdpHeader::kLen);

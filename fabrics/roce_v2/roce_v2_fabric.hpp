@@ -19,15 +19,16 @@ ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e);
 void seal_roce_v2(Packet& p);
 
 class RoceV2Fabric final : public IbaFabric {
-public:
+ public:
   RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable);
 
   size_t headroom() const override;
   void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) override;
   // HPCC: an IPv4 header with the telemetry option (fabrics/ip/wire/int_option.hpp).
-  void encap_telemetry(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn, const IntStack& t,
-                       bool echo) override;
-  void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn, const IrnExt& e) override;
+  void encap_telemetry(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
+                       const IntStack& t, bool echo) override;
+  void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
+                 const IrnExt& e) override;
   bool decap(Packet& p, IbaSource& src) override;
   bool is_link_control(const Packet& p) const override;
   // The ICRC, and over IPv6 the UDP checksum (mandatory there, RFC 8200 8.1).
@@ -37,7 +38,7 @@ public:
   // UDP source port for a QP pair: 0xC000 | 14-bit hash (A17.5.1.1: entropy).
   static uint16_t source_port(uint32_t src_qpn, uint32_t dest_qpn);
 
-private:
+ private:
   IpVersion ip_;
   IpEndpoint self_;
   uint8_t priority_;

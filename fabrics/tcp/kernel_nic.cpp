@@ -1,17 +1,16 @@
 #include "fabrics/tcp/kernel_nic.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include <algorithm>
-
 #include "core/bytes.hpp"
-#include "fabrics/tcp/kernel_tcp.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/tcp.hpp"
 #include "fabrics/ip/wire/udp.hpp"
+#include "fabrics/tcp/kernel_tcp.hpp"
 
 namespace rdmasim {
 
@@ -50,7 +49,8 @@ KernelNic::~KernelNic() = default;
 uint32_t KernelNic::rss_hash(const Packet& p) {
   auto b = p.raw_bytes();
   uint32_t h = 2166136261u;
-  for (size_t i = kEth + 12; i < std::min(b.size(), kUdpAt + 4); ++i) h = (h ^ static_cast<uint8_t>(b[i])) * 16777619u;
+  for (size_t i = kEth + 12; i < std::min(b.size(), kUdpAt + 4); ++i)
+    h = (h ^ static_cast<uint8_t>(b[i])) * 16777619u;
   return h;
 }
 
@@ -190,7 +190,8 @@ void KernelNic::encap_tcp(Packet& p, Ipv4Address dst, bool ect) {
   ip.src = self_.ipv4;
   ip.dst = dst;
   ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
-  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(*EthernetView::check(p.push_front(kEth)));
+  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(
+      *EthernetView::check(p.push_front(kEth)));
 }
 
 void KernelNic::seal_kernel_frame(Packet& p) {
@@ -200,7 +201,8 @@ void KernelNic::seal_kernel_frame(Packet& p) {
   auto eth = EthernetView::check(b);
   auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
   if (!ip || eth->ethertype() != ethertype::kIpv4 || ip->protocol() != kIpProtoTcp) return;
-  tcp_fill_checksum(b.subspan(kEth + ip->header_len(), ip->total_length() - ip->header_len()), TcpPseudoHeader::of(*ip));
+  tcp_fill_checksum(b.subspan(kEth + ip->header_len(), ip->total_length() - ip->header_len()),
+                    TcpPseudoHeader::of(*ip));
 }
 
 }  // namespace rdmasim

@@ -14,8 +14,8 @@
 
 #include "fabrics/ip/l3_network.hpp"
 #include "fabrics/ip/tcp/tcp_config.hpp"
-#include "nodes/host/host.hpp"
 #include "nodes/host/dpdk/poll_mode_driver.hpp"
+#include "nodes/host/host.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
 #include "nodes/host/kernel/udp_socket.hpp"
 

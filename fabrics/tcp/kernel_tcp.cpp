@@ -8,7 +8,9 @@
 namespace rdmasim {
 
 KernelTcp::KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, uint32_t iss)
-    : nic_(nic), socket_(socket), tcp_(nic.host().nic().sim(), nic.host().nic().pool(), nic.tcp_config(), flow, iss) {
+    : nic_(nic),
+      socket_(socket),
+      tcp_(nic.host().nic().sim(), nic.host().nic().pool(), nic.tcp_config(), flow, iss) {
   tcp_.set_upper(this);
   tcp_.set_auto_consume(false);  // the window opens as the program reads
   // The driver posts a transmit descriptor and rings the doorbell; the

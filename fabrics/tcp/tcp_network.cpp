@@ -42,20 +42,22 @@ bool TcpNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const W
   }
   if (w.qp != QpType::rc)
     d.c.error(at.qp.value, at.qp.path,
-              "fabric: tcp sends over kernel TCP sockets, a reliable stream: qp: " + std::string(to_string(w.qp)) +
-                  " has no counterpart; use qp: rc or leave it out");
+              "fabric: tcp sends over kernel TCP sockets, a reliable stream: qp: " +
+                  std::string(to_string(w.qp)) + " has no counterpart; use qp: rc or leave it out");
   if (!w.post_recvs)
     d.c.error(at.kind.value, at.kind.path,
               "post_recvs: false is an RNR test of verbs; a socket has no receive queue to leave empty");
-  if (at.size && w.size.count() == 0) d.c.error(at.size->value, at.size->path, "a socket message needs at least 1 byte");
+  if (at.size && w.size.count() == 0)
+    d.c.error(at.size->value, at.size->path, "a socket message needs at least 1 byte");
   return false;
 }
 
 std::string TcpNet::completion_error(Completion m) const {
   if (m != Completion::polling && m != Completion::hybrid) return {};
-  return "the kernel stack (fabric: tcp) receives by interrupt (one per frame, or per coalesced batch) or napi; " +
-         std::string(to_string(m)) + " is how RDMA programs wait on a CQ (busy polling of a socket, SO_BUSY_POLL, " +
-         "is not modelled)";
+  return "the kernel stack (fabric: tcp) receives by interrupt (one per frame, or per coalesced batch) or "
+         "napi; " +
+         std::string(to_string(m)) +
+         " is how RDMA programs wait on a CQ (busy polling of a socket, SO_BUSY_POLL, " + "is not modelled)";
 }
 
 void TcpNet::create_nodes(Network& net) const { build_l3_switches(net); }
@@ -73,7 +75,8 @@ BuiltFabric TcpNet::finish(Network& net) const {
   }
   if (net.cfg.pfc) enable_l3_pfc(net, eps);
   BuiltFabric built;
-  built.sealer = KernelNic::seal_kernel_frame;  // UDP's are written when a frame is built, TCP's when observed
+  built.sealer =
+      KernelNic::seal_kernel_frame;  // UDP's are written when a frame is built, TCP's when observed
   built.address = ip_address;
   return built;
 }

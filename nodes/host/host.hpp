@@ -18,7 +18,7 @@
 namespace rdmasim {
 
 class Host final : public Node {
-public:
+ public:
   Host(Simulator& sim, PacketPool& pool, std::string name, const NicConfig& nic, const HostConfig& cfg);
   ~Host() override;
 
@@ -48,7 +48,7 @@ public:
   // as the host's completion mode says, on p's core.
   Task wait(Process& p, verbs::CompletionQueue& cq);
 
-private:
+ private:
   HostMemory memory_;
   HostConfig cfg_;
   std::unique_ptr<Rnic> nic_;

@@ -60,7 +60,8 @@ size_t HostMemory::resident_bytes(uint64_t addr, size_t len) {
   const auto end = round_up(reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size(), kPage);
   std::vector<unsigned char> in((end - first) / kPage);
   if (mincore(reinterpret_cast<void*>(first), end - first, in.data()) != 0) return 0;
-  return static_cast<size_t>(std::count_if(in.begin(), in.end(), [](unsigned char c) { return c & 1; })) * kPage;
+  return static_cast<size_t>(std::count_if(in.begin(), in.end(), [](unsigned char c) { return c & 1; })) *
+         kPage;
 }
 
 }  // namespace rdmasim

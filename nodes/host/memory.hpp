@@ -17,7 +17,7 @@
 namespace rdmasim {
 
 class HostMemory {
-public:
+ public:
   HostMemory() = default;
   ~HostMemory();
   HostMemory(const HostMemory&) = delete;
@@ -47,7 +47,7 @@ public:
 
   static constexpr uint64_t kPage = 4096;
 
-private:
+ private:
   struct Buffer {
     size_t len = 0;
     std::byte* bytes = nullptr;

@@ -5,7 +5,11 @@
 namespace rdmasim {
 
 Rnic::Rnic(Simulator& sim, PacketPool& pool, HostMemory& memory, Port& port, const NicConfig& cfg)
-    : sim_(sim), pool_(pool), port_(port), cfg_(cfg), device_(std::make_unique<verbs::Device>(*this, memory)) {
+    : sim_(sim),
+      pool_(pool),
+      port_(port),
+      cfg_(cfg),
+      device_(std::make_unique<verbs::Device>(*this, memory)) {
   port_.on_tx_ready([this] { pump(); });
 }
 
@@ -44,10 +48,11 @@ void Rnic::pump_frames() {
     if (!s->has_tx()) continue;
     if (const Time t = s->paced_source_ ? s->not_before() : Time{}; t > sim_.now()) {
       // Held back by its rate: it comes back in turn when its time comes.
-      if (!s->paced_) s->paced_ = sim_.at(t, [this, s] {
-        s->paced_ = {};
-        wake(*s);
-      });
+      if (!s->paced_)
+        s->paced_ = sim_.at(t, [this, s] {
+          s->paced_ = {};
+          wake(*s);
+        });
       continue;
     }
     Packet p = s->next_frame();
@@ -67,9 +72,7 @@ void Rnic::receive(Packet p) {
   sim_.after(cfg_.rx_pipeline, [this] { rx_done(); });
 }
 
-void Rnic::rx_done() {
-  fabric_->receive(rx_pipe_.take_front());
-}
+void Rnic::rx_done() { fabric_->receive(rx_pipe_.take_front()); }
 
 void Rnic::send_cnp(Packet p) {
   ++stats_.cnps_sent;

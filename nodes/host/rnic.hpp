@@ -31,7 +31,7 @@ class HostMemory;
 
 // A source of frames the NIC schedules: an IBA QP, an iWARP connection.
 class TxSource {
-public:
+ public:
   virtual ~TxSource() = default;
   virtual bool has_tx() const = 0;
   virtual Packet next_frame() = 0;  // only called when has_tx()
@@ -39,10 +39,10 @@ public:
   // it. Asked only of sources that set paced_source_.
   virtual Time not_before() const { return Time{}; }
 
-protected:
+ protected:
   bool paced_source_ = false;
 
-private:
+ private:
   friend class Rnic;
   bool scheduled_ = false;
   EventId paced_;  // the wake-up of a source its pacing holds back
@@ -50,12 +50,12 @@ private:
 
 // How the frames of a fabric are built and taken apart; one per fabric.
 class NicFabric {
-public:
+ public:
   virtual ~NicFabric() = default;
   virtual size_t headroom() const = 0;
   // ibv_create_qp for this fabric: nullptr with errno set when it cannot.
-  virtual std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn,
-                                                      const verbs::QpInitAttr& init) = 0;
+  virtual std::unique_ptr<verbs::QueuePair> create_qp(verbs::Device& d, verbs::ProtectionDomain& pd,
+                                                      uint32_t qpn, const verbs::QpInitAttr& init) = 0;
   // An arriving frame (the NIC owns it now).
   virtual void receive(Packet p) = 0;
   // Fills the CRC/checksum fields of a frame that someone observes.
@@ -69,15 +69,15 @@ public:
 // The NIC's own timing. What the CPU pays (posting, polling, interrupts) is
 // the host's: HostConfig, in nodes/host/host.hpp.
 struct NicConfig {
-  Time pcie_latency = Time::ns(400);         // one PCIe transaction, one way
-  Time rx_pipeline = Time::ns(250);          // NIC processing per frame received (tx and rx together)
-  Doorbell doorbell = Doorbell::dma;         // dma: NIC fetches the WQE; pio: CPU writes it (BlueFlame)
-  uint32_t max_inline = 256;                 // bytes a PIO doorbell may carry inline
-  uint32_t tx_queue_frames = 2;              // frames the NIC keeps queued at its port
+  Time pcie_latency = Time::ns(400);  // one PCIe transaction, one way
+  Time rx_pipeline = Time::ns(250);   // NIC processing per frame received (tx and rx together)
+  Doorbell doorbell = Doorbell::dma;  // dma: NIC fetches the WQE; pio: CPU writes it (BlueFlame)
+  uint32_t max_inline = 256;          // bytes a PIO doorbell may carry inline
+  uint32_t tx_queue_frames = 2;       // frames the NIC keeps queued at its port
 };
 
 class Rnic {
-public:
+ public:
   Rnic(Simulator& sim, PacketPool& pool, HostMemory& memory, Port& port, const NicConfig& cfg);
   ~Rnic();
   Rnic(const Rnic&) = delete;
@@ -137,7 +137,7 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
-private:
+ private:
   void rx_done();
   void pump_frames();
 

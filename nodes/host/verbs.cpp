@@ -40,14 +40,16 @@ const Transition* transition(ibv_qp_state from, ibv_qp_state to) {
       {IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX,
        IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX, IBV_QP_PKEY_INDEX | IBV_QP_QKEY}};
   static const Transition rtr_rts{
-      {IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC, IBV_QP_SQ_PSN,
-       IBV_QP_SQ_PSN},
-      {IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE,
+      {IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+       IBV_QP_SQ_PSN, IBV_QP_SQ_PSN},
+      {IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER |
+           IBV_QP_PATH_MIG_STATE,
        IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MIG_STATE,
        IBV_QP_CUR_STATE | IBV_QP_QKEY}};
   static const Transition rts_rts{
       {0, 0, 0},
-      {IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE | IBV_QP_MIN_RNR_TIMER,
+      {IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE |
+           IBV_QP_MIN_RNR_TIMER,
        IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE,
        IBV_QP_CUR_STATE | IBV_QP_QKEY}};
   static const Transition to_reset_or_err{{0, 0, 0}, {0, 0, 0}};
@@ -133,7 +135,8 @@ void CompletionQueue::fire() {
   irq_count_ = 0;
   armed_ = false;
   ++interrupts_;
-  if (irq_waiter_) device_.sim().after(moderation_.latency, detail::ResumeEvent(std::exchange(irq_waiter_, nullptr)));
+  if (irq_waiter_)
+    device_.sim().after(moderation_.latency, detail::ResumeEvent(std::exchange(irq_waiter_, nullptr)));
   if (channel_) device_.sim().after(moderation_.latency, [this] { channel_->deliver(*this); });
 }
 
@@ -284,7 +287,8 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       }
     }
     const bool flush = state_ == IBV_QPS_ERR;
-    const bool gathers = w.length > 0 && w.opcode != IBV_WR_RDMA_READ && w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+    const bool gathers = w.length > 0 && w.opcode != IBV_WR_RDMA_READ &&
+                         w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
                          w.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;  // local data the NIC must read
     sq_.push_back(std::move(w));
     if (flush) {
@@ -421,7 +425,8 @@ bool walk_sges(const Device& d, const ProtectionDomain& pd, const std::vector<ib
     }
     const uint64_t n = std::min<uint64_t>(sge.length - offset, len - done);
     const MemoryRegion* mr = d.mr_by_lkey(sge.lkey);
-    if (!mr || mr->pd != &pd || !mr->contains(sge.addr + offset, n) || (mr->access & access) != access) return false;
+    if (!mr || mr->pd != &pd || !mr->contains(sge.addr + offset, n) || (mr->access & access) != access)
+      return false;
     copy(mr->bytes(sge.addr + offset, n), done);
     done += n;
     offset = 0;
@@ -431,11 +436,13 @@ bool walk_sges(const Device& d, const ProtectionDomain& pd, const std::vector<ib
 }  // namespace
 
 bool QueuePair::gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<std::byte> out) const {
-  return walk_sges(device_, pd_, sges, offset, out.size(), 0,
-                   [&](std::span<std::byte> piece, size_t done) { std::memcpy(out.data() + done, piece.data(), piece.size()); });
+  return walk_sges(device_, pd_, sges, offset, out.size(), 0, [&](std::span<std::byte> piece, size_t done) {
+    std::memcpy(out.data() + done, piece.data(), piece.size());
+  });
 }
 
-std::span<const std::byte> QueuePair::source(const std::vector<ibv_sge>& sges, uint64_t offset, size_t len) const {
+std::span<const std::byte> QueuePair::source(const std::vector<ibv_sge>& sges, uint64_t offset,
+                                             size_t len) const {
   std::span<const std::byte> whole;
   const bool ok = walk_sges(device_, pd_, sges, offset, len, 0, [&](std::span<std::byte> piece, size_t done) {
     if (done == 0 && piece.size() == len) whole = piece;
@@ -443,9 +450,12 @@ std::span<const std::byte> QueuePair::source(const std::vector<ibv_sge>& sges, u
   return ok ? whole : std::span<const std::byte>{};
 }
 
-bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<const std::byte> in) const {
+bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset,
+                        std::span<const std::byte> in) const {
   return walk_sges(device_, pd_, sges, offset, in.size(), IBV_ACCESS_LOCAL_WRITE,
-                   [&](std::span<std::byte> piece, size_t done) { std::memcpy(piece.data(), in.data() + done, piece.size()); });
+                   [&](std::span<std::byte> piece, size_t done) {
+                     std::memcpy(piece.data(), in.data() + done, piece.size());
+                   });
 }
 
 void QueuePair::complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len) {

@@ -21,7 +21,7 @@
 namespace rdmasim {
 class Rnic;
 class HostMemory;
-}
+}  // namespace rdmasim
 
 namespace rdmasim::verbs {
 
@@ -37,7 +37,7 @@ class SharedReceiveQueue;
 // A completion channel (ibv_create_comp_channel): the completion events of
 // the CQs created with it arrive here, one per ibv_req_notify_cq arming.
 class CompletionChannel {
-public:
+ public:
   explicit CompletionChannel(Device& d) : device_(d) {}
   ~CompletionChannel();
   CompletionChannel(const CompletionChannel&) = delete;
@@ -58,7 +58,7 @@ public:
   EventAwaiter get_event() { return {*this}; }
   size_t pending() const { return events_.size(); }
 
-private:
+ private:
   friend class CompletionQueue;
   void deliver(CompletionQueue& cq);
 
@@ -68,7 +68,7 @@ private:
 };
 
 class ProtectionDomain {
-public:
+ public:
   ProtectionDomain(Device& d, uint32_t handle) : device(d), handle(handle) {}
   Device& device;
   const uint32_t handle;
@@ -93,7 +93,7 @@ struct MemoryRegion {
 // Completion queue: a ring of ibv_wc. A program either polls it or awaits
 // the next completion (the host's completion mode decides what that costs).
 class CompletionQueue {
-public:
+ public:
   CompletionQueue(Device& d, int cqe, CompletionChannel* channel = nullptr)
       : device_(d), capacity_(cqe), channel_(channel) {}
   // A program still waiting on this CQ when it goes away is dropped with it.
@@ -162,7 +162,7 @@ public:
   // a received message whose last packet had the SE bit.
   void push(const ibv_wc& wc, bool solicited = false);
 
-private:
+ private:
   void wait_within(std::coroutine_handle<> h, Time limit, bool& came);
   void fire();
 
@@ -194,8 +194,9 @@ struct RecvWqe {
 // IBV_SRQ_LIMIT), it raises IBV_EVENT_SRQ_LIMIT_REACHED once when fewer
 // WQEs than the limit remain, and disarms.
 class SharedReceiveQueue {
-public:
-  SharedReceiveQueue(Device& d, ProtectionDomain& pd, const ibv_srq_attr& attr) : device_(d), pd_(pd), attr_(attr) {
+ public:
+  SharedReceiveQueue(Device& d, ProtectionDomain& pd, const ibv_srq_attr& attr)
+      : device_(d), pd_(pd), attr_(attr) {
     attr_.srq_limit = 0;  // ibv_create_srq ignores it: the SRQ starts disarmed
   }
   // ibv_post_srq_recv: ENOMEM when full, EINVAL for too many SGEs.
@@ -214,7 +215,7 @@ public:
   bool take(RecvWqe& out);
   void give_back(RecvWqe&& r) { wqes_.push_front(std::move(r)); }
 
-private:
+ private:
   Device& device_;
   ProtectionDomain& pd_;
   ibv_srq_attr attr_;
@@ -233,7 +234,8 @@ struct QpInitAttr {
   CompletionQueue* send_cq = nullptr;
   CompletionQueue* recv_cq = nullptr;
   SharedReceiveQueue* srq = nullptr;  // receives come from it; ibv_post_recv is then EINVAL
-  ibv_qp_cap cap{.max_send_wr = 128, .max_recv_wr = 128, .max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256};
+  ibv_qp_cap cap{
+      .max_send_wr = 128, .max_recv_wr = 128, .max_send_sge = 4, .max_recv_sge = 4, .max_inline_data = 256};
   ibv_qp_type qp_type = IBV_QPT_RC;
   bool sq_sig_all = false;
 };
@@ -241,7 +243,7 @@ struct QpInitAttr {
 // An address handle (UD destinations). Derives from ibv_ah so that an
 // ibv_send_wr's wr.ud.ah can point at it, as in real verbs.
 class AddressHandle : public ibv_ah {
-public:
+ public:
   AddressHandle(ProtectionDomain& pd, const ibv_ah_attr& a) : ibv_ah{}, attr(a), pd_(&pd) {}
   ibv_ah_attr attr;
   ProtectionDomain* pd_;
@@ -272,7 +274,7 @@ struct SendWqe {
 };
 
 class QueuePair {
-public:
+ public:
   QueuePair(Device& d, ProtectionDomain& pd, uint32_t qpn, const QpInitAttr& init);
   virtual ~QueuePair() = default;
 
@@ -288,7 +290,11 @@ public:
   // attributes per transition as the Linux verbs core checks them.
   int modify(const ibv_qp_attr& attr, int mask);
   // ibv_query_qp
-  int query(ibv_qp_attr& attr) const { attr = attr_; attr.qp_state = attr.cur_qp_state = state_; return 0; }
+  int query(ibv_qp_attr& attr) const {
+    attr = attr_;
+    attr.qp_state = attr.cur_qp_state = state_;
+    return 0;
+  }
   int post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr);
   int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 
@@ -306,9 +312,11 @@ public:
   virtual SendLimits send_limits() const { return {}; }
 
   // The device moves the QP to ERR (a CQ it completes to overflowed).
-  void fail() { if (state_ != IBV_QPS_ERR && state_ != IBV_QPS_RESET) enter_error(); }
+  void fail() {
+    if (state_ != IBV_QPS_ERR && state_ != IBV_QPS_RESET) enter_error();
+  }
 
-protected:
+ protected:
   // Transport hooks.
   virtual int check_send(const ibv_send_wr& wr) const;  // transport-specific errno checks
   virtual void send_posted() = 0;                       // new work in sq_
@@ -351,7 +359,7 @@ protected:
 
 // A verbs context on one host's RNIC.
 class Device {
-public:
+ public:
   Device(Rnic& nic, HostMemory& memory);
   ~Device();
   Device(const Device&) = delete;
@@ -390,7 +398,7 @@ public:
   // completes to it goes to ERR.
   void cq_overflowed(CompletionQueue& cq);
 
-private:
+ private:
   Rnic& nic_;
   HostMemory& memory_;
   std::vector<std::unique_ptr<ProtectionDomain>> pds_;

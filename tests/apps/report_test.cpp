@@ -46,11 +46,16 @@ TEST_CASE("the run summary names each workload's numbers, the end time, drops an
 
 TEST_CASE("the run summary gives a compute workload's host, work done and end") {
   json r = results("roce_v2", 87.4, 1234, 0);
-  r["workloads"].push_back({{"name", "calc"}, {"kind", "compute"}, {"on", "a"}, {"work_ps", 300'000'000},
-                            {"work_done_ps", 300'000'000}, {"end_ps", 424'500'000}, {"finished", true}});
+  r["workloads"].push_back({{"name", "calc"},
+                            {"kind", "compute"},
+                            {"on", "a"},
+                            {"work_ps", 300'000'000},
+                            {"work_done_ps", 300'000'000},
+                            {"end_ps", 424'500'000},
+                            {"finished", true}});
   const std::string s = format_run_summary(r, "out/x");
-  CHECK(s.find("  calc      compute     on a          -  300.000 us of CPU, ends 424.500 us      -       -       -  -\n") !=
-        std::string::npos);
+  CHECK(s.find("  calc      compute     on a          -  300.000 us of CPU, ends 424.500 us      -       -   "
+               "    -  -\n") != std::string::npos);
 }
 
 TEST_CASE("the run summary survives missing keys") {
@@ -96,8 +101,8 @@ TEST_CASE("compare entries divide the CPU per GB moved into working and spinning
   r["workloads"][0]["bytes"] = 1'000'000;  // 1 MB: per GB is 1000 times the totals
   const json e = compare_entry("roce_v2", r, "x");
   CHECK(e["bytes"] == 1'000'000);
-  CHECK(e["cpu_work_ms_per_gb"].get<double>() == doctest::Approx(1.0));   // 1us of work
-  CHECK(e["cpu_spin_ms_per_gb"].get<double>() == doctest::Approx(1.5));   // 1.5us spinning
+  CHECK(e["cpu_work_ms_per_gb"].get<double>() == doctest::Approx(1.0));  // 1us of work
+  CHECK(e["cpu_spin_ms_per_gb"].get<double>() == doctest::Approx(1.5));  // 1.5us spinning
   r["workloads"][0]["bytes"] = 0;
   CHECK(compare_entry("roce_v2", r, "x")["cpu_work_ms_per_gb"].is_null());  // nothing moved: no ratio
 }
@@ -146,12 +151,12 @@ TEST_CASE("compare's cost rows are the BOM's sums, per delivered Gb/s and Mop/s"
   json cheaper = r;
   cheaper["fabric"] = "iwarp";
   cheaper["cost"]["total"] = 900.0;
-  const json cmp = {{"experiment", "e"},
-                    {"seed", 1},
-                    {"fabrics", {e, compare_entry("iwarp", cheaper, "iwarp")}}};
+  const json cmp = {
+      {"experiment", "e"}, {"seed", 1}, {"fabrics", {e, compare_entry("iwarp", cheaper, "iwarp")}}};
   const std::string t = format_compare_table(cmp);
   CHECK(t.find("  capex USD                   1500    1500\n") != std::string::npos);
   CHECK(t.find("  total cost USD              1800     900\n") != std::string::npos);
   CHECK(t.find("  USD per delivered Gb/s     34.33   17.17\n") != std::string::npos);
-  CHECK(t.find("cheapest per delivered Gb/s: iwarp (17.17 USD), then roce_v2 (+100%)\n") != std::string::npos);
+  CHECK(t.find("cheapest per delivered Gb/s: iwarp (17.17 USD), then roce_v2 (+100%)\n") !=
+        std::string::npos);
 }

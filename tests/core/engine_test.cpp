@@ -98,7 +98,7 @@ TEST_CASE("closures up to 64 bytes are stored, run once and destroyed") {
   int seen = 0;
   sim.after(1_ns, [big, &seen] { seen = *big.p; });
   static_assert(sizeof(Big) + sizeof(int*) == 64);  // the largest closure that fits
-  CHECK(token.use_count() == 3);  // token, big, the queued closure
+  CHECK(token.use_count() == 3);                    // token, big, the queued closure
   sim.run();
   CHECK(seen == 7);
   CHECK(token.use_count() == 2);
@@ -122,7 +122,8 @@ TEST_CASE("a closure destroyed by clear() may schedule and cancel") {
     int* destroyed;
     bool armed = true;
     Rescheduler(Simulator* s, int* d) : sim(s), destroyed(d) {}
-    Rescheduler(Rescheduler&& o) noexcept : sim(o.sim), destroyed(o.destroyed), armed(std::exchange(o.armed, false)) {}
+    Rescheduler(Rescheduler&& o) noexcept
+        : sim(o.sim), destroyed(o.destroyed), armed(std::exchange(o.armed, false)) {}
     ~Rescheduler() {
       if (!armed) return;
       ++*destroyed;
@@ -151,12 +152,18 @@ TEST_CASE("the queue agrees with a reference ordering on random workloads") {
     explicit World(uint64_t seed) : rng(seed) {}
     Time delay() {
       switch (rng.between(0, 7)) {
-        case 0: return Time();  // now: ties
-        case 1: return Time::ps(static_cast<int64_t>(rng.between(1, 16)));
-        case 2: return Time::ps(static_cast<int64_t>(rng.between(1, 100'000)));
-        case 3: return Time::ns(static_cast<int64_t>(rng.between(1, 100'000)));
-        case 4: return Time::ms(static_cast<int64_t>(rng.between(1, 1'000)));
-        case 5: return Time::ps(static_cast<int64_t>(rng.between(0, 3)) * 1'000);
+        case 0:
+          return Time();  // now: ties
+        case 1:
+          return Time::ps(static_cast<int64_t>(rng.between(1, 16)));
+        case 2:
+          return Time::ps(static_cast<int64_t>(rng.between(1, 100'000)));
+        case 3:
+          return Time::ns(static_cast<int64_t>(rng.between(1, 100'000)));
+        case 4:
+          return Time::ms(static_cast<int64_t>(rng.between(1, 1'000)));
+        case 5:
+          return Time::ps(static_cast<int64_t>(rng.between(0, 3)) * 1'000);
         default: {  // onto a coarse grid: events scheduled at different times tie
           const int64_t now = sim.now().count(), grid = 1 << 20;
           return Time::ps((now / grid + static_cast<int64_t>(rng.between(1, 4))) * grid - now);

@@ -74,8 +74,7 @@ TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
       p.meta().flow_hash = static_cast<uint32_t>(pushed++);
       r.push_back(std::move(p));
     }
-    for (int k = 0; k < round % 7 + 1 && !r.empty(); ++k)
-      CHECK(r.take_front().meta().flow_hash == popped++);
+    for (int k = 0; k < round % 7 + 1 && !r.empty(); ++k) CHECK(r.take_front().meta().flow_hash == popped++);
   }
   CHECK(r.size() == pushed - popped);
   r.remove_if([](const Packet& p) { return p.meta().flow_hash % 2 == 0; });
@@ -93,9 +92,9 @@ TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
 
 TEST_CASE("a packet's buffer is sized by what it asks for: ACK-sized, MTU-sized, jumbo") {
   PacketPool pool;
-  CHECK(pool.make(128, 64).capacity() == 256);         // an ACK: headers only
-  CHECK(pool.make(146, 1024 + 64).capacity() == 1280);  // a 1 KiB-MTU data frame
-  CHECK(pool.make(146, 4096 + 64).capacity() == 4352);  // a 4 KiB-MTU data frame
+  CHECK(pool.make(128, 64).capacity() == 256);                // an ACK: headers only
+  CHECK(pool.make(146, 1024 + 64).capacity() == 1280);        // a 1 KiB-MTU data frame
+  CHECK(pool.make(146, 4096 + 64).capacity() == 4352);        // a 4 KiB-MTU data frame
   CHECK(pool.make().capacity() == PacketPool::kMaxCapacity);  // room unknown: the largest
   CHECK(pool.make(0, 100000).capacity() == PacketPool::kMaxCapacity);
   CHECK(pool.in_use() == 0);
@@ -112,7 +111,8 @@ TEST_CASE("a packet's buffer is sized by what it asks for: ACK-sized, MTU-sized,
   CHECK(pool.in_use() == 0);
 }
 
-TEST_CASE("a frame that outgrows its buffer moves to a larger one, bytes, headroom, metadata and deferral intact") {
+TEST_CASE(
+    "a frame that outgrows its buffer moves to a larger one, bytes, headroom, metadata and deferral intact") {
   PacketPool pool;
   const auto src = pattern();
   Packet p = pool.make(32, 16);

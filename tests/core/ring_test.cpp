@@ -1,4 +1,6 @@
 // core/ring.hpp: the double-ended queue of the ports, NICs and queue pairs.
+#include "core/ring.hpp"
+
 #include <doctest/doctest.h>
 
 #include <array>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "core/random.hpp"
-#include "core/ring.hpp"
 
 using namespace rdmasim;
 

@@ -63,7 +63,8 @@ TEST_CASE("buckets tile the values: each value lies in its bucket, buckets grow 
     REQUIRE(LatencyHistogram::bucket_low(b) <= v);
     REQUIRE(v - LatencyHistogram::bucket_low(b) < LatencyHistogram::bucket_width(b));
     // A bucket is at most 1/128 of its values wide.
-    REQUIRE(LatencyHistogram::bucket_width(b) * 128 <= std::max<int64_t>(128, LatencyHistogram::bucket_low(b)));
+    REQUIRE(LatencyHistogram::bucket_width(b) * 128 <=
+            std::max<int64_t>(128, LatencyHistogram::bucket_low(b)));
   }
   CHECK(LatencyHistogram::bucket_of(INT64_MAX) == LatencyHistogram::kBuckets - 1);
 }

@@ -15,7 +15,9 @@ namespace {
 struct Log {
   Simulator& sim;
   std::vector<std::string> lines;
-  void add(const std::string& who) { lines.push_back(std::to_string(sim.now().count() / 1000) + "ns " + who); }
+  void add(const std::string& who) {
+    lines.push_back(std::to_string(sim.now().count() / 1000) + "ns " + who);
+  }
 };
 
 Task ticker(Simulator& sim, Log& log, std::string name, Time period, int n) {
@@ -70,8 +72,8 @@ TEST_CASE("two coroutines interleave in simulated time, the same way every run")
   const auto lines = run_once();
   // Eager start: both log at 0 before run(). At 30ns both wake: b's wake-up
   // was scheduled at 15ns, a's at 20ns, so b runs first.
-  CHECK(lines == std::vector<std::string>{"0ns a 0", "0ns b 0", "10ns a 1", "15ns b 1", "20ns a 2", "30ns b done",
-                                          "30ns a done"});
+  CHECK(lines == std::vector<std::string>{"0ns a 0", "0ns b 0", "10ns a 1", "15ns b 1", "20ns a 2",
+                                          "30ns b done", "30ns a done"});
   CHECK(run_once() == lines);
 }
 

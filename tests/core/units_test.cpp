@@ -27,8 +27,9 @@ TEST_CASE("parse_time accepts whole picoseconds in any unit") {
 }
 
 TEST_CASE("parse_time rejects what is not a whole, non-negative time") {
-  for (const char* bad : {"-1us", "1.5ps", "abc", "10 parsecs", "", "us", "1.0000001us", "1..5us", "0x10ns",
-                          "1 u s", "1us2", "9223372036854775808ps", "100000000s", "inf", "nan", "1e99s", "_1ns"}) {
+  for (const char* bad :
+       {"-1us", "1.5ps", "abc", "10 parsecs", "", "us", "1.0000001us", "1..5us", "0x10ns", "1 u s", "1us2",
+        "9223372036854775808ps", "100000000s", "inf", "nan", "1e99s", "_1ns"}) {
     CAPTURE(bad);
     std::string why;
     CHECK_FALSE(parse_time(bad, &why).has_value());

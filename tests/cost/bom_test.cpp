@@ -62,8 +62,8 @@ TEST_CASE("the shipped catalogue loads, and every entry has a source and a date"
 
 TEST_CASE("a broken catalogue is refused with the line at fault") {
   CHECK_THROWS_WITH(parse_catalogue("currency: USD\n"), doctest::Contains("missing 'energy_price'"));
-  const std::string bad = std::string(catalogue_text()).replace(catalogue_text().find("price: 1000"), 11,
-                                                                "price: lots");
+  const std::string bad =
+      std::string(catalogue_text()).replace(catalogue_text().find("price: 1000"), 11, "price: lots");
   CHECK_THROWS_WITH(parse_catalogue(bad), doctest::Contains("expected a number, got 'lots'"));
 }
 
@@ -123,7 +123,8 @@ workloads: [{kind: rdma_write, from: a, to: b}]
   const Bom bom = bill_of_materials(cfg, shipped_prices());
   CHECK(counts(bom)["iwarp_rnic_100g"] == 2);
   REQUIRE(bom.warnings.size() == 2);
-  CHECK(bom.warnings[0] == "host a: 400 Gb/s is faster than any catalogue item of family iwarp; priced at 100 Gb/s");
+  CHECK(bom.warnings[0] ==
+        "host a: 400 Gb/s is faster than any catalogue item of family iwarp; priced at 100 Gb/s");
 }
 
 TEST_CASE("cost is linear in an overridden price, and the totals are the BOM's sums") {
@@ -140,7 +141,8 @@ TEST_CASE("cost is linear in an overridden price, and the totals are the BOM's s
   CHECK(c2["total"].get<double>() - c0["total"].get<double>() == doctest::Approx(2 * 2500));
   double sum = 0, watts = 0;
   for (const auto& l : c1["bom"]) {
-    CHECK(l["price"].get<double>() == doctest::Approx(l["unit_price"].get<double>() * l["count"].get<double>()));
+    CHECK(l["price"].get<double>() ==
+          doctest::Approx(l["unit_price"].get<double>() * l["count"].get<double>()));
     sum += l["price"].get<double>();
     watts += l["watts"].get<double>();
   }
@@ -162,17 +164,20 @@ TEST_CASE("opex is energy over the years at the PUE; CPU cost is busy cores pric
 }
 
 TEST_CASE("cost settings: an unknown item and a bad amount are located errors") {
-  const LoadResult bad = load_experiment_text(kTwoHosts + "cost: {years: 0, prices: {roce_nic_100g: cheap}}\n", "t.yaml");
+  const LoadResult bad =
+      load_experiment_text(kTwoHosts + "cost: {years: 0, prices: {roce_nic_100g: cheap}}\n", "t.yaml");
   REQUIRE(bad.errors.size() == 2);
   CHECK(bad.errors[0].format() == "t.yaml:5:15: cost.years: expected a number above 0, got '0'");
-  CHECK(bad.errors[1].format() == "t.yaml:5:42: cost.prices.roce_nic_100g: expected a number from 0, got 'cheap'");
+  CHECK(bad.errors[1].format() ==
+        "t.yaml:5:42: cost.prices.roce_nic_100g: expected a number from 0, got 'cheap'");
 
   const ExperimentConfig cfg = load(kTwoHosts + "cost:\n  prices: {roce_nic_99g: 1}\n");
   std::vector<LoadError> errors;
   experiment_prices(cfg, errors);
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].format() ==
-        "t.yaml:6:12: cost.prices.roce_nic_99g: no item 'roce_nic_99g' in the price catalogue (docs/cost.md lists them)");
+        "t.yaml:6:12: cost.prices.roce_nic_99g: no item 'roce_nic_99g' in the price catalogue (docs/cost.md "
+        "lists them)");
 }
 
 TEST_CASE("a --set on cost: is located on the command line") {

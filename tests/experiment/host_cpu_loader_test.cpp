@@ -51,12 +51,16 @@ TEST_CASE("loader: host CPU keys and their defaults") {
 
   CHECK(errors(load("host: {cores: 0}\nworkloads: [{kind: write_lat, from: a, to: b}]\n"))
             .starts_with("exp.yaml:4:15: host.cores:"));
-  CHECK(errors(load("workloads: [{kind: write_lat, from: a, to: b}]\ncapture: {cpu_trace: {from: 5us, to: 5us}}\n"))
-            .find("exp.yaml:5:") == 0);
+  CHECK(
+      errors(
+          load(
+              "workloads: [{kind: write_lat, from: a, to: b}]\ncapture: {cpu_trace: {from: 5us, to: 5us}}\n"))
+          .find("exp.yaml:5:") == 0);
 }
 
 TEST_CASE("loader: kind compute") {
-  LoadResult r = load("workloads:\n  - {name: calc, kind: compute, on: b, work: 2ms, chunk: 50us, start: 1us}\n");
+  LoadResult r =
+      load("workloads:\n  - {name: calc, kind: compute, on: b, work: 2ms, chunk: 50us, start: 1us}\n");
   INFO(errors(r));
   REQUIRE(r.config);
   const WorkloadConfig& w = r.config->workloads.at(0);
@@ -73,7 +77,8 @@ TEST_CASE("loader: kind compute") {
 
   // Each mistake, located at its key or value.
   CHECK(errors(load("workloads:\n  - {kind: compute, on: a}\n")).find("exp.yaml:5:5: workloads[0]") == 0);
-  CHECK(errors(load("workloads:\n  - {kind: compute, on: a, work: 0us}\n")).find("above 0") != std::string::npos);
+  CHECK(errors(load("workloads:\n  - {kind: compute, on: a, work: 0us}\n")).find("above 0") !=
+        std::string::npos);
   CHECK(errors(load("workloads:\n  - {kind: compute, on: a, work: 1ms, size: 4KiB}\n"))
             .find("compute takes on, work, chunk and start, not size") != std::string::npos);
   CHECK(errors(load("workloads:\n  - {kind: compute, on: q, work: 1ms}\n")).find("unknown host 'q'") !=

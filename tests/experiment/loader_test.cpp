@@ -380,7 +380,8 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
-      "congestion_control, dcqcn, loss_recovery, irn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, tcp, mpa, topology, "
+      "congestion_control, dcqcn, loss_recovery, irn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, "
+      "tcp, mpa, topology, "
       "workloads, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
@@ -392,7 +393,8 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       "'100Gbps'\n");
   // A section that is not a map is an error, not a read of its keys (this crashed).
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "pfc: 5\n")) ==
-        "exp.yaml:1:6: pfc: expected PFC settings (a map with keys priority, xoff, xon, deadlock_detect, watchdog), got '5'\n");
+        "exp.yaml:1:6: pfc: expected PFC settings (a map with keys priority, xoff, xon, deadlock_detect, "
+        "watchdog), got '5'\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "seed: [1]\n")) ==
         "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
@@ -535,9 +537,11 @@ workloads: [{kind: send, from: a, to: b}]
        "got 9000\n");
   }
   SUBCASE("sizes and counts") {
-    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, size: 0}\n")) == "");  // a zero-length SEND is legal
+    CHECK(errors(pair_with("  - {kind: send, from: a, to: b, size: 0}\n")) ==
+          "");  // a zero-length SEND is legal
     CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b, size: 0}\n")) ==
-          "exp.yaml:6:46: workloads[0].size: atomic operations move exactly 8 bytes (one 64-bit word), got 0B\n");
+          "exp.yaml:6:46: workloads[0].size: atomic operations move exactly 8 bytes (one 64-bit word), got "
+          "0B\n");
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, count: 0}\n")) ==
           "exp.yaml:6:41: workloads[0].count: expected a whole number from 1, got '0'\n");
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, outstanding: 0}\n")) ==
@@ -743,12 +747,16 @@ TEST_CASE("loader: RoCE v1 VLANs are broadcast domains") {
   CHECK(c.vlan->of("a") == 100);
   CHECK(c.vlan->of("b") == 200);
   // On roce_v1 each VLAN is a broadcast domain (the workload is on line 8).
-  CHECK(errors(pair_with(w, "fabric: roce_v1\nvlan: {id: 100, hosts: {b: 200}}\n")) ==
-        "exp.yaml:8:5: workloads[0]: a (VLAN 100) and b (VLAN 200) are in different broadcast domains: roce_v1 "
-        "frames cannot leave their VLAN; use roce_v2 or put them in one VLAN\n");
-  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {zz: 200}}\n")).find("exp.yaml:2:16: vlan.hosts.zz: unknown node 'zz'") == 0);
-  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {s1: 200}}\n")).find("'s1' is not a host") != std::string::npos);
-  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {b: 4095}}\n")).find("exp.yaml:2:19: vlan.hosts.b:") == 0);
+  CHECK(
+      errors(pair_with(w, "fabric: roce_v1\nvlan: {id: 100, hosts: {b: 200}}\n")) ==
+      "exp.yaml:8:5: workloads[0]: a (VLAN 100) and b (VLAN 200) are in different broadcast domains: roce_v1 "
+      "frames cannot leave their VLAN; use roce_v2 or put them in one VLAN\n");
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {zz: 200}}\n"))
+            .find("exp.yaml:2:16: vlan.hosts.zz: unknown node 'zz'") == 0);
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {s1: 200}}\n")).find("'s1' is not a host") !=
+        std::string::npos);
+  CHECK(errors(pair_with(w, "fabric: roce_v2\nvlan: {hosts: {b: 4095}}\n"))
+            .find("exp.yaml:2:19: vlan.hosts.b:") == 0);
 }
 
 TEST_CASE("loader: loss_recovery and irn, their defaults and where IRN can run") {
@@ -762,11 +770,16 @@ TEST_CASE("loader: loss_recovery and irn, their defaults and where IRN can run")
   CHECK(c.loss_recovery == LossRecovery::irn);
   CHECK(c.irn.rto_high == 200_us);
   CHECK(c.irn.bdp_packets == 40);
-  CHECK(errors(pair_with(w, "loss_recovery: selective\n")).find("exp.yaml:1:16: loss_recovery: unknown loss recovery") == 0);
-  CHECK(errors(pair_with(w, "fabric: roce_v1\nloss_recovery: irn\n")).find("exp.yaml:2:16: loss_recovery: irn cannot run on fabric roce_v1") == 0);
-  CHECK(errors(pair_with(w, "loss_recovery: irn\ncongestion_control: {algorithm: hpcc}\n")).find("HPCC's telemetry") != std::string::npos);
+  CHECK(errors(pair_with(w, "loss_recovery: selective\n"))
+            .find("exp.yaml:1:16: loss_recovery: unknown loss recovery") == 0);
+  CHECK(errors(pair_with(w, "fabric: roce_v1\nloss_recovery: irn\n"))
+            .find("exp.yaml:2:16: loss_recovery: irn cannot run on fabric roce_v1") == 0);
+  CHECK(errors(pair_with(w, "loss_recovery: irn\ncongestion_control: {algorithm: hpcc}\n"))
+            .find("HPCC's telemetry") != std::string::npos);
   // Checked whichever recovery runs, so that --set loss_recovery=irn finds them right.
-  CHECK(errors(pair_with(w, "irn: {rto_low: 1ms}\n")).find("rto_low (1ms) must not exceed rto_high (320us)") != std::string::npos);
+  CHECK(
+      errors(pair_with(w, "irn: {rto_low: 1ms}\n")).find("rto_low (1ms) must not exceed rto_high (320us)") !=
+      std::string::npos);
 }
 
 TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algorithms that need it") {
@@ -797,23 +810,26 @@ TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algo
 
 TEST_CASE("loader: congestion_control errors name the key and the place") {
   const std::string w = "  - {kind: rdma_write, from: a, to: b}\n";
-  CHECK(errors(pair_with(w, "fabric: roce_v1\ncongestion_control: {algorithm: hpcc}\n")) ==
-        "exp.yaml:2:33: congestion_control.algorithm: hpcc cannot run on fabric roce_v1: its switch telemetry "
-        "rides in an IPv4 option, which only roce_v2 carries\n");
-  CHECK(errors(pair_with(w, "fabric: iwarp\ncongestion_control: {algorithm: swift}\n")) ==
-        "exp.yaml:2:33: congestion_control.algorithm: swift cannot run on fabric iwarp: it runs on roce_v1 and "
-        "roce_v2 NICs (iwarp: tcp.congestion_control)\n");
-  CHECK(errors(pair_with(w, "congestion_control: {algorithm: ib_cca}\n")) ==
-        "exp.yaml:1:33: congestion_control.algorithm: ib_cca cannot run on fabric roce_v2: it is InfiniBand's "
-        "(IBA annex A10): FECN/BECN at ib switches and NICs\n");
+  CHECK(
+      errors(pair_with(w, "fabric: roce_v1\ncongestion_control: {algorithm: hpcc}\n")) ==
+      "exp.yaml:2:33: congestion_control.algorithm: hpcc cannot run on fabric roce_v1: its switch telemetry "
+      "rides in an IPv4 option, which only roce_v2 carries\n");
+  CHECK(
+      errors(pair_with(w, "fabric: iwarp\ncongestion_control: {algorithm: swift}\n")) ==
+      "exp.yaml:2:33: congestion_control.algorithm: swift cannot run on fabric iwarp: it runs on roce_v1 and "
+      "roce_v2 NICs (iwarp: tcp.congestion_control)\n");
+  CHECK(
+      errors(pair_with(w, "congestion_control: {algorithm: ib_cca}\n")) ==
+      "exp.yaml:1:33: congestion_control.algorithm: ib_cca cannot run on fabric roce_v2: it is InfiniBand's "
+      "(IBA annex A10): FECN/BECN at ib switches and NICs\n");
   // --fabric moves a file onto a fabric its algorithm cannot run on: the same error.
-  CHECK(errors(load(pair_with(w, "congestion_control: {algorithm: dctcp}\n"), {}, "ib")).find(
-            "dctcp cannot run on fabric ib") != std::string::npos);
+  CHECK(errors(load(pair_with(w, "congestion_control: {algorithm: dctcp}\n"), {}, "ib"))
+            .find("dctcp cannot run on fabric ib") != std::string::npos);
   CHECK(errors(pair_with(w, "congestion_control: {algorithm: timely, timely: {t_low: 600us}}\n")) ==
         "exp.yaml:1:57: congestion_control.timely.t_low: t_low (600us) must be below t_high (500us)\n");
   CHECK(errors(pair_with(w, "dcqcn: {enabled: true}\n")) ==
         "exp.yaml:1:1: dcqcn: moved under congestion_control: write congestion_control: {algorithm: dcqcn, "
         "dcqcn: {...}} (without 'enabled'; docs/congestion_control.md)\n");
-  CHECK(errors(pair_with(w, "link: {bandwidth: 30Gbps}\ncongestion_control: {algorithm: hpcc}\n")).find(
-            "a link runs at 30Gbps") != std::string::npos);
+  CHECK(errors(pair_with(w, "link: {bandwidth: 30Gbps}\ncongestion_control: {algorithm: hpcc}\n"))
+            .find("a link runs at 30Gbps") != std::string::npos);
 }

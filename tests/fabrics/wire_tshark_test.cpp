@@ -17,7 +17,6 @@
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/ethernet/wire/pfc.hpp"
 #include "fabrics/ethernet/wire/vlan.hpp"
-#include "pcap/erf.hpp"
 #include "fabrics/ib/wire/lrh.hpp"
 #include "fabrics/iba/icrc.hpp"
 #include "fabrics/iba/opcodes.hpp"
@@ -33,6 +32,7 @@
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/ipv6.hpp"
 #include "fabrics/ip/wire/udp.hpp"
+#include "pcap/erf.hpp"
 
 using namespace rdmasim;
 

@@ -44,7 +44,9 @@ TEST_CASE("partition: a workload across leaves; spread puts spines on other rank
   cfg.workloads = {pair("h0", "h2")};
   const Graph g(cfg.topology);
   const Partition pods = partition_network(g, cfg, 4, PartitionMode::pods);
-  const auto rank = [&](const Partition& p, const char* n) { return p.rank[static_cast<size_t>(*g.find(n))]; };
+  const auto rank = [&](const Partition& p, const char* n) {
+    return p.rank[static_cast<size_t>(*g.find(n))];
+  };
   CHECK(rank(pods, "h0") == rank(pods, "h2"));
   const Partition spread = partition_network(g, cfg, 4, PartitionMode::spread);
   CHECK(rank(spread, "spine0") != rank(spread, "spine1"));

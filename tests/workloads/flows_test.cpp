@@ -64,7 +64,8 @@ TEST_CASE("flows: sampled sizes follow the CDF within sampling error") {
     for (const CdfPoint& p : pts) {
       // Fraction of samples at or below the point's size, against its percent:
       // within 4 standard deviations of a binomial proportion.
-      const auto below = std::upper_bound(v.begin(), v.end(), static_cast<uint64_t>(p.size_bytes)) - v.begin();
+      const auto below =
+          std::upper_bound(v.begin(), v.end(), static_cast<uint64_t>(p.size_bytes)) - v.begin();
       const double got = static_cast<double>(below) / n, want = p.percent / 100;
       const double sd = std::sqrt(std::max(want * (1 - want), 1e-6) / n);
       CAPTURE(p.size_bytes);
@@ -118,9 +119,9 @@ TEST_CASE("flows: ideal FCT of a hand-worked case") {
 
 TEST_CASE("flows: fct summary and flows.csv rows") {
   std::vector<FlowRecord> r(3);
-  r[0] = {0, 0, 1, 5'000, Time::us(1), Time::us(3), Time::us(1), true};        // slowdown 2
-  r[1] = {1, 1, 0, 2'000'000, Time::us(2), Time::us(6), Time::us(4), true};     // slowdown 1
-  r[2] = {2, 1, 0, 50'000'000, Time::us(5), Time{}, Time::us(100), false};     // cut off
+  r[0] = {0, 0, 1, 5'000, Time::us(1), Time::us(3), Time::us(1), true};      // slowdown 2
+  r[1] = {1, 1, 0, 2'000'000, Time::us(2), Time::us(6), Time::us(4), true};  // slowdown 1
+  r[2] = {2, 1, 0, 50'000'000, Time::us(5), Time{}, Time::us(100), false};   // cut off
   const auto j = fct_json(r);
   CHECK(j["started"] == 3);
   CHECK(j["completed"] == 2);

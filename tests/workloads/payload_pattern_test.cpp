@@ -8,7 +8,9 @@
 using namespace rdmasim;
 
 namespace {
-std::string text(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+std::string text(const std::vector<std::byte>& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
 }  // namespace
 
 TEST_CASE("PayloadPattern: readable records that name workload, message and offset") {
@@ -43,9 +45,9 @@ TEST_CASE("PayloadPattern: wrong bytes, another message or another offset do not
   std::vector<std::byte> b(256);
   p.fill(3, 64, b);
   CHECK(p.matches(3, 64, b));
-  CHECK_FALSE(p.matches(4, 64, b));   // another message's bytes
-  CHECK_FALSE(p.matches(3, 96, b));   // placed at the wrong offset
+  CHECK_FALSE(p.matches(4, 64, b));  // another message's bytes
+  CHECK_FALSE(p.matches(3, 96, b));  // placed at the wrong offset
   CHECK_FALSE(PayloadPattern("w2").matches(3, 64, b));
-  b[200] ^= std::byte{1};             // one corrupted byte
+  b[200] ^= std::byte{1};  // one corrupted byte
   CHECK_FALSE(p.matches(3, 64, b));
 }

@@ -43,8 +43,7 @@ std::vector<FlowStats> run(const std::string& yaml) {
 }
 
 std::string two_hosts(const std::string& fabric, const std::string& workloads) {
-  return "fabric: " + fabric +
-         "\nlink: {mtu: " + (fabric == "iwarp" ? "1500" : "1024") +
+  return "fabric: " + fabric + "\nlink: {mtu: " + (fabric == "iwarp" ? "1500" : "1024") +
          "}\ntopology: {hosts: [a, b, c], switches: [s1], links: [[a, s1], [b, s1], [c, s1]]}\nworkloads:\n" +
          workloads;
 }
@@ -54,7 +53,8 @@ std::string two_hosts(const std::string& fabric, const std::string& workloads) {
 TEST_CASE("workloads: rdma_write moves count x size bytes, each verified, on every fabric") {
   for (const char* fabric : {"roce_v2", "roce_v1", "ib", "iwarp"}) {
     CAPTURE(fabric);
-    const auto s = run(two_hosts(fabric, "  - {kind: rdma_write, from: a, to: b, size: 8KiB, count: 5, outstanding: 2}\n"));
+    const auto s = run(
+        two_hosts(fabric, "  - {kind: rdma_write, from: a, to: b, size: 8KiB, count: 5, outstanding: 2}\n"));
     REQUIRE(s.size() == 1);
     CHECK(s[0].ops == 5);
     CHECK(s[0].bytes == 5 * 8192);
@@ -79,7 +79,8 @@ TEST_CASE("workloads: incast counts every sender's messages; pingpong one latenc
 }
 
 TEST_CASE("workloads: a wrong rkey completes with a remote access error and moves nothing") {
-  const auto s = run(two_hosts("roce_v2", "  - {kind: rdma_write, from: a, to: b, size: 1KiB, count: 1, bad_rkey: true}\n"));
+  const auto s = run(
+      two_hosts("roce_v2", "  - {kind: rdma_write, from: a, to: b, size: 1KiB, count: 1, bad_rkey: true}\n"));
   REQUIRE(s.size() == 1);
   CHECK(s[0].ops == 0);
   CHECK(s[0].completions.at("IBV_WC_REM_ACCESS_ERR") == 1);

@@ -39,7 +39,8 @@ bool iba_emit(Packet& p, const IbaHeaders& h) {
   if (info.has(IbaHeader::DETH)) Deth{h.qkey, h.src_qp}.emit(*DethView::check(at(IbaHeader::DETH)));
   if (info.has(IbaHeader::AtomicETH))
     AtomicEth{h.va, h.rkey, h.swap_add, h.compare}.emit(*AtomicEthView::check(at(IbaHeader::AtomicETH)));
-  if (info.has(IbaHeader::AtomicAckETH)) AtomicAckEth{h.orig}.emit(*AtomicAckEthView::check(at(IbaHeader::AtomicAckETH)));
+  if (info.has(IbaHeader::AtomicAckETH))
+    AtomicAckEth{h.orig}.emit(*AtomicAckEthView::check(at(IbaHeader::AtomicAckETH)));
   if (info.has(IbaHeader::ImmDt)) ImmDt{h.imm}.emit(*ImmDtView::check(at(IbaHeader::ImmDt)));
   return true;
 }

@@ -2,14 +2,13 @@
 // consumes ACKs, NAKs, READ responses and atomic ACKs, completes WQEs in
 // order, runs the local ACK timer and the RNR wait, and spends the retry
 // budgets.
-#include "fabrics/iba/transport/iba_qp.hpp"
-
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "fabrics/iba/opcodes.hpp"
+#include "fabrics/iba/transport/iba_qp.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 #include "fabrics/iba/wire/aeth.hpp"
@@ -131,7 +130,8 @@ void IbaQp::on_read_response(const IbaParsed& p, std::span<const std::byte> payl
 
 void IbaQp::on_atomic_ack(const IbaParsed& p) {
   ack_through(p.h.psn);
-  if (sq_.empty() || !sq_.front().started || !is_atomic(sq_.front()) || sq_.front().first_psn != p.h.psn) return;
+  if (sq_.empty() || !sq_.front().started || !is_atomic(sq_.front()) || sq_.front().first_psn != p.h.psn)
+    return;
   SendWqe w = std::move(sq_.front());
   sq_.pop_front();
   if (req_.wqe > 0) --req_.wqe;

@@ -246,7 +246,8 @@ void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, cons
     return;
   }
   const uint8_t kind = op & 0x1F;
-  const bool response = kind >= (RC_RDMA_READ_RESPONSE_FIRST & 0x1F) && kind <= (RC_ATOMIC_ACKNOWLEDGE & 0x1F);
+  const bool response =
+      kind >= (RC_RDMA_READ_RESPONSE_FIRST & 0x1F) && kind <= (RC_ATOMIC_ACKNOWLEDGE & 0x1F);
   if (type() == IBV_QPT_RC && response) {
     if (state_ != IBV_QPS_RTS) return;
     if (op == RC_ACKNOWLEDGE) {

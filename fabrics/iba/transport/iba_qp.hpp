@@ -49,7 +49,7 @@ enum class RespStep : uint8_t {
 const char* resp_step_name(RespStep s);
 
 class IbaQp final : public verbs::QueuePair, public TxSource {
-public:
+ public:
   IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const verbs::QpInitAttr& init, Rnic& nic,
         IbaFabric& fabric);
   ~IbaQp() override;
@@ -73,13 +73,13 @@ public:
   uint64_t retransmitted_packets() const override { return stats_.retransmitted_packets; }
   SendLimits send_limits() const override;
 
-protected:
+ protected:
   int check_send(const ibv_send_wr& wr) const override;
   void send_posted() override;
   void recv_posted() override;
   void state_changed(ibv_qp_state from) override;
 
-private:
+ private:
   // ---- requester (requester.cpp) ----
   bool requester_ready() const;
   Packet next_request();   // a packet IRN sends again, else build_request()
@@ -88,7 +88,8 @@ private:
   void go_back_to(uint32_t psn);
   bool ask_for_ack(bool last);
   uint32_t packets_of(const verbs::SendWqe& w) const;
-  bool copy_out(const verbs::SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst, ibv_wc_status& err);
+  bool copy_out(const verbs::SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst,
+                ibv_wc_status& err);
 
   // ---- completer (completer.cpp) ----
   void on_ack(const IbaParsed& p);
@@ -167,16 +168,15 @@ private:
   bool irn_place(const RespPacket& r);
   void irn_advance();
 
-
   Rnic& nic_;
   IbaFabric& fabric_;
   Stats stats_;
 
   // Each role's own state.
   struct RequesterState {
-    size_t wqe = 0;       // index in sq_ of the WQE to send next
-    uint64_t offset = 0;  // bytes of it already sent (or the READ's resume point)
-    uint32_t psn = 0;     // next PSN to send
+    size_t wqe = 0;         // index in sq_ of the WQE to send next
+    uint64_t offset = 0;    // bytes of it already sent (or the READ's resume point)
+    uint32_t psn = 0;       // next PSN to send
     uint32_t high_psn = 0;  // one past the highest PSN ever sent (retransmissions are before it)
     int rd_atomic_in_flight = 0;
     uint32_t noack_pkts = 0;  // request packets sent since the last AckReq
@@ -196,9 +196,9 @@ private:
 
   // Congestion control
   std::unique_ptr<QpCongestionControl> cc_;  // the sender's algorithm, or nullptr
-  const CcFeedback& fb_;                   // what this NIC does for the run's algorithm
-  Time next_send_;                         // when its rate lets the next request frame go
-  Time last_cnp_;                          // the notification point's last CNP to the peer
+  const CcFeedback& fb_;                     // what this NIC does for the run's algorithm
+  Time next_send_;                           // when its rate lets the next request frame go
+  Time last_cnp_;                            // the notification point's last CNP to the peer
   bool cnp_sent_ = false;
   // Request packets not yet acknowledged, oldest first: their bytes make
   // the window's in-flight count, their send times the RTT samples.
@@ -238,11 +238,11 @@ private:
     const verbs::MemoryRegion* write_mr = nullptr;
     uint64_t write_va = 0;
     uint64_t write_left = 0;
-    uint32_t write_len = 0;  // the RETH DMA length of the WRITE in progress
-    uint32_t recv_sn = 0;    // receive WQEs taken by RC messages (IRN's recv_WQE_SN of the next)
+    uint32_t write_len = 0;    // the RETH DMA length of the WRITE in progress
+    uint32_t recv_sn = 0;      // receive WQEs taken by RC messages (IRN's recv_WQE_SN of the next)
     Ring<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
     Ring<AtomicReplay> atomic_replay;
-    bool echo_becn = false;  // the next ACK carries BECN (a request arrived CE or FECN)
+    bool echo_becn = false;                  // the next ACK carries BECN (a request arrived CE or FECN)
     BoxedOptional<IntStack> echo_telemetry;  // HPCC: the latest request's telemetry, for the next ACK
   } resp_;
 };

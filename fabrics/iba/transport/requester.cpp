@@ -1,14 +1,13 @@
 // The requester (IBA 9.7.2..9.7.4): turns send-queue WQEs into request
 // packets, segmented at the path MTU, with PSNs, AckReq and fences; goes
 // back to a PSN when the completer says so.
-#include "fabrics/iba/transport/iba_qp.hpp"
-
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "fabrics/iba/opcodes.hpp"
+#include "fabrics/iba/transport/iba_qp.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 
@@ -40,7 +39,8 @@ bool IbaQp::requester_ready() const {
 // requester's buffer is the NIC's until the work completes, which needs the
 // responder's ACK: a payload from one SGE is deferred (core/packet.hpp),
 // read when the responder places it or a capture shows it.
-bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst, ibv_wc_status& err) {
+bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, Packet& p, std::span<std::byte> dst,
+                     ibv_wc_status& err) {
   if (!w.inline_data.empty() || (w.send_flags & IBV_SEND_INLINE)) {
     std::memcpy(dst.data(), w.inline_data.data() + offset, dst.size());
     return true;

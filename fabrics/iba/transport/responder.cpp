@@ -3,16 +3,15 @@
 // then executes and is acknowledged; duplicates are answered again, UD
 // datagrams placed. Also the packets it sends back (ACK/NAK, READ
 // responses, atomic ACKs).
-#include "fabrics/iba/transport/iba_qp.hpp"
-
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <utility>
 #include <cstring>
 #include <iterator>
+#include <utility>
 
 #include "fabrics/iba/opcodes.hpp"
+#include "fabrics/iba/transport/iba_qp.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 
@@ -30,13 +29,14 @@ bool IbaQp::pkey_matches(uint16_t pkey) const {
 }
 
 int IbaQp::read_atomic_queued() const {
-  return static_cast<int>(
-      std::count_if(resp_.responses.begin(), resp_.responses.end(), [](const Response& r) { return r.kind != Response::Ack; }));
+  return static_cast<int>(std::count_if(resp_.responses.begin(), resp_.responses.end(),
+                                        [](const Response& r) { return r.kind != Response::Ack; }));
 }
 
 void IbaQp::queue_ack(uint32_t psn) {
   // Coalesce: an ACK still waiting to go out is overtaken by the newer one.
-  if (!resp_.responses.empty() && resp_.responses.back().kind == Response::Ack && resp_.responses.back().syndrome == kAckSyndrome) {
+  if (!resp_.responses.empty() && resp_.responses.back().kind == Response::Ack &&
+      resp_.responses.back().syndrome == kAckSyndrome) {
     resp_.responses.back().psn = psn;
     resp_.responses.back().msn = resp_.msn;
   } else {
@@ -59,12 +59,12 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
     // requester went back to that PSN and asks again for everything after
     // it: READ data still queued from there on is dropped rather than sent
     // twice (rxe restarts its READ resource the same way).
-    resp_.responses.remove_if([&](const Response& r) {
-      return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0;
-    });
+    resp_.responses.remove_if(
+        [&](const Response& r) { return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0; });
     const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_READ, p.h.dma_len);
     if (!mr && p.h.dma_len != 0) return;
-    resp_.responses.push_back({Response::ReadData, p.h.psn, kAckSyndrome, resp_.msn, p.h.va, p.h.dma_len, p.h.dma_len, mr});
+    resp_.responses.push_back(
+        {Response::ReadData, p.h.psn, kAckSyndrome, resp_.msn, p.h.va, p.h.dma_len, p.h.dma_len, mr});
     nic_.wake(*this);
     return;
   }
@@ -82,7 +82,9 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
 }
 
 bool IbaQp::place_recv(std::span<const std::byte> payload) {
-  if (resp_.recv_offset + payload.size() > resp_.recv.length || !scatter(resp_.recv.sges, resp_.recv_offset, payload)) return false;
+  if (resp_.recv_offset + payload.size() > resp_.recv.length ||
+      !scatter(resp_.recv.sges, resp_.recv_offset, payload))
+    return false;
   resp_.recv_offset += payload.size();
   return true;
 }
@@ -116,11 +118,13 @@ void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, c
   // The first 40 bytes of a UD receive buffer get the GRH (IBA 11.4.1.1),
   // or what stands for it (the fabric's decap says what).
   if (!place_recv(src.grh) || !place_recv(payload)) {
-    complete_recv(resp_.recv, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, src.has_grh, src.slid, src.sl);
+    complete_recv(resp_.recv, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, src.has_grh, src.slid,
+                  src.sl);
     return;
   }
-  complete_recv(resp_.recv, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(resp_.recv_offset), htonl(p.h.imm),
-                info.any(iba_op::kImmediate), p.h.src_qp, src.has_grh, src.slid, src.sl, p.h.solicited);
+  complete_recv(resp_.recv, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(resp_.recv_offset),
+                htonl(p.h.imm), info.any(iba_op::kImmediate), p.h.src_qp, src.has_grh, src.slid, src.sl,
+                p.h.solicited);
 }
 
 Packet IbaQp::next_response() {
@@ -180,14 +184,23 @@ Packet IbaQp::next_response() {
 // one thing and names the next step; a failed check queues its NAK.
 
 const char* resp_step_name(RespStep s) {
-  static constexpr const char* kNames[] = {"check_psn",      "duplicate",       "out_of_sequence", "check_op_sequence",
-                                           "check_op_valid", "check_resources", "check_length",    "check_rkey",
-                                           "execute",        "complete",        "done"};
+  static constexpr const char* kNames[] = {"check_psn",
+                                           "duplicate",
+                                           "out_of_sequence",
+                                           "check_op_sequence",
+                                           "check_op_valid",
+                                           "check_resources",
+                                           "check_length",
+                                           "check_rkey",
+                                           "execute",
+                                           "complete",
+                                           "done"};
   static_assert(std::size(kNames) == static_cast<size_t>(RespStep::Done) + 1);
   return kNames[static_cast<size_t>(s)];
 }
 
-IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes, const IrnExt* irn_ext)
+IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes,
+                              const IrnExt* irn_ext)
     : p(parsed), payload(bytes), irn(irn_ext), info(kIbaOps[parsed.h.opcode]) {
   send = info.any(iba_op::kSend);
   write = info.any(iba_op::kWrite);
@@ -207,17 +220,28 @@ void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, cons
 
 RespStep IbaQp::resp_step(RespStep s, RespPacket& r) {
   switch (s) {
-    case RespStep::CheckPsn: return check_psn(r);
-    case RespStep::Duplicate: return duplicate(r);
-    case RespStep::OutOfSequence: return out_of_sequence(r);
-    case RespStep::CheckOpSequence: return check_op_sequence(r);
-    case RespStep::CheckOpValid: return check_op_valid(r);
-    case RespStep::CheckResources: return check_resources(r);
-    case RespStep::CheckLength: return check_length(r);
-    case RespStep::CheckRkey: return check_rkey(r);
-    case RespStep::Execute: return execute(r);
-    case RespStep::Complete: return complete(r);
-    case RespStep::Done: break;
+    case RespStep::CheckPsn:
+      return check_psn(r);
+    case RespStep::Duplicate:
+      return duplicate(r);
+    case RespStep::OutOfSequence:
+      return out_of_sequence(r);
+    case RespStep::CheckOpSequence:
+      return check_op_sequence(r);
+    case RespStep::CheckOpValid:
+      return check_op_valid(r);
+    case RespStep::CheckResources:
+      return check_resources(r);
+    case RespStep::CheckLength:
+      return check_length(r);
+    case RespStep::CheckRkey:
+      return check_rkey(r);
+    case RespStep::Execute:
+      return execute(r);
+    case RespStep::Complete:
+      return complete(r);
+    case RespStep::Done:
+      break;
   }
   return RespStep::Done;
 }
@@ -255,7 +279,8 @@ RespStep IbaQp::out_of_sequence(const RespPacket& r) {
 // a FIRST, ONLY, READ or atomic only outside one.
 RespStep IbaQp::check_op_sequence(const RespPacket& r) {
   const bool fits = resp_.in_msg != InMessage::None
-                        ? !r.first && ((resp_.in_msg == InMessage::Send && r.send) || (resp_.in_msg == InMessage::Write && r.write))
+                        ? !r.first && ((resp_.in_msg == InMessage::Send && r.send) ||
+                                       (resp_.in_msg == InMessage::Write && r.write))
                         : r.first || r.read || r.atomic;
   if (fits) return RespStep::CheckOpValid;
   if (type() == IBV_QPT_RC) {
@@ -357,8 +382,8 @@ RespStep IbaQp::execute(RespPacket& r) {
     const uint32_t mtu = mtu_bytes();
     r.psn_span = std::max<uint32_t>(1, (r.p.h.dma_len + mtu - 1) / mtu);
     ++resp_.msn;
-    resp_.responses.push_back(
-        {Response::ReadData, r.p.h.psn, kAckSyndrome, resp_.msn, r.p.h.va, r.p.h.dma_len, r.p.h.dma_len, r.mr});
+    resp_.responses.push_back({Response::ReadData, r.p.h.psn, kAckSyndrome, resp_.msn, r.p.h.va,
+                               r.p.h.dma_len, r.p.h.dma_len, r.mr});
     nic_.wake(*this);
   } else if (r.atomic) {
     execute_atomic(r);
@@ -424,7 +449,8 @@ RespStep IbaQp::complete(const RespPacket& r) {
       const ibv_wc_opcode wop = r.send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
       // byte_len: the bytes placed; for WRITE with immediate the RETH DMA length (as rxe and mlx5).
       const uint32_t len = r.send ? static_cast<uint32_t>(resp_.recv_offset) : resp_.write_len;
-      complete_recv(resp_.recv, IBV_WC_SUCCESS, wop, len, htonl(r.p.h.imm), r.imm, 0, false, 0, 0, r.p.h.solicited);
+      complete_recv(resp_.recv, IBV_WC_SUCCESS, wop, len, htonl(r.p.h.imm), r.imm, 0, false, 0, 0,
+                    r.p.h.solicited);
       resp_.recv_active = false;
     }
   }

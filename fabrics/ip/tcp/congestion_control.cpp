@@ -13,8 +13,8 @@ constexpr double kCubicBeta = 0.7;
 constexpr double kCubicAlpha = 3.0 * (1.0 - kCubicBeta) / (1.0 + kCubicBeta);
 }  // namespace
 
-CongestionController::CongestionController(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments,
-                                     double dctcp_g)
+CongestionController::CongestionController(CongestionControlKind kind, uint32_t smss,
+                                           uint32_t initial_segments, double dctcp_g)
     : kind_(kind), smss_(smss), cwnd_(uint64_t{smss} * std::max(1u, initial_segments)), g_(dctcp_g) {}
 
 void CongestionController::observe_ack(const AckSample& a) {

@@ -67,7 +67,8 @@ uint64_t TcpLossRecovery::sack(const TcpOptions& o, uint32_t una_seq, const Send
   return newly;
 }
 
-std::optional<Time> TcpLossRecovery::cumulative_ack(uint64_t ack_off, uint64_t acked, Time now, uint32_t smss) {
+std::optional<Time> TcpLossRecovery::cumulative_ack(uint64_t ack_off, uint64_t acked, Time now,
+                                                    uint32_t smss) {
   // Karn's rule: time only segments sent once; take the newest one acked.
   std::optional<Time> sample;
   while (!scoreboard_.empty() && scoreboard_.front().end <= ack_off) {
@@ -100,7 +101,8 @@ void TcpLossRecovery::duplicate_ack(const Sender& snd) {
   }
 }
 
-TcpLossRecovery::Outcome TcpLossRecovery::on_ack(const AckSample& a, const Ack& ack, const Sender& snd, Time now) {
+TcpLossRecovery::Outcome TcpLossRecovery::on_ack(const AckSample& a, const Ack& ack, const Sender& snd,
+                                                 Time now) {
   const uint64_t delivered = ack.acked + ack.newly_sacked + (ack.dup && !snd.sack ? snd.smss : 0);
   switch (state_) {
     case State::open: {
@@ -109,7 +111,8 @@ TcpLossRecovery::Outcome TcpLossRecovery::on_ack(const AckSample& a, const Ack& 
       // RFC 5681 3.2 / RFC 6582 3.2 step 2: three duplicate ACKs, unless they
       // belong to data sent before the last recovery; RFC 6675 5: or SACK
       // shows the first segment lost.
-      if ((dupacks_ >= 3 || (snd.sack && head_lost)) && snd.snd_una >= recover_ && snd.snd_nxt > snd.snd_una) {
+      if ((dupacks_ >= 3 || (snd.sack && head_lost)) && snd.snd_una >= recover_ &&
+          snd.snd_nxt > snd.snd_una) {
         enter_recovery(snd, now);
         update_prr(delivered, snd);
         cc_.observe_ack(a);

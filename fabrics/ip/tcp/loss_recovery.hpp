@@ -44,9 +44,9 @@ class TcpLossRecovery {
   };
   // What one ACK said.
   struct Ack {
-    uint64_t acked = 0;          // bytes newly acknowledged cumulatively
-    uint64_t newly_sacked = 0;   // bytes newly SACKed (sack())
-    bool dup = false;            // a duplicate ACK (RFC 5681 2)
+    uint64_t acked = 0;         // bytes newly acknowledged cumulatively
+    uint64_t newly_sacked = 0;  // bytes newly SACKed (sack())
+    bool dup = false;           // a duplicate ACK (RFC 5681 2)
   };
   enum class Outcome : uint8_t {
     open,              // no loss to act on: the sender's window may grow (or react to ECN)
@@ -69,7 +69,9 @@ class TcpLossRecovery {
   Seg* next_retransmit();
   const Seg* next_retransmit() const { return const_cast<TcpLossRecovery*>(this)->next_retransmit(); }
   // May `s` go now? The first retransmission of a recovery ignores cwnd.
-  bool may_retransmit(const Seg& s, uint64_t pipe) const { return fast_rtx_pending_ || pipe + s.len() <= cc_.cwnd(); }
+  bool may_retransmit(const Seg& s, uint64_t pipe) const {
+    return fast_rtx_pending_ || pipe + s.len() <= cc_.cwnd();
+  }
   // `s` (next_retransmit()) is being sent again at `now`.
   void retransmitted(Seg& s, Time now);
   // A new segment was sent; `prr` counts it as PRR's data sent during

@@ -57,8 +57,8 @@ uint32_t TcpFlow::hash() const {
   return fnv1a(h, ports);
 }
 
-TcpConnection::TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpointConfig& cfg, const TcpFlow& flow,
-                             uint32_t iss)
+TcpConnection::TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpointConfig& cfg,
+                             const TcpFlow& flow, uint32_t iss)
     : sim_(sim),
       pool_(pool),
       cfg_(cfg),

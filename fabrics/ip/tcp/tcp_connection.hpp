@@ -47,10 +47,10 @@
 #include <vector>
 
 #include "core/engine.hpp"
-#include "core/packet.hpp"
-#include "core/units.hpp"
 #include "core/lazy_timer.hpp"
+#include "core/packet.hpp"
 #include "core/ring.hpp"
+#include "core/units.hpp"
 #include "fabrics/ip/tcp/congestion_control.hpp"
 #include "fabrics/ip/tcp/loss_recovery.hpp"
 #include "fabrics/ip/tcp/record_queue.hpp"
@@ -133,7 +133,8 @@ class TcpConnection {
  public:
   using Output = std::function<void(Packet, bool ect)>;
 
-  TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpointConfig& cfg, const TcpFlow& flow, uint32_t iss);
+  TcpConnection(Simulator& sim, PacketPool& pool, const TcpEndpointConfig& cfg, const TcpFlow& flow,
+                uint32_t iss);
   ~TcpConnection();
   TcpConnection(const TcpConnection&) = delete;
   TcpConnection& operator=(const TcpConnection&) = delete;

@@ -21,7 +21,7 @@
 namespace rdmasim {
 
 class IntOption {
-public:
+ public:
   static constexpr uint8_t kType = 0x5E;
   static constexpr size_t kLen = 40;
   static constexpr size_t kDataBits = (kLen - 2) * 8;
@@ -61,7 +61,7 @@ public:
     return true;
   }
 
-private:
+ private:
   explicit IntOption(std::span<std::byte> b) : b_(b) {}
   static size_t hop_bit(size_t i) { return 4 + i * IntHop::kBits; }
   void put_hop(size_t i, const IntHop& h) {

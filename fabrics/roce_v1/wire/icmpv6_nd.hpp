@@ -62,7 +62,7 @@ class NdViewT {
     return checksum_add(s, b_.subspan(4));
   }
 
-public:
+ public:
   static constexpr size_t kLen = 24;             // without options
   static constexpr size_t kLinkLayerOptLen = 8;  // an Ethernet link-layer address option
 

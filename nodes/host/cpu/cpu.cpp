@@ -27,7 +27,8 @@ Cpu::~Cpu() {
 }
 
 Process& Cpu::spawn(std::string name, Process::Kind kind, bool fair, int core) {
-  if (kind == Process::Kind::softirq) throw std::logic_error("a softirq context comes from softirq_context()");
+  if (kind == Process::Kind::softirq)
+    throw std::logic_error("a softirq context comes from softirq_context()");
   Core* least = nullptr;
   if (core >= 0) {
     least = cores_.at(static_cast<size_t>(core)).get();
@@ -77,9 +78,8 @@ void Cpu::request(Process& p, CpuUse use, Time t, std::coroutine_handle<> h) {
     // Its last burst just ended: an I/O process goes on (a fair one unless
     // a fair process that had less waits); a compute process goes on too
     // unless others wait for the core (round robin per chunk).
-    const bool goes_on = p.kind_ == Process::Kind::io
-                             ? !should_yield(c, p)
-                             : c.ready.empty() && c.compute.empty() && !c.paused;
+    const bool goes_on = p.kind_ == Process::Kind::io ? !should_yield(c, p)
+                                                      : c.ready.empty() && c.compute.empty() && !c.paused;
     if (goes_on) {
       p.state_ = Process::State::running;
       if (!busy_now(c)) run_phase(c);  // else it resumes when the IRQ or softirq ends (dispatch)
@@ -374,7 +374,8 @@ void Cpu::record(const Core& c, Time now) {
   if (c.use == CpuUse::idle || now <= trace_from_ || c.seg_start >= trace_to_) return;
   if (!trace_->empty()) {
     CpuSegment& last = trace_->back();
-    if (last.core == c.index && last.use == c.use && last.process == c.seg_process && last.end == c.seg_start) {
+    if (last.core == c.index && last.use == c.use && last.process == c.seg_process &&
+        last.end == c.seg_start) {
       last.end = now;
       return;
     }

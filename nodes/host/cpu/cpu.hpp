@@ -52,7 +52,7 @@ using CpuTimes = std::array<Time, kCpuUses>;
 
 // A program on a host. Created by Cpu::spawn, which pins it to a core.
 class Process {
-public:
+ public:
   enum class Kind { io, compute, softirq };
   const std::string& name() const { return name_; }
   Kind kind() const { return kind_; }
@@ -60,7 +60,7 @@ public:
   // CPU time it has had (CFS's vruntime for a fair process).
   Time runtime() const { return runtime_; }
 
-private:
+ private:
   friend class Cpu;
   enum class State { off, ready, running, holding, spinning, waiting_irq };
   Process(std::string name, Kind kind, int core) : name_(std::move(name)), kind_(kind), core_(core) {}
@@ -80,10 +80,10 @@ private:
 
 // What a hard IRQ handler does when it ends (the NIC driver's receive path).
 class IrqSink {
-public:
+ public:
   virtual void irq_handled() = 0;
 
-protected:
+ protected:
   ~IrqSink() = default;
 };
 
@@ -96,7 +96,7 @@ struct CpuSegment {
 };
 
 class Cpu {
-public:
+ public:
   Cpu(Simulator& sim, int cores, Time context_switch);
   ~Cpu();
   Cpu(const Cpu&) = delete;
@@ -167,7 +167,7 @@ public:
   // Records the segments still open at now() and stops tracing.
   void end_trace();
 
-private:
+ private:
   struct Irq {
     Time cost;
     Process* wake;
@@ -189,7 +189,7 @@ private:
     Ring<Process*> compute;  // compute processes
     uint32_t spinners = 0;
     uint32_t processes = 0;
-    bool isolated = false;  // no process is placed here unless pinned
+    bool isolated = false;       // no process is placed here unless pinned
     std::vector<Process*> fair;  // its fair processes
     // Accounting: the open segment and the closed totals.
     CpuUse use = CpuUse::idle;

@@ -28,11 +28,20 @@ std::string xml(std::string_view s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -45,24 +54,27 @@ std::string cpu_trace_json(const std::string& host, int cores, const std::vector
   // is byte-identical from run to run.
   using nlohmann::json;
   std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  out += fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {{\"name\": {}}}}}",
-                     json(host).dump());
+  out += fmt::format(
+      "{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {{\"name\": {}}}}}",
+      json(host).dump());
   for (int c = 0; c < cores; ++c)
     out += fmt::format(
-        ",\n{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": {0}, \"args\": {{\"name\": \"core {0}\"}}}}",
+        ",\n{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": {0}, \"args\": {{\"name\": "
+        "\"core {0}\"}}}}",
         c);
   for (const CpuSegment& s : segments) {
     if (s.use == CpuUse::idle) continue;
-    out += fmt::format(",\n{{\"ph\": \"X\", \"name\": {}, \"cat\": \"{}\", \"pid\": 1, \"tid\": {}, \"ts\": {}, "
-                       "\"dur\": {}}}",
-                       json(label(s)).dump(), cpu_use_name(s.use), s.core, micros(s.start), micros(s.end - s.start));
+    out += fmt::format(
+        ",\n{{\"ph\": \"X\", \"name\": {}, \"cat\": \"{}\", \"pid\": 1, \"tid\": {}, \"ts\": {}, "
+        "\"dur\": {}}}",
+        json(label(s)).dump(), cpu_use_name(s.use), s.core, micros(s.start), micros(s.end - s.start));
   }
   out += "\n]}\n";
   return out;
 }
 
-std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<CpuSegment>& segments, Time from,
-                          Time to) {
+std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<CpuSegment>& segments,
+                          Time from, Time to) {
   constexpr int kLeft = 80, kWidth = 1000, kRow = 28, kTop = 30;
   if (to <= from) to = from + Time::ns(1);
   const double span = static_cast<double>((to - from).count());
@@ -71,18 +83,24 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
     return kLeft + static_cast<double>((c - from).count()) / span * kWidth;
   };
   // A colour per process (in order of first appearance), one per kernel category.
-  static constexpr const char* kProcessColours[] = {"#4e79a7", "#59a14f", "#edc948", "#b07aa1", "#76b7b2", "#9c755f"};
+  static constexpr const char* kProcessColours[] = {"#4e79a7", "#59a14f", "#edc948",
+                                                    "#b07aa1", "#76b7b2", "#9c755f"};
   std::map<const Process*, size_t> colour_of;
   std::vector<const Process*> order;
   for (const CpuSegment& s : segments)
-    if (s.process && s.use != CpuUse::irq && s.use != CpuUse::softirq && colour_of.emplace(s.process, order.size()).second)
+    if (s.process && s.use != CpuUse::irq && s.use != CpuUse::softirq &&
+        colour_of.emplace(s.process, order.size()).second)
       order.push_back(s.process);
   auto fill = [&](const CpuSegment& s) -> std::string {
     switch (s.use) {
-      case CpuUse::irq: return "#e15759";
-      case CpuUse::softirq: return "#f28e2b";
-      case CpuUse::syscall: return "#bab0ac";
-      default: return kProcessColours[colour_of.at(s.process) % std::size(kProcessColours)];
+      case CpuUse::irq:
+        return "#e15759";
+      case CpuUse::softirq:
+        return "#f28e2b";
+      case CpuUse::syscall:
+        return "#bab0ac";
+      default:
+        return kProcessColours[colour_of.at(s.process) % std::size(kProcessColours)];
     }
   };
   const int height = kTop + cores * kRow + 40 + static_cast<int>(order.size() + 4) * 16;
@@ -90,8 +108,8 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"12\">\n",
       kLeft + kWidth + 20, height);
-  out += fmt::format("<text x=\"{}\" y=\"18\">{}: CPU from {} us to {} us</text>\n", kLeft, xml(host), micros(from),
-                     micros(to));
+  out += fmt::format("<text x=\"{}\" y=\"18\">{}: CPU from {} us to {} us</text>\n", kLeft, xml(host),
+                     micros(from), micros(to));
   for (int c = 0; c < cores; ++c)
     out += fmt::format("<text x=\"4\" y=\"{}\">core {}</text>\n", kTop + c * kRow + 17, c);
   for (const CpuSegment& s : segments) {
@@ -99,11 +117,14 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
     const double x0 = x(s.start), x1 = x(s.end);
     const int y = kTop + s.core * kRow;
     // Polling is hatched with its letter, as in the seed's figures: p.
-    out += fmt::format("<rect x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"20\" fill=\"{}\"{}><title>{} {} us + {} us</title></rect>\n",
-                       x0, y, std::max(x1 - x0, 0.2), fill(s), s.use == CpuUse::poll ? " fill-opacity=\"0.35\"" : "",
-                       xml(label(s)), micros(s.start), micros(s.end - s.start));
+    out += fmt::format(
+        "<rect x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"20\" fill=\"{}\"{}><title>{} {} us + {} "
+        "us</title></rect>\n",
+        x0, y, std::max(x1 - x0, 0.2), fill(s), s.use == CpuUse::poll ? " fill-opacity=\"0.35\"" : "",
+        xml(label(s)), micros(s.start), micros(s.end - s.start));
     if (s.use == CpuUse::poll && x1 - x0 >= 10)
-      out += fmt::format("<text x=\"{:.3f}\" y=\"{}\" text-anchor=\"middle\">p</text>\n", (x0 + x1) / 2, y + 15);
+      out +=
+          fmt::format("<text x=\"{:.3f}\" y=\"{}\" text-anchor=\"middle\">p</text>\n", (x0 + x1) / 2, y + 15);
   }
   // Time axis: the window's ends.
   const int axis = kTop + cores * kRow + 4;
@@ -115,11 +136,13 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
   // Legend.
   int ly = axis + 36;
   auto legend = [&](const std::string& colour, const std::string& what) {
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
-                       kLeft, ly - 10, colour, kLeft + 18, ly, xml(what));
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
+        kLeft, ly - 10, colour, kLeft + 18, ly, xml(what));
     ly += 16;
   };
-  for (const Process* p : order) legend(kProcessColours[colour_of.at(p) % std::size(kProcessColours)], p->name() + " (pale: polling, p)");
+  for (const Process* p : order)
+    legend(kProcessColours[colour_of.at(p) % std::size(kProcessColours)], p->name() + " (pale: polling, p)");
   legend("#bab0ac", "context switch / system call");
   legend("#e15759", "hard IRQ");
   legend("#f28e2b", "softirq");

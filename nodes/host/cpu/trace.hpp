@@ -15,7 +15,7 @@ namespace rdmasim {
 
 std::string cpu_trace_json(const std::string& host, int cores, const std::vector<CpuSegment>& segments);
 // The window [from, to) of the timeline as an SVG picture.
-std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<CpuSegment>& segments, Time from,
-                          Time to);
+std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<CpuSegment>& segments,
+                          Time from, Time to);
 
 }  // namespace rdmasim

@@ -5,12 +5,14 @@
 
 namespace rdmasim {
 
-PollModeDriver::PollModeDriver(Simulator& sim, Cpu& cpu, const DpdkConfig& cfg) : sim_(sim), cpu_(cpu), cfg_(cfg) {
+PollModeDriver::PollModeDriver(Simulator& sim, Cpu& cpu, const DpdkConfig& cfg)
+    : sim_(sim), cpu_(cpu), cfg_(cfg) {
   for (uint32_t c = 0; c < cfg_.cores; ++c) {
     cpu_.isolate(static_cast<int>(c));
     queues_.push_back(std::make_unique<Queue>(sim_));
     Queue& q = *queues_.back();
-    q.lcore = &cpu_.spawn("lcore/" + std::to_string(c), Process::Kind::io, /*fair=*/false, static_cast<int>(c));
+    q.lcore =
+        &cpu_.spawn("lcore/" + std::to_string(c), Process::Kind::io, /*fair=*/false, static_cast<int>(c));
     poll_loop(q);
   }
 }

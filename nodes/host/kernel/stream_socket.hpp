@@ -85,10 +85,10 @@ class StreamSocket {
   size_t queued() const { return rx_size_; }  // bytes waiting to be read
 
   struct Stats {
-    uint64_t sends = 0, recvs = 0;   // system calls
-    uint64_t send_waits = 0;         // sends that slept on a full send buffer
-    uint64_t recv_waits = 0;         // recvs that slept on an empty queue
-    uint64_t segments_pushed = 0;    // segments passed down by send()
+    uint64_t sends = 0, recvs = 0;  // system calls
+    uint64_t send_waits = 0;        // sends that slept on a full send buffer
+    uint64_t recv_waits = 0;        // recvs that slept on an empty queue
+    uint64_t segments_pushed = 0;   // segments passed down by send()
     uint64_t bytes_sent = 0, bytes_received = 0;
   };
   const Stats& stats() const { return stats_; }

@@ -16,7 +16,9 @@ struct Bench {
   std::vector<std::pair<Time, Ipv6Address>> asked;
   NeighborCache cache;
   explicit Bench(NeighborCache::Params p = {})
-      : cache(sim, p, [this](const Ipv6Address& a) { asked.push_back({sim.now(), a}); }) {}
+      : cache(sim, p, [this](const Ipv6Address& a) {
+          asked.push_back({sim.now(), a});
+        }) {}
   Packet frame(uint8_t tag, size_t n = 100) {
     Packet p = pool.make();
     auto b = p.push_back(n);

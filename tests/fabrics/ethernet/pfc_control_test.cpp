@@ -81,7 +81,8 @@ TEST_CASE("pfc: XOFF at the threshold pauses the peer's priority; XON resumes it
   CHECK_FALSE(t.at_b().pausing_peer(3));
   t.sim.run(t.sim.now() + 5_us);
   REQUIRE(t.a.got.size() == 2);
-  const PfcFrame xon = PfcFrame::parse(*ConstPfcView::check(ConstEthernetView::check(t.a.got[1].bytes)->payload()));
+  const PfcFrame xon =
+      PfcFrame::parse(*ConstPfcView::check(ConstEthernetView::check(t.a.got[1].bytes)->payload()));
   CHECK(xon.class_enable == 0x08);
   CHECK(xon.quanta[3] == 0);
   CHECK_FALSE(t.at_a().paused(3));
@@ -210,7 +211,8 @@ TEST_CASE("pfc: a bridge's ingress accounting keeps a 2-to-1 incast lossless") {
       feed();
     }
     sim.run();
-    const uint64_t data = std::count_if(r.got.begin(), r.got.end(), [](const auto& g) { return g.bytes.size() == 1500; });
+    const uint64_t data =
+        std::count_if(r.got.begin(), r.got.end(), [](const auto& g) { return g.bytes.size() == 1500; });
     const uint64_t drops = sw.port(2).stats().drops;
     if (pfc) {
       CHECK(drops == 0);

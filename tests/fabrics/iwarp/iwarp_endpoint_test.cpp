@@ -77,8 +77,8 @@ TEST_CASE("iwarp: MPA revision 2 negotiates IRD and ORD") {
   p.t.sim.run(100_ms);
   CHECK(p.a->mpa_revision() == 2);
   CHECK(p.b->mpa_revision() == 2);
-  CHECK(p.a->ord() == 2);  // b serves 2
-  CHECK(p.b->ord() == 4);  // a serves 4
+  CHECK(p.a->ord() == 2);             // b serves 2
+  CHECK(p.b->ord() == 4);             // a serves 4
   CHECK(p.eb.peer_pd == text("hi"));  // IRD/ORD are not the ULP's private data
   CHECK(p.eb.terms.empty());
   CHECK(p.ea.reads_done.size() == 8);

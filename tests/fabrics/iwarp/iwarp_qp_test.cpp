@@ -40,7 +40,8 @@ struct Bed {
     test::connect_rc(*s.qp, p);
   }
 
-  int post(Side& s, ibv_wr_opcode op, uint64_t off, uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t id) {
+  int post(Side& s, ibv_wr_opcode op, uint64_t off, uint32_t len, uint64_t raddr, uint32_t rkey,
+           uint64_t id) {
     return test::post_send(s, op, off, len, raddr, rkey, id);
   }
 
@@ -139,7 +140,9 @@ TEST_CASE("iwarp verbs: a bad rkey fails its WRITE with IBV_WC_REM_ACCESS_ERR, t
     REQUIRE(t.a.cq->poll(4, wc) == static_cast<int>(c.count));
     for (size_t i = 0; i < c.count; ++i) {
       CHECK(wc[i].wr_id == i + 1);
-      CHECK(wc[i].status == (i < c.bad ? IBV_WC_SUCCESS : i == c.bad ? IBV_WC_REM_ACCESS_ERR : IBV_WC_WR_FLUSH_ERR));
+      CHECK(wc[i].status == (i < c.bad    ? IBV_WC_SUCCESS
+                             : i == c.bad ? IBV_WC_REM_ACCESS_ERR
+                                          : IBV_WC_WR_FLUSH_ERR));
     }
     CHECK(t.a.qp->state() == IBV_QPS_ERR);
     CHECK(t.b.qp->state() == IBV_QPS_ERR);

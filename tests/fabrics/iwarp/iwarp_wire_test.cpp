@@ -77,7 +77,7 @@ TEST_CASE("mpa: request and reply frames byte for byte") {
 TEST_CASE("mpa: revision 2 frames carry IRD and ORD first (RFC 6581)") {
   // Request: C and E (enhanced) set, Rev 2, 8 bytes of private data: IRD 16
   // with P (peer-to-peer) and Z, ORD 4 with W, then 4 bytes of the ULP's.
-  auto req = bytes({'M', 'P', 'A', ' ', 'I',  'D',  ' ',  'R',  'e',  'q',  ' ',  'F',  'r',  'a',
+  auto req = bytes({'M', 'P', 'A',  ' ',  'I',  'D',  ' ',  'R',  'e',  'q',  ' ',  'F',  'r',  'a',
                     'm', 'e', 0x50, 0x02, 0x00, 0x08, 0xC0, 0x10, 0x80, 0x04, 0x01, 0x02, 0x03, 0x04});
   auto v = ConstMpaFrameView::check(req);
   REQUIRE(v);

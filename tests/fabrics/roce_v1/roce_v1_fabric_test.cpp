@@ -53,7 +53,8 @@ struct Bench {
   Bench(int n, uint8_t priority = 0, std::optional<uint16_t> vid = {}) {
     rx.resize(n);
     for (int i = 0; i < n; ++i) {
-      hosts.push_back(std::make_unique<Host>(sim, pool, std::string(1, char('a' + i)), NicConfig{}, HostConfig{}));
+      hosts.push_back(
+          std::make_unique<Host>(sim, pool, std::string(1, char('a' + i)), NicConfig{}, HostConfig{}));
       Rnic& nic = hosts.back()->nic();
       const MacAddress mac = MacAddress::local(static_cast<uint32_t>(i + 1));
       nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, RoceV1Port{mac, roce_v1_gid(mac), priority, vid}));

@@ -11,24 +11,25 @@
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/registry.hpp"
-#include "tests/fixtures/network.hpp"
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
+#include "tests/fixtures/network.hpp"
 
 using namespace rdmasim;
 
 namespace {
 
 ExperimentConfig config(std::vector<std::string> hosts, std::vector<std::string> switches,
-                        std::vector<std::string> routers, std::vector<std::pair<std::string, std::string>> links) {
+                        std::vector<std::string> routers,
+                        std::vector<std::pair<std::string, std::string>> links) {
   return test::topology_config("roce_v1", std::move(hosts), std::move(switches), std::move(routers), links);
 }
 
 }  // namespace
 
 TEST_CASE("roce_v1 network: bridges, a router, and the connect error across it") {
-  const ExperimentConfig cfg = config({"a", "b", "c"}, {"s1", "s2", "s3"}, {"r1"},
-                                      {{"a", "s1"}, {"b", "s2"}, {"s1", "s2"}, {"s2", "s3"}, {"s3", "s1"},
-                                       {"s3", "r1"}, {"r1", "c"}});
+  const ExperimentConfig cfg =
+      config({"a", "b", "c"}, {"s1", "s2", "s3"}, {"r1"},
+             {{"a", "s1"}, {"b", "s2"}, {"s1", "s2"}, {"s2", "s3"}, {"s3", "s1"}, {"s3", "r1"}, {"r1", "c"}});
   Network net(cfg);
   const BuiltFabric built = build_network(net, fabric_of(cfg));
   auto& s1 = dynamic_cast<L2Bridge&>(*net.nodes[*net.graph.find("s1")]);

@@ -1,8 +1,7 @@
-#include "nodes/host/dpdk/poll_mode_driver.hpp"
-
 #include <doctest/doctest.h>
 
 #include "core/packet.hpp"
+#include "nodes/host/dpdk/poll_mode_driver.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;

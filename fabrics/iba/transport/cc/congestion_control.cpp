@@ -40,8 +40,9 @@ CcFeedback cc_feedback(CcAlgorithm a) {
   return f;
 }
 
-std::unique_ptr<QpCongestionControl> make_congestion_control(const CcConfig& cfg, Simulator& sim, DataRate line,
-                                                           const void* qp, CcHasWork has_work) {
+std::unique_ptr<QpCongestionControl> make_congestion_control(const CcConfig& cfg, Simulator& sim,
+                                                             DataRate line, const void* qp,
+                                                             CcHasWork has_work) {
   switch (cfg.algorithm) {
     case CcAlgorithm::none:
       return nullptr;

@@ -25,17 +25,17 @@ struct CcAck {
   Time now;
   uint64_t acked_bytes = 0;  // newly acknowledged
   uint32_t acked_packets = 0;
-  uint32_t next_psn = 0;      // the requester's next PSN when the ACK arrived
-  uint32_t psn = 0;           // the ACK's PSN
-  bool ecn_echo = false;      // BECN set: a packet it acknowledges arrived CE (or FECN)
-  std::optional<Time> rtt;    // from the send time of the packet it acknowledges
-  int hops = -1;              // switches the ACK crossed (from its TTL), -1: unknown
+  uint32_t next_psn = 0;                // the requester's next PSN when the ACK arrived
+  uint32_t psn = 0;                     // the ACK's PSN
+  bool ecn_echo = false;                // BECN set: a packet it acknowledges arrived CE (or FECN)
+  std::optional<Time> rtt;              // from the send time of the packet it acknowledges
+  int hops = -1;                        // switches the ACK crossed (from its TTL), -1: unknown
   const IntStack* telemetry = nullptr;  // HPCC: the switches' telemetry, echoed
-  Time endpoint_delay;        // Swift: of the RTT, the part spent in the NICs' receive pipelines
+  Time endpoint_delay;                  // Swift: of the RTT, the part spent in the NICs' receive pipelines
 };
 
 class QpCongestionControl {
-public:
+ public:
   virtual ~QpCongestionControl() = default;
   // The rate its data frames keep to; nullopt: line rate, not paced.
   virtual std::optional<DataRate> pacing_rate() const = 0;
@@ -53,20 +53,21 @@ public:
 
 // What the receiving NIC and the requester do for an algorithm.
 struct CcFeedback {
-  bool cnp_on_ce = false;         // DCQCN: a CNP to the sender of a CE-marked packet
-  bool becn_on_ce = false;        // DCTCP: BECN on the ACK of a CE-marked packet
-  bool becn_on_fecn = false;      // IB CCA: BECN on the ACK (or a CNP) for a FECN-marked packet
-  bool echo_telemetry = false;    // HPCC: the data packet's telemetry into its ACK
-  bool request_telemetry = false; // HPCC: data packets carry room for the switches' telemetry
-  bool ack_every_packet = false;  // AckReq on every request packet: per-packet feedback
-  bool rtt_samples = false;       // the requester times its packets
+  bool cnp_on_ce = false;          // DCQCN: a CNP to the sender of a CE-marked packet
+  bool becn_on_ce = false;         // DCTCP: BECN on the ACK of a CE-marked packet
+  bool becn_on_fecn = false;       // IB CCA: BECN on the ACK (or a CNP) for a FECN-marked packet
+  bool echo_telemetry = false;     // HPCC: the data packet's telemetry into its ACK
+  bool request_telemetry = false;  // HPCC: data packets carry room for the switches' telemetry
+  bool ack_every_packet = false;   // AckReq on every request packet: per-packet feedback
+  bool rtt_samples = false;        // the requester times its packets
 };
 CcFeedback cc_feedback(CcAlgorithm a);
 
 // `has_work` tells a timer-driven algorithm whether its QP still has
 // anything to send (an idle QP's timers schedule nothing).
 using CcHasWork = bool (*)(const void* qp);
-std::unique_ptr<QpCongestionControl> make_congestion_control(const CcConfig& cfg, Simulator& sim, DataRate line,
-                                                           const void* qp, CcHasWork has_work);
+std::unique_ptr<QpCongestionControl> make_congestion_control(const CcConfig& cfg, Simulator& sim,
+                                                             DataRate line, const void* qp,
+                                                             CcHasWork has_work);
 
 }  // namespace rdmasim

@@ -109,7 +109,8 @@ void DcqcnRate::increase() {
   if (std::max(timer_steps_, byte_steps_) < f) {
     // Fast recovery: only towards the rate before the cut.
   } else if (std::min(timer_steps_, byte_steps_) > f) {
-    rt_ += static_cast<double>(std::min(timer_steps_, byte_steps_) - f) * static_cast<double>(cfg_.hyper.bps());
+    rt_ +=
+        static_cast<double>(std::min(timer_steps_, byte_steps_) - f) * static_cast<double>(cfg_.hyper.bps());
   } else {
     rt_ += static_cast<double>(cfg_.additive.bps());
   }

@@ -25,7 +25,7 @@
 namespace rdmasim {
 
 class DcqcnRate final : public QpCongestionControl {
-public:
+ public:
   using HasWork = CcHasWork;
   DcqcnRate(Simulator& sim, const DcqcnConfig& cfg, DataRate line, const void* qp, HasWork has_work);
   DcqcnRate(const DcqcnRate&) = delete;
@@ -48,7 +48,7 @@ public:
   // The QP has work again (a post): timers resume after catching up.
   void busy() override;
 
-private:
+ private:
   void on_alpha_timer();
   void on_rate_timer();
   void increase();

@@ -37,6 +37,8 @@ void Dctcp::on_ack(const CcAck& a) {
   cwnd_ = std::clamp(cwnd_, static_cast<double>(cfg_.min_window.count()), max_cwnd_);
 }
 
-void Dctcp::on_timeout() { cwnd_ = std::max(static_cast<double>(cfg_.min_window.count()), static_cast<double>(mtu_)); }
+void Dctcp::on_timeout() {
+  cwnd_ = std::max(static_cast<double>(cfg_.min_window.count()), static_cast<double>(mtu_));
+}
 
 }  // namespace rdmasim

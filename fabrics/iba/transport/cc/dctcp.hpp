@@ -11,7 +11,7 @@
 namespace rdmasim {
 
 class Dctcp final : public QpCongestionControl {
-public:
+ public:
   Dctcp(const DctcpConfig& cfg, DataRate line);
 
   std::optional<DataRate> pacing_rate() const override { return std::nullopt; }
@@ -23,7 +23,7 @@ public:
   double alpha() const { return alpha_; }
   double cwnd() const { return cwnd_; }
 
-private:
+ private:
   const DctcpConfig& cfg_;
   double max_cwnd_, cwnd_;
   double alpha_ = 1;  // as Linux starts it: the first marks cut by half

@@ -18,7 +18,7 @@
 namespace rdmasim {
 
 class Hpcc final : public QpCongestionControl {
-public:
+ public:
   Hpcc(const HpccConfig& cfg, DataRate line);
 
   std::optional<DataRate> pacing_rate() const override;
@@ -29,7 +29,7 @@ public:
   double utilisation() const { return u_; }
   uint32_t stage() const { return stage_; }
 
-private:
+ private:
   const HpccConfig& cfg_;
   const double line_;
   double rate_;      // W / T, bits per second

@@ -13,7 +13,7 @@
 namespace rdmasim {
 
 class IbCca final : public QpCongestionControl {
-public:
+ public:
   IbCca(Simulator& sim, const IbCcaConfig& cfg, DataRate line);
   IbCca(const IbCca&) = delete;
   IbCca& operator=(const IbCca&) = delete;
@@ -28,7 +28,7 @@ public:
   uint32_t index() const { return ccti_; }
   void becn();
 
-private:
+ private:
   void on_timer();
 
   Simulator& sim_;

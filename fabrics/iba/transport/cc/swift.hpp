@@ -17,7 +17,7 @@
 namespace rdmasim {
 
 class Swift final : public QpCongestionControl {
-public:
+ public:
   Swift(const SwiftConfig& cfg, DataRate line);
 
   std::optional<DataRate> pacing_rate() const override;
@@ -30,7 +30,7 @@ public:
   double endpoint_window() const { return ecwnd_; }
   Time target(int hops) const;
 
-private:
+ private:
   void adjust(double& cwnd, Time delay, Time target, const CcAck& a);
   double cwnd() const { return std::min(fcwnd_, ecwnd_); }
 

@@ -19,7 +19,7 @@ namespace rdmasim {
 struct IntHop {
   static constexpr int kTsBits = 22, kTxBits = 20, kQlenBits = 14, kRateBits = 4;
   static constexpr int kBits = kTsBits + kTxBits + kQlenBits + kRateBits;  // 60
-  static constexpr uint64_t kUnit = 128;  // bytes per count of tx and qlen
+  static constexpr uint64_t kUnit = 128;                                   // bytes per count of tx and qlen
 
   uint32_t ts = 0;    // ns, modulo 2^22 (4.19 ms)
   uint32_t tx = 0;    // bytes sent by the port / 128, modulo 2^20 (128 MiB)
@@ -61,7 +61,9 @@ struct IntHop {
   DataRate line_rate() const { return DataRate(rate < kRates.size() ? kRates[rate] : 0); }
   uint64_t qlen_bytes() const { return uint64_t{qlen} * kUnit; }
   // Differences to an earlier sample of the same hop, modulo the widths.
-  Time since(const IntHop& before) const { return Time::ns(static_cast<int64_t>((ts - before.ts) & mask(kTsBits))); }
+  Time since(const IntHop& before) const {
+    return Time::ns(static_cast<int64_t>((ts - before.ts) & mask(kTsBits)));
+  }
   uint64_t bytes_since(const IntHop& before) const { return ((tx - before.tx) & mask(kTxBits)) * kUnit; }
 
   static constexpr uint64_t mask(int bits) { return (uint64_t{1} << bits) - 1; }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace rdmasim {
 
 Timely::Timely(const TimelyConfig& cfg, DataRate line)
@@ -36,7 +35,8 @@ void Timely::update(Time rtt) {
   if (rtt < cfg_.t_low) {
     rate_ += delta;
   } else if (rtt > cfg_.t_high) {
-    rate_ *= 1 - cfg_.beta * (1 - static_cast<double>(cfg_.t_high.count()) / static_cast<double>(rtt.count()));
+    rate_ *=
+        1 - cfg_.beta * (1 - static_cast<double>(cfg_.t_high.count()) / static_cast<double>(rtt.count()));
     negative_steps_ = 0;
   } else if (gradient_ <= 0) {
     ++negative_steps_;

@@ -1,10 +1,9 @@
 // TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1): rate control from RTT
 // samples the NIC takes itself (the send time of a packet against the
 // arrival of its ACK; no field on the wire). Once per RTT (the paper
-// updates per completed segment, about an RTT at 100 Gb/s): the RTT difference is smoothed (weight `ewma` for the
-// newest) and normalised by min_rtt into a gradient. Below t_low the rate
-// rises by delta; above t_high it falls by beta (1 - t_high / rtt); in
-// between a gradient <= 0 raises it by delta, or by N delta (hyperactive
+// updates per completed segment, about an RTT at 100 Gb/s): the RTT difference is smoothed (weight `ewma` for
+// the newest) and normalised by min_rtt into a gradient. Below t_low the rate rises by delta; above t_high it
+// falls by beta (1 - t_high / rtt); in between a gradient <= 0 raises it by delta, or by N delta (hyperactive
 // increase, N = 5) after hai_threshold such steps in a row, and a positive
 // gradient cuts it by beta x gradient.
 #pragma once
@@ -14,7 +13,7 @@
 namespace rdmasim {
 
 class Timely final : public QpCongestionControl {
-public:
+ public:
   Timely(const TimelyConfig& cfg, DataRate line);
 
   std::optional<DataRate> pacing_rate() const override;
@@ -23,7 +22,7 @@ public:
   double rate_bps() const { return rate_; }
   double gradient() const { return gradient_; }
 
-private:
+ private:
   void update(Time rtt);
 
   const TimelyConfig& cfg_;

@@ -151,14 +151,15 @@ TEST_CASE("HPCC: utilisation from telemetry, the window from the reference, addi
 TEST_CASE("telemetry: the hop fields wrap and saturate at their wire widths") {
   const IntHop a = IntHop::sample(Time::ns((1 << 22) - 100), 128 * ((1 << 20) - 1), 10 << 20, 100_Gbps);
   const IntHop b = IntHop::sample(Time::ns((1 << 22) + 900), 128 * ((1 << 20) + 9), 0, 100_Gbps);
-  CHECK(b.since(a) == 1000_ns);       // across the timestamp's wrap
-  CHECK(b.bytes_since(a) == 128 * 10);  // across the byte counter's wrap
+  CHECK(b.since(a) == 1000_ns);                    // across the timestamp's wrap
+  CHECK(b.bytes_since(a) == 128 * 10);             // across the byte counter's wrap
   CHECK(a.qlen_bytes() == ((1 << 14) - 1) * 128);  // saturated
   CHECK(a.line_rate() == 100_Gbps);
   CHECK(IntHop::sample(Time{}, 0, 0, DataRate(30'000'000'000)).rate == 0);  // not in the table
 }
 
-TEST_CASE("Swift: the fabric target grows with hops; cuts once an RTT, at most max_mdf; below a packet it paces") {
+TEST_CASE(
+    "Swift: the fabric target grows with hops; cuts once an RTT, at most max_mdf; below a packet it paces") {
   SwiftConfig cfg;  // base_target 25 us, per_hop 1 us, beta 0.8, max_mdf 0.5, base_rtt 10 us
   Swift s(cfg, 100_Gbps);
   s.set_mtu(4096);

@@ -12,7 +12,6 @@ struct Work {
   static bool has(const void* w) { return static_cast<const Work*>(w)->busy; }
 };
 
-
 double gbps(DataRate r) { return static_cast<double>(r.bps()) / 1e9; }
 
 }  // namespace
@@ -42,7 +41,7 @@ TEST_CASE("DCQCN: alpha decays without CNPs; the rate recovers, then the timers 
   Work work;
   DcqcnRate r(sim, cfg, 100_Gbps, &work, Work::has);
   r.on_cnp();
-  r.on_cnp();  // 25 Gb/s, target 50
+  r.on_cnp();                  // 25 Gb/s, target 50
   sim.run(sim.now() + 56_us);  // one alpha period and one rate period
   CHECK(r.alpha() == doctest::Approx((1 - cfg.g) * 1.0));
   CHECK(gbps(r.rate()) == doctest::Approx(37.5));  // fast recovery: halfway to the target
@@ -66,7 +65,7 @@ TEST_CASE("DCQCN: after the fast-recovery steps, the target rises (additive, the
   r.on_cnp();
   for (uint32_t i = 1; i < cfg.fast_recovery; ++i) r.on_sent(cfg.byte_counter.count());
   CHECK(gbps(r.target()) == doctest::Approx(50));  // fast recovery keeps the target
-  r.on_sent(cfg.byte_counter.count());  // byte steps reach F, timer steps 0: additive
+  r.on_sent(cfg.byte_counter.count());             // byte steps reach F, timer steps 0: additive
   CHECK(gbps(r.target()) == doctest::Approx(50 + gbps(cfg.additive)));
   // Hyper increase needs both counts above F: the timer's too.
   sim.run(sim.now() + cfg.rate_period * (cfg.fast_recovery + 1) + 1_ns);

@@ -21,7 +21,6 @@ void run_until(Pair& p, F done) {
   REQUIRE(done());
 }
 
-
 }  // namespace
 
 TEST_CASE("a lost READ response starts one retry, not a storm (IBA 9.7.6.1.4, as rxe)") {
@@ -29,7 +28,8 @@ TEST_CASE("a lost READ response starts one retry, not a storm (IBA 9.7.6.1.4, as
   p.connect_both();
   p.fill(p.b, p.sb.buf, 30 * 16384, 5);
   for (uint64_t i = 0; i < 30; ++i)
-    CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf + i * 16384, 16384, p.sb.buf + i * 16384, p.sb.mr->rkey, i) == 0);
+    CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf + i * 16384, 16384, p.sb.buf + i * 16384, p.sb.mr->rkey,
+                 i) == 0);
   p.sim.run();
   auto wc = p.drain(p.sa);
   REQUIRE(wc.size() == 30);
@@ -106,7 +106,8 @@ TEST_CASE("zero-length WRITE, WRITE_WITH_IMM and READ check neither R_Key nor ad
   Pair p;
   p.connect_both();
   CHECK(p.post_recv(p.sb, p.sb.buf, 64, 70) == 0);
-  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 0, 0, 0, 1, 0, 0xABCD) == 0);  // the doorbell pattern
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 0, 0, 0, 1, 0, 0xABCD) ==
+        0);  // the doorbell pattern
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 0, 0, 0, 2) == 0);
   CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 0, 0, 0, 3) == 0);
   CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 0, 0, 0, 4) == 0);
@@ -132,7 +133,8 @@ TEST_CASE("RECV_RDMA_WITH_IMM reports the RETH DMA length in byte_len") {
   Pair p;
   p.connect_both();
   CHECK(p.post_recv(p.sb, p.sb.buf, 64) == 0);
-  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 5000, p.sb.buf + 4096, p.sb.mr->rkey, 1, 0, 7) == 0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 5000, p.sb.buf + 4096, p.sb.mr->rkey, 1, 0, 7) ==
+        0);
   p.sim.run();
   auto wb = p.drain(p.sb);
   REQUIRE(wb.size() == 1);
@@ -165,8 +167,8 @@ TEST_CASE("a receive a SEND was filling is flushed when the QP enters ERR") {
 TEST_CASE("IBV_SEND_FENCE holds a SEND until the READ before it has completed") {
   Pair p;
   p.connect_both();
-  p.fill(p.a, p.sa.buf, 4096, 1);         // X: stale bytes
-  p.fill(p.b, p.sb.buf, 4096, 99);        // Y: what the READ brings into X
+  p.fill(p.a, p.sa.buf, 4096, 1);   // X: stale bytes
+  p.fill(p.b, p.sb.buf, 4096, 99);  // Y: what the READ brings into X
   CHECK(p.post_recv(p.sb, p.sb.buf + 8192, 4096) == 0);
   CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf, 4096, p.sb.buf, p.sb.mr->rkey, 1) == 0);
   CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 4096, 0, 0, 2, IBV_SEND_FENCE) == 0);
@@ -197,8 +199,8 @@ TEST_CASE("a UD receive buffer starts with what rxe and mlx5 write there") {
     Pair p(0, IBV_QPT_UD, IpVersion::ipv4);
     auto g = ud_grh_area(p);
     for (int i = 0; i < 20; ++i) CHECK(g[i] == std::byte{0});
-    CHECK(g[20] == std::byte{0x45});  // version 4, IHL 5
-    CHECK(g[29] == std::byte{17});    // UDP
+    CHECK(g[20] == std::byte{0x45});                               // version 4, IHL 5
+    CHECK(g[29] == std::byte{17});                                 // UDP
     CHECK(std::memcmp(&g[32], &p.a.nic().gid().raw[12], 4) == 0);  // source address
     CHECK(std::memcmp(&g[36], &p.b.nic().gid().raw[12], 4) == 0);  // destination address
   }
@@ -237,8 +239,8 @@ TEST_CASE("the solicited event bit is only on SEND and WRITE with immediate (IBA
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 1) == 0);
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096, 2) == 0);
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, 1, IBV_SEND_SOLICITED) == 0);
-  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, 2, IBV_SEND_SOLICITED) ==
-        0);
+  CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE_WITH_IMM, p.sa.buf, 64, p.sb.buf, p.sb.mr->rkey, 2,
+               IBV_SEND_SOLICITED) == 0);
   CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 64, 0, 0, 3, IBV_SEND_SOLICITED) == 0);
   p.sim.run();
   REQUIRE(sent->size() == 3);
@@ -414,8 +416,8 @@ TEST_CASE("P_Key: one table entry, and packets of another partition are dropped 
 namespace {
 // A program that sleeps on a completion channel: arm, poll, get the event,
 // ack it; records when it woke and what it found.
-Task sleeper(verbs::CompletionChannel& ch, verbs::CompletionQueue& cq, bool solicited_only, std::vector<uint64_t>& got,
-             Simulator& sim, Time& woke) {
+Task sleeper(verbs::CompletionChannel& ch, verbs::CompletionQueue& cq, bool solicited_only,
+             std::vector<uint64_t>& got, Simulator& sim, Time& woke) {
   cq.req_notify(solicited_only);
   ibv_wc wc{};
   while (cq.poll(1, &wc) == 0) {

@@ -54,7 +54,8 @@ TEST_CASE("verbs misuse returns the errno real verbs return") {
   p.connect_both();
   // A full send queue: ENOMEM.
   int rc = 0;
-  for (int i = 0; i < 200 && rc == 0; ++i) rc = p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey);
+  for (int i = 0; i < 200 && rc == 0; ++i)
+    rc = p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 8, p.sb.buf, p.sb.mr->rkey);
   CHECK(rc == ENOMEM);
   // Atomics need exactly 8 bytes.
   Pair q;
@@ -71,7 +72,8 @@ TEST_CASE("RDMA WRITE, READ, SEND and atomics move the bytes, across the PSN wra
   CHECK(p.post(p.sa, IBV_WR_RDMA_READ, p.sa.buf + 200000, 30000, p.sb.buf + 100000, p.sb.mr->rkey, 2) == 0);
   CHECK(p.post_recv(p.sb, p.sb.buf + 300000, 8192, 70) == 0);
   CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 5000, 0, 0, 3) == 0);
-  CHECK(p.post(p.sa, IBV_WR_ATOMIC_FETCH_AND_ADD, p.sa.buf + 400000, 8, p.sb.buf + 400000, p.sb.mr->rkey, 4) == 0);
+  CHECK(p.post(p.sa, IBV_WR_ATOMIC_FETCH_AND_ADD, p.sa.buf + 400000, 8, p.sb.buf + 400000, p.sb.mr->rkey,
+               4) == 0);
   p.sim.run();
   auto wa = p.drain(p.sa);
   REQUIRE(wa.size() == 4);
@@ -174,8 +176,8 @@ TEST_CASE("under 5% loss go-back-N still delivers every byte in order") {
   p.connect_both();
   p.fill(p.a, p.sa.buf, 1 << 19, 1);
   for (uint64_t i = 0; i < 8; ++i)
-    CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf + i * 65536, 65536, p.sb.buf + i * 65536, p.sb.mr->rkey, i) ==
-          0);
+    CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf + i * 65536, 65536, p.sb.buf + i * 65536, p.sb.mr->rkey,
+                 i) == 0);
   p.sim.run();
   auto wc = p.drain(p.sa);
   REQUIRE(wc.size() == 8);

@@ -44,7 +44,8 @@ TEST_CASE("an idle connected RC QP pair, both ends, holds under 2 KiB") {
   CHECK(bytes / kPairs < 2048);
 }
 
-TEST_CASE("a QP's queues grow past their first block and keep order: many WRITEs, READs and SENDs in flight") {
+TEST_CASE(
+    "a QP's queues grow past their first block and keep order: many WRITEs, READs and SENDs in flight") {
   Pair p;
   p.connect_both();
   constexpr int kOps = 100;  // far beyond every ring's first block
@@ -64,7 +65,8 @@ TEST_CASE("a QP's queues grow past their first block and keep order: many WRITEs
   }
   p.sim.run();
   std::vector<ibv_wc> wcs;
-  for (auto batch = p.drain(p.sa); !batch.empty(); batch = p.drain(p.sa)) wcs.insert(wcs.end(), batch.begin(), batch.end());
+  for (auto batch = p.drain(p.sa); !batch.empty(); batch = p.drain(p.sa))
+    wcs.insert(wcs.end(), batch.begin(), batch.end());
   REQUIRE(wcs.size() == size_t(posted));
   for (int i = 0; i < kOps; ++i) {
     CHECK(wcs[i].status == IBV_WC_SUCCESS);

@@ -2,9 +2,8 @@
 // 1 MiB registered buffer: the setup the IBA transport's unit tests share.
 #pragma once
 
-#include <doctest/doctest.h>
-
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 
 #include <cstring>
 #include <memory>
@@ -149,7 +148,8 @@ struct Pair {
       auto b = p.raw_bytes();
       auto u8 = [&](size_t i) { return std::to_integer<uint8_t>(b[14 + 20 + 8 + i]); };
       out->push_back({u8(0), (u8(1) & 0x80) != 0, (u8(8) & 0x80) != 0,
-                      uint32_t{u8(9)} << 16 | uint32_t{u8(10)} << 8 | u8(11), u8(0) == RC_ACKNOWLEDGE ? u8(12) : uint8_t{0}});
+                      uint32_t{u8(9)} << 16 | uint32_t{u8(10)} << 8 | u8(11),
+                      u8(0) == RC_ACKNOWLEDGE ? u8(12) : uint8_t{0}});
     });
     return out;
   }
@@ -197,6 +197,5 @@ struct Pair {
     return std::memcmp(a.memory().view(addr_a, len).data(), b.memory().view(addr_b, len).data(), len) == 0;
   }
 };
-
 
 }  // namespace rdmasim::test

@@ -35,10 +35,14 @@ Reply reply_of(const Pair::SentBth& b) {
   if (b.opcode != RC_ACKNOWLEDGE) return Reply::Ack;  // a READ response or atomic ACK
   if ((b.syndrome & 0x60) == 0x20) return Reply::Rnr;
   switch (b.syndrome) {
-    case 0x60: return Reply::NakSeq;
-    case 0x61: return Reply::NakInvalid;
-    case 0x62: return Reply::NakAccess;
-    default: return Reply::Ack;
+    case 0x60:
+      return Reply::NakSeq;
+    case 0x61:
+      return Reply::NakInvalid;
+    case 0x62:
+      return Reply::NakAccess;
+    default:
+      return Reply::Ack;
   }
 }
 
@@ -48,25 +52,71 @@ TEST_CASE("responder steps: which check stops a request, and what the requester 
   constexpr int kAll = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   constexpr Reply kAck = Reply::Ack, kInvalid = Reply::NakInvalid, kAccess = Reply::NakAccess;
   const std::vector<Row> rows = {
-      // step                                      requests                                   QP access, recv, reply, ERR
+      // step                                      requests                                   QP access, recv,
+      // reply, ERR
       {"check_psn: duplicate", {{RC_SEND_ONLY, 99, 16}}, kAll, true, kAck, false},
       {"check_psn: out of sequence", {{RC_SEND_ONLY, 105, 16}}, kAll, true, Reply::NakSeq, false},
-      {"check_op_sequence: MIDDLE outside a message", {{RC_SEND_MIDDLE, 100, 1024}}, kAll, true, kInvalid, true},
-      {"check_op_sequence: a SEND inside a WRITE", {{RC_RDMA_WRITE_FIRST, 100, 1024}, {RC_SEND_LAST, 101, 8}}, kAll,
-       true, kInvalid, true},
-      {"check_op_valid: READ on a QP without REMOTE_READ", {{RC_RDMA_READ_REQUEST, 100, 0}},
-       IBV_ACCESS_REMOTE_WRITE, true, kInvalid, true},
-      {"check_resources: no receive posted", {{RC_SEND_ONLY, 100, 16}}, kAll, false, Reply::Rnr, false},
-      {"check_length: FIRST shorter than the path MTU", {{RC_SEND_FIRST, 100, 512}}, kAll, true, kInvalid, true},
-      {"check_length: MIDDLE longer than the path MTU",
-       {{RC_RDMA_WRITE_FIRST, 100, 1024}, {RC_RDMA_WRITE_MIDDLE, 101, 1028}}, kAll, true, kInvalid, true},
-      {"check_length: an empty LAST", {{RC_SEND_FIRST, 100, 1024}, {RC_SEND_LAST, 101, 0}}, kAll, true, kInvalid,
+      {"check_op_sequence: MIDDLE outside a message",
+       {{RC_SEND_MIDDLE, 100, 1024}},
+       kAll,
+       true,
+       kInvalid,
        true},
-      {"check_length: ONLY longer than the path MTU", {{RC_SEND_ONLY, 100, 1025}}, kAll, true, kInvalid, true},
-      {"check_rkey: WRITE with a bad R_Key", {{RC_RDMA_WRITE_ONLY, 100, 64, true}}, kAll, true, kAccess, true},
-      {"check_rkey: READ with a bad R_Key", {{RC_RDMA_READ_REQUEST, 100, 0, true}}, kAll, true, kAccess, true},
-      {"execute: SEND FIRST of one MTU, then LAST", {{RC_SEND_FIRST, 100, 1024}, {RC_SEND_LAST, 101, 100}}, kAll,
-       true, kAck, false},
+      {"check_op_sequence: a SEND inside a WRITE",
+       {{RC_RDMA_WRITE_FIRST, 100, 1024}, {RC_SEND_LAST, 101, 8}},
+       kAll,
+       true,
+       kInvalid,
+       true},
+      {"check_op_valid: READ on a QP without REMOTE_READ",
+       {{RC_RDMA_READ_REQUEST, 100, 0}},
+       IBV_ACCESS_REMOTE_WRITE,
+       true,
+       kInvalid,
+       true},
+      {"check_resources: no receive posted", {{RC_SEND_ONLY, 100, 16}}, kAll, false, Reply::Rnr, false},
+      {"check_length: FIRST shorter than the path MTU",
+       {{RC_SEND_FIRST, 100, 512}},
+       kAll,
+       true,
+       kInvalid,
+       true},
+      {"check_length: MIDDLE longer than the path MTU",
+       {{RC_RDMA_WRITE_FIRST, 100, 1024}, {RC_RDMA_WRITE_MIDDLE, 101, 1028}},
+       kAll,
+       true,
+       kInvalid,
+       true},
+      {"check_length: an empty LAST",
+       {{RC_SEND_FIRST, 100, 1024}, {RC_SEND_LAST, 101, 0}},
+       kAll,
+       true,
+       kInvalid,
+       true},
+      {"check_length: ONLY longer than the path MTU",
+       {{RC_SEND_ONLY, 100, 1025}},
+       kAll,
+       true,
+       kInvalid,
+       true},
+      {"check_rkey: WRITE with a bad R_Key",
+       {{RC_RDMA_WRITE_ONLY, 100, 64, true}},
+       kAll,
+       true,
+       kAccess,
+       true},
+      {"check_rkey: READ with a bad R_Key",
+       {{RC_RDMA_READ_REQUEST, 100, 0, true}},
+       kAll,
+       true,
+       kAccess,
+       true},
+      {"execute: SEND FIRST of one MTU, then LAST",
+       {{RC_SEND_FIRST, 100, 1024}, {RC_SEND_LAST, 101, 100}},
+       kAll,
+       true,
+       kAck,
+       false},
       {"execute: READ", {{RC_RDMA_READ_REQUEST, 100, 0}}, kAll, true, kAck, false},
   };
   for (const Row& row : rows) {
@@ -82,7 +132,8 @@ TEST_CASE("responder steps: which check stops a request, and what the requester 
       h.opcode = q.opcode;
       h.psn = q.psn;
       h.ack_req = true;
-      if (q.opcode == RC_RDMA_WRITE_FIRST || q.opcode == RC_RDMA_WRITE_ONLY || q.opcode == RC_RDMA_READ_REQUEST) {
+      if (q.opcode == RC_RDMA_WRITE_FIRST || q.opcode == RC_RDMA_WRITE_ONLY ||
+          q.opcode == RC_RDMA_READ_REQUEST) {
         h.va = p.sb.buf;
         h.rkey = q.bad_rkey ? p.sb.mr->rkey ^ 0x100 : p.sb.mr->rkey;
         h.dma_len = q.opcode == RC_RDMA_READ_REQUEST ? 2048 : q.opcode == RC_RDMA_WRITE_ONLY ? q.len : 4096;

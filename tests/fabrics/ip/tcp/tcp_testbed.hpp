@@ -151,8 +151,8 @@ struct Testbed {
   std::unique_ptr<TcpConnection> a, b;  // a connects, b listens
 
   // Link a-sw uses `near`, sw-b uses `far` (make it the bottleneck).
-  Testbed(const TcpEndpointConfig& ca, const TcpEndpointConfig& cb, const LinkParams& near, const LinkParams& far,
-          uint64_t seed = 1) {
+  Testbed(const TcpEndpointConfig& ca, const TcpEndpointConfig& cb, const LinkParams& near,
+          const LinkParams& far, uint64_t seed = 1) {
     Port::connect(ha.port(0), sw.port(0), near, seed);
     Port::connect(sw.port(1), hb.port(0), far, seed);
     const TcpFlow fa{

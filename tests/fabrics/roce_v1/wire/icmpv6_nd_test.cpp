@@ -12,15 +12,15 @@ Ipv6Address ip(const char* text) { return *Ipv6Address::parse(text); }
 
 // fe80::ff:fe00:1 (MAC 02:00:00:00:00:01) solicits fe80::ff:fe00:2. The
 // checksum 0x7c97 is the one tshark 4.0 reports as [correct] for this message.
-const auto kNs = hex(
-    "87 00 7c 97  00 00 00 00"
-    "fe 80 00 00 00 00 00 00 00 00 00 ff fe 00 00 02"
-    "01 01 02 00 00 00 00 01");
+const auto kNs =
+    hex("87 00 7c 97  00 00 00 00"
+        "fe 80 00 00 00 00 00 00 00 00 00 ff fe 00 00 02"
+        "01 01 02 00 00 00 00 01");
 // ... and fe80::ff:fe00:1 answers fe80::ff:fe00:2: solicited, override, 0x1b1c.
-const auto kNa = hex(
-    "88 00 1b 1c  60 00 00 00"
-    "fe 80 00 00 00 00 00 00 00 00 00 ff fe 00 00 01"
-    "02 01 02 00 00 00 00 01");
+const auto kNa =
+    hex("88 00 1b 1c  60 00 00 00"
+        "fe 80 00 00 00 00 00 00 00 00 00 ff fe 00 00 01"
+        "02 01 02 00 00 00 00 01");
 }  // namespace
 
 TEST_CASE("icmpv6 nd: a neighbour solicitation from hand-written bytes") {
