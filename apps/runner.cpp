@@ -533,7 +533,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["end_ps"] = s.end.count();
     j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
     j["latency_ns"] = latency_json(s.latency_ps);
-    j["latency_measure"] = latency_measure(w.kind, cfg.fabric == "tcp");
+    j["latency_measure"] = latency_measure(w.kind, !fabric_of(cfg).rdma());
     if (cfg.capture.latency_samples) latency_csv.back() = latency_csv_rows(w.name, s.latency_ps);
     j["data_verified"] = s.data_verified;
     j["data_mismatch"] = s.data_mismatch;

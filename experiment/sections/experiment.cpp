@@ -25,7 +25,7 @@ void completion_mode(ExperimentDraft& d) {
 // poll-mode cores are dedicated, so programs need a core besides them.
 void network_stack(ExperimentDraft& d) {
   if (d.x.host.stack != NetStack::dpdk) return;
-  if (d.x.fabric != "tcp") {
+  if (fabric_of(d.x).rdma()) {
     d.c.error(d.stack->value, d.stack->path,
               "host.stack: dpdk is a user-space TCP/UDP stack for fabric: tcp's plain NICs; " + d.x.fabric +
                   " is RDMA, whose NIC is the stack");
