@@ -20,10 +20,10 @@ class PairFlow {
   // A flow of `kind: flows`: one message of `size` bytes, sent at `at`.
   virtual void single_message(uint64_t size, Time at) = 0;
   // Called once when every program of the flow has ended.
-  virtual void on_finished(std::function<void()> f) = 0;
+  void on_finished(std::function<void()> f) { on_finished_ = std::move(f); }
   virtual void setup() = 0;
   virtual void start() = 0;
-  virtual bool finished() const = 0;
+  bool finished() const { return running_ == 0; }
   virtual FlowStats result() = 0;
   // The receiver got message 0 as sent (a single-message flow, checked
   // before its buffers are released).
@@ -32,6 +32,38 @@ class PairFlow {
   virtual void release_buffers() = 0;
   // Its QPs, requester side first, with the host each is on (none for sockets).
   virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const = 0;
+
+ protected:
+  // `index`: the flow's place in its workload, which numbers its messages.
+  PairFlow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, bool pingpong, uint64_t index,
+           uint64_t seed)
+      : env_(env),
+        w_(w),
+        a_(a),
+        b_(b),
+        pingpong_(pingpong),
+        index_(index),
+        rng_(seed),
+        pattern_(w.name),
+        size_(w.size.count()),
+        count_(w.count),
+        start_(w.start) {}
+  void program_ended() {
+    if (--running_ == 0 && on_finished_) on_finished_();
+  }
+
+  WorkloadEnv& env_;
+  const WorkloadConfig& w_;
+  Host& a_;
+  Host& b_;
+  bool pingpong_;
+  uint64_t index_;
+  Rng rng_;
+  PayloadPattern pattern_;
+  uint64_t size_, count_;
+  Time start_;
+  std::function<void()> on_finished_;
+  int running_ = 0;  // programs still running
 };
 
 class Flow final : public PairFlow {
@@ -41,18 +73,7 @@ class Flow final : public PairFlow {
   // `index`: the flow's place in its workload, which numbers its messages.
   Flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, WorkloadKind op, bool pingpong,
        uint64_t index, uint64_t seed)
-      : env_(env),
-        w_(w),
-        a_(a),
-        b_(b),
-        op_(op),
-        pingpong_(pingpong),
-        index_(index),
-        rng_(seed),
-        pattern_(w.name),
-        size_(w.size.count()),
-        count_(w.count),
-        start_(w.start) {}
+      : PairFlow(env, w, a, b, pingpong, index, seed), op_(op) {}
   // A flow of `kind: flows`: one message of `size` bytes, posted at `at`
   // (its QPs are connected before it arrives, as in HPCC's simulator).
   void single_message(uint64_t size, Time at) override {
@@ -61,7 +82,6 @@ class Flow final : public PairFlow {
     start_ = at;
     connected_ = true;
   }
-  void on_finished(std::function<void()> f) override { on_finished_ = std::move(f); }
 
   void setup() override;
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const override {
@@ -102,7 +122,6 @@ class Flow final : public PairFlow {
       receiver(t);
     }
   }
-  bool finished() const override { return running_ == 0; }
   FlowStats result() override;
   // The receiver's copy of message 0 equals the pattern.
   bool placed_correctly() const override;
@@ -166,30 +185,14 @@ class Flow final : public PairFlow {
   Task write_ping(Time t0, Side& self, Side& peer, Process& p, bool first);
   int post_write_to_peer(Side& self, const Side& peer, uint64_t from_slot, uint64_t k);
   bool reap_send_completions(Side& self, uint64_t& completed);
-  void program_ended() {
-    if (--running_ == 0 && on_finished_) on_finished_();
-  }
-
-  WorkloadEnv& env_;
-  const WorkloadConfig& w_;
-  Host& a_;
-  Host& b_;
   WorkloadKind op_;
-  bool pingpong_;
-  uint64_t index_;
-  Rng rng_;
-  PayloadPattern pattern_;
-  uint64_t size_, count_;
-  Time start_;
   bool connected_ = false;
-  std::function<void()> on_finished_;
   Side sa_, sb_;
   Process* pa_ = nullptr;  // the program on a (sender, or ping)
   Process* pb_ = nullptr;  // the program on b (receiver, or pong), when there is one
   uint64_t slots_ = 1, rdepth_ = 1;
   std::vector<Time> posted_at_;
   uint64_t received_ = 0;
-  int running_ = 0;
   bool all_ok_ = true;
   bool aborted_ = false;  // write_lat: one side failed, so the other stops polling
   FlowStats stats_;

@@ -17,17 +17,7 @@ std::unique_ptr<PairFlow> make_pair_flow(WorkloadEnv& env, const WorkloadConfig&
 
 SocketFlow::SocketFlow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b, bool pingpong,
                        uint64_t index, uint64_t seed)
-    : env_(env),
-      w_(w),
-      a_(a),
-      b_(b),
-      pingpong_(pingpong),
-      index_(index),
-      rng_(seed),
-      pattern_(w.name),
-      size_(w.size.count()),
-      count_(w.count),
-      start_(w.start) {}
+    : PairFlow(env, w, a, b, pingpong, index, seed) {}
 
 SocketFlow::~SocketFlow() = default;
 

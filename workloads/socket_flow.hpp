@@ -49,10 +49,8 @@ class SocketFlow final : public PairFlow {
   ~SocketFlow() override;
 
   void single_message(uint64_t size, Time at) override;
-  void on_finished(std::function<void()> f) override { on_finished_ = std::move(f); }
   void setup() override;
   void start() override;
-  bool finished() const override { return running_ == 0; }
   FlowStats result() override;
   bool placed_correctly() const override { return stats_.data_verified && received_ == count_; }
   void release_buffers() override;
@@ -73,25 +71,9 @@ class SocketFlow final : public PairFlow {
   // when `check`; ok is false when the connection went first.
   Task read_message(Host& h, End& e, std::span<std::byte> into, uint64_t k, bool check, bool& ok);
   void failed(const char* why);
-  void program_ended() {
-    if (--running_ == 0 && on_finished_) on_finished_();
-  }
-
-  WorkloadEnv& env_;
-  const WorkloadConfig& w_;
-  Host& a_;
-  Host& b_;
-  bool pingpong_;
-  uint64_t index_;
-  Rng rng_;
-  PayloadPattern pattern_;
-  uint64_t size_, count_;
-  Time start_;
-  std::function<void()> on_finished_;
   End ca_, sb_;               // client on a, server on b
   std::deque<Time> sent_at_;  // stream: when each message not yet read whole was sent
   uint64_t received_ = 0;
-  int running_ = 0;
   FlowStats stats_;
 };
 
