@@ -71,13 +71,30 @@ std::vector<std::string> default_compare_fabrics() {
   return v;
 }
 
-// compare's columns: the fabrics, and `dpdk`, fabric tcp with the
-// user-space stack (host.stack: dpdk) between the kernel and RDMA.
-constexpr std::string_view kDpdkColumn = "dpdk";
+// compare's columns: the fabrics, then the variants they offer (tcp's
+// `dpdk`, between the kernel and RDMA).
 std::vector<std::string> compare_columns() {
   auto v = fabric_list();
-  v.emplace_back(kDpdkColumn);
+  for (const Fabric* f : fabrics())
+    for (const Fabric::Variant& x : f->variants()) v.emplace_back(x.name);
   return v;
+}
+
+// "; dpdk: tcp with host.stack=dpdk" for --fabrics' help.
+std::string variants_help() {
+  std::string s;
+  for (const Fabric* f : fabrics())
+    for (const Fabric::Variant& x : f->variants())
+      s += fmt::format("; {}: {} with {}", x.name, f->name(), x.set);
+  return s;
+}
+
+// The fabric a compare column runs and the override that makes it, if any.
+std::pair<std::string, std::string> compare_column(const std::string& column) {
+  for (const Fabric* f : fabrics())
+    for (const Fabric::Variant& x : f->variants())
+      if (x.name == column) return {std::string(f->name()), std::string(x.set)};
+  return {column, {}};
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
@@ -393,13 +410,10 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   };
   std::vector<Trial> trials;
   for (const auto& f : fabrics) {
-    if (f != kDpdkColumn) {
-      trials.push_back({f, load(o, f)});
-      continue;
-    }
-    Options with_dpdk = o;
-    with_dpdk.sets.push_back("host.stack=dpdk");
-    trials.push_back({f, load(with_dpdk, std::string("tcp"))});
+    const auto [fabric, set] = compare_column(f);
+    Options with = o;
+    if (!set.empty()) with.sets.push_back(set);
+    trials.push_back({f, load(with, fabric)});
   }
   auto loaded = [](const Trial& t) { return t.load.config && t.load.errors.empty(); };
   const auto it = std::find_if(trials.begin(), trials.end(), loaded);
@@ -725,9 +739,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
                    "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
       ->type_name("DIR");
   compare
-      ->add_option("--fabrics", o.fabrics,
-                   "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
-                       "; dpdk: tcp with host.stack: dpdk)")
+      ->add_option(
+          "--fabrics", o.fabrics,
+          "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + variants_help() + ")")
       ->delimiter(',')
       ->check(CLI::IsMember(compare_columns()))
       ->type_name("F,F,...");
