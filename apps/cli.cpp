@@ -259,6 +259,7 @@ json run_to(const ExperimentConfig& cfg, const fs::path& dir, const ProgressOpti
   write_file_atomic(dir / "results.json", results.dump(2) + "\n");
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
     write_file_atomic(dir / (std::string(table) + ".csv"), records_csv(results[table]));
+  if (results.contains("cost")) write_file_atomic(dir / "bom.csv", records_csv(results["cost"]["bom"]));
   return results;
 }
 
@@ -482,6 +483,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   const bool report = o.report;
   if (const Outcome o = guarded([&] {
         write_file_atomic(stage->temp() / "compare.json", compare.dump(2) + "\n");
+        write_file_atomic(stage->temp() / "compare.csv", compare_csv(compare));
         if (report)  // staged with the rest; a failed report keeps the comparison
           report_code = write_html_report({stage->temp()}, stage->temp() / "report.html", dir / "report.html",
                                           out, err);
@@ -611,7 +613,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
       write_sweep_tables(dir, o, first->name, axes, points, codes);
       // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
       add_to_manifest(dir, [&](const std::string& rel) {
-        if (rel.starts_with("sweep")) return true;
+        if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-")) return true;
         for (const auto& p : points)
           if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
         return false;

@@ -2,10 +2,12 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -94,6 +96,23 @@ void write_manifest(const fs::path& dir) {
 // while a stage commits, so that an interrupt sees it before or after.
 std::mutex live_mutex;
 std::vector<StagedDir*> live;
+std::vector<pid_t> children;  // spawn_child()'s, until child_ended(); under live_mutex
+
+// Passes `sig` on to the children and waits for them to end (they roll back
+// their own staged directories), giving each a few seconds before SIGKILL.
+// A child the main thread reaps meanwhile is gone: waitpid says ECHILD.
+void stop_children(int sig) {
+  for (pid_t pid : children) ::kill(pid, sig);
+  for (pid_t pid : children) {
+    for (int i = 0;; ++i) {
+      const pid_t r = ::waitpid(pid, nullptr, WNOHANG);
+      if (r != 0) break;  // ended, or not ours to wait for any more
+      if (i == 500) ::kill(pid, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  children.clear();
+}
 
 }  // namespace
 
@@ -230,6 +249,18 @@ void write_file_atomic(const fs::path& file, std::string_view content) {
   }
 }
 
+pid_t spawn_child(const std::function<pid_t()>& spawn) {
+  std::lock_guard lock(live_mutex);
+  const pid_t pid = spawn();
+  if (pid > 0) children.push_back(pid);
+  return pid;
+}
+
+void child_ended(pid_t pid) {
+  std::lock_guard lock(live_mutex);
+  std::erase(children, pid);
+}
+
 void clean_up_on_interrupt() {
   sigset_t set;
   sigemptyset(&set);
@@ -242,6 +273,8 @@ void clean_up_on_interrupt() {
     if (sigwait(&set, &sig) != 0) return;
     std::lock_guard lock(live_mutex);  // never released: the process ends here
     std::string msg = std::string("rdmasim: interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
+    if (!children.empty()) msg += "; stopped " + std::to_string(children.size()) + " run(s) in progress";
+    stop_children(sig);
     if (live.empty()) msg += "; no output was being written";
     while (!live.empty()) {
       StagedDir* s = live.back();

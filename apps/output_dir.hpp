@@ -10,6 +10,8 @@
 //   next run into the same DIR.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -77,10 +79,20 @@ std::filesystem::path output_path(const std::filesystem::path& dir);
 // the file and the system's reason.
 void write_file_atomic(const std::filesystem::path& file, std::string_view content);
 
-// From now on SIGINT and SIGTERM end the process cleanly: every live
-// StagedDir is rolled back, a line on stderr says what was kept, and the
-// exit code is 128 + the signal's number. Call once, first thing in main(),
-// before any thread exists.
+// From now on SIGINT and SIGTERM end the process cleanly: the signal is
+// passed on to every child started by spawn_child() and the children are
+// waited for (they clean up their own output), every live StagedDir is
+// rolled back, a line on stderr says what was kept, and the exit code is
+// 128 + the signal's number. Call once, first thing in main(), before any
+// thread exists.
 void clean_up_on_interrupt();
+
+// Starts a child process with `spawn` (which returns its pid, or -1) so
+// that an interrupt stops it too: a sweep's runs write inside the sweep's
+// staged directory, and one left running would outlive the parent that
+// removed it. No child starts once an interrupt is being handled.
+// child_ended() forgets a child the caller has reaped.
+pid_t spawn_child(const std::function<pid_t()>& spawn);
+void child_ended(pid_t pid);
 
 }  // namespace rdmasim

@@ -74,14 +74,14 @@ r = rdmasim("compare", two, "--fabrics", "ib,roce_v2", "--out", cmp)
 e2e.check(r.returncode == 0, f"compare ib,roce_v2: exit {r.returncode}: {r.stderr}")
 r = rdmasim("compare", two, "--fabrics", "roce_v1", "--seed", "5", "--out", cmp)
 e2e.check(r.returncode == 0, f"compare roce_v1 --seed 5: exit {r.returncode}: {r.stderr}")
-e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1"],
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v1"],
           f"compare replaced the whole set: {sorted(os.listdir(cmp))}")
 e2e.check(leftovers(tmp) == [], f"compare: no staging directory left: {leftovers(tmp)}")
 # ...and refuses a folder holding someone else's file.
 write(os.path.join(cmp, "thesis.txt"), "four years")
 r = rdmasim("compare", two, "--fabrics", "roce_v2", "--out", cmp)
 e2e.check(r.returncode == 2 and "thesis.txt" in r.stderr, f"compare into a folder with thesis.txt: {r.stderr}")
-e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1", "thesis.txt"],
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v1", "thesis.txt"],
           f"compare left the refused folder alone: {sorted(os.listdir(cmp))}")
 os.remove(os.path.join(cmp, "thesis.txt"))
 
@@ -95,7 +95,7 @@ e2e.check("running on roce_v2" in p.stdout.readline(), "compare started")
 time.sleep(0.5)
 p.kill()
 p.wait()
-e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1"],
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v1"],
           f"after kill -9 the previous compare is whole: {sorted(os.listdir(cmp))}")
 e2e.check(len(leftovers(tmp)) == 1, f"kill -9 leaves its staging directory: {leftovers(tmp)}")
 r = rdmasim("compare", two, "--fabrics", "roce_v2", "--out", cmp)
