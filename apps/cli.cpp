@@ -86,14 +86,15 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return out;
 }
 
-// DIR: --out, or out/<experiment name>.
-fs::path output_dir(const Options& o, const ExperimentConfig& cfg) {
+// DIR: --out, or out/<experiment name><suffix> (`run` and `compare`: none,
+// as the command line's contract says; `sweep`: -sweep).
+fs::path output_dir(const Options& o, const ExperimentConfig& cfg, std::string_view suffix = "") {
   if (!o.out.empty()) return output_path(o.out);
   const fs::path name = cfg.name;
   if (cfg.name.empty() || name.has_parent_path() || name.has_root_path() || cfg.name == "." ||
       cfg.name == "..")
     throw InputError("the experiment name '" + cfg.name + "' cannot name a directory; give --out");
-  return fs::path("out") / name;
+  return fs::path("out") / (cfg.name + std::string(suffix));
 }
 
 // The experiment file must be a regular file before the loader sees it: a
@@ -300,7 +301,7 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
   int code = kExitOk;
   if (root) {
     const Outcome made = guarded([&] {
-      stage = std::make_unique<StagedDir>(output_dir(o, *r.config));
+      stage = std::make_unique<StagedDir>(output_dir(o, *r.config), OutputKind::run);
       return json();
     });
     where = made.code == kExitOk ? stage->temp().string() : "!" + std::to_string(made.code) + made.message;
@@ -363,7 +364,7 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
   if (o.progress) progress.first_after = {};
   // Through a staged directory: `dir` is replaced only by a complete output.
   const Outcome res = guarded([&] {
-    StagedDir stage(dir);
+    StagedDir stage(dir, OutputKind::run);
     json results = run_to(*r.config, stage.temp(), progress);
     stage.commit();
     return results;
@@ -427,7 +428,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   // replaces `dir` at once: never fabrics of two runs side by side.
   std::optional<StagedDir> stage;
   if (const Outcome o = guarded([&] {
-        stage.emplace(dir);
+        stage.emplace(dir, OutputKind::compare);
         return json();
       });
       o.code != kExitOk) {
@@ -596,7 +597,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   }
   fs::path dir;
   try {
-    dir = o.out.empty() ? fs::path("out") / (first->name + "-sweep") : output_path(o.out);
+    dir = output_dir(o, *first, "-sweep");
   } catch (const InputError& e) {
     err << e.what() << "\n";
     return kExitBadInput;
@@ -608,6 +609,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   bool emitted = false;
   const Outcome res = guarded([&] {
     if (o.collect) {  // the runs are there (a Slurm array job made them): only the tables
+      check_output_kind(dir, OutputKind::sweep);
       for (size_t i = 0; i < points.size(); ++i)
         codes[i] = fs::exists(dir / "runs" / points[i].name / "results.json") ? 0 : -1;
       write_sweep_tables(dir, o, first->name, axes, points, codes);
@@ -620,7 +622,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
       });
       return json();
     }
-    StagedDir stage(dir);
+    StagedDir stage(dir, OutputKind::sweep);
     fs::create_directories(stage.temp() / "runs");
     if (o.emit == "slurm") {
       write_file_atomic(stage.temp() / "sweep.slurm",

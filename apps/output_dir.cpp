@@ -114,7 +114,29 @@ void stop_children(int sig) {
   children.clear();
 }
 
+struct KindInfo {
+  OutputKind kind;
+  const char* marker;   // the file at the top of such a directory
+  const char* command;  // what writes it
+};
+constexpr KindInfo kKinds[] = {{OutputKind::run, "results.json", "rdmasim run"},
+                               {OutputKind::compare, "compare.json", "rdmasim compare"},
+                               {OutputKind::sweep, "sweep.json", "rdmasim sweep"}};
+
 }  // namespace
+
+void check_output_kind(const fs::path& dir, OutputKind kind) {
+  if (kind == OutputKind::any) return;
+  const KindInfo* mine = nullptr;
+  for (const auto& k : kKinds)
+    if (k.kind == kind) mine = &k;
+  std::error_code ec;
+  for (const auto& k : kKinds)
+    if (k.kind != kind && fs::exists(dir / k.marker, ec))
+      throw InputError(dir.string() + ": holds the output of `" + k.command + "` (" + k.marker +
+                       "), which `" + mine->command +
+                       "` does not replace: give another --out, or remove it first");
+}
 
 void add_to_manifest(const fs::path& dir, const std::function<bool(const std::string&)>& ours) {
   std::set<std::string> listed = read_manifest(dir);
@@ -140,7 +162,7 @@ fs::path output_path(const fs::path& dir) {
   return p;
 }
 
-StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
+StagedDir::StagedDir(const fs::path& dir, OutputKind kind) : dir_(output_path(dir)) {
   recover_from_killed_runs(dir_);
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir_, ec);
@@ -155,6 +177,7 @@ StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
                        ", which rdmasim did not write (not in its " + std::string(kManifest) +
                        "); refusing to replace it: move them away or give another --out");
     }
+    check_output_kind(dir_, kind);
   }
 
   const fs::path parent = dir_.has_parent_path() ? dir_.parent_path() : fs::path(".");

@@ -25,6 +25,16 @@ namespace rdmasim {
 // The manifest's name inside an output directory.
 inline constexpr std::string_view kManifest = ".rdmasim-manifest";
 
+// Which command's output a directory holds, told by the file at its top:
+// results.json (run), compare.json (compare), sweep.json (sweep). A command
+// replaces only its own kind: a later `run` never deletes a comparison or
+// a sweep, and no results.json is left beside a compare.json.
+enum class OutputKind { any, run, compare, sweep };
+
+// Throws InputError when `dir` holds the output of another command than
+// `kind`'s (nothing for OutputKind::any).
+void check_output_kind(const std::filesystem::path& dir, OutputKind kind);
+
 class StagedDir {
  public:
   // Checks that `dir` may be (re)placed and creates the empty temporary
@@ -32,8 +42,9 @@ class StagedDir {
   // (DIR.tmp-<pid>, DIR.old-<pid> of dead pids) are removed first, or put
   // back when `dir` is missing. Throws InputError when `dir` is not a
   // directory or holds files its manifest does not list, OutputError when
-  // the system refuses to create it.
-  explicit StagedDir(const std::filesystem::path& dir);
+  // the system refuses to create it. With a `kind`, an existing `dir` that
+  // holds another command's output is refused too (InputError).
+  explicit StagedDir(const std::filesystem::path& dir, OutputKind kind = OutputKind::any);
   // Unless committed: removes the temporary directory and the parents this
   // object created, leaving any previous `dir` untouched.
   ~StagedDir();
