@@ -67,6 +67,13 @@ p = rdmasim("sweep", exp, "--vary", "workloads.0.size=4KiB,16KiB", "--out", swee
 p = rdmasim("report", sweep, cmp, "--out", os.path.join(d, "both.html"))
 check(p.returncode == 0 and "workloads.0.size=4KiB" in open(os.path.join(d, "both.html")).read(),
       f"report of a sweep and a comparison: {p.stderr}")
+# A page written into a run's folder is rdmasim's: the next run replaces it.
+solo = os.path.join(d, "solo")
+p = rdmasim("run", exp, "--out", solo)
+p = rdmasim("report", solo)
+check(p.returncode == 0 and os.path.exists(os.path.join(solo, "report.html")), f"report of a run: {p.stderr}")
+p = rdmasim("run", exp, "--out", solo)
+check(p.returncode == 0, f"a run into a folder with its report: exit {p.returncode}: {p.stderr}")
 p = rdmasim("report", os.path.join(d, "nothing"))
 check(p.returncode == 2 and "no such directory" in p.stderr, f"a missing folder: exit {p.returncode}")
 os.makedirs(os.path.join(d, "empty"))
