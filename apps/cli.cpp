@@ -595,6 +595,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
     for (const auto& e : errors) err << e << "\n";
     return kExitBadInput;
   }
+  warn_about_stop(*first, err);  // each run says it too, but into its log
   fs::path dir;
   try {
     dir = output_dir(o, *first, "-sweep");

@@ -155,6 +155,10 @@ with open(os.path.join(maps, "sweep.csv")) as f:
 check([r["link"] for r in rows] == ["{bandwidth: 10Gbps, delay: 1us}", "{bandwidth: 25Gbps, delay: 2us}"],
       f"two points, one a map: {[r.get('link') for r in rows]}")
 
+# A `stop` without its unit: the sweep warns, as run and compare do.
+p = rdmasim("sweep", exp, "--vary", "seed=1", "--set", "stop=500", "--out", os.path.join(d, "ps"))
+check(p.returncode == 0 and "warning: stop is 500 ps" in p.stderr, f"sweep warns about stop: {p.stderr}")
+
 # Bad values: located, exit 2, nothing written.
 bad = os.path.join(d, "bad")
 p = rdmasim("sweep", exp, "--vary", "link.bandwidth=25Gbps,fast", "--out", bad)
