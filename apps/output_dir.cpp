@@ -296,7 +296,8 @@ void clean_up_on_interrupt() {
     if (sigwait(&set, &sig) != 0) return;
     std::lock_guard lock(live_mutex);  // never released: the process ends here
     std::string msg = std::string("rdmasim: interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
-    if (!children.empty()) msg += "; stopped " + std::to_string(children.size()) + " run(s) in progress";
+    if (!children.empty())
+      msg += "; stopped the " + std::to_string(children.size()) + " process(es) it had started";
     stop_children(sig);
     if (live.empty()) msg += "; no output was being written";
     while (!live.empty()) {

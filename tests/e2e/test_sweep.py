@@ -140,7 +140,7 @@ time.sleep(0.5)
 p.send_signal(signal.SIGTERM)
 _, err = p.communicate(timeout=60)
 check(p.returncode == 143, f"SIGTERM: exit {p.returncode}: {err}")
-check("stopped 2 run(s) in progress" in err and "was not written" in err, f"says what it stopped and kept: {err}")
+check("stopped the 2 process(es) it had started" in err and "was not written" in err, f"says what it stopped and kept: {err}")
 alive = [c for c in children if os.path.exists(f"/proc/{c}")]
 check(alive == [], f"no run outlives the sweep: {alive}")
 check(not [e for e in os.listdir(d) if e.startswith("stopped")], f"nothing left: {os.listdir(d)}")
