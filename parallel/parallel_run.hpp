@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,12 +62,21 @@ class ParallelRun final : public RemoteLink {
   // What the synchronisation cost this rank (DIR/parallel.json).
   struct Stats {
     uint64_t windows = 0;
-    uint64_t frames_sent = 0, bytes_sent = 0;
+    uint64_t frames_sent = 0, bytes_sent = 0, notes_sent = 0;
     double run_s = 0, wait_s = 0;  // running events; in the exchange and agreement
   };
   const Stats& stats() const { return stats_; }
 
   void sent(Port& from) override;
+
+  // A note for `rank`, handed over with this window's frames; there,
+  // on_note(note) runs at the window's end, after the frames are on their
+  // wires (notes from lower ranks first, each rank's in the order written).
+  // What a note says can only matter from the next window on: it must be
+  // about something that happened at least a lookahead before it is read,
+  // or that no event reads (a flow's end, for its receiver's check).
+  void note(int rank, std::string note);
+  std::function<void(const std::string&)> on_note;
 
  private:
   void exchange();
@@ -85,7 +95,8 @@ class ParallelRun final : public RemoteLink {
   Time lookahead_ = Time::max();
   std::unordered_map<const Port*, size_t> cut_of_;
   std::vector<Cut> cuts_;
-  std::vector<size_t> outbox_;  // cuts with frames to hand over
+  std::vector<size_t> outbox_;      // cuts with frames to hand over
+  std::vector<std::string> notes_;  // by rank: notes to hand over
   Stats stats_;
 };
 
