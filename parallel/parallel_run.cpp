@@ -179,8 +179,10 @@ void ParallelRun::exchange() {
 void ParallelRun::agree(std::exception_ptr local) {
   std::vector<int64_t> first{local ? cluster_.rank() : INT64_MAX};
   cluster_.min(first);
-  if (first[0] == INT64_MAX) return;
-  const int who = static_cast<int>(first[0]);
+  if (first[0] != INT64_MAX) fail(static_cast<int>(first[0]), local);
+}
+
+void ParallelRun::fail(int who, std::exception_ptr local) {
   std::string what;  // kind letter, then the message
   if (who == cluster_.rank()) {
     try {
@@ -210,7 +212,7 @@ bool ParallelRun::all(bool v) {
 
 uint64_t ParallelRun::run(Time until) {
   Simulator& sim = net_.sim;
-  if (until < sim.now()) return sum({sim.pending()})[0];
+  if (until < sim.now()) return sum({sim.pending()})[0] > 0;
   Time from = sim.now();
   for (;;) {
     // The window [from, end]: nothing sent in it arrives on another rank before end.
@@ -234,25 +236,25 @@ uint64_t ParallelRun::run(Time until) {
     } else {
       cluster_.exchange(std::vector<std::string>(static_cast<size_t>(cluster_.size())));
     }
-    agree(failed);
-    std::vector<int64_t> next{sim.next_time_bound().count(), sim.last_event_time().count()};
-    std::vector<uint64_t> pending{sim.pending()};
-    cluster_.min(next);
-    std::vector<int64_t> last{next[1]};
-    last[0] = sim.last_event_time().count();
-    cluster_.max(last);
-    cluster_.sum(pending);
+    // One reduction agrees on all the window's end needs: the lowest
+    // failed rank, the earliest pending event, the last event run (as its
+    // negation: the latest) and whether any rank has events left.
+    std::vector<int64_t> v{failed ? cluster_.rank() : INT64_MAX, sim.next_time_bound().count(),
+                           -sim.last_event_time().count(), sim.pending() > 0 ? 0 : 1};
+    cluster_.min(v);
+    if (v[0] != INT64_MAX) fail(static_cast<int>(v[0]), failed);
+    const Time next = Time::ps(v[1]), last = Time::ps(-v[2]);
     stats_.wait_s += since(t1);
-    if (pending[0] == 0) {
+    if (v[3] == 1) {
       // Idle everywhere: as one engine, now() is the last event's time.
-      sim.advance(Time::ps(last[0]));
+      sim.advance(last);
       return 0;
     }
-    if (end >= until || Time::ps(next[0]) > until) {
+    if (end >= until || next > until) {
       sim.advance(until);
-      return pending[0];
+      return 1;
     }
-    from = std::max(end + Time::ps(1), Time::ps(next[0]));
+    from = std::max(end + Time::ps(1), next);
   }
 }
 

@@ -42,8 +42,8 @@ class ParallelRun final : public RemoteLink {
 
   // Runs every rank's engine through `until` (as Simulator::run(until)
   // would run one engine holding every node: afterwards now() is the same
-  // on every rank and the same as there). Returns the events still pending
-  // on all ranks together.
+  // on every rank and the same as there). Returns whether events are
+  // still pending on any rank (1) or not (0).
   uint64_t run(Time until);
 
   // Every rank calls it at the same point: if any rank failed (a non-null
@@ -80,6 +80,8 @@ class ParallelRun final : public RemoteLink {
 
  private:
   void exchange();
+  // agree(), once the ranks know the lowest failed rank `who`.
+  [[noreturn]] void fail(int who, std::exception_ptr local);
 
   // One direction of a cut link, from a port this rank owns.
   struct Cut {
