@@ -226,6 +226,14 @@ PathCost path_cost(const Network& net, const NextHops& hops, int a, int b) {
   return c;
 }
 
+// The links a split cuts, as "a - b" (DIR/parallel.json).
+json cut_names(const Network& net, const Partition& p) {
+  json out = json::array();
+  for (int l : p.cut_links)
+    out.push_back(net.graph.name(net.graph.link(l).a) + " - " + net.graph.name(net.graph.link(l).b));
+  return out;
+}
+
 // The results of a run split over ranks, on rank 0 (null on the others):
 // each rank's results cover what its nodes did. Workloads and hosts come
 // from the rank that ran them; port counters are added up (a frame lost on
@@ -319,6 +327,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
     *parallel_stats = {{"ranks", par.cluster().size()},
                        {"lookahead_ps", par.lookahead() == Time::max() ? -1 : par.lookahead().count()},
                        {"cut_links", par.partition().cut_links.size()},
+                       {"cut", cut_names(net, par.partition())},
                        {"per_rank", std::move(stats)}};
   return out;
 }

@@ -89,8 +89,8 @@ if shutil.which("mpirun") is None:
     check(False, "the build has MPI but mpirun is missing (scripts/setup.sh installs openmpi-bin)")
     finish()
 
-# A fault on a link the spread partition cuts (leaf0 - spine0): down, then up.
-FAULT = "faults:\n  - {at: 4us, link: [leaf0, spine0], action: down}\n  - {at: 9us, link: [leaf0, spine0], action: up}"
+# A fault on a link the spread partition cuts (h1 - leaf0, h1 on another rank than its leaf): down, then up.
+FAULT = "faults:\n  - {at: 4us, link: [h1, leaf0], action: down}\n  - {at: 9us, link: [h1, leaf0], action: up}"
 cases = [
     ("pairs", yaml, ["pods", "spread"]),
     ("pfc", experiment("pfc", extra="flow_control: pfc\npfc: {priority: 3, xoff: 64KiB, xon: 32KiB}",
@@ -147,6 +147,11 @@ with open(os.path.join(base, "flows-pods-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
 check([r["hosts"] for r in per] == [1, 1, 1, 1], f"flows -np 4: hosts per rank {per}")
 check(sum(r["notes_sent"] for r in per) > 0, f"flows -np 4: no flow ended across ranks {per}")
+# The fault's link is one the split cuts, at both -np 2 and 4.
+for n in (2, 4):
+    with open(os.path.join(base, f"roce_v1-spread-{n}", "parallel.json")) as f:
+        cut = json.load(f)["cut"]
+    check("h1 - leaf0" in cut, f"roce_v1 -np {n}: the faulty link is not cut: {cut}")
 # spread -np 4 leaves ranks with no host (they own spines only).
 with open(os.path.join(base, "pairs-spread-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
