@@ -17,6 +17,7 @@
 #include "fabrics/registry.hpp"
 #include "nodes/host/cpu/trace.hpp"
 #include "parallel/parallel_run.hpp"
+#include "parallel/spanning_flows.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
 
@@ -224,6 +225,14 @@ PathCost path_cost(const Network& net, const NextHops& hops, int a, int b) {
   return c;
 }
 
+// The links a split cuts, as "a - b" (DIR/parallel.json).
+json cut_names(const Network& net, const Partition& p) {
+  json out = json::array();
+  for (int l : p.cut_links)
+    out.push_back(net.graph.name(net.graph.link(l).a) + " - " + net.graph.name(net.graph.link(l).b));
+  return out;
+}
+
 // The results of a run split over ranks, on rank 0 (null on the others):
 // each rank's results cover what its nodes did. Workloads and hosts come
 // from the rank that ran them; port counters are added up (a frame lost on
@@ -235,18 +244,23 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   const ParallelRun::Stats& st = par.stats();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const json part = {{"results", std::move(mine)},
-                     {"flows_csv", flows_csv},
-                     {"latency_csv", latency_csv},
-                     {"own_events", net.sim.events_run() - net.sim.experiment_events_run()},
-                     {"stats",
-                      {{"windows", st.windows},
-                       {"frames_sent", st.frames_sent},
-                       {"bytes_sent", st.bytes_sent},
-                       {"events", net.sim.events_run()},
-                       {"run_s", st.run_s},
-                       {"wait_s", st.wait_s},
-                       {"max_rss_kib", ru.ru_maxrss}}}};
+  const json part = {
+      {"results", std::move(mine)},
+      {"flows_csv", flows_csv},
+      {"latency_csv", latency_csv},
+      {"own_events", net.sim.events_run() - net.sim.experiment_events_run()},
+      {"stats",
+       {{"windows", st.windows},
+        {"frames_sent", st.frames_sent},
+        {"bytes_sent", st.bytes_sent},
+        {"notes_sent", st.notes_sent},
+        {"nodes", std::count(par.partition().rank.begin(), par.partition().rank.end(), par.cluster().rank())},
+        {"hosts", std::count_if(net.hosts.begin(), net.hosts.end(),
+                                [&](const Host* h) { return par.owns(static_cast<int>(h->context()) - 1); })},
+        {"events", net.sim.events_run()},
+        {"run_s", st.run_s},
+        {"wait_s", st.wait_s},
+        {"max_rss_kib", ru.ru_maxrss}}}};
   const std::vector<std::string> all = par.cluster().gather(part.dump());
   if (par.cluster().rank() != 0) return nullptr;
   std::vector<json> ranks;
@@ -312,6 +326,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
     *parallel_stats = {{"ranks", par.cluster().size()},
                        {"lookahead_ps", par.lookahead() == Time::max() ? -1 : par.lookahead().count()},
                        {"cut_links", par.partition().cut_links.size()},
+                       {"cut", cut_names(net, par.partition())},
                        {"per_rank", std::move(stats)}};
   return out;
 }
@@ -411,14 +426,21 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
     runs.push_back(
         std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
-  // The rank that runs each workload: its hosts' (the partition keeps them together).
+  // The rank that runs each workload: its hosts' (the partition keeps them
+  // together), or, for one whose flows span ranks, every rank its part and
+  // rank 0 the whole (parallel/spanning_flows.hpp).
   std::vector<int> workload_rank(cfg.workloads.size(), 0);
   std::vector<bool> runs_here(cfg.workloads.size(), true);
+  std::vector<bool> spans(cfg.workloads.size(), false);
   for (size_t i = 0; i < cfg.workloads.size() && par; ++i) {
+    spans[i] = workload_spans_ranks(cfg.workloads[i], cfg);
+    if (spans[i]) continue;
     const auto n = cfg.workloads[i].from.empty() ? std::nullopt : net.graph.find(cfg.workloads[i].from[0]);
     workload_rank[i] = n ? par->partition().rank[static_cast<size_t>(*n)] : 0;
     runs_here[i] = workload_rank[i] == cluster.rank();
   }
+  std::unique_ptr<SpanningFlows> spanning;
+  if (par) spanning = std::make_unique<SpanningFlows>(*par);
   // Programs still waiting (a flow whose peer failed) go before the flows
   // and hosts they point into, however the run ends.
   struct ClearOnExit {
@@ -426,7 +448,10 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     ~ClearOnExit() { sim.clear(); }
   } clear_on_exit{net.sim};
   try {
-    for (auto& r : runs) r->start();
+    for (size_t i = 0; i < runs.size(); ++i) {
+      runs[i]->start();
+      if (spans[i]) spanning->add(i, *runs[i]->flows_run());
+    }
   } catch (...) {
     if (!par) throw;
     failed = std::current_exception();
@@ -471,11 +496,13 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["end"] = std::move(end_json);
   json wl = json::array();
   std::vector<std::string> flows_csv, latency_csv;  // by workload
-  for (auto& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
     const WorkloadConfig& w = r->config();
     flows_csv.emplace_back();
     latency_csv.emplace_back();
-    FlowStats s = r->result();
+    std::vector<FlowRecord> span_records;
+    FlowStats s = spanning && spanning->has(i) ? spanning->result(i, span_records) : r->result();
     if (!s.finished) s.end = net.sim.now();  // cut off by stop: active until then
     const double secs = (s.end - s.start).to_s();
     json j;
@@ -538,7 +565,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["data_mismatch"] = s.data_mismatch;
     j["finished"] = s.finished;
     j["planned_ops"] = s.planned_ops;
-    if (const auto* flows = r->flow_records()) {
+    if (const auto* flows = spanning && spanning->has(i) ? &span_records : r->flow_records()) {
       j["fct"] = fct_json(*flows);
       flows_csv.back() = flows_csv_rows(w.name, w.from, *flows);
     }

@@ -200,6 +200,7 @@ void Simulator::run(Time until) {
       continue;
     }
     now_ = last_event_ = Time::ps(static_cast<int64_t>(e.time));
+    running_order_ = s.order;
     s.order = 0;  // running: cancelling its own id is now a no-op
     ctx_ = s.ctx;
     experiment_events_run_ += ctx_ == 0;

@@ -132,6 +132,10 @@ class Simulator {
   uint64_t events_run() const { return events_run_; }
   // Of those, the events of context 0 (which every engine of a split network runs).
   uint64_t experiment_events_run() const { return experiment_events_run_; }
+  // The key of the event running now (or that ran last): with now(), where
+  // it stands in the one order of events, whichever engine ran it (a split
+  // run merges what its ranks recorded in that order, parallel/).
+  uint64_t running_order() const { return running_order_; }
   // When the last event ran (now() may have moved on to a run's `until`).
   Time last_event_time() const { return last_event_; }
   // Events scheduled and neither run nor cancelled.
@@ -278,6 +282,7 @@ class Simulator {
 
   Time now_;
   Time last_event_;
+  uint64_t running_order_ = 0;
   bool stopped_ = false;
   Context ctx_ = 0;
   std::vector<uint64_t> seqs_;  // by context: the last sequence number it gave

@@ -83,9 +83,20 @@ std::vector<std::string> Cluster::exchange(const std::vector<std::string>& to_ea
     recv_at[r] = total;
     total += recv_counts[r];
   }
+  // Only the pairs with something to hand over talk (usually a few
+  // neighbours, and no one in an idle stretch): no second collective.
   std::string in(static_cast<size_t>(total), '\0');
-  MPI_Alltoallv(out.data(), send_counts.data(), send_at.data(), MPI_BYTE, in.data(), recv_counts.data(),
-                recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
+  std::vector<MPI_Request> reqs;
+  reqs.reserve(2 * n);
+  for (size_t r = 0; r < n; ++r)
+    if (recv_counts[r] > 0)
+      MPI_Irecv(in.data() + recv_at[r], recv_counts[r], MPI_BYTE, static_cast<int>(r), 0, MPI_COMM_WORLD,
+                &reqs.emplace_back());
+  for (size_t r = 0; r < n; ++r)
+    if (send_counts[r] > 0)
+      MPI_Isend(out.data() + send_at[r], send_counts[r], MPI_BYTE, static_cast<int>(r), 0, MPI_COMM_WORLD,
+                &reqs.emplace_back());
+  MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
   std::vector<std::string> from(n);
   for (size_t r = 0; r < n; ++r)
     from[r] = in.substr(static_cast<size_t>(recv_at[r]), static_cast<size_t>(recv_counts[r]));

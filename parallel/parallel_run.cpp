@@ -28,6 +28,9 @@ T get(const std::string& in, size_t& at) {
   return v;
 }
 
+// What follows in a message: a frame, or a note (ParallelRun::note).
+constexpr uint8_t kFrame = 0, kNote = 1;
+
 }  // namespace
 
 ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
@@ -84,8 +87,18 @@ void ParallelRun::sent(Port& from) {
   }
 }
 
+void ParallelRun::note(int rank, std::string note) {
+  if (notes_.empty()) notes_.resize(static_cast<size_t>(cluster_.size()));
+  std::string& to = notes_[static_cast<size_t>(rank)];
+  put<uint8_t>(to, kNote);
+  put<uint32_t>(to, static_cast<uint32_t>(note.size()));
+  to += note;
+  ++stats_.notes_sent;
+}
+
 // Frames on the wire of this rank's cut ports go to the peer's rank:
-// link, end, arrival, key, lost, metadata, headroom and bytes.
+// link, end, arrival, key, lost, metadata, headroom and bytes; then the
+// notes.
 void ParallelRun::exchange() {
   std::vector<std::string> out(static_cast<size_t>(cluster_.size()));
   for (size_t i : outbox_) {
@@ -97,6 +110,7 @@ void ParallelRun::exchange() {
       Port::InFlight f = wire.take_front();
       const PacketMeta& m = f.packet.meta();
       const std::span<const std::byte> bytes = f.packet.bytes();  // a deferred payload read in
+      put<uint8_t>(to, kFrame);
       put<uint32_t>(to, c.link);
       put<uint8_t>(to, c.from_b);
       put<int64_t>(to, f.at.count());
@@ -115,12 +129,24 @@ void ParallelRun::exchange() {
     }
   }
   outbox_.clear();
+  for (size_t r = 0; r < notes_.size(); ++r) {
+    out[r] += notes_[r];
+    notes_[r].clear();
+  }
   const std::vector<std::string> in = cluster_.exchange(out);
+  std::vector<std::string> notes;
   // Frames go on the wire in the order their senders sent them: by rank,
   // then as each rank wrote them (one link's frames in order).
   for (const std::string& msg : in) {
     size_t at = 0;
     while (at < msg.size()) {
+      if (get<uint8_t>(msg, at) == kNote) {
+        const auto len = get<uint32_t>(msg, at);
+        if (at + len > msg.size()) throw std::runtime_error("parallel: a malformed note");
+        notes.push_back(msg.substr(at, len));
+        at += len;
+        continue;
+      }
       const auto link = get<uint32_t>(msg, at);
       const auto from_b = get<uint8_t>(msg, at);
       Port::InFlight f{Packet(), false, Time::ps(get<int64_t>(msg, at)), get<uint64_t>(msg, at)};
@@ -144,13 +170,19 @@ void ParallelRun::exchange() {
       sender->put_on_wire(std::move(f));
     }
   }
+  for (const std::string& n : notes) {
+    if (!on_note) throw std::logic_error("parallel: a note and no one to read it");
+    on_note(n);
+  }
 }
 
 void ParallelRun::agree(std::exception_ptr local) {
   std::vector<int64_t> first{local ? cluster_.rank() : INT64_MAX};
   cluster_.min(first);
-  if (first[0] == INT64_MAX) return;
-  const int who = static_cast<int>(first[0]);
+  if (first[0] != INT64_MAX) fail(static_cast<int>(first[0]), local);
+}
+
+void ParallelRun::fail(int who, std::exception_ptr local) {
   std::string what;  // kind letter, then the message
   if (who == cluster_.rank()) {
     try {
@@ -180,7 +212,7 @@ bool ParallelRun::all(bool v) {
 
 uint64_t ParallelRun::run(Time until) {
   Simulator& sim = net_.sim;
-  if (until < sim.now()) return sum({sim.pending()})[0];
+  if (until < sim.now()) return sum({sim.pending()})[0] > 0;
   Time from = sim.now();
   for (;;) {
     // The window [from, end]: nothing sent in it arrives on another rank before end.
@@ -204,25 +236,25 @@ uint64_t ParallelRun::run(Time until) {
     } else {
       cluster_.exchange(std::vector<std::string>(static_cast<size_t>(cluster_.size())));
     }
-    agree(failed);
-    std::vector<int64_t> next{sim.next_time_bound().count(), sim.last_event_time().count()};
-    std::vector<uint64_t> pending{sim.pending()};
-    cluster_.min(next);
-    std::vector<int64_t> last{next[1]};
-    last[0] = sim.last_event_time().count();
-    cluster_.max(last);
-    cluster_.sum(pending);
+    // One reduction agrees on all the window's end needs: the lowest
+    // failed rank, the earliest pending event, the last event run (as its
+    // negation: the latest) and whether any rank has events left.
+    std::vector<int64_t> v{failed ? cluster_.rank() : INT64_MAX, sim.next_time_bound().count(),
+                           -sim.last_event_time().count(), sim.pending() > 0 ? 0 : 1};
+    cluster_.min(v);
+    if (v[0] != INT64_MAX) fail(static_cast<int>(v[0]), failed);
+    const Time next = Time::ps(v[1]), last = Time::ps(-v[2]);
     stats_.wait_s += since(t1);
-    if (pending[0] == 0) {
+    if (v[3] == 1) {
       // Idle everywhere: as one engine, now() is the last event's time.
-      sim.advance(Time::ps(last[0]));
+      sim.advance(last);
       return 0;
     }
-    if (end >= until || Time::ps(next[0]) > until) {
+    if (end >= until || next > until) {
       sim.advance(until);
-      return pending[0];
+      return 1;
     }
-    from = std::max(end + Time::ps(1), Time::ps(next[0]));
+    from = std::max(end + Time::ps(1), next);
   }
 }
 

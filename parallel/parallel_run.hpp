@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,8 +42,8 @@ class ParallelRun final : public RemoteLink {
 
   // Runs every rank's engine through `until` (as Simulator::run(until)
   // would run one engine holding every node: afterwards now() is the same
-  // on every rank and the same as there). Returns the events still pending
-  // on all ranks together.
+  // on every rank and the same as there). Returns whether events are
+  // still pending on any rank (1) or not (0).
   uint64_t run(Time until);
 
   // Every rank calls it at the same point: if any rank failed (a non-null
@@ -61,15 +62,26 @@ class ParallelRun final : public RemoteLink {
   // What the synchronisation cost this rank (DIR/parallel.json).
   struct Stats {
     uint64_t windows = 0;
-    uint64_t frames_sent = 0, bytes_sent = 0;
+    uint64_t frames_sent = 0, bytes_sent = 0, notes_sent = 0;
     double run_s = 0, wait_s = 0;  // running events; in the exchange and agreement
   };
   const Stats& stats() const { return stats_; }
 
   void sent(Port& from) override;
 
+  // A note for `rank`, handed over with this window's frames; there,
+  // on_note(note) runs at the window's end, after the frames are on their
+  // wires (notes from lower ranks first, each rank's in the order written).
+  // What a note says can only matter from the next window on: it must be
+  // about something that happened at least a lookahead before it is read,
+  // or that no event reads (a flow's end, for its receiver's check).
+  void note(int rank, std::string note);
+  std::function<void(const std::string&)> on_note;
+
  private:
   void exchange();
+  // agree(), once the ranks know the lowest failed rank `who`.
+  [[noreturn]] void fail(int who, std::exception_ptr local);
 
   // One direction of a cut link, from a port this rank owns.
   struct Cut {
@@ -85,7 +97,8 @@ class ParallelRun final : public RemoteLink {
   Time lookahead_ = Time::max();
   std::unordered_map<const Port*, size_t> cut_of_;
   std::vector<Cut> cuts_;
-  std::vector<size_t> outbox_;  // cuts with frames to hand over
+  std::vector<size_t> outbox_;      // cuts with frames to hand over
+  std::vector<std::string> notes_;  // by rank: notes to hand over
   Stats stats_;
 };
 

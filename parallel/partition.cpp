@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/errors.hpp"
+#include "fabrics/registry.hpp"
 
 namespace rdmasim {
 
@@ -11,6 +12,11 @@ PartitionMode partition_mode(const std::string& name) {
   if (name == "pods") return PartitionMode::pods;
   if (name == "spread") return PartitionMode::spread;
   throw InputError("--partition: unknown partition '" + name + "' (expected pods or spread)");
+}
+
+bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
+  return w.kind == WorkloadKind::flows && basic_op(w) == WorkloadKind::rdma_write && w.qp == QpType::rc &&
+         fabric_of(cfg).rdma();
 }
 
 namespace {
@@ -37,6 +43,7 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
   std::vector<int> up(static_cast<size_t>(hosts));
   std::iota(up.begin(), up.end(), 0);
   for (const WorkloadConfig& w : cfg.workloads) {
+    if (workload_spans_ranks(w, cfg)) continue;
     int first = -1;
     for (const auto* names : {&w.from, &w.to})
       for (const std::string& name : *names) {
@@ -50,18 +57,25 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
   }
   std::vector<std::vector<int>> groups(static_cast<size_t>(hosts));
   for (int h = 0; h < hosts; ++h) groups[find_root(up, h)].push_back(h);
+  // Groups in graph order (by their first host), filling the ranks in
+  // turn with an equal share of the hosts each: generated topologies
+  // number a leaf's and a pod's hosts together, so a leaf (a pod) stays
+  // on one rank when its hosts are not tied to others' by a workload and
+  // the ranks divide the leaves (pods).
   std::vector<size_t> order;
   for (size_t i = 0; i < groups.size(); ++i)
     if (!groups[i].empty()) order.push_back(i);
-  // Largest first, each to the rank with the fewest hosts (stable: equal
-  // groups keep graph order).
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return groups[a].size() > groups[b].size(); });
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
   std::vector<size_t> load(static_cast<size_t>(ranks), 0);
+  size_t placed = 0;
+  int r = 0;
   for (size_t i : order) {
-    const int r = least_loaded(load);
     for (int h : groups[i]) p.rank[static_cast<size_t>(h)] = r;
     load[static_cast<size_t>(r)] += groups[i].size();
+    placed += groups[i].size();
+    while (r + 1 < ranks &&
+           placed * static_cast<size_t>(ranks) >= static_cast<size_t>(hosts) * static_cast<size_t>(r + 1))
+      ++r;
   }
 
   // Switches, in rounds: each with the rank most of its placed neighbours

@@ -13,8 +13,9 @@ namespace rdmasim {
 
 enum class PartitionMode {
   // Hosts that share a workload stay together (a workload's programs read
-  // both ends' memory to verify the data); host groups are spread over the
-  // ranks by size, and each switch goes with most of its already placed
+  // both ends' memory to verify the data), unless it may span ranks
+  // (workload_spans_ranks); host groups are spread over the ranks by size, and each switch goes with most of
+  // its already placed
   // neighbours, so a leaf stays with its hosts and a pod with its leaves.
   pods,
   // Hosts as `pods`, with the switches they attach to; every other switch
@@ -22,6 +23,13 @@ enum class PartitionMode {
   // the leaves: more cut links, each rank a share of the switching).
   spread,
 };
+
+// Whether a workload's flows may have their two ends on different ranks:
+// `kind: flows` of RC RDMA WRITEs on an RDMA fabric, whose receiver is
+// checked on its own rank when the flow ends (FlowsRun::ended_elsewhere).
+// The hosts of any other workload stay on one rank: its programs compare
+// both ends' memory as they run.
+bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
 
 struct Partition {
   int ranks = 1;

@@ -45,7 +45,7 @@ void FlowsRun::arrive() {
   flow->single_message(a.size, a.at);
   flow->on_finished([this, id] { flow_ended(id); });
   flow->setup();
-  ++running_;
+  if (sends_here(id)) ++running_;
   flows_.push_back(std::move(flow));
   flows_.back()->start();
   if (next_ < arrivals_.size()) env_.sim.at(arrivals_[next_].at, [this] { arrive(); });
@@ -64,9 +64,26 @@ void FlowsRun::flow_ended(size_t id) {
       s.data_mismatch = true;
     }
   }
+  for (size_t i = 0; i < s.latency_ps.size(); ++i)
+    sample_keys_.emplace_back(env_.sim.now(), env_.sim.running_order());
   ended_.merge(s);
   f.release_buffers();
   --running_;
+  if (r.completed && remote_end_ && !env_.sim.runs(hosts_[r.to]->context())) remote_end_(id, *hosts_[r.to]);
+}
+
+bool FlowsRun::sends_here(size_t id) const { return env_.sim.runs(hosts_[records_[id].from]->context()); }
+
+// The receiver's side of a flow another rank ended: it checks what landed
+// (the sender's rank could not) and counts its QP's retransmissions.
+void FlowsRun::ended_elsewhere(size_t id) {
+  PairFlow& f = *flows_[id];
+  Host& to = *hosts_[records_[id].to];
+  if (!f.placed_correctly()) received_ok_ = false;
+  f.each_qp([&](const Host& h, const verbs::QueuePair& qp) {
+    if (&h == &to) received_retransmits_ += qp.retransmitted_packets();
+  });
+  f.release_buffers();
 }
 
 bool FlowsRun::finished() const { return next_ == arrivals_.size() && running_ == 0; }
@@ -79,7 +96,10 @@ void FlowsRun::each_qp(const std::function<void(const Host&, const verbs::QueueP
 FlowStats FlowsRun::result() const {
   FlowStats all = ended_;
   for (size_t id = 0; id < flows_.size(); ++id)
-    if (!flows_[id]->finished()) all.merge(flows_[id]->result());
+    if (!flows_[id]->finished() && sends_here(id)) all.merge(flows_[id]->result());
+  all.data_verified = all.data_verified && received_ok_;
+  all.data_mismatch = all.data_mismatch || !received_ok_;
+  all.retransmitted_packets += received_retransmits_;
   all.planned_ops = next_;
   all.finished = finished();
   if (all.start == Time::max()) all.start = w_.start;

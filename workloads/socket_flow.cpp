@@ -40,7 +40,10 @@ void SocketFlow::setup() {
                                         static_cast<uint32_t>(rng_.next()));
   sb_.tcp = std::make_unique<KernelTcp>(nb, *sb_.socket, TcpFlow{ip.reversed(), server_port, client_port},
                                         static_cast<uint32_t>(rng_.next()));
-  sb_.tcp->listen();
+  {
+    Simulator::Scope as(env_.sim, b_.context());
+    sb_.tcp->listen();
+  }
   // Socket programs are fair processes, as every program is under CFS.
   ca_.process = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"), Process::Kind::io, /*fair=*/true);
   sb_.process = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"), Process::Kind::io, /*fair=*/true);
@@ -49,9 +52,15 @@ void SocketFlow::setup() {
   if (pingpong_) ca_.echo.resize(size_);
 }
 
+// Each program runs as its host (core/engine.hpp: contexts), whoever
+// starts it: a run split over ranks runs each on its host's rank only.
 void SocketFlow::start() {
   running_ = 2;
-  client(start_);
+  {
+    Simulator::Scope as(env_.sim, a_.context());
+    client(start_);
+  }
+  Simulator::Scope as(env_.sim, b_.context());
   server();
 }
 

@@ -81,6 +81,8 @@ class WorkloadRun {
   FlowStats result() const;
   // kind: flows: every flow started so far; else null.
   const std::vector<FlowRecord>* flow_records() const;
+  // kind: flows: its runner (a split run's glue hooks in, docs/parallel.md); else null.
+  FlowsRun* flows_run() const { return flows_run_.get(); }
   // Each flow's QPs, requester side first, with the host each is on.
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """A run split over MPI ranks (issue 16, docs/parallel.md) gives the same
 output as one process: `mpirun -np 2` and `-np 4` on small leaf-spine
-experiments (roce_v2 with loss, with PFC and with a `flows` workload, and
-iwarp), under both partitions, write results.json, its CSVs, flows.csv and
+experiments (roce_v2 with loss, with PFC and with a `flows` workload whose
+flows span ranks, roce_v1 with a fault on a cut link, iwarp, and kernel
+TCP sockets), write results.json, its CSVs, flows.csv, latency.csv and
 every pcap byte-identical to the single-process run, and the captures are
 clean in tshark. A partition that leaves ranks without hosts (or without
-anything) works. A cut link with no propagation delay, and a cut IB link,
-are refused with exit 2. A build without MPI refuses --partition with exit 2.
+anything) works. A rank that fails stops every rank, rank 0 says which,
+and no output is left. A cut link with no propagation delay, and a cut IB
+link, are refused with exit 2. A build without MPI refuses --partition
+with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
 import filecmp
@@ -28,27 +31,32 @@ topology:
 {extra}
 workloads:
 {workloads}
-capture: {{pcap: all}}
+capture: {{pcap: all{capture}}}
 """
 
 PAIRS = """  - {name: w, kind: rdma_write, from: h0, to: h2, size: 16KiB, count: 20, outstanding: 4}
   - {name: s, kind: send, from: h1, to: h3, size: 4KiB, count: 10, outstanding: 2}
   - {name: r, kind: rdma_read, from: h3, to: h1, size: 8KiB, count: 5, start: 3us}"""
 INCAST = """  - {name: incast, kind: incast, from: [h0, h1, h2], to: h3, op: rdma_write, size: 64KiB, count: 6, outstanding: 4}"""
+SOCKETS = """  - {name: s, kind: send, from: h0, to: h2, size: 16KiB, count: 10, outstanding: 2}
+  - {name: p, kind: pingpong, op: send, from: h3, to: h1, size: 1KiB, count: 5}"""
 FLOWS = """  - {name: f, kind: flows, cdf: hadoop, load: 0.5, duration: 20us, op: rdma_write}"""
 
 
-def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=PAIRS):
+def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=PAIRS, capture=""):
     return write_text(os.path.join(base, name + ".yaml"),
                       LEAF_SPINE.format(name=name, fabric=fabric, delay=delay, loss=loss, extra=extra,
-                                        workloads=workloads))
+                                        workloads=workloads, capture=capture))
+
+
+def mpi_env():
+    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
 def mpirun(n, *args):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
     return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n), BINARY, *args],
-                          capture_output=True, text=True, timeout=300, env=env)
+                          capture_output=True, text=True, timeout=300, env=mpi_env())
 
 
 def files(d):
@@ -81,12 +89,18 @@ if shutil.which("mpirun") is None:
     check(False, "the build has MPI but mpirun is missing (scripts/setup.sh installs openmpi-bin)")
     finish()
 
+# A fault on a link the spread partition cuts (h1 - leaf0, h1 on another rank than its leaf): down, then up.
+FAULT = "faults:\n  - {at: 4us, link: [h1, leaf0], action: down}\n  - {at: 9us, link: [h1, leaf0], action: up}"
 cases = [
     ("pairs", yaml, ["pods", "spread"]),
     ("pfc", experiment("pfc", extra="flow_control: pfc\npfc: {priority: 3, xoff: 64KiB, xon: 32KiB}",
                        workloads=INCAST), ["spread"]),
-    ("flows", experiment("flows", workloads=FLOWS), ["spread"]),
+    # kind: flows of RDMA WRITEs spans ranks: each leaf's hosts on their own rank.
+    ("flows", experiment("flows", workloads=FLOWS, capture=", latency_samples: true"),
+     ["pods", "spread"]),
     ("iwarp", experiment("iwarp", fabric="iwarp", loss=0.002), ["pods"]),
+    ("roce_v1", experiment("roce_v1", fabric="roce_v1", loss=0.002, extra=FAULT), ["spread"]),
+    ("tcp", experiment("tcp", fabric="tcp", loss=0.002, workloads=SOCKETS), ["spread"]),
 ]
 checked_pcaps = False
 for name, path, partitions in cases:
@@ -118,11 +132,30 @@ for name, path, partitions in cases:
     if name == "flows":
         check(os.path.exists(os.path.join(single, "flows.csv")), "flows: no flows.csv")
 
-# pairs over 4 ranks with pods: ranks 2 and 3 own nothing; spread: ranks without hosts own spines.
+# pairs over 4 ranks with pods: the two workloads' host pairs on ranks 0
+# and 2, ranks 1 and 3 own nothing and run only the experiment's events.
+import json
 with open(os.path.join(base, "pairs-pods-4", "parallel.json")) as f:
-    import json
     per = json.load(f)["per_rank"]
-check(per[3]["events"] == per[2]["events"], f"ranks that own nothing run only the experiment's events: {per}")
+empty = [r for r in per if r["nodes"] == 0]
+check(len(empty) == 2 and empty[0]["events"] == empty[1]["events"],
+      f"ranks that own nothing run only the experiment's events: {per}")
+# The flows workload spans ranks: every rank of pods -np 4 owns hosts
+# (2 leaves, 2 hosts each: one host a rank), and receivers' checks were
+# handed over as notes.
+with open(os.path.join(base, "flows-pods-4", "parallel.json")) as f:
+    per = json.load(f)["per_rank"]
+check([r["hosts"] for r in per] == [1, 1, 1, 1], f"flows -np 4: hosts per rank {per}")
+check(sum(r["notes_sent"] for r in per) > 0, f"flows -np 4: no flow ended across ranks {per}")
+# The fault's link is one the split cuts, at both -np 2 and 4.
+for n in (2, 4):
+    with open(os.path.join(base, f"roce_v1-spread-{n}", "parallel.json")) as f:
+        cut = json.load(f)["cut"]
+    check("h1 - leaf0" in cut, f"roce_v1 -np {n}: the faulty link is not cut: {cut}")
+# spread -np 4 leaves ranks with no host (they own spines only).
+with open(os.path.join(base, "pairs-spread-4", "parallel.json")) as f:
+    per = json.load(f)["per_rank"]
+check(any(r["hosts"] == 0 and r["nodes"] > 0 for r in per), f"spread -np 4: a rank with switches only {per}")
 
 # A cut link with no propagation delay leaves no lookahead: refused, no output.
 zero = experiment("zero", delay="0ns")
@@ -138,6 +171,20 @@ out = os.path.join(base, "ib-2")
 p = mpirun(2, "run", ib, "--out", out, "--partition", "spread")
 check(p.returncode == 2 and "credit" in p.stdout + p.stderr, f"cut ib link: exit {p.returncode}\n{p.stderr}")
 check(not os.path.exists(out), "cut ib link: an output directory was left")
+
+# A rank that fails brings the run down: rank 1 may write no file (its
+# captures fail with EFBIG), so every rank stops, rank 0 says which rank
+# failed and why, with the output error's exit code 3, and no output
+# directory is left, half-written or not.
+out = os.path.join(base, "failed-2")
+args = ["run", yaml, "--out", out, "--partition", "spread"]
+cmd = " ".join("'" + a + "'" for a in [BINARY, *args])
+p = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1", BINARY, *args, ":",
+                    "-np", "1", "sh", "-c", "trap '' XFSZ; ulimit -f 0; exec " + cmd],
+                   capture_output=True, text=True, timeout=300, env=mpi_env())
+check(p.returncode == 3, f"a failing rank: exit {p.returncode}, expected 3\n{p.stdout}\n{p.stderr}")
+check("rank 1:" in p.stderr, f"a failing rank: rank 0 does not say which: {p.stderr}")
+check(not os.path.exists(out), "a failing rank: an output directory was left")
 
 # Only `run` runs over ranks.
 p = mpirun(2, "validate", yaml)

@@ -58,3 +58,35 @@ TEST_CASE("partition: a workload across leaves; spread puts spines on other rank
   CHECK(partition_network(g, cfg, 1, PartitionMode::spread).cut_links.empty());
   CHECK_THROWS_AS(partition_mode("metis"), InputError);
 }
+
+TEST_CASE("partition: a flows workload of RDMA WRITEs spans ranks; pods fill the ranks in graph order") {
+  ExperimentConfig cfg;
+  cfg.topology = generate_fat_tree(4, {}, {});  // 16 hosts, 4 pods of 4
+  const Graph g(cfg.topology);
+  WorkloadConfig flows;
+  flows.kind = WorkloadKind::flows;
+  flows.op = "rdma_write";
+  for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
+  cfg.workloads = {flows};
+  CHECK(workload_spans_ranks(flows, cfg));
+  const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);
+  // Two pods a rank: hosts 0-7 on rank 0, 8-15 on rank 1; each edge and
+  // aggregation switch with its pod, so only links to core switches are cut.
+  for (int h = 0; h < g.host_count(); ++h) CHECK(p.rank[static_cast<size_t>(h)] == (h < 8 ? 0 : 1));
+  for (int l : p.cut_links) {
+    const Graph::Link& link = g.link(l);
+    CHECK((g.name(link.a).starts_with("core") || g.name(link.b).starts_with("core")));
+  }
+  CHECK(!p.cut_links.empty());
+
+  // SENDs compare both ends as they run: the workload's hosts stay on one rank.
+  WorkloadConfig sends = flows;
+  sends.op = "send";
+  CHECK(!workload_spans_ranks(sends, cfg));
+  cfg.workloads = {sends};
+  const Partition together = partition_network(g, cfg, 2, PartitionMode::pods);
+  for (int h = 0; h < g.host_count(); ++h) CHECK(together.rank[static_cast<size_t>(h)] == 0);
+  // On kernel sockets, no flows span ranks.
+  cfg.fabric = "tcp";
+  CHECK(!workload_spans_ranks(flows, cfg));
+}
