@@ -100,6 +100,10 @@ def bars(runs, value, ylabel, title):
     return labelled(fig, "workload", ylabel, title)
 
 
+MEASURES = {"half_round_trip": "half RTT", "post_to_completion": "post to CQE",
+            "send_to_receive": "send to receive", "flow_completion": "FCT"}
+
+
 def latency(runs):
     fig = bars(runs, lambda w: w.get("latency_ns", {}).get("p50", 0) / 1e3, "us", "Latency p50 (bars) and p99 (marks)")
     ax = fig.axes[0]
@@ -110,6 +114,16 @@ def latency(runs):
         xs = [x + i * width for x, n in enumerate(names) if n in ws]
         ys = [ws[n].get("latency_ns", {}).get("p99", 0) / 1e3 for n in names if n in ws]
         ax.plot(xs, ys, "k_", markersize=12)
+    # Workloads time different things (results.json latency_measure): name
+    # each one's under it, so half a round trip is not read as a whole one.
+    measures = {}
+    for _, r, _ in runs:
+        for w in r.get("workloads", []):
+            m = MEASURES.get(w.get("latency_measure"), w.get("latency_measure"))
+            if m and m not in measures.setdefault(w["name"], []):
+                measures[w["name"]].append(m)
+    ax.set_xticklabels([n + ("\n" + " / ".join(measures[n]) if measures.get(n) else "") for n in names],
+                       fontsize=8)
     return fig
 
 

@@ -46,6 +46,9 @@ lines = lambda fid: len(re.findall(r'<path[^>]*clip-path=', figure(fid)))
 check(lines("latency-cdf") >= 2 * 3, f"latency CDF: a line per workload and fabric ({lines('latency-cdf')})")
 check(lines("fct") >= 3, f"FCT slowdown: a line per fabric ({lines('fct')})")
 check("&lt;= 10 KB" in figure("fct") or "<= 10 KB" in figure("fct"), "FCT buckets named by size")
+# The latency figure says what each workload's latency is (half a round
+# trip, post to completion, ...): results.json's latency_measure.
+check("half RTT" in figure("latency") or "post to CQE" in figure("latency"), "latency: each workload's measure named")
 check(lines("queues") >= 1 and "s:" in figure("queues"), "queues: the longest queues by node:port")
 # The cost figure: a point per fabric, and the Pareto front (no other run
 # as cheap and as fast) drawn when it has more than one point.
