@@ -96,7 +96,15 @@ uint64_t buffers(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pa
     const double all = 2 * static_cast<double>(pairs) * mean;
     const double load = w.flows.load;
     const double at_once = load >= 1 ? all : 2 * static_cast<double>(senders) * load / (1 - load) * biased;
-    return static_cast<uint64_t>(std::min(all, at_once));
+    // Computed payloads (payload: pattern) are stored nowhere, but where a
+    // sender copies them into its stream (the sending half) or the fabric
+    // has no verbs (sockets: both halves).
+    double stored = std::min(all, at_once);
+    if (w.flows.computed_payload) {
+      const Fabric& f = fabric_of(x);
+      stored = !f.rdma() ? stored : f.memory_costs().sender_copies_payload ? stored / 2 : 0;
+    }
+    return static_cast<uint64_t>(stored);
   }
   const uint64_t size = is_atomic(*from_string<WorkloadKind>(w.op)) ? 8 : w.size.count();
   const uint64_t outstanding = std::max<uint32_t>(w.outstanding, 1);
