@@ -4,8 +4,9 @@ hosts, 100 Gb/s links with 1 us delay, MTU 1024, RoCE v2 with PFC, 128 RC
 WRITE flows (host i writes to host i + 64, modulo 128: every flow crosses
 the spines) of 100 messages of 1 MiB, 2 ms simulated, captures off.
 Prints the wall seconds end to end (the process: loading, set-up, run,
-output), peak RSS, events, frames delivered to hosts and frames delivered
-per wall second.
+output), the CPU seconds it used (user + system: what a shared machine's
+load does not inflate), peak RSS, events, frames delivered to hosts, and
+frames delivered per wall second and per CPU second.
 
     bench/leaf_spine.py [BINARY] [--time 2ms] [--size 1MiB] [--count 100]
 """
@@ -49,11 +50,13 @@ p = subprocess.run([args.binary, "run", path, "--out", out, "--quiet"], capture_
 wall = time.monotonic() - t0
 if p.returncode not in (0, 4):
     raise SystemExit(p.stderr)
-rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+rss_mib = usage.ru_maxrss / 1024
+cpu = usage.ru_utime + usage.ru_stime
 with open(os.path.join(out, "results.json")) as f:
     res = json.load(f)
 delivered = sum(port["rx_frames"] for port in res["ports"] if port["node"].startswith("h"))
 ops = sum(w["ops"] for w in res["workloads"])
-print(f"hosts={HOSTS} simulated={args.time} wall_s={wall:.2f} peak_rss_mib={rss_mib:.0f} "
+print(f"hosts={HOSTS} simulated={args.time} wall_s={wall:.2f} cpu_s={cpu:.2f} peak_rss_mib={rss_mib:.0f} "
       f"events={res['events']} events_per_s={res['events'] / wall:.0f} frames_delivered={delivered} "
-      f"frames_per_s={delivered / wall:.0f} messages_completed={ops}")
+      f"frames_per_s={delivered / wall:.0f} frames_per_cpu_s={delivered / cpu:.0f} messages_completed={ops}")
