@@ -15,6 +15,7 @@
 // with its windows, frames and bytes sent, events, time running events and
 // waiting in the exchange, and peak memory.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -81,12 +82,15 @@ int main(int argc, char** argv) {
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.format().c_str());
     return 2;
   }
-  const auto dir = std::filesystem::temp_directory_path() / "rdmasim-bench-fat-tree";
+  // Rank 0's own directory (its process id: benchmarks run side by side
+  // must not remove each other's output), made before any rank writes.
+  std::string name = "rdmasim-bench-fat-tree-" + std::to_string(getpid());
   if (cluster.rank() == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    std::filesystem::remove_all(std::filesystem::temp_directory_path() / name);
+    std::filesystem::create_directories(std::filesystem::temp_directory_path() / name);
   }
-  cluster.broadcast("");  // the directory exists before any rank writes
+  name = cluster.broadcast(name);
+  const auto dir = std::filesystem::temp_directory_path() / name;
   const auto t0 = std::chrono::steady_clock::now();
   nlohmann::json stats;
   const nlohmann::json res = run_experiment(*r.config, dir, {}, split, &stats);
