@@ -4,13 +4,18 @@
 // the run took in wall seconds, the peak resident memory, events and frames
 // delivered to hosts per wall second, and how many flows completed.
 //
-//   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch] [--partition pods|spread]
+//   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch] [--payload pattern|memory]
+//                  [--partition pods|spread]
+//
+// --payload memory stores the flows' bytes in host memory instead of
+// computing them from the pattern (docs/yaml.md, flows `payload`).
 //
 // Under mpirun with --partition, the run is split over the ranks
 // (docs/parallel.md): rank 0 prints the figures, then one line per rank
 // with its windows, frames and bytes sent, events, time running events and
 // waiting in the exchange, and peak memory.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -29,12 +34,13 @@ using namespace rdmasim;
 
 namespace {
 
-std::string experiment(int k, const std::string& load, const std::string& time, const std::string& cdf) {
+std::string experiment(int k, const std::string& load, const std::string& time, const std::string& cdf,
+                       const std::string& payload) {
   return "name: fat_tree\nfabric: roce_v2\nseed: 1\nstop: " + time +
          "\nlink: {bandwidth: 100Gbps, delay: 1us, mtu: 1024}\nflow_control: pfc\n"
          "topology: {generate: {kind: fat_tree, k: " +
          std::to_string(k) + "}}\nworkloads:\n  - {kind: flows, cdf: " + cdf + ", load: " + load +
-         ", duration: " + time + "}\ncapture: {pcap: none}\n";
+         ", duration: " + time + ", payload: " + payload + "}\ncapture: {pcap: none}\n";
 }
 
 double peak_rss_mib() {
@@ -48,7 +54,7 @@ double peak_rss_mib() {
 int main(int argc, char** argv) {
   Cluster& cluster = Cluster::init(argc, argv);
   int k = 8;
-  std::string load = "0.3", time = "1ms", cdf = "websearch";
+  std::string load = "0.3", time = "1ms", cdf = "websearch", payload = "pattern";
   std::optional<PartitionMode> split;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--k"))
@@ -59,24 +65,32 @@ int main(int argc, char** argv) {
       time = argv[i + 1];
     else if (!std::strcmp(argv[i], "--cdf"))
       cdf = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--payload"))
+      payload = argv[i + 1];
     else if (!std::strcmp(argv[i], "--partition"))
       split = partition_mode(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: %s [--k K] [--load L] [--time T] [--cdf websearch|hadoop]\n", argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--k K] [--load L] [--time T] [--cdf websearch|hadoop] [--payload pattern|memory]\n",
+          argv[0]);
       return 2;
     }
   }
-  LoadResult r = load_experiment_text(experiment(k, load, time, cdf), "fat_tree.yaml");
+  LoadResult r = load_experiment_text(experiment(k, load, time, cdf, payload), "fat_tree.yaml");
   if (!r.config) {
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.format().c_str());
     return 2;
   }
-  const auto dir = std::filesystem::temp_directory_path() / "rdmasim-bench-fat-tree";
+  // Rank 0's own directory (its process id: benchmarks run side by side
+  // must not remove each other's output), made before any rank writes.
+  std::string name = "rdmasim-bench-fat-tree-" + std::to_string(getpid());
   if (cluster.rank() == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    std::filesystem::remove_all(std::filesystem::temp_directory_path() / name);
+    std::filesystem::create_directories(std::filesystem::temp_directory_path() / name);
   }
-  cluster.broadcast("");  // the directory exists before any rank writes
+  name = cluster.broadcast(name);
+  const auto dir = std::filesystem::temp_directory_path() / name;
   const auto t0 = std::chrono::steady_clock::now();
   nlohmann::json stats;
   const nlohmann::json res = run_experiment(*r.config, dir, {}, split, &stats);

@@ -45,6 +45,8 @@ void Packet::grow(size_t need) {
   // headroom stay where they were.
   std::memcpy(b->data() + head_, buf_->data() + head_, size());
   b->deferred_src = buf_->deferred_src;
+  b->deferred_offset = buf_->deferred_offset;
+  b->deferred_computed = buf_->deferred_computed;
   b->deferred_at = buf_->deferred_at;
   b->deferred_len = buf_->deferred_len;
   b->meta = buf_->meta;

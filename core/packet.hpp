@@ -3,9 +3,11 @@
 // pool and go back to it when the Packet handle is destroyed.
 //
 // A payload may be deferred: the frame holds its place, and the bytes are
-// read from the sender's memory the first time anyone needs them (bytes()),
-// or handed straight to the receiver (source_of()), which saves a copy of
-// every payload byte on the way. Only a sender whose memory cannot change
+// read from the sender's memory, or computed from its pattern
+// (core/payload.hpp), the first time anyone needs them (bytes()), or handed
+// straight to the receiver (source_of()), which saves a copy of every
+// payload byte on the way (and a computed payload is never produced unless
+// something looks at it). Only a sender whose memory cannot change
 // while the frame is in flight may defer (an RC requester: the buffer is the
 // NIC's until the work completes, and that needs the responder's ACK).
 #pragma once
@@ -20,6 +22,7 @@
 #include <span>
 #include <vector>
 
+#include "core/payload.hpp"
 #include "core/units.hpp"
 
 // Under AddressSanitizer a buffer's bytes are poisoned while it sits in the
@@ -59,14 +62,19 @@ class PacketPool;
 // 9000-byte jumbo frame.
 struct alignas(64) PacketBuffer {
   PacketPool* pool;
-  PacketBuffer* next_free;
+  union {
+    PacketBuffer* next_free;   // while free: the pool's list
+    uint64_t deferred_offset;  // in use: a computed deferred payload's offset in its source
+  };
   // A deferred payload: deferred_len bytes at data() + deferred_at still to
-  // be read from deferred_src (0: none).
-  const std::byte* deferred_src;
+  // be read from deferred_src (0: none), bytes or (deferred_computed) a
+  // PatternSource.
+  const void* deferred_src;
   uint16_t deferred_at;
   uint16_t deferred_len;
   uint16_t capacity;   // bytes at data()
   uint8_t size_class;  // its free list in the pool
+  bool deferred_computed;
   // The metadata lives with the bytes, so that a Packet handle is small and
   // cheap to move through queues and events.
   PacketMeta meta;
@@ -107,19 +115,29 @@ class Packet {
   size_t capacity() const { return buf_->capacity; }
 
   // `place` (bytes of this frame) is a payload to read from `src` later.
-  void defer(std::span<std::byte> place, const std::byte* src) {
+  void defer(std::span<std::byte> place, const std::byte* src) { defer(place, Payload({src, place.size()})); }
+  // `place` is `src` (of its size), stored or computed, to read in later.
+  void defer(std::span<std::byte> place, const Payload& src) {
     assert(place.data() >= buf_->data() && place.data() + place.size() <= buf_->data() + buf_->capacity);
+    assert(src.size() == place.size());
     fill();
-    buf_->deferred_src = src;
+    buf_->deferred_computed = src.computed();
+    if (src.computed()) {
+      buf_->deferred_src = src.source();
+      buf_->deferred_offset = src.offset();
+    } else {
+      buf_->deferred_src = src.stored().data();
+    }
     buf_->deferred_at = static_cast<uint16_t>(place.data() - buf_->data());
     buf_->deferred_len = static_cast<uint16_t>(place.size());
   }
   bool deferred() const { return buf_ && buf_->deferred_len != 0; }
   // The bytes of `part`, a piece of raw_bytes(): when part is exactly the
-  // deferred payload, the sender's bytes themselves, without a copy.
-  std::span<const std::byte> source_of(std::span<const std::byte> part) const {
+  // deferred payload, the sender's bytes themselves (or their source),
+  // without a copy.
+  Payload source_of(std::span<const std::byte> part) const {
     if (deferred() && part.data() == buf_->data() + buf_->deferred_at && part.size() == buf_->deferred_len)
-      return {buf_->deferred_src, part.size()};
+      return deferred_payload();
     fill();
     return part;
   }
@@ -165,8 +183,14 @@ class Packet {
   // Reads a deferred payload in (logically const: the frame's bytes do not change).
   void fill() const {
     if (!deferred()) return;
-    std::memcpy(buf_->data() + buf_->deferred_at, buf_->deferred_src, buf_->deferred_len);
+    deferred_payload().copy_to({buf_->data() + buf_->deferred_at, buf_->deferred_len});
     buf_->deferred_len = 0;
+  }
+  Payload deferred_payload() const {
+    if (buf_->deferred_computed)
+      return {static_cast<const PatternSource*>(buf_->deferred_src), buf_->deferred_offset,
+              buf_->deferred_len};
+    return std::span<const std::byte>(static_cast<const std::byte*>(buf_->deferred_src), buf_->deferred_len);
   }
 
   PacketBuffer* buf_ = nullptr;

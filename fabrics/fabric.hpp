@@ -164,6 +164,9 @@ class Fabric {
     uint64_t connection_bytes = 0;     // each end of a connection, beyond its QP
     std::string_view connection_part;  // what those are, as the estimate names them
     bool setup_floods = false;         // each connection floods a frame to every host at setup
+    // A sender copies a computed payload (nodes/host/memory.hpp) into its
+    // own buffers while the message is in flight (a byte stream sends from them).
+    bool sender_copies_payload = false;
   };
   virtual MemoryCosts memory_costs() const { return {}; }
 

@@ -73,6 +73,9 @@ struct FlowsConfig {
   std::vector<CdfPoint> points;   // filled by the loader
   double load = 0.3;              // 0 < load <= 1 of each sender's host link
   Time duration;                  // arrivals in [start, start + duration)
+  // pattern: the flows' buffers are computed from the payload pattern, not
+  // stored (nodes/host/memory.hpp); memory: real bytes in host memory.
+  bool computed_payload = true;
 };
 
 struct WorkloadConfig {

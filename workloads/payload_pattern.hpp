@@ -20,6 +20,8 @@
 #include <span>
 #include <string_view>
 
+#include "core/payload.hpp"
+
 namespace rdmasim {
 
 class PayloadPattern {
@@ -79,6 +81,23 @@ class PayloadPattern {
   }
 
   char name_[8];
+};
+
+// One message of a pattern as a PatternSource: what a computed buffer
+// (nodes/host/memory.hpp) holds, byte i being the message's byte i.
+class MessagePattern final : public PatternSource {
+ public:
+  MessagePattern(const PayloadPattern& p, uint64_t message) : pattern_(p), message_(message) {}
+  void fill(uint64_t offset, std::span<std::byte> out) const override {
+    pattern_.fill(message_, offset, out);
+  }
+  bool matches(uint64_t offset, std::span<const std::byte> bytes) const override {
+    return pattern_.matches(message_, offset, bytes);
+  }
+
+ private:
+  PayloadPattern pattern_;
+  uint64_t message_;
 };
 
 }  // namespace rdmasim

@@ -112,12 +112,12 @@ void Flow::make_side(Side& s, Host& h) {
     throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
   // A region has at least one byte, even for zero-length messages.
   const uint64_t len = std::max<uint64_t>(1, slots_ * msg_size());
-  s.buf = h.memory().allocate(len);
+  s.buf = computed_ ? h.memory().allocate_computed(len, *computed_) : h.memory().allocate(len);
   const int access =
       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   s.mr = d.reg_mr(s.pd, s.buf, len, access);
   const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
-  s.rbuf = h.memory().allocate(rlen);
+  s.rbuf = computed_ ? h.memory().allocate_computed(rlen, *computed_) : h.memory().allocate(rlen);
   s.rmr = d.reg_mr(s.pd, s.rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
   if (!s.mr || !s.rmr) throw std::logic_error("ibv_reg_mr failed");
   s.psn = static_cast<uint32_t>(rng_.next() & 0xFFFFFF);
@@ -233,6 +233,7 @@ void Flow::post_recv(Side& s, uint64_t k) {
 // itself: every packet carries its message's number, and a 4 KiB-MTU packet
 // costs one 32-byte record instead of 128.
 void Flow::fill_message(uint64_t k, uint64_t slot) {
+  if (computed_) return;  // the buffer is the message
   const Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
   const uint64_t size = msg_size();
   const std::span<std::byte> bytes = src.host->memory().view(src.buf + slot * size, size);
@@ -261,6 +262,7 @@ bool Flow::placed(uint64_t k) const {
   const uint64_t size = msg_size();
   const Side& dst = op_ == WorkloadKind::rdma_read ? sa_ : sb_;
   if (!env_.sim.runs(dst.host->context())) return true;  // split run: the receiver's rank checks (FlowsRun)
+  if (computed_) return computed_intact(dst, dst.buf);
   return stamped(k, dst.host->memory().view(dst.buf + (k % slots_) * size, size));
 }
 
@@ -370,14 +372,19 @@ Task Flow::receiver(Time t0) {
       if (op_ != WorkloadKind::rdma_write_imm) {
         const uint64_t len = msg_size();
         const uint32_t off = w_.qp == QpType::ud ? kGrhLen : 0;
-        auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
-        // Its stamps name it; between them, the bytes of its slot (which
-        // later messages do not rewrite) as the sender holds them.
-        auto slot = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
-        bool same = wc.byte_len == len + off && stamped(received_, got);
-        for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += stamp_)
-          same = std::memcmp(got.data() + at, slot.data() + at,
-                             std::min(stamp_ - PayloadPattern::kRecord, len - at)) == 0;
+        bool same = wc.byte_len == len + off;
+        if (computed_) {  // checked as it was written
+          same = same && computed_intact(sb_, sb_.rbuf);
+        } else {
+          auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
+          // Its stamps name it; between them, the bytes of its slot (which
+          // later messages do not rewrite) as the sender holds them.
+          auto slot = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
+          same = same && stamped(received_, got);
+          for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += stamp_)
+            same = std::memcmp(got.data() + at, slot.data() + at,
+                               std::min(stamp_ - PayloadPattern::kRecord, len - at)) == 0;
+        }
         if (!same) stats_.data_verified = false;
       }
       if (wc.wc_flags & IBV_WC_WITH_IMM) {
@@ -568,8 +575,12 @@ FlowStats Flow::result() {
     // Checked as each message arrived.
   } else if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
     if (!env_.sim.runs(b_.context())) return s;  // split run: the receiver's rank checks (FlowsRun)
-    auto got = b_.memory().view(sb_.buf, len), want = a_.memory().view(sa_.buf, len);
-    s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
+    if (computed_) {
+      s.data_verified = s.data_verified && computed_intact(sb_, sb_.buf);
+    } else {
+      auto got = b_.memory().view(sb_.buf, len), want = a_.memory().view(sa_.buf, len);
+      s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
+    }
   } else if (op_ == WorkloadKind::rdma_read) {
     auto got = a_.memory().view(sa_.buf, len), want = b_.memory().view(sb_.buf, len);
     s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
@@ -599,7 +610,13 @@ bool Flow::placed_correctly() const {
   const uint64_t off =
       op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm ? (w_.qp == QpType::ud ? kGrhLen : 0) : 0;
   const uint64_t buf = needs_receiver() && op_ != WorkloadKind::rdma_write_imm ? dst.rbuf + off : dst.buf;
+  if (computed_) return computed_intact(dst, buf);
   return pattern_.matches(message_id(0), 0, dst.host->memory().view(buf, size_));
+}
+
+bool Flow::computed_intact(const Side& s, uint64_t buf) const {
+  const ComputedBuffer* c = s.host->memory().computed(buf);
+  return c && c->wrong_writes == 0 && c->written_bytes >= size_;
 }
 
 void Flow::release_buffers() {

@@ -41,6 +41,7 @@ constexpr std::string_view kWorkloadKeys[] = {"name",
                                               "cdf",
                                               "load",
                                               "duration",
+                                              "payload",
                                               "rate",
                                               "app_cost"};
 // The keys of `kind: compute` (a process, not a verbs workload).
@@ -154,6 +155,10 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
     }
     return p;
   });
+  // payload: pattern (computed, the default) or memory (stored bytes).
+  if (const Entry* e = f.find("payload"))
+    if (auto v = d.c.one_of(e->value, e->path, "the flows' payload", {"pattern", "memory"}))
+      fl.computed_payload = *v == "pattern";
   if (!f.find("duration")) d.c.missing(f, "duration", "how long flows arrive, such as 1ms");
   d.c.read(f, "duration", fl.duration, [&](const Entry& e) { return d.c.time(e); });
 }
@@ -241,7 +246,8 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   only("from", !among_hosts, kind_name + " takes hosts: [list], not from and to");
   only("to", !among_hosts, kind_name + " takes hosts: [list], not from and to");
   const bool flows = w.kind == WorkloadKind::flows;
-  for (std::string_view k : {"cdf", "load", "duration"}) only(k, flows, "only flows takes " + std::string(k));
+  for (std::string_view k : {"cdf", "load", "duration", "payload"})
+    only(k, flows, "only flows takes " + std::string(k));
   for (std::string_view k : {"size", "count", "outstanding"})
     only(k, !flows,
          "flows draws each flow's size from its cdf and sends it as one message; no " + std::string(k));

@@ -29,10 +29,18 @@ L3Switch::L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const Sw
       mac_base_(mac_base),
       rng_(Rng::stream(seed, "ecn:" + name_)) {}
 
-void L3Switch::add_route(const Ipv4Address& dst, std::vector<uint16_t> ports) {
-  v4_[dst.to_u32()] = std::move(ports);
+uint32_t L3Switch::group(std::vector<uint16_t> ports) {
+  const auto [it, fresh] = group_index_.try_emplace(ports, static_cast<uint32_t>(groups_.size()));
+  if (fresh) groups_.push_back(std::move(ports));
+  return it->second;
 }
-void L3Switch::add_route(const Ipv6Address& dst, std::vector<uint16_t> ports) { v6_[dst] = std::move(ports); }
+
+void L3Switch::add_route(const Ipv4Address& dst, std::vector<uint16_t> ports) {
+  v4_[dst.to_u32()] = group(std::move(ports));
+}
+void L3Switch::add_route(const Ipv6Address& dst, std::vector<uint16_t> ports) {
+  v6_[dst] = group(std::move(ports));
+}
 
 void L3Switch::set_neighbor(uint16_t port, const MacAddress& mac) {
   if (neighbors_.size() <= port) neighbors_.resize(port + 1);
@@ -51,8 +59,8 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.not_ip;
     } else if (ip->ttl() <= 1) {
       ++stats_.ttl_expired;  // RFC 1812 5.3.1 (no ICMP is modelled)
-    } else if (auto it = v4_.find(ip->dst().to_u32()); it != v4_.end() && !it->second.empty()) {
-      ports = &it->second;
+    } else if (auto it = v4_.find(ip->dst().to_u32()); it != v4_.end() && !groups_[it->second].empty()) {
+      ports = &groups_[it->second];
       if (ports->size() > 1)
         hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
       ip->decrement_ttl();
@@ -65,8 +73,8 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.not_ip;
     } else if (ip->hop_limit() <= 1) {
       ++stats_.ttl_expired;
-    } else if (auto it = v6_.find(ip->dst()); it != v6_.end() && !it->second.empty()) {
-      ports = &it->second;
+    } else if (auto it = v6_.find(ip->dst()); it != v6_.end() && !groups_[it->second].empty()) {
+      ports = &groups_[it->second];
       if (ports->size() > 1)
         hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
       ip->set_hop_limit(static_cast<uint8_t>(ip->hop_limit() - 1));

@@ -22,6 +22,9 @@ class L3Switch final : public Node {
            uint64_t seed);
 
   // Routes: the egress ports towards a host address (ECMP set, ascending).
+  // A switch keeps each distinct set once (a fat tree's switch has a handful:
+  // one up-group shared by every remote host, one port per local one), and
+  // a route is the index of its set.
   void add_route(const Ipv4Address& dst, std::vector<uint16_t> ports);
   void add_route(const Ipv6Address& dst, std::vector<uint16_t> ports);
   // The MAC of the neighbour on a port (host NIC or the next switch's port).
@@ -49,8 +52,11 @@ class L3Switch final : public Node {
   EcnConfig ecn_;
   uint32_t mac_base_;
   Rng rng_;
-  std::unordered_map<uint32_t, std::vector<uint16_t>> v4_;
-  std::map<Ipv6Address, std::vector<uint16_t>> v6_;
+  uint32_t group(std::vector<uint16_t> ports);
+  std::vector<std::vector<uint16_t>> groups_;              // ECMP sets, each once
+  std::map<std::vector<uint16_t>, uint32_t> group_index_;  // set -> its index in groups_
+  std::unordered_map<uint32_t, uint32_t> v4_;              // address -> group
+  std::map<Ipv6Address, uint32_t> v6_;
   std::vector<MacAddress> neighbors_;
   std::vector<Time> last_ready_;  // per egress port: keeps frames in order
   Stats stats_;

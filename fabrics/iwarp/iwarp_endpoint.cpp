@@ -111,10 +111,11 @@ void IwarpEndpoint::post_read(uint64_t wr_id, uint32_t sink_stag, uint64_t sink_
 }
 
 void IwarpEndpoint::post_recv(uint64_t wr_id, std::span<std::byte> buffer) {
-  post_recv(wr_id, std::span<const std::span<std::byte>>(&buffer, 1));
+  const BufferPiece piece(buffer);
+  post_recv(wr_id, std::span<const BufferPiece>(&piece, 1));
 }
 
-void IwarpEndpoint::post_recv(uint64_t wr_id, std::span<const std::span<std::byte>> sges) {
+void IwarpEndpoint::post_recv(uint64_t wr_id, std::span<const BufferPiece> sges) {
   RecvBuf b;
   b.wr_id = wr_id;
   b.sges.assign(sges.begin(), sges.end());
@@ -397,7 +398,7 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_read_response() {
   h.stag = r.sink_stag;
   h.to = r.sink_to + r.sent;
   h.emit(u);
-  if (chunk) std::memcpy(u.data() + ddp::kTaggedLen, r.source.data() + r.sent, chunk);
+  if (chunk) r.source.read(r.sent, chunk).copy_to(u.subspan(ddp::kTaggedLen, chunk));
   end_fpdu();
   r.sent += chunk;
   stats_.payload_sent += chunk;
@@ -543,7 +544,7 @@ void IwarpEndpoint::on_tagged(const DdpHeader& h, std::span<const std::byte> u, 
   if (!payload.empty()) {
     // RFC 5041 tagged model: the STag and TO say where the bytes go; the Data Sink
     // checks them before placing (a zero-length segment places nothing).
-    std::span<std::byte> dst;
+    BufferPiece dst;
     const StagStatus s =
         mem_.resolve(h.stag, h.to, payload.size(),
                      read_response ? IwarpAccess::local_write : IwarpAccess::remote_write, dst);
@@ -551,7 +552,7 @@ void IwarpEndpoint::on_tagged(const DdpHeader& h, std::span<const std::byte> u, 
       fail(tagged_error(s), u);
       return;
     }
-    std::memcpy(dst.data(), payload.data(), payload.size());
+    dst.write(0, payload);
     stats_.payload_placed += payload.size();
   }
   if (read_response) {
@@ -621,7 +622,7 @@ void IwarpEndpoint::RecvBuf::place(uint64_t mo, std::span<const std::byte> paylo
   while (i < sges.size() && mo >= sges[i].size()) mo -= sges[i++].size();
   for (; !payload.empty() && i < sges.size(); ++i, mo = 0) {
     const size_t n = std::min<size_t>(payload.size(), sges[i].size() - mo);
-    std::memcpy(sges[i].data() + mo, payload.data(), n);
+    sges[i].write(mo, payload.first(n));
     payload = payload.subspan(n);
   }
 }
@@ -645,7 +646,7 @@ void IwarpEndpoint::on_read_request(const DdpHeader& h, std::span<const std::byt
     fail(term::kRdmapCatastrophicStream, u, true);  // the peer exceeded our IRD
     return;
   }
-  std::span<std::byte> src;
+  BufferPiece src;
   if (rr->size > 0) {
     const StagStatus s =
         mem_.resolve(rr->source_stag, rr->source_to, rr->size, IwarpAccess::remote_read, src);

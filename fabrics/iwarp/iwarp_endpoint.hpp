@@ -34,6 +34,7 @@
 #include <span>
 #include <vector>
 
+#include "core/payload.hpp"
 #include "core/ring.hpp"
 #include "fabrics/ip/tcp/tcp_connection.hpp"
 #include "fabrics/iwarp/ddp.hpp"
@@ -54,10 +55,10 @@ class IwarpMemory {
  public:
   virtual ~IwarpMemory() = default;
   // The bytes [to, to + length) of the buffer `stag` names, when `access` is
-  // allowed; `out` is set only on ok. The span must stay valid while the
+  // allowed; `out` is set only on ok. The piece must stay valid while the
   // endpoint uses it (for a Read source: until the responses are sent).
   virtual StagStatus resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAccess access,
-                             std::span<std::byte>& out) = 0;
+                             BufferPiece& out) = 0;
 };
 
 struct IwarpRecv {
@@ -129,7 +130,7 @@ class IwarpEndpoint final : public TcpUpper {
   // A receive buffer for the next untagged message on queue 0: one span, or
   // a scatter list filled in order (the receive WR's SGEs).
   void post_recv(uint64_t wr_id, std::span<std::byte> buffer);
-  void post_recv(uint64_t wr_id, std::span<const std::span<std::byte>> sges);
+  void post_recv(uint64_t wr_id, std::span<const BufferPiece> sges);
 
   // The ORD to offer in MPA startup (the QP's max_rd_atomic is set at RTS,
   // after the endpoint exists); ignored once full operation began.
@@ -186,7 +187,7 @@ class IwarpEndpoint final : public TcpUpper {
   struct ReadResp {  // a response this end owes the peer
     uint32_t sink_stag = 0;
     uint64_t sink_to = 0;
-    std::span<const std::byte> source;
+    BufferPiece source;
     size_t sent = 0;
   };
   struct PendingRead {  // a read this end waits for
@@ -209,7 +210,7 @@ class IwarpEndpoint final : public TcpUpper {
   };
   struct RecvBuf {
     uint64_t wr_id = 0;
-    std::vector<std::span<std::byte>> sges;
+    std::vector<BufferPiece> sges;
     uint64_t length = 0;  // of all SGEs
     void place(uint64_t mo, std::span<const std::byte> payload);
   };

@@ -19,7 +19,7 @@ class IwarpNet final : public Fabric {
 
   uint32_t data_frame_headers(const ExperimentConfig& x) const override;
   MemoryCosts memory_costs() const override {
-    return {0, 18 * 1024, "TCP connections", false};
+    return {0, 18 * 1024, "TCP connections", false, true};
   }  // and its buffers
   void create_nodes(Network& net) const override;
   BuiltFabric finish(Network& net) const override;

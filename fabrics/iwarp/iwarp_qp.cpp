@@ -178,12 +178,17 @@ void IwarpQp::hand_next() {
         return;
       }
     }
-    if (w.sges.size() == 1) {
-      data = device_.mr_by_lkey(w.sges[0].lkey)->bytes(w.sges[0].addr, w.sges[0].length);
+    const verbs::MemoryRegion* first = device_.mr_by_lkey(w.sges[0].lkey);
+    if (w.sges.size() == 1 && !first->computed) {
+      data = first->bytes(w.sges[0].addr, w.sges[0].length);
     } else {
+      // Several pieces, or computed ones (nodes/host/memory.hpp): the
+      // message's bytes gathered into the WQE, which the stream sends from.
+      w.inline_data.resize(w.length);
+      size_t at = 0;
       for (const ibv_sge& s : w.sges) {
-        auto b = device_.mr_by_lkey(s.lkey)->bytes(s.addr, s.length);
-        w.inline_data.insert(w.inline_data.end(), b.begin(), b.end());
+        device_.mr_by_lkey(s.lkey)->read(s.addr, s.length).copy_to({w.inline_data.data() + at, s.length});
+        at += s.length;
       }
       data = w.inline_data;
     }
@@ -273,7 +278,7 @@ void IwarpQp::hand_recv(size_t index) {
   const uint64_t id = rq_base_ + index;
   // The untagged buffer DDP places a Send into (RFC 5041): the SGEs in
   // order, as siw scatters a Send over them.
-  std::vector<std::span<std::byte>> sges;
+  std::vector<BufferPiece> sges;
   sges.reserve(r.sges.size());
   for (const ibv_sge& s : r.sges) {
     verbs::MemoryRegion* mr = device_.mr_by_lkey(s.lkey);
@@ -281,7 +286,7 @@ void IwarpQp::hand_recv(size_t index) {
       enter_error();
       return;
     }
-    sges.push_back(mr->bytes(s.addr, s.length));
+    sges.push_back(mr->piece(s.addr, s.length));
   }
   ep_->post_recv(id, sges);
 }
@@ -303,7 +308,7 @@ void IwarpQp::iwarp_write_placed(uint32_t, uint64_t, uint64_t) { tcp_->ack_now()
 // --------------------------------------------------------------------- memory
 
 StagStatus IwarpQp::resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAccess access,
-                            std::span<std::byte>& out) {
+                            BufferPiece& out) {
   const bool local = access == IwarpAccess::local_write;
   verbs::MemoryRegion* mr = local ? device_.mr_by_lkey(stag) : device_.mr_by_rkey(stag);
   if (!mr) return StagStatus::invalid_stag;
@@ -315,7 +320,7 @@ StagStatus IwarpQp::resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAc
   // Remote access needs it on the MR and on the QP (ibv_modify_qp access flags).
   if (!(mr->access & need) || (!local && !(attr_.qp_access_flags & need))) return StagStatus::access_rights;
   if (!mr->contains(to, length)) return StagStatus::base_bounds;
-  out = mr->bytes(to, length);
+  out = mr->piece(to, length);
   return StagStatus::ok;
 }
 

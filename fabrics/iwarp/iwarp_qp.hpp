@@ -80,7 +80,7 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
  private:
   // IwarpMemory: STags are the MRs' keys, the tagged offset is the VA.
   StagStatus resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAccess access,
-                     std::span<std::byte>& out) override;
+                     BufferPiece& out) override;
   // IwarpEvents.
   void iwarp_send_done(uint64_t id) override { done(id); }
   void iwarp_write_done(uint64_t id) override { done(id); }

@@ -37,16 +37,29 @@ std::byte* HostMemory::carve(size_t len) {
   return arenas_.back().base + at;
 }
 
-uint64_t HostMemory::allocate(size_t len) {
+uint64_t HostMemory::next_address(size_t len) {
   const uint64_t addr = next_addr_;
   next_addr_ += round_up(len, kPage) + kPage;  // a guard page between buffers
-  buffers_[addr] = Buffer{len, carve(len ? len : 1)};
+  return addr;
+}
+
+uint64_t HostMemory::allocate(size_t len) {
+  const uint64_t addr = next_address(len);
+  buffers_[addr] = Buffer{addr, len, carve(len ? len : 1), nullptr};
+  return addr;
+}
+
+uint64_t HostMemory::allocate_computed(size_t len, const PatternSource& source) {
+  const uint64_t addr = next_address(len);
+  auto c = std::make_unique<ComputedBuffer>();
+  c->source = &source;
+  buffers_[addr] = Buffer{addr, len, nullptr, std::move(c)};
   return addr;
 }
 
 void HostMemory::release(uint64_t addr) {
   auto it = buffers_.find(addr);
-  if (it == buffers_.end()) return;
+  if (it == buffers_.end() || !it->second.bytes) return;
   // Only the whole pages inside the buffer: small buffers share pages.
   const auto from = round_up(reinterpret_cast<uintptr_t>(it->second.bytes), kPage);
   const auto to = (reinterpret_cast<uintptr_t>(it->second.bytes) + it->second.len) / kPage * kPage;

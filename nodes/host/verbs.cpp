@@ -277,12 +277,16 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       w.inline_data.resize(w.length);
       size_t off = 0;
       for (const ibv_sge& s : w.sges) {
-        auto bytes = device_.memory().view(s.addr, s.length);
-        if (bytes.size() != s.length) {
+        const auto where = device_.memory().locate(s.addr, s.length);
+        if (!where) {
           if (bad_wr) *bad_wr = wr;
           return EFAULT;
         }
-        std::memcpy(w.inline_data.data() + off, bytes.data(), s.length);
+        const std::span<std::byte> to(w.inline_data.data() + off, s.length);
+        if (where->computed)
+          Payload(where->computed->source, where->offset, s.length).copy_to(to);
+        else if (s.length)
+          std::memcpy(to.data(), where->bytes, s.length);
         off += s.length;
       }
     }
@@ -411,8 +415,9 @@ ibv_wc_opcode QueuePair::wc_opcode(ibv_wr_opcode op) const {
 }
 
 namespace {
-// Walks `sges` from byte `offset` for `len` bytes, handing each piece's host
-// bytes to `copy(piece, done)`; false when a piece fails its region's checks.
+// Walks `sges` from byte `offset` for `len` bytes, handing each piece to
+// `copy(region, address, length, done)`; false when a piece fails its
+// region's checks.
 template <typename Copy>
 bool walk_sges(const Device& d, const ProtectionDomain& pd, const std::vector<ibv_sge>& sges, uint64_t offset,
                size_t len, int access, Copy&& copy) {
@@ -427,7 +432,7 @@ bool walk_sges(const Device& d, const ProtectionDomain& pd, const std::vector<ib
     const MemoryRegion* mr = d.mr_by_lkey(sge.lkey);
     if (!mr || mr->pd != &pd || !mr->contains(sge.addr + offset, n) || (mr->access & access) != access)
       return false;
-    copy(mr->bytes(sge.addr + offset, n), done);
+    copy(*mr, sge.addr + offset, n, done);
     done += n;
     offset = 0;
   }
@@ -436,26 +441,25 @@ bool walk_sges(const Device& d, const ProtectionDomain& pd, const std::vector<ib
 }  // namespace
 
 bool QueuePair::gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<std::byte> out) const {
-  return walk_sges(device_, pd_, sges, offset, out.size(), 0, [&](std::span<std::byte> piece, size_t done) {
-    std::memcpy(out.data() + done, piece.data(), piece.size());
-  });
-}
-
-std::span<const std::byte> QueuePair::source(const std::vector<ibv_sge>& sges, uint64_t offset,
-                                             size_t len) const {
-  std::span<const std::byte> whole;
-  const bool ok = walk_sges(device_, pd_, sges, offset, len, 0, [&](std::span<std::byte> piece, size_t done) {
-    if (done == 0 && piece.size() == len) whole = piece;
-  });
-  return ok ? whole : std::span<const std::byte>{};
-}
-
-bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset,
-                        std::span<const std::byte> in) const {
-  return walk_sges(device_, pd_, sges, offset, in.size(), IBV_ACCESS_LOCAL_WRITE,
-                   [&](std::span<std::byte> piece, size_t done) {
-                     std::memcpy(piece.data(), in.data() + done, piece.size());
+  return walk_sges(device_, pd_, sges, offset, out.size(), 0,
+                   [&](const MemoryRegion& mr, uint64_t a, size_t n, size_t done) {
+                     mr.read(a, n).copy_to(out.subspan(done, n));
                    });
+}
+
+Payload QueuePair::source(const std::vector<ibv_sge>& sges, uint64_t offset, size_t len) const {
+  Payload whole;
+  const bool ok = walk_sges(device_, pd_, sges, offset, len, 0,
+                            [&](const MemoryRegion& mr, uint64_t a, size_t n, size_t done) {
+                              if (done == 0 && n == len) whole = mr.read(a, n);
+                            });
+  return ok ? whole : Payload{};
+}
+
+bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset, const Payload& in) const {
+  return walk_sges(
+      device_, pd_, sges, offset, in.size(), IBV_ACCESS_LOCAL_WRITE,
+      [&](const MemoryRegion& mr, uint64_t a, size_t n, size_t done) { mr.write(a, in.subspan(done, n)); });
 }
 
 void QueuePair::complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len) {
@@ -529,8 +533,8 @@ MemoryRegion* Device::reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t lengt
     errno = EINVAL;
     return nullptr;
   }
-  auto bytes = memory_.view(addr, length);
-  if (length == 0 || bytes.size() != length) {
+  const auto where = memory_.locate(addr, length);
+  if (length == 0 || !where) {
     errno = EFAULT;  // the pages cannot be pinned
     return nullptr;
   }
@@ -543,7 +547,9 @@ MemoryRegion* Device::reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t lengt
   mr->lkey = (index + 1) << 8 | 0x11;
   mr->rkey = (index + 1) << 8 | 0x22;
   mr->access = access;
-  mr->base = bytes.data();
+  mr->base = where->bytes;
+  mr->computed = where->computed;
+  mr->computed_at = where->offset;
   mr->valid = true;
   mrs_.push_back(std::move(mr));
   return mrs_.back().get();

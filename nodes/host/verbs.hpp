@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "core/payload.hpp"
 #include "core/ring.hpp"
 #include "core/units.hpp"
 
 namespace rdmasim {
-class Rnic;
 class HostMemory;
+class Rnic;
 }  // namespace rdmasim
 
 namespace rdmasim::verbs {
@@ -81,13 +82,25 @@ struct MemoryRegion {
   uint32_t lkey = 0;
   uint32_t rkey = 0;
   int access = 0;
-  std::byte* base = nullptr;  // host bytes backing [addr, addr + length)
+  std::byte* base = nullptr;           // host bytes backing [addr, addr + length), or
+  ComputedBuffer* computed = nullptr;  // the computed buffer it lies in (nodes/host/memory.hpp)
+  uint64_t computed_at = 0;            // addr's offset in that buffer
   bool valid = false;
 
   bool contains(uint64_t a, uint64_t len) const {
     return a >= addr && len <= length && a - addr <= length - len;
   }
+  // Stored bytes only (computed == null): atomics and what else needs a word in place.
   std::span<std::byte> bytes(uint64_t a, uint64_t len) const { return {base + (a - addr), len}; }
+  // The NIC's DMA through the region: what [a, a + len) holds (a computed
+  // region's bytes stay unproduced until someone copies them), and a write
+  // of `p` at `a` (a computed region checks it instead of storing it).
+  BufferPiece piece(uint64_t a, uint64_t len) const {
+    if (computed) return {computed, computed_at + (a - addr), len};
+    return bytes(a, len);
+  }
+  Payload read(uint64_t a, uint64_t len) const { return piece(a, len).read(0, len); }
+  void write(uint64_t a, const Payload& p) const { piece(a, p.size()).write(0, p); }
 };
 
 // Completion queue: a ring of ibv_wc. A program either polls it or awaits
@@ -341,11 +354,11 @@ class QueuePair {
   // in this QP's PD, covering the piece, with LOCAL_WRITE when written to.
   // False on a protection error (the WQE completes with IBV_WC_LOC_PROT_ERR).
   bool gather(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<std::byte> out) const;
-  bool scatter(const std::vector<ibv_sge>& sges, uint64_t offset, std::span<const std::byte> in) const;
+  bool scatter(const std::vector<ibv_sge>& sges, uint64_t offset, const Payload& in) const;
   // The host bytes of `len` bytes of the list from `offset` on, when they
   // lie in one SGE and pass its region's checks; else empty (gather() then
   // copies them piece by piece, or says what is wrong).
-  std::span<const std::byte> source(const std::vector<ibv_sge>& sges, uint64_t offset, size_t len) const;
+  Payload source(const std::vector<ibv_sge>& sges, uint64_t offset, size_t len) const;
 
   Device& device_;
   ProtectionDomain& pd_;

@@ -32,6 +32,8 @@ EXPECT = {
     # Checks a run once made only after it had started: validate makes them too.
     "ib_buffer.yaml": (4, "too small for ib"),
     "host_two_links.yaml": (6, "more than one link"),
+    "flows_payload.yaml": (8, "pattern"),
+    "payload_not_flows.yaml": (8, "flows"),
 }
 
 for name, (line, word) in sorted(EXPECT.items()):

@@ -2,7 +2,9 @@
 slowdown of at least 1, flows.csv has a row per flow and agrees with
 results.json, the receivers hold the senders' pattern, captures are clean
 in tshark (RoCE v2: ICRCs checked independently), the payload is the
-readable pattern, and the same seed gives byte-identical output."""
+readable pattern, and the same seed gives byte-identical output. Flows
+compute their payload from the pattern by default (payload: pattern); with
+payload: memory the bytes are stored, and every output file is the same."""
 import csv
 import filecmp
 import os
@@ -18,16 +20,16 @@ link: {{bandwidth: 100Gbps, delay: 1us, mtu: 1024}}
 topology:
   generate: {{kind: fat_tree, k: 4}}
 workloads:
-  - {{name: hdp, kind: flows, cdf: hadoop, load: 0.5, duration: 40us, op: {op}}}
+  - {{name: hdp, kind: flows, cdf: hadoop, load: 0.5, duration: 40us, op: {op}, payload: {payload}}}
 capture: {{pcap: [h0, h7]}}
 """
 
 base = tmpdir()
 
 
-def flows_run(fabric, op="rdma_write", name=None):
-    out = os.path.join(base, name or f"{fabric}-{op}")
-    text = EXPERIMENT.format(fabric=fabric, op=op,
+def flows_run(fabric, op="rdma_write", name=None, payload="pattern"):
+    out = os.path.join(base, name or f"{fabric}-{op}-{payload}")
+    text = EXPERIMENT.format(fabric=fabric, op=op, payload=payload,
                              flow_control="flow_control: pfc" if fabric in ("roce_v1", "roce_v2") else "")
     code, stdout, _, res = run(text, out)
     return out, stdout, res
@@ -64,6 +66,11 @@ for fabric, op in (("roce_v2", "rdma_write"), ("roce_v2", "send"), ("roce_v1", "
     # The payload is the readable pattern: "hdp      m00000003 @00000000020\n".
     _, frames = read_pcap(os.path.join(out, "pcap", "h0-0.pcap"))
     check(any(b"hdp      m" in f for _, f in frames), f"{what}: the payload pattern names the workload")
+    # Stored bytes instead of computed ones: the same frames, byte for byte, and the same results.
+    mem, _, _ = flows_run(fabric, op, payload="memory")
+    for f in ["results.json", "flows.csv"] + [os.path.join("pcap", p) for p in os.listdir(os.path.join(out, "pcap"))]:
+        check(filecmp.cmp(os.path.join(out, f), os.path.join(mem, f), shallow=False),
+              f"{what}: {f} the same with payload: memory")
 
 # Same seed, same output, byte for byte.
 a, _, _ = flows_run("roce_v2", name="again-1")
@@ -73,7 +80,8 @@ for f in ("results.json", "flows.csv", "pcap/h0-0.pcap", "pcap/h7-0.pcap"):
 
 # Cut off by stop: the summary says how many flows ended, data is "not all delivered".
 out = os.path.join(base, "cut")
-_, stdout, _, res = run(EXPERIMENT.format(fabric="roce_v2", op="rdma_write", flow_control="flow_control: pfc"),
+_, stdout, _, res = run(EXPERIMENT.format(fabric="roce_v2", op="rdma_write", payload="pattern",
+                                         flow_control="flow_control: pfc"),
                         out, "--set", "stop=20us", "--set", "capture.pcap=none")
 w = res["workloads"][0]
 check(not w["finished"] and not w["data_verified"] and not w["data_mismatch"], f"cut-off run: unfinished ({w})")

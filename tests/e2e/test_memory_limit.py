@@ -42,7 +42,7 @@ e2e.check(r.returncode == 2 and "--memory-limit" in r.stderr, f"--memory-limit l
 # A 1,024-host all-to-all: a million connections, refused in a moment.
 a2a = e2e.write_text(os.path.join(tmp, "a2a.yaml"), """\
 topology: {generate: {kind: leaf_spine, spines: 4, leaves: 32, hosts_per_leaf: 32}}
-workloads: [{kind: all_to_all, size: 4KiB, count: 4}]
+workloads: [{kind: all_to_all, size: 64, count: 4}]
 capture: {pcap: none}
 """)
 for fabric, largest in (("roce_v2", "QPs"), ("iwarp", "TCP connections"), ("roce_v1", "neighbour solicitations")):

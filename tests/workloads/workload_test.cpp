@@ -5,19 +5,23 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "experiment/loader.hpp"
 #include "tests/fixtures/network.hpp"
+#include "workloads/flows.hpp"
 
 using namespace rdmasim;
 
 namespace {
 
-// Loads `yaml`, builds its network and runs every workload to the end.
-std::vector<FlowStats> run(const std::string& yaml) {
+// Loads `yaml`, builds its network and runs every workload to the end;
+// `before` sees the network first (a test's hooks).
+std::vector<FlowStats> run(const std::string& yaml,
+                           const std::function<void(test::BuiltNetwork&)>& before = nullptr) {
   LoadResult r = load_experiment_text(yaml, "workload_test.yaml");
   for (const LoadError& e : r.errors) FAIL(e.format());
   REQUIRE(r.config);
@@ -28,6 +32,9 @@ std::vector<FlowStats> run(const std::string& yaml) {
     return n && b.net.graph.is_host(*n) ? b.net.hosts[*n] : nullptr;
   };
   env.connect_time = [](Host&, Host&) { return Time::us(5); };
+  env.path = [](Host&, Host&) { return PathCost{Time::us(1), DataRate(100'000'000'000)}; };
+  env.link_rate = [](Host&) { return DataRate(100'000'000'000); };
+  if (before) before(b);
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < b.cfg.workloads.size(); ++i)
     runs.push_back(std::make_unique<WorkloadRun>(env, b.cfg.workloads[i], i + 1));
@@ -85,4 +92,32 @@ TEST_CASE("workloads: a wrong rkey completes with a remote access error and move
   CHECK(s[0].ops == 0);
   CHECK(s[0].completions.at("IBV_WC_REM_ACCESS_ERR") == 1);
   CHECK(s[0].finished);
+}
+
+TEST_CASE("workloads: flows check computed placements; one corrupted frame makes data_verified false") {
+  const std::string yaml =
+      two_hosts("roce_v2", "  - {kind: flows, hosts: [a, b], cdf: hadoop, load: 0.5, duration: 50us}\n");
+  for (const bool corrupt : {false, true}) {
+    CAPTURE(corrupt);
+    int corrupted = 0;
+    const auto s = run(yaml, [&](test::BuiltNetwork& b) {
+      if (!corrupt) return;
+      // One data frame has a payload byte flipped on the wire (the model
+      // checks no CRC on receipt, so the responder places it).
+      for (Host* h : b.net.hosts)
+        h->port(0).on_tx([&corrupted](Time, Packet& f) {
+          if (corrupted == 0 && f.size() > 600) {
+            auto bytes = f.bytes();
+            bytes[bytes.size() - 40] ^= std::byte{0x01};
+            ++corrupted;
+          }
+        });
+    });
+    REQUIRE(s.size() == 1);
+    CHECK(s[0].finished);
+    CHECK(s[0].ops > 2);
+    CHECK(s[0].data_verified == !corrupt);
+    CHECK(s[0].data_mismatch == corrupt);
+    CHECK(corrupted == (corrupt ? 1 : 0));
+  }
 }

@@ -99,7 +99,7 @@ void IbaQp::ack_through(uint32_t psn) {
 
 void IbaQp::on_ack(const IbaParsed& p) { ack_through(psn_add(p.h.psn, 1)); }
 
-void IbaQp::on_read_response(const IbaParsed& p, std::span<const std::byte> payload) {
+void IbaQp::on_read_response(const IbaParsed& p, const Payload& payload) {
   ack_through(p.h.psn);  // a response implicitly acknowledges what came before
   if (sq_.empty() || !sq_.front().started || !is_read(sq_.front())) return;
   SendWqe& w = sq_.front();

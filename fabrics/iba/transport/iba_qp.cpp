@@ -227,7 +227,7 @@ void IbaQp::on_cnp() {
   if (cc_) cc_->on_cnp();
 }
 
-void IbaQp::receive(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
+void IbaQp::receive(const IbaParsed& p, const Payload& payload, const IbaSource& src) {
   if (state_ == IBV_QPS_RESET || state_ == IBV_QPS_INIT || state_ == IBV_QPS_ERR) return;  // silently dropped
   if (!pkey_matches(p.h.pkey)) {
     ++stats_.pkey_violations;  // silently dropped (and counted, as the port's P_Key violation counter)

@@ -60,7 +60,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   Time not_before() const override;
 
   // A packet for this QP arrived (transport headers parsed, payload follows).
-  void receive(const IbaParsed& pkt, std::span<const std::byte> payload, const IbaSource& src);
+  void receive(const IbaParsed& pkt, const Payload& payload, const IbaSource& src);
 
   struct Stats {
     uint64_t retransmitted_packets = 0, timeouts = 0, seq_naks_sent = 0, seq_naks_received = 0;
@@ -93,7 +93,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
 
   // ---- completer (completer.cpp) ----
   void on_ack(const IbaParsed& p);
-  void on_read_response(const IbaParsed& p, std::span<const std::byte> payload);
+  void on_read_response(const IbaParsed& p, const Payload& payload);
   void on_atomic_ack(const IbaParsed& p);
   void on_nak(const IbaParsed& p);
   void ack_through(uint32_t psn);  // everything before `psn` is acknowledged
@@ -107,16 +107,16 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   // ---- responder (responder.cpp) ----
   // One arriving request and what its opcode says.
   struct RespPacket {
-    RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes, const IrnExt* irn_ext = nullptr);
+    RespPacket(const IbaParsed& parsed, const Payload& bytes, const IrnExt* irn_ext = nullptr);
     const IbaParsed& p;
-    std::span<const std::byte> payload;
+    Payload payload;
     const IrnExt* irn;  // IRN's extension header, when the packet had one
     const IbaOpInfo& info;
     bool send, write, read, atomic, first, last, imm;
     const verbs::MemoryRegion* mr = nullptr;  // the region check_rkey found
     uint32_t psn_span = 1;                    // PSNs it takes (a READ: its response packets)
   };
-  void respond(const IbaParsed& p, std::span<const std::byte> payload, const IrnExt* irn_ext = nullptr);
+  void respond(const IbaParsed& p, const Payload& payload, const IrnExt* irn_ext = nullptr);
   RespStep resp_step(RespStep s, RespPacket& r);
   RespStep check_psn(const RespPacket& r) const;
   RespStep duplicate(const RespPacket& r);
@@ -135,8 +135,8 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   bool pkey_matches(uint16_t pkey) const;
   int read_atomic_queued() const;
   void respond_duplicate(const IbaParsed& p);
-  void respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src);
-  bool place_recv(std::span<const std::byte> payload);
+  void respond_ud(const IbaParsed& p, const Payload& payload, const IbaSource& src);
+  bool place_recv(const Payload& payload);
   const verbs::MemoryRegion* remote_region(const IbaParsed& p, int access, uint64_t len) const;
   void class_c_error(const IbaParsed& p, uint8_t syndrome);
   void queue_ack(uint32_t psn);

@@ -178,7 +178,7 @@ bool IbaQp::irn_place(const RespPacket& r) {
     msg.h.rkey = e->rkey;
     const MemoryRegion* mr = remote_region(msg, IBV_ACCESS_REMOTE_WRITE, e->dma_len);
     if (!mr && e->dma_len != 0) return false;
-    if (n) std::memcpy(mr->bytes(e->va, n).data(), r.payload.data(), n);
+    if (n) mr->write(e->va, r.payload);
     s.va = e->va;
     s.dma_len = e->dma_len;
     s.mr = mr;

@@ -46,8 +46,8 @@ bool IbaQp::copy_out(const SendWqe& w, uint64_t offset, Packet& p, std::span<std
     return true;
   }
   if (type() == IBV_QPT_RC && !dst.empty()) {
-    if (auto src = source(w.sges, offset, dst.size()); !src.empty()) {
-      p.defer(dst, src.data());
+    if (const Payload src = source(w.sges, offset, dst.size()); !src.empty()) {
+      p.defer(dst, src);
       return true;
     }
   }

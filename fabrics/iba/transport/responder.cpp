@@ -81,7 +81,7 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
   if (type() == IBV_QPT_RC) queue_ack(psn_add(resp_.epsn, -1));
 }
 
-bool IbaQp::place_recv(std::span<const std::byte> payload) {
+bool IbaQp::place_recv(const Payload& payload) {
   if (resp_.recv_offset + payload.size() > resp_.recv.length ||
       !scatter(resp_.recv.sges, resp_.recv_offset, payload))
     return false;
@@ -108,7 +108,7 @@ void IbaQp::class_c_error(const IbaParsed& p, uint8_t syndrome) {
   resp_.in_msg = InMessage::None;
 }
 
-void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, const IbaSource& src) {
+void IbaQp::respond_ud(const IbaParsed& p, const Payload& payload, const IbaSource& src) {
   const auto& info = kIbaOps[p.h.opcode];
   if (!info.any(iba_op::kSend) || !info.any(iba_op::kOnly)) return;
   // IBA 10.2.5: a Q_Key that does not match drops the datagram silently.
@@ -117,7 +117,7 @@ void IbaQp::respond_ud(const IbaParsed& p, std::span<const std::byte> payload, c
   resp_.recv_offset = 0;
   // The first 40 bytes of a UD receive buffer get the GRH (IBA 11.4.1.1),
   // or what stands for it (the fabric's decap says what).
-  if (!place_recv(src.grh) || !place_recv(payload)) {
+  if (!place_recv(std::span<const std::byte>(src.grh)) || !place_recv(payload)) {
     complete_recv(resp_.recv, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, 0, false, p.h.src_qp, src.has_grh, src.slid,
                   src.sl);
     return;
@@ -169,7 +169,7 @@ Packet IbaQp::next_response() {
                : first       ? RC_RDMA_READ_RESPONSE_FIRST
                : last        ? RC_RDMA_READ_RESPONSE_LAST
                              : RC_RDMA_READ_RESPONSE_MIDDLE;
-    if (n) std::memcpy(p.push_back(n).data(), r.mr->bytes(r.va, n).data(), n);
+    if (n) r.mr->read(r.va, n).copy_to(p.push_back(n));
     iba_emit(p, h);
     r.va += n;
     r.left -= n;
@@ -199,8 +199,7 @@ const char* resp_step_name(RespStep s) {
   return kNames[static_cast<size_t>(s)];
 }
 
-IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte> bytes,
-                              const IrnExt* irn_ext)
+IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, const Payload& bytes, const IrnExt* irn_ext)
     : p(parsed), payload(bytes), irn(irn_ext), info(kIbaOps[parsed.h.opcode]) {
   send = info.any(iba_op::kSend);
   write = info.any(iba_op::kWrite);
@@ -211,7 +210,7 @@ IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, std::span<const std::byte
   imm = info.any(iba_op::kImmediate);
 }
 
-void IbaQp::respond(const IbaParsed& p, std::span<const std::byte> payload, const IrnExt* irn_ext) {
+void IbaQp::respond(const IbaParsed& p, const Payload& payload, const IrnExt* irn_ext) {
   RespPacket r(p, payload, irn_ext);
   RespStep s = RespStep::CheckPsn;
   while (s != RespStep::Done) s = resp_step(s, r);
@@ -411,7 +410,7 @@ RespStep IbaQp::execute_write(const RespPacket& r) {
     class_c_error(r.p, kNakInvalidRequest);
     return RespStep::Done;
   }
-  if (n) std::memcpy(resp_.write_mr->bytes(resp_.write_va, n).data(), r.payload.data(), n);
+  if (n) resp_.write_mr->write(resp_.write_va, r.payload);
   resp_.write_va += n;
   resp_.write_left -= n;
   resp_.in_msg = r.last ? InMessage::None : InMessage::Write;

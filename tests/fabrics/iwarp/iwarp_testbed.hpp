@@ -32,8 +32,7 @@ struct TestMemory : IwarpMemory {
     r.remote_write = remote_write;
     return r;
   }
-  StagStatus resolve(uint32_t stag, uint64_t to, uint64_t len, IwarpAccess a,
-                     std::span<std::byte>& out) override {
+  StagStatus resolve(uint32_t stag, uint64_t to, uint64_t len, IwarpAccess a, BufferPiece& out) override {
     auto it = regions.find(stag);
     if (it == regions.end()) return StagStatus::invalid_stag;
     Region& r = it->second;
