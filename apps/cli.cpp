@@ -71,13 +71,30 @@ std::vector<std::string> default_compare_fabrics() {
   return v;
 }
 
-// compare's columns: the fabrics, and `dpdk`, fabric tcp with the
-// user-space stack (host.stack: dpdk) between the kernel and RDMA.
-constexpr std::string_view kDpdkColumn = "dpdk";
+// compare's columns: the fabrics, then the variants they offer (tcp's
+// `dpdk`, between the kernel and RDMA).
 std::vector<std::string> compare_columns() {
   auto v = fabric_list();
-  v.emplace_back(kDpdkColumn);
+  for (const Fabric* f : fabrics())
+    for (const Fabric::Variant& x : f->variants()) v.emplace_back(x.name);
   return v;
+}
+
+// "; dpdk: tcp with host.stack=dpdk" for --fabrics' help.
+std::string variants_help() {
+  std::string s;
+  for (const Fabric* f : fabrics())
+    for (const Fabric::Variant& x : f->variants())
+      s += fmt::format("; {}: {} with {}", x.name, f->name(), x.set);
+  return s;
+}
+
+// The fabric a compare column runs and the override that makes it, if any.
+std::pair<std::string, std::string> compare_column(const std::string& column) {
+  for (const Fabric* f : fabrics())
+    for (const Fabric::Variant& x : f->variants())
+      if (x.name == column) return {std::string(f->name()), std::string(x.set)};
+  return {column, {}};
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
@@ -86,14 +103,15 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return out;
 }
 
-// DIR: --out, or out/<experiment name>.
-fs::path output_dir(const Options& o, const ExperimentConfig& cfg) {
+// DIR: --out, or out/<experiment name><suffix> (`run` and `compare`: none,
+// as the command line's contract says; `sweep`: -sweep).
+fs::path output_dir(const Options& o, const ExperimentConfig& cfg, std::string_view suffix = "") {
   if (!o.out.empty()) return output_path(o.out);
   const fs::path name = cfg.name;
   if (cfg.name.empty() || name.has_parent_path() || name.has_root_path() || cfg.name == "." ||
       cfg.name == "..")
     throw InputError("the experiment name '" + cfg.name + "' cannot name a directory; give --out");
-  return fs::path("out") / name;
+  return fs::path("out") / (cfg.name + std::string(suffix));
 }
 
 // The experiment file must be a regular file before the loader sees it: a
@@ -259,6 +277,7 @@ json run_to(const ExperimentConfig& cfg, const fs::path& dir, const ProgressOpti
   write_file_atomic(dir / "results.json", results.dump(2) + "\n");
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
     write_file_atomic(dir / (std::string(table) + ".csv"), records_csv(results[table]));
+  if (results.contains("cost")) write_file_atomic(dir / "bom.csv", records_csv(results["cost"]["bom"]));
   return results;
 }
 
@@ -299,7 +318,7 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
   int code = kExitOk;
   if (root) {
     const Outcome made = guarded([&] {
-      stage = std::make_unique<StagedDir>(output_dir(o, *r.config));
+      stage = std::make_unique<StagedDir>(output_dir(o, *r.config), OutputKind::run);
       return json();
     });
     where = made.code == kExitOk ? stage->temp().string() : "!" + std::to_string(made.code) + made.message;
@@ -362,7 +381,7 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
   if (o.progress) progress.first_after = {};
   // Through a staged directory: `dir` is replaced only by a complete output.
   const Outcome res = guarded([&] {
-    StagedDir stage(dir);
+    StagedDir stage(dir, OutputKind::run);
     json results = run_to(*r.config, stage.temp(), progress);
     stage.commit();
     return results;
@@ -393,13 +412,10 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   };
   std::vector<Trial> trials;
   for (const auto& f : fabrics) {
-    if (f != kDpdkColumn) {
-      trials.push_back({f, load(o, f)});
-      continue;
-    }
-    Options with_dpdk = o;
-    with_dpdk.sets.push_back("host.stack=dpdk");
-    trials.push_back({f, load(with_dpdk, std::string("tcp"))});
+    const auto [fabric, set] = compare_column(f);
+    Options with = o;
+    if (!set.empty()) with.sets.push_back(set);
+    trials.push_back({f, load(with, fabric)});
   }
   auto loaded = [](const Trial& t) { return t.load.config && t.load.errors.empty(); };
   const auto it = std::find_if(trials.begin(), trials.end(), loaded);
@@ -426,7 +442,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   // replaces `dir` at once: never fabrics of two runs side by side.
   std::optional<StagedDir> stage;
   if (const Outcome o = guarded([&] {
-        stage.emplace(dir);
+        stage.emplace(dir, OutputKind::compare);
         return json();
       });
       o.code != kExitOk) {
@@ -482,6 +498,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   const bool report = o.report;
   if (const Outcome o = guarded([&] {
         write_file_atomic(stage->temp() / "compare.json", compare.dump(2) + "\n");
+        write_file_atomic(stage->temp() / "compare.csv", compare_csv(compare));
         if (report)  // staged with the rest; a failed report keeps the comparison
           report_code = write_html_report({stage->temp()}, stage->temp() / "report.html", dir / "report.html",
                                           out, err);
@@ -592,9 +609,10 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
     for (const auto& e : errors) err << e << "\n";
     return kExitBadInput;
   }
+  warn_about_stop(*first, err);  // each run says it too, but into its log
   fs::path dir;
   try {
-    dir = o.out.empty() ? fs::path("out") / (first->name + "-sweep") : output_path(o.out);
+    dir = output_dir(o, *first, "-sweep");
   } catch (const InputError& e) {
     err << e.what() << "\n";
     return kExitBadInput;
@@ -606,19 +624,20 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   bool emitted = false;
   const Outcome res = guarded([&] {
     if (o.collect) {  // the runs are there (a Slurm array job made them): only the tables
+      check_output_kind(dir, OutputKind::sweep);
       for (size_t i = 0; i < points.size(); ++i)
         codes[i] = fs::exists(dir / "runs" / points[i].name / "results.json") ? 0 : -1;
       write_sweep_tables(dir, o, first->name, axes, points, codes);
       // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
       add_to_manifest(dir, [&](const std::string& rel) {
-        if (rel.starts_with("sweep")) return true;
+        if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-")) return true;
         for (const auto& p : points)
           if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
         return false;
       });
       return json();
     }
-    StagedDir stage(dir);
+    StagedDir stage(dir, OutputKind::sweep);
     fs::create_directories(stage.temp() / "runs");
     if (o.emit == "slurm") {
       write_file_atomic(stage.temp() / "sweep.slurm",
@@ -667,7 +686,22 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
 int do_report(const Options& o, std::ostream& out, std::ostream& err) {
   std::vector<fs::path> dirs(o.dirs.begin(), o.dirs.end());
   const fs::path file = o.out.empty() ? dirs.front() / "report.html" : fs::path(o.out);
-  return write_html_report(dirs, file, file, out, err);
+  const int code = write_html_report(dirs, file, file, out, err);
+  // Written into an output folder of rdmasim's: the page is rdmasim's too,
+  // so a later run into that folder replaces it instead of refusing.
+  const fs::path parent = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (code == kExitOk && fs::exists(parent / kManifest, ec)) {
+    const Outcome listed = guarded([&] {
+      add_to_manifest(parent, [&](const std::string& rel) { return rel == file.filename().string(); });
+      return json();
+    });
+    if (listed.code != kExitOk) {
+      err << listed.message << "\n";
+      return listed.code;
+    }
+  }
+  return code;
 }
 
 // Options that `run`, `compare` and `validate` share.
@@ -725,9 +759,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
                    "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
       ->type_name("DIR");
   compare
-      ->add_option("--fabrics", o.fabrics,
-                   "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
-                       "; dpdk: tcp with host.stack: dpdk)")
+      ->add_option(
+          "--fabrics", o.fabrics,
+          "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + variants_help() + ")")
       ->delimiter(',')
       ->check(CLI::IsMember(compare_columns()))
       ->type_name("F,F,...");

@@ -2,10 +2,12 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -94,8 +96,47 @@ void write_manifest(const fs::path& dir) {
 // while a stage commits, so that an interrupt sees it before or after.
 std::mutex live_mutex;
 std::vector<StagedDir*> live;
+std::vector<pid_t> children;  // spawn_child()'s, until child_ended(); under live_mutex
+
+// Passes `sig` on to the children and waits for them to end (they roll back
+// their own staged directories), giving each a few seconds before SIGKILL.
+// A child the main thread reaps meanwhile is gone: waitpid says ECHILD.
+void stop_children(int sig) {
+  for (pid_t pid : children) ::kill(pid, sig);
+  for (pid_t pid : children) {
+    for (int i = 0;; ++i) {
+      const pid_t r = ::waitpid(pid, nullptr, WNOHANG);
+      if (r != 0) break;  // ended, or not ours to wait for any more
+      if (i == 500) ::kill(pid, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  children.clear();
+}
+
+struct KindInfo {
+  OutputKind kind;
+  const char* marker;   // the file at the top of such a directory
+  const char* command;  // what writes it
+};
+constexpr KindInfo kKinds[] = {{OutputKind::run, "results.json", "rdmasim run"},
+                               {OutputKind::compare, "compare.json", "rdmasim compare"},
+                               {OutputKind::sweep, "sweep.json", "rdmasim sweep"}};
 
 }  // namespace
+
+void check_output_kind(const fs::path& dir, OutputKind kind) {
+  if (kind == OutputKind::any) return;
+  const KindInfo* mine = nullptr;
+  for (const auto& k : kKinds)
+    if (k.kind == kind) mine = &k;
+  std::error_code ec;
+  for (const auto& k : kKinds)
+    if (k.kind != kind && fs::exists(dir / k.marker, ec))
+      throw InputError(dir.string() + ": holds the output of `" + k.command + "` (" + k.marker +
+                       "), which `" + mine->command +
+                       "` does not replace: give another --out, or remove it first");
+}
 
 void add_to_manifest(const fs::path& dir, const std::function<bool(const std::string&)>& ours) {
   std::set<std::string> listed = read_manifest(dir);
@@ -121,7 +162,7 @@ fs::path output_path(const fs::path& dir) {
   return p;
 }
 
-StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
+StagedDir::StagedDir(const fs::path& dir, OutputKind kind) : dir_(output_path(dir)) {
   recover_from_killed_runs(dir_);
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(dir_, ec);
@@ -136,6 +177,7 @@ StagedDir::StagedDir(const fs::path& dir) : dir_(output_path(dir)) {
                        ", which rdmasim did not write (not in its " + std::string(kManifest) +
                        "); refusing to replace it: move them away or give another --out");
     }
+    check_output_kind(dir_, kind);
   }
 
   const fs::path parent = dir_.has_parent_path() ? dir_.parent_path() : fs::path(".");
@@ -230,6 +272,18 @@ void write_file_atomic(const fs::path& file, std::string_view content) {
   }
 }
 
+pid_t spawn_child(const std::function<pid_t()>& spawn) {
+  std::lock_guard lock(live_mutex);
+  const pid_t pid = spawn();
+  if (pid > 0) children.push_back(pid);
+  return pid;
+}
+
+void child_ended(pid_t pid) {
+  std::lock_guard lock(live_mutex);
+  std::erase(children, pid);
+}
+
 void clean_up_on_interrupt() {
   sigset_t set;
   sigemptyset(&set);
@@ -242,6 +296,9 @@ void clean_up_on_interrupt() {
     if (sigwait(&set, &sig) != 0) return;
     std::lock_guard lock(live_mutex);  // never released: the process ends here
     std::string msg = std::string("rdmasim: interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
+    if (!children.empty())
+      msg += "; stopped the " + std::to_string(children.size()) + " process(es) it had started";
+    stop_children(sig);
     if (live.empty()) msg += "; no output was being written";
     while (!live.empty()) {
       StagedDir* s = live.back();

@@ -10,6 +10,8 @@
 //   next run into the same DIR.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -23,6 +25,16 @@ namespace rdmasim {
 // The manifest's name inside an output directory.
 inline constexpr std::string_view kManifest = ".rdmasim-manifest";
 
+// Which command's output a directory holds, told by the file at its top:
+// results.json (run), compare.json (compare), sweep.json (sweep). A command
+// replaces only its own kind: a later `run` never deletes a comparison or
+// a sweep, and no results.json is left beside a compare.json.
+enum class OutputKind { any, run, compare, sweep };
+
+// Throws InputError when `dir` holds the output of another command than
+// `kind`'s (nothing for OutputKind::any).
+void check_output_kind(const std::filesystem::path& dir, OutputKind kind);
+
 class StagedDir {
  public:
   // Checks that `dir` may be (re)placed and creates the empty temporary
@@ -30,8 +42,9 @@ class StagedDir {
   // (DIR.tmp-<pid>, DIR.old-<pid> of dead pids) are removed first, or put
   // back when `dir` is missing. Throws InputError when `dir` is not a
   // directory or holds files its manifest does not list, OutputError when
-  // the system refuses to create it.
-  explicit StagedDir(const std::filesystem::path& dir);
+  // the system refuses to create it. With a `kind`, an existing `dir` that
+  // holds another command's output is refused too (InputError).
+  explicit StagedDir(const std::filesystem::path& dir, OutputKind kind = OutputKind::any);
   // Unless committed: removes the temporary directory and the parents this
   // object created, leaving any previous `dir` untouched.
   ~StagedDir();
@@ -77,10 +90,20 @@ std::filesystem::path output_path(const std::filesystem::path& dir);
 // the file and the system's reason.
 void write_file_atomic(const std::filesystem::path& file, std::string_view content);
 
-// From now on SIGINT and SIGTERM end the process cleanly: every live
-// StagedDir is rolled back, a line on stderr says what was kept, and the
-// exit code is 128 + the signal's number. Call once, first thing in main(),
-// before any thread exists.
+// From now on SIGINT and SIGTERM end the process cleanly: the signal is
+// passed on to every child started by spawn_child() and the children are
+// waited for (they clean up their own output), every live StagedDir is
+// rolled back, a line on stderr says what was kept, and the exit code is
+// 128 + the signal's number. Call once, first thing in main(), before any
+// thread exists.
 void clean_up_on_interrupt();
+
+// Starts a child process with `spawn` (which returns its pid, or -1) so
+// that an interrupt stops it too: a sweep's runs write inside the sweep's
+// staged directory, and one left running would outlive the parent that
+// removed it. No child starts once an interrupt is being handled.
+// child_ended() forgets a child the caller has reaped.
+pid_t spawn_child(const std::function<pid_t()>& spawn);
+void child_ended(pid_t pid);
 
 }  // namespace rdmasim

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "apps/csv.hpp"
+
 namespace rdmasim {
 
 namespace fs = std::filesystem;
@@ -306,12 +308,14 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
   if (ws.is_array())
     for (const auto& w : ws) {
       const json& lat = field(w, "latency_ns");
-      workloads.push_back({{"name", field(w, "name")},
-                           {"kind", field(w, "kind")},
-                           {"throughput_gbps", field(w, "throughput_gbps")},
-                           {"latency_ns", {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}}},
-                           {"completions", field(w, "completions")},
-                           {"data_verified", field(w, "data_verified")}});
+      workloads.push_back(
+          {{"name", field(w, "name")},
+           {"kind", field(w, "kind")},
+           {"throughput_gbps", field(w, "throughput_gbps")},
+           {"latency_ns",
+            {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}, {"p999", field(lat, "p999")}}},
+           {"completions", field(w, "completions")},
+           {"data_verified", field(w, "data_verified")}});
       if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0)
         bytes += field(w, "bytes").get<uint64_t>();
     }
@@ -341,6 +345,15 @@ json compare_skipped(std::string_view fabric, std::string_view reason) {
 
 json compare_failed(std::string_view fabric, std::string_view reason) {
   return {{"fabric", fabric}, {"status", "failed"}, {"reason", reason}};
+}
+
+std::string compare_csv(const json& compare) {
+  json rows = json::array();
+  for (json f : field(compare, "fabrics")) {
+    if (f.contains("cost") && f["cost"].is_object()) f["cost"].erase("bom");
+    rows.push_back(std::move(f));
+  }
+  return records_csv(rows);
 }
 
 std::string format_compare_table(const json& compare) {

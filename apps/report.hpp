@@ -23,6 +23,11 @@ nlohmann::json compare_skipped(std::string_view fabric, std::string_view reason)
 // An entry of a fabric whose run failed inside rdmasim.
 nlohmann::json compare_failed(std::string_view fabric, std::string_view reason);
 
+// compare.csv: a row per fabric, its compare.json entry flattened as
+// results.json's tables are (cost.total, workloads.0.throughput_gbps, ...),
+// without the BOM, which each fabric's bom.csv has.
+std::string compare_csv(const nlohmann::json& compare);
+
 // Fabrics as columns, one row a metric (per workload: throughput, latency
 // p50 and p99; then cpu busy, drops, end time), then the skipped fabrics.
 // `compare` is compare.json: {"experiment", "fabrics": [entries]}.

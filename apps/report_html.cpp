@@ -8,6 +8,8 @@
 #include <ostream>
 #include <string>
 
+#include "apps/output_dir.hpp"
+
 extern char** environ;
 
 namespace rdmasim {
@@ -40,14 +42,22 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   out_stream.flush();
-  pid_t pid = 0;
-  if (int rc = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ); rc != 0) {
+  int rc = 0;
+  // Through spawn_child: an interrupt (compare --report) stops it too.
+  const pid_t pid = spawn_child([&] {
+    pid_t p = 0;
+    rc = ::posix_spawnp(&p, argv[0], nullptr, nullptr, argv.data(), environ);
+    return rc == 0 ? p : pid_t{-1};
+  });
+  if (rc != 0) {
     err << "rdmasim report: cannot run " << args[0] << ": " << std::strerror(rc)
         << " (the report needs python3 and python3-matplotlib)\n";
     return 1;
   }
   int status = 0;
-  if (::waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+  const bool waited = ::waitpid(pid, &status, 0) == pid;
+  child_ended(pid);
+  if (!waited || !WIFEXITED(status)) {
     err << "rdmasim report: " << args[0] << " did not finish\n";
     return 1;
   }

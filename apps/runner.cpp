@@ -15,7 +15,6 @@
 #include "cost/bom.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/registry.hpp"
-#include "fabrics/tcp/kernel_nic.hpp"
 #include "nodes/host/cpu/trace.hpp"
 #include "parallel/parallel_run.hpp"
 #include "pcap/capture_set.hpp"
@@ -581,39 +580,22 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {
     cpu_busy_ps += static_cast<uint64_t>(h->cpu_busy().count());
-    const auto* kernel = dynamic_cast<const KernelNic*>(&h->nic().fabric());
-    hosts.push_back(
-        {{"name", h->name()},
-         {"cpu_busy_ps", h->cpu_busy().count()},
-         {"cores", cores_json(h->cpu())},
-         {"interrupts", h->interrupts() + (kernel && kernel->rx() ? kernel->rx()->stats().interrupts : 0)},
-         {"completion", std::string(to_string(cfg.host.completion))},
-         {"nic_frames_sent", h->nic().stats().frames_sent},
-         {"nic_frames_received", h->nic().stats().frames_received},
-         {"cnps_sent", h->nic().stats().cnps_sent},
-         {"cnps_received", h->nic().stats().cnps_received}});
-    if (kernel && kernel->pmd()) {
-      // The user-space stack's poll-mode driver: where frames went.
-      const PollModeDriver::Stats& d = kernel->pmd()->stats();
-      hosts.back()["stack"] = "dpdk";
-      hosts.back()["dpdk_rx"] = {{"frames", d.frames},
-                                 {"ring_drops", d.ring_drops},
-                                 {"bursts", d.bursts},
-                                 {"processed", d.processed},
-                                 {"largest_burst", d.largest_burst},
-                                 {"poll_cores", cfg.host.dpdk.cores},
-                                 {"discarded", kernel->discarded()}};
-    } else if (kernel) {
-      // The kernel receive path (fabric: tcp): where frames went.
-      hosts.back()["stack"] = "kernel";
-      const NetRx::Stats& k = kernel->rx()->stats();
-      hosts.back()["kernel_rx"] = {{"frames", k.frames},
-                                   {"ring_drops", k.ring_drops},
-                                   {"backlog_drops", k.backlog_drops},
-                                   {"processed", k.processed},
-                                   {"polls", k.polls},
-                                   {"ksoftirqd_wakeups", k.ksoftirqd_wakeups},
-                                   {"discarded", kernel->discarded()}};
+    const auto stack = h->nic().fabric().stack_report();
+    hosts.push_back({{"name", h->name()},
+                     {"cpu_busy_ps", h->cpu_busy().count()},
+                     {"cores", cores_json(h->cpu())},
+                     {"interrupts", h->interrupts() + (stack ? stack->interrupts : 0)},
+                     {"completion", std::string(to_string(cfg.host.completion))},
+                     {"nic_frames_sent", h->nic().stats().frames_sent},
+                     {"nic_frames_received", h->nic().stats().frames_received},
+                     {"cnps_sent", h->nic().stats().cnps_sent},
+                     {"cnps_received", h->nic().stats().cnps_received}});
+    if (stack) {
+      // The fabric's own host stack (the kernel's receive path, a poll-mode driver): where frames went.
+      hosts.back()["stack"] = stack->stack;
+      json counters = json::object();
+      for (const auto& [name, value] : stack->counters) counters[std::string(name)] = value;
+      hosts.back()[std::string(stack->section)] = std::move(counters);
     }
   }
   out["hosts"] = std::move(hosts);

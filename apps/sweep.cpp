@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "apps/csv.hpp"
+#include "apps/output_dir.hpp"
 
 extern char** environ;
 
@@ -83,6 +84,7 @@ std::vector<std::pair<std::string, json>> headline(const json& r) {
     v.emplace_back(n + "throughput_gbps", get(w, {"throughput_gbps"}));
     v.emplace_back(n + "latency_ns.p50", get(w, {"latency_ns", "p50"}));
     v.emplace_back(n + "latency_ns.p99", get(w, {"latency_ns", "p99"}));
+    v.emplace_back(n + "latency_ns.p999", get(w, {"latency_ns", "p999"}));
     v.emplace_back(n + "data_verified", get(w, {"data_verified"}));
     if (w.contains("datagrams")) {  // udp: the livelock curve's two axes
       v.emplace_back(n + "offered_pps", get(w, {"offered_pps"}));
@@ -158,6 +160,7 @@ std::vector<int> run_processes(const fs::path& self, const std::vector<std::vect
     if (pid < 0) throw std::runtime_error("waitpid failed");
     auto it = running.find(pid);
     if (it == running.end()) return;
+    child_ended(pid);
     codes[it->second] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     running.erase(it);
   };
@@ -173,8 +176,12 @@ std::vector<int> run_processes(const fs::path& self, const std::vector<std::vect
     posix_spawn_file_actions_addopen(&fa, 1, logs[i].c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    int rc = 0;
+    const pid_t pid = spawn_child([&] {
+      pid_t p = 0;
+      rc = ::posix_spawn(&p, argv[0], &fa, nullptr, argv.data(), environ);
+      return rc == 0 ? p : pid_t{-1};
+    });
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw std::runtime_error("cannot start " + self.string() + ": " + std::strerror(rc));
     running.emplace(pid, i);
@@ -289,7 +296,7 @@ std::string slurm_script(const fs::path& self, const fs::path& experiment, const
       "#SBATCH --array=0-{}\n"
       "#SBATCH --ntasks=1\n"
       "#SBATCH --cpus-per-task=1\n"
-      "#SBATCH --output={}/runs/%a.log\n"
+      "#SBATCH --output={}/runs/slurm-%a.log\n"
       "set -euo pipefail\n"
       "RUNS=(\n",
       experiment.string(), points.size(), (dir / "sweep.slurm").string(), points.size() - 1, dir.string());
@@ -303,6 +310,7 @@ std::string slurm_script(const fs::path& self, const fs::path& experiment, const
   s += ")\n"
        "eval \"set -- ${RUNS[$SLURM_ARRAY_TASK_ID]}\"\n"
        "name=$1; shift\n";
+  s += fmt::format("exec >{}/runs/\"$name\".log 2>&1\n", shell_quote(dir.string()));
   s += fmt::format("exec {} run {} --out {}/runs/\"$name\" \"$@\"{}\n", shell_quote(self.string()),
                    shell_quote(experiment.string()), shell_quote(dir.string()), common);
   return s;

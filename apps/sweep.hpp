@@ -33,7 +33,8 @@ std::vector<SweepPoint> sweep_grid(const std::vector<SweepAxis>& axes);
 
 // Runs `self` once per argument list, at most `jobs` at a time, each
 // process's stdout and stderr into its `logs` file. Returns the exit codes
-// (128 + signal for a killed process).
+// (128 + signal for a killed process). The processes are started with
+// spawn_child(), so an interrupt stops those running.
 std::vector<int> run_processes(const std::filesystem::path& self,
                                const std::vector<std::vector<std::string>>& args,
                                const std::vector<std::filesystem::path>& logs, unsigned jobs);
@@ -51,7 +52,10 @@ nlohmann::json seed_summary(const nlohmann::json& table);
 std::string table_csv(const nlohmann::json& table);
 
 // A Slurm array job running the grid: task i runs point i into
-// `dir`/runs/<name>; `rdmasim sweep ... --collect` then makes the table.
+// `dir`/runs/<name>, its output into `dir`/runs/<name>.log as a local sweep
+// writes it (Slurm's own log of the task, before that, is
+// `dir`/runs/slurm-<i>.log); `rdmasim sweep ... --collect` then makes the
+// table.
 std::string slurm_script(const std::filesystem::path& self, const std::filesystem::path& experiment,
                          const std::filesystem::path& dir, const std::vector<SweepPoint>& points,
                          const std::vector<std::string>& common_args);

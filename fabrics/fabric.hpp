@@ -82,6 +82,13 @@ class Fabric {
   // An RDMA fabric; `compare` runs these unless told (the kernel TCP
   // baseline is asked for by name).
   virtual bool rdma() const { return true; }
+  // Further columns `rdmasim compare` can run this fabric as: a name and the
+  // one KEY=VALUE override that makes it (tcp: `dpdk`, its user-space stack).
+  struct Variant {
+    std::string_view name;
+    std::string_view set;
+  };
+  virtual std::vector<Variant> variants() const { return {}; }
 
   // ---- reading an experiment (experiment/ calls these) ----
 

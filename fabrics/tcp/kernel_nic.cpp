@@ -56,6 +56,32 @@ uint32_t KernelNic::rss_hash(const Packet& p) {
 
 size_t KernelNic::headroom() const { return kEth + Ipv4Header::kLen + TcpView::kMaxLen; }
 
+std::optional<NicFabric::StackReport> KernelNic::stack_report() const {
+  if (pmd_) {
+    const PollModeDriver::Stats& d = pmd_->stats();
+    return StackReport{"dpdk",
+                       "dpdk_rx",
+                       {{"frames", d.frames},
+                        {"ring_drops", d.ring_drops},
+                        {"bursts", d.bursts},
+                        {"processed", d.processed},
+                        {"largest_burst", d.largest_burst},
+                        {"poll_cores", pmd_->queues()},
+                        {"discarded", discarded_}}};
+  }
+  const NetRx::Stats& k = rx_->stats();
+  return StackReport{"kernel",
+                     "kernel_rx",
+                     {{"frames", k.frames},
+                      {"ring_drops", k.ring_drops},
+                      {"backlog_drops", k.backlog_drops},
+                      {"processed", k.processed},
+                      {"polls", k.polls},
+                      {"ksoftirqd_wakeups", k.ksoftirqd_wakeups},
+                      {"discarded", discarded_}},
+                     k.interrupts};
+}
+
 std::unique_ptr<verbs::QueuePair> KernelNic::create_qp(verbs::Device&, verbs::ProtectionDomain&, uint32_t,
                                                        const verbs::QpInitAttr&) {
   errno = EOPNOTSUPP;

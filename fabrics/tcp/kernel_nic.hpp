@@ -38,6 +38,8 @@ class KernelNic final : public NicFabric {
   // UDP and IPv4 checksums are written when a frame is built; TCP's when
   // someone observes the frame (seal_kernel_frame).
   void seal(Packet& p) const override { seal_kernel_frame(p); }
+  // The kernel's receive path, or the user-space stack's poll-mode driver.
+  std::optional<StackReport> stack_report() const override;
 
   Host& host() const { return host_; }
   const IpEndpoint& self() const { return self_; }

@@ -12,6 +12,8 @@ class TcpNet final : public Fabric {
  public:
   std::string_view name() const override { return "tcp"; }
   bool rdma() const override { return false; }
+  // Between the kernel and RDMA: the same NICs under a user-space stack.
+  std::vector<Variant> variants() const override { return {{"dpdk", "host.stack=dpdk"}}; }
   std::vector<SectionType> sections() const override;
   std::string mtu_error(uint32_t mtu) const override;
   bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const override;

@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -64,6 +67,17 @@ class NicFabric {
   virtual bool requires_grh() const { return false; }
   // Its QPs can take receives from a shared receive queue.
   virtual bool supports_srq() const { return false; }
+
+  // What a fabric's own host stack counted, beside the NIC's common
+  // counters (results.json: hosts[i].stack and hosts[i][section]); an RNIC,
+  // whose stack is the verbs layer, has none.
+  struct StackReport {
+    std::string_view stack;    // "kernel", "dpdk"
+    std::string_view section;  // "kernel_rx", "dpdk_rx"
+    std::vector<std::pair<std::string_view, uint64_t>> counters;
+    uint64_t interrupts = 0;  // interrupts the stack raised on the host's CPU
+  };
+  virtual std::optional<StackReport> stack_report() const { return std::nullopt; }
 };
 
 // The NIC's own timing. What the CPU pays (posting, polling, interrupts) is

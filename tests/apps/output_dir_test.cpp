@@ -144,6 +144,27 @@ TEST_CASE("a directory that is not rdmasim output, or a file, is never replaced"
   CHECK_THROWS_AS(StagedDir(t.path / "cmp"), InputError);
 }
 
+TEST_CASE("a command replaces only its own kind of output") {
+  TempDir t;
+  const fs::path dir = t.path / "exp";
+  auto make = [&](OutputKind kind, const char* marker) {
+    StagedDir s(dir, kind);
+    put(s.temp() / marker, "{}");
+    s.commit();
+  };
+  make(OutputKind::compare, "compare.json");
+  CHECK_THROWS_WITH_AS(StagedDir(dir, OutputKind::run),
+                       doctest::Contains("holds the output of `rdmasim compare` (compare.json)"), InputError);
+  CHECK_THROWS_AS(StagedDir(dir, OutputKind::sweep), InputError);
+  CHECK_NOTHROW(StagedDir(dir, OutputKind::compare));
+  CHECK_NOTHROW(StagedDir{dir});  // any: no kind asked
+  CHECK(listing(dir) == ".rdmasim-manifest compare.json ");
+  make(OutputKind::compare, "compare.json");
+  CHECK_THROWS_AS(check_output_kind(dir, OutputKind::run), InputError);
+  CHECK_NOTHROW(check_output_kind(dir, OutputKind::compare));
+  CHECK_NOTHROW(check_output_kind(t.path / "missing", OutputKind::run));
+}
+
 TEST_CASE("output paths are normalised; the current, parent and root directories are refused") {
   CHECK(output_path("out/x/") == fs::path("out/x"));
   CHECK(output_path("out/./x") == fs::path("out/x"));

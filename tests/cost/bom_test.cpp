@@ -35,7 +35,7 @@ std::string leaf_spine(std::string_view fabric) {
   return "fabric: " + std::string(fabric) + R"(
 topology:
   generate: {kind: leaf_spine, spines: 2, leaves: 4, hosts_per_leaf: 8, host_link: {bandwidth: 25Gbps}}
-workloads: [{kind: rdma_write, from: h0, to: h31}]
+workloads: [{kind: send, from: h0, to: h31}]
 )";
 }
 
@@ -79,8 +79,13 @@ TEST_CASE("BOM of a leaf-spine on each fabric: adapters, radices, copper in the 
   const std::map<std::string, std::map<std::string, uint64_t>> want{
       {"roce_v2",
        {{"roce_nic_25g", 32}, {"dcb_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
+      {"roce_v1",
+       {{"roce_nic_25g", 32}, {"dcb_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
       {"iwarp",
        {{"iwarp_rnic_25g", 32}, {"eth_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
+      // The kernel TCP baseline: plain Ethernet NICs on commodity switches.
+      {"tcp",
+       {{"eth_nic_25g", 32}, {"eth_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
       // No 25 Gb/s InfiniBand: hosts get 100 Gb/s HCAs and cables.
       {"ib",
        {{"ib_hca_100g", 32},
@@ -93,6 +98,32 @@ TEST_CASE("BOM of a leaf-spine on each fabric: adapters, radices, copper in the 
     INFO(fabric);
     CHECK(counts(bill_of_materials(load(leaf_spine(fabric)), shipped_prices())) == lines);
   }
+}
+
+TEST_CASE("BOM of a k = 4 fat tree, worked by hand") {
+  // k = 4: k^3/4 = 16 hosts; k^2/2 = 8 edge and 8 aggregation switches,
+  // (k/2)^2 = 4 core, each with k = 4 ports; 16 host links (copper, in the
+  // rack), 16 edge-aggregation and 16 aggregation-core links (optics).
+  auto fat_tree = [](std::string_view fabric, std::string_view bandwidth) {
+    return load("fabric: " + std::string(fabric) + "\nlink: {bandwidth: " + std::string(bandwidth) +
+                "}\ntopology: {generate: {kind: fat_tree, k: 4}}\n"
+                "workloads: [{kind: rdma_write, from: h0, to: h15}]\n");
+  };
+  CHECK(counts(bill_of_materials(fat_tree("ib", "200Gbps"), shipped_prices())) ==
+        std::map<std::string, uint64_t>{{"ib_hca_200g", 16},
+                                        {"ib_switch_200g_40p", 20},
+                                        {"ib_copper_200g", 16},
+                                        {"ib_optical_200g", 32},
+                                        {"ib_subnet_manager", 36}});
+  const Bom roce = bill_of_materials(fat_tree("roce_v2", "100Gbps"), shipped_prices());
+  CHECK(counts(roce) == std::map<std::string, uint64_t>{{"roce_nic_100g", 16},
+                                                        {"dcb_switch_100g_32p", 20},
+                                                        {"eth_copper_100g", 16},
+                                                        {"eth_optical_100g", 32}});
+  // capex by hand: 16 x 1000 + 20 x 16000 + 16 x 80 + 32 x 250.
+  const nlohmann::json c = cost_json(roce, shipped_prices(), 0, 1);
+  CHECK(c["capex"].get<double>() == doctest::Approx(16 * 1000 + 20 * 16000 + 16 * 80 + 32 * 250));
+  CHECK(c["power_w"].get<double>() == doctest::Approx(16 * 18 + 20 * 150 + 32 * 5));
 }
 
 TEST_CASE("a switch gets the smallest radix that has its ports, or several of the largest") {

@@ -65,6 +65,26 @@ for entry in cmp["fabrics"]:
     check(abs(c["per_gbps"] * c["delivered_gbps"] - c["total"]) < 0.01, f"{fabric}: per_gbps = total / Gb/s")
 check("cheapest per delivered Gb/s: " in p.stdout and "total cost EUR" in p.stdout, "compare names the winner")
 
+# compare's printed cost rows are the BOM's sums, a column per fabric.
+table = {}
+for line in p.stdout.splitlines():
+    m = re.match(r"^  (\S.*?\S)\s{2,}(\S+)\s+(\S+)\s+(\S+)$", line)
+    if m and m.group(1) in ("capex EUR", "power W", "total cost EUR", "EUR per delivered Gb/s"):
+        table[m.group(1)] = dict(zip(("ib", "roce_v2", "iwarp"), map(float, m.groups()[1:])))
+check(len(table) == 4, f"cost rows: {sorted(table)}")
+for entry in cmp["fabrics"]:
+    fabric = entry["fabric"]
+    with open(os.path.join(out, fabric, "results.json")) as f:
+        cost = json.load(f)["cost"]
+    capex = sum(l["count"] * l["unit_price"] for l in cost["bom"])
+    watts = sum(l["count"] * l["unit_watts"] for l in cost["bom"])
+    check(abs(table["capex EUR"][fabric] - capex) <= 0.5, f"{fabric}: capex row {table['capex EUR'][fabric]} = BOM {capex}")
+    check(abs(table["power W"][fabric] - watts) <= 0.5, f"{fabric}: power row {table['power W'][fabric]} = BOM {watts}")
+    total = capex + cost["opex"] + cost["cpu"]["cost"]
+    check(abs(table["total cost EUR"][fabric] - total) <= 0.5, f"{fabric}: total row = BOM + opex + cpu")
+    check(abs(table["EUR per delivered Gb/s"][fabric] - total / entry["cost"]["delivered_gbps"]) <= 0.5,
+          f"{fabric}: per Gb/s row = total / delivered")
+
 # A price changed in the experiment: capex moves by count x the change.
 base = rdmasim("run", exp, "--fabric", "roce_v2", "--out", os.path.join(d, "a"))
 more = rdmasim("run", exp, "--fabric", "roce_v2", "--set", "cost.prices.roce_nic_25g=1400",

@@ -1,13 +1,14 @@
-"""CSV beside results.json: workloads.csv, ports.csv and hosts.csv hold the
-same records as results.json, with its key names (nested keys joined by
-dots, lists by ';'), so pandas and R read them without glue."""
+"""CSV beside results.json: workloads.csv, ports.csv, hosts.csv and bom.csv
+hold the same records as results.json (bom.csv: cost.bom), with its key
+names (nested keys joined by dots, lists by ';'), so pandas and R read them
+without glue; compare.csv is compare.json's fabrics the same way."""
 
 import csv
 import json
 import os
 
 import e2e
-from e2e import check
+from e2e import check, rdmasim, write_text
 
 EXPERIMENT = """
 name: csv_test
@@ -46,13 +47,11 @@ def same(cell, value):
     return cell == value
 
 
-d = e2e.tmpdir()
-out = os.path.join(d, "run")
-_, _, _, results = e2e.run(EXPERIMENT, out)
-for table in ("workloads", "ports", "hosts"):
-    with open(os.path.join(out, f"{table}.csv"), newline="") as f:
+def check_table(path, records, table):
+    """`path` is a CSV of `records` (JSON objects) with their flattened key names"""
+    with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    records = [flatten(r) for r in results[table]]
+    records = [flatten(r) for r in records]
     check(len(rows) == len(records), f"{table}.csv: a row per record")
     columns = []
     for r in records:
@@ -61,7 +60,27 @@ for table in ("workloads", "ports", "hosts"):
     for row, rec in zip(rows, records):
         for k in columns:
             check(same(row[k], rec.get(k)), f"{table}.csv {k}: {row[k]!r} vs {rec.get(k)!r}")
+
+
+d = e2e.tmpdir()
+out = os.path.join(d, "run")
+_, _, _, results = e2e.run(EXPERIMENT, out)
+for table in ("workloads", "ports", "hosts"):
+    check_table(os.path.join(out, f"{table}.csv"), results[table], table)
+check_table(os.path.join(out, "bom.csv"), results["cost"]["bom"], "bom")
 with open(os.path.join(out, "workloads.csv"), newline="") as f:
     check([r["from"] for r in csv.DictReader(f)] == ["a", "a;b"], "a list of hosts is joined with ';'")
 
+# compare.csv: a row per fabric, compare.json's entry without the BOM.
+cmp = os.path.join(d, "cmp")
+exp = write_text(os.path.join(d, "exp.yaml"), EXPERIMENT)
+p = rdmasim("compare", exp, "--fabrics", "ib,iwarp,tcp", "--out", cmp)
+check(p.returncode == 0, f"compare: {p.stderr}")
+with open(os.path.join(cmp, "compare.json")) as f:
+    entries = json.load(f)["fabrics"]
+for e in entries:
+    if isinstance(e.get("cost"), dict):
+        del e["cost"]["bom"]
+check_table(os.path.join(cmp, "compare.csv"), entries, "compare")
+check(any(e["status"] == "skipped" for e in entries), "a skipped fabric has its row too")
 e2e.finish()

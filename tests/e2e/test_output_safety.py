@@ -74,14 +74,14 @@ r = rdmasim("compare", two, "--fabrics", "ib,roce_v2", "--out", cmp)
 e2e.check(r.returncode == 0, f"compare ib,roce_v2: exit {r.returncode}: {r.stderr}")
 r = rdmasim("compare", two, "--fabrics", "roce_v1", "--seed", "5", "--out", cmp)
 e2e.check(r.returncode == 0, f"compare roce_v1 --seed 5: exit {r.returncode}: {r.stderr}")
-e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1"],
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v1"],
           f"compare replaced the whole set: {sorted(os.listdir(cmp))}")
 e2e.check(leftovers(tmp) == [], f"compare: no staging directory left: {leftovers(tmp)}")
 # ...and refuses a folder holding someone else's file.
 write(os.path.join(cmp, "thesis.txt"), "four years")
 r = rdmasim("compare", two, "--fabrics", "roce_v2", "--out", cmp)
 e2e.check(r.returncode == 2 and "thesis.txt" in r.stderr, f"compare into a folder with thesis.txt: {r.stderr}")
-e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1", "thesis.txt"],
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v1", "thesis.txt"],
           f"compare left the refused folder alone: {sorted(os.listdir(cmp))}")
 os.remove(os.path.join(cmp, "thesis.txt"))
 
@@ -95,7 +95,7 @@ e2e.check("running on roce_v2" in p.stdout.readline(), "compare started")
 time.sleep(0.5)
 p.kill()
 p.wait()
-e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.json", "roce_v1"],
+e2e.check(sorted(os.listdir(cmp)) == [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v1"],
           f"after kill -9 the previous compare is whole: {sorted(os.listdir(cmp))}")
 e2e.check(len(leftovers(tmp)) == 1, f"kill -9 leaves its staging directory: {leftovers(tmp)}")
 r = rdmasim("compare", two, "--fabrics", "roce_v2", "--out", cmp)
@@ -124,6 +124,36 @@ e2e.check(p.returncode == 130 and cmp + " keeps its previous output" in err, f"c
 e2e.check(read(os.path.join(cmp, "compare.json")) == before and leftovers(tmp) == [],
           "compare SIGINT: the previous set is untouched")
 
+
+# Each command replaces only its own output: given the same folder (run's
+# and compare's default is out/<name>), a run does not delete a comparison
+# or a sweep, nor a comparison or a sweep a run; sweep's default is its own.
+kinds = os.path.join(tmp, "kinds")
+os.mkdir(kinds)
+named = write(os.path.join(kinds, "named.yaml"), "name: named\n" + TWO)
+r = rdmasim("compare", named, "--fabrics", "roce_v2", cwd=kinds)
+e2e.check(r.returncode == 0, f"compare into its default folder: {r.stderr}")
+r = rdmasim("run", named, cwd=kinds)
+e2e.check(r.returncode == 2 and "out/named: holds the output of `rdmasim compare` (compare.json), which "
+          "`rdmasim run` does not replace: give another --out" in r.stderr, f"run after compare: {r.stderr}")
+e2e.check(sorted(os.listdir(os.path.join(kinds, "out", "named"))) ==
+          [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v2"], "the comparison is whole")
+for cmd in (["run", named, "--out", "out/run"], ["sweep", named, "--vary", "seed=1,2"]):
+    r = rdmasim(*cmd, cwd=kinds)
+    e2e.check(r.returncode == 0, f"{cmd[0]}: {r.stderr}")
+e2e.check(sorted(os.listdir(os.path.join(kinds, "out"))) == ["named", "named-sweep", "run"],
+          f"folders: {os.listdir(os.path.join(kinds, 'out'))}")
+for cmd, into, theirs in ((["run", named], "named-sweep", "sweep"),
+                          (["compare", named, "--fabrics", "ib"], "run", "run"),
+                          (["sweep", named, "--vary", "seed=3"], "named", "compare"),
+                          (["sweep", named, "--vary", "seed=3", "--collect"], "run", "run")):
+    folder = os.path.join(kinds, "out", into)
+    before = sorted(os.listdir(folder))
+    r = rdmasim(*cmd, "--out", folder)
+    e2e.check(r.returncode == 2 and f"holds the output of `rdmasim {theirs}`" in r.stderr
+              and f"which `rdmasim {cmd[0]}` does not replace" in r.stderr, f"{cmd[0]} into {into}: {r.stderr}")
+    e2e.check(sorted(os.listdir(folder)) == before, f"{into} untouched by {cmd[0]}")
+e2e.check(leftovers(os.path.join(kinds, "out")) == [], "no staging left by the refusals")
 
 # A full disk: the pcap and results.json both give exit 3 with the path and
 # the reason. A file size limit makes writes fail as a full disk does (EFBIG).

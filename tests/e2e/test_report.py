@@ -2,6 +2,7 @@
 figures matplotlib drew as SVG; headless Chromium loads it without errors,
 every figure is in its DOM, and its screenshot is not blank."""
 
+import json
 import os
 import re
 import subprocess
@@ -46,6 +47,13 @@ check(lines("latency-cdf") >= 2 * 3, f"latency CDF: a line per workload and fabr
 check(lines("fct") >= 3, f"FCT slowdown: a line per fabric ({lines('fct')})")
 check("&lt;= 10 KB" in figure("fct") or "<= 10 KB" in figure("fct"), "FCT buckets named by size")
 check(lines("queues") >= 1 and "s:" in figure("queues"), "queues: the longest queues by node:port")
+# The cost figure: a point per fabric, and the Pareto front (no other run
+# as cheap and as fast) drawn when it has more than one point.
+with open(os.path.join(cmp, "compare.json")) as f:
+    pts = [(e["cost"]["total"], e["cost"]["delivered_gbps"]) for e in json.load(f)["fabrics"]]
+front = [p for p in pts if not any(q[0] <= p[0] and q[1] >= p[1] and q != p for q in pts)]
+check(len(re.findall(r'<g id="PathCollection_', figure("cost"))) == 3, "cost: a point per fabric")
+check(("Pareto front" in figure("cost")) == (len(front) > 1), f"cost: the Pareto front {front} of {pts}")
 check(not re.search(r'(src|href)="(https?:|//)', text), "self-contained: nothing loaded from elsewhere")
 for fabric in ("ib", "roce_v2", "iwarp"):
     check(f"<td>{fabric}</td>" in text, f"the table has {fabric}")
@@ -59,6 +67,13 @@ p = rdmasim("sweep", exp, "--vary", "workloads.0.size=4KiB,16KiB", "--out", swee
 p = rdmasim("report", sweep, cmp, "--out", os.path.join(d, "both.html"))
 check(p.returncode == 0 and "workloads.0.size=4KiB" in open(os.path.join(d, "both.html")).read(),
       f"report of a sweep and a comparison: {p.stderr}")
+# A page written into a run's folder is rdmasim's: the next run replaces it.
+solo = os.path.join(d, "solo")
+p = rdmasim("run", exp, "--out", solo)
+p = rdmasim("report", solo)
+check(p.returncode == 0 and os.path.exists(os.path.join(solo, "report.html")), f"report of a run: {p.stderr}")
+p = rdmasim("run", exp, "--out", solo)
+check(p.returncode == 0, f"a run into a folder with its report: exit {p.returncode}: {p.stderr}")
 p = rdmasim("report", os.path.join(d, "nothing"))
 check(p.returncode == 2 and "no such directory" in p.stderr, f"a missing folder: exit {p.returncode}")
 os.makedirs(os.path.join(d, "empty"))

@@ -5,7 +5,9 @@ script runs the same points; bad --vary values are located errors."""
 import csv
 import json
 import os
+import signal
 import subprocess
+import time
 
 import e2e
 from e2e import check, rdmasim, write_text
@@ -95,6 +97,54 @@ check("holds files" not in p.stderr and "run-001: no results.json" in p.stderr, 
 with open(os.path.join(slurm_dir, "sweep.csv")) as f:
     check([r["exit_code"] for r in csv.DictReader(f)] == ["0", "-1", "0", "-1"], "the second collect sees task 0")
 
+# A task writes its log as a local sweep does, runs/<run>.log, and after
+# --collect everything in the folder is rdmasim's: a new sweep may replace it.
+check("on iwarp, seed 1" in read(os.path.join(slurm_dir, "runs", "run-002.log")), "the task's log is runs/run-002.log")
+manifest = read(os.path.join(slurm_dir, ".rdmasim-manifest")).split("\n")
+check("runs/run-002.log" in manifest and "runs/run-002/results.json" in manifest, f"manifest: {manifest}")
+p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--emit", "slurm", "--out", slurm_dir)
+check(p.returncode == 0, f"a new sweep replaces a collected one: {p.stderr}")
+
+# SIGTERM to the sweep alone (as a batch system or `kill` sends it): the
+# runs it started stop too, and nothing staged is left behind.
+SLOW = EXPERIMENT.replace("count: 40,", "count: 400000,").replace("link: {loss: 0.002}", "")
+slow = write_text(os.path.join(d, "slow.yaml"), SLOW)
+stopped = os.path.join(d, "stopped")
+p = subprocess.Popen([e2e.BINARY, "sweep", slow, "--vary", "seed=1,2,3", "-j", "2", "--out", stopped],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+check("3 runs" in p.stdout.readline(), "the sweep started")
+
+
+def runs_of(parent):
+    """pids of `rdmasim run` processes whose parent is `parent`"""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent:
+            pids.append(int(pid))
+    return pids
+
+
+children = []
+for _ in range(100):
+    children = runs_of(p.pid)
+    if len(children) == 2:
+        break
+    time.sleep(0.05)
+check(len(children) == 2, f"two runs at a time: {children}")
+time.sleep(0.5)
+p.send_signal(signal.SIGTERM)
+_, err = p.communicate(timeout=60)
+check(p.returncode == 143, f"SIGTERM: exit {p.returncode}: {err}")
+check("stopped the 2 process(es) it had started" in err and "was not written" in err, f"says what it stopped and kept: {err}")
+alive = [c for c in children if os.path.exists(f"/proc/{c}")]
+check(alive == [], f"no run outlives the sweep: {alive}")
+check(not [e for e in os.listdir(d) if e.startswith("stopped")], f"nothing left: {os.listdir(d)}")
+
 # Values with commas: a YAML map per value, split only at top-level commas.
 maps = os.path.join(d, "maps")
 p = rdmasim("sweep", exp, "--vary", "link={bandwidth: 10Gbps, delay: 1us},{bandwidth: 25Gbps, delay: 2us}",
@@ -104,6 +154,10 @@ with open(os.path.join(maps, "sweep.csv")) as f:
     rows = list(csv.DictReader(f))
 check([r["link"] for r in rows] == ["{bandwidth: 10Gbps, delay: 1us}", "{bandwidth: 25Gbps, delay: 2us}"],
       f"two points, one a map: {[r.get('link') for r in rows]}")
+
+# A `stop` without its unit: the sweep warns, as run and compare do.
+p = rdmasim("sweep", exp, "--vary", "seed=1", "--set", "stop=500", "--out", os.path.join(d, "ps"))
+check(p.returncode == 0 and "warning: stop is 500 ps" in p.stderr, f"sweep warns about stop: {p.stderr}")
 
 # Bad values: located, exit 2, nothing written.
 bad = os.path.join(d, "bad")
