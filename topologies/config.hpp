@@ -202,10 +202,13 @@ struct HpccConfig {
 
 // TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1 and section 5).
 struct TimelyConfig {
-  Time t_low = Time::us(50);      // below it: additive increase whatever the gradient
-  Time t_high = Time::us(500);    // above it: multiplicative decrease by the RTT
-  Time min_rtt = Time::us(20);    // normalises the gradient
-  double ewma = 0.875;            // alpha: weight of the newest RTT difference
+  Time t_low = Time::us(50);    // below it: additive increase whatever the gradient
+  Time t_high = Time::us(500);  // above it: multiplicative decrease by the RTT
+  Time min_rtt = Time::us(20);  // normalises the gradient
+  // alpha: weight of the newest RTT difference. 0.02 is the paper's first
+  // author's published TIMELY code (the paper gives no number); HPCC's
+  // simulator uses 0.875, which makes one noisy sample the whole gradient.
+  double ewma = 0.02;
   double beta = 0.8;              // multiplicative decrease factor
   DataRate additive{10'000'000};  // delta
   uint32_t hai_threshold = 5;     // gradient-negative steps before hyperactive increase (N = 5)

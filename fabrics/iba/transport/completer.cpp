@@ -79,7 +79,12 @@ void IbaQp::ack_through(uint32_t psn) {
     SendWqe& w = sq_.front();
     if (is_read(w) || is_atomic(w)) {
       const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu_bytes()));
-      if (psn_diff(w.last_psn, psn) < 0) retry_from(expected);
+      if (psn_diff(w.last_psn, psn) < 0) {
+        if (irn_ && is_read(w))
+          irn_read_missing(w, expected);  // IRN: only the missing responses are asked for again
+        else
+          retry_from(expected);
+      }
       if (psn_diff(psn, expected) > 0) psn = expected;
       break;
     }
@@ -97,17 +102,39 @@ void IbaQp::ack_through(uint32_t psn) {
   if (progress) note_progress();
 }
 
-void IbaQp::on_ack(const IbaParsed& p) { ack_through(psn_add(p.h.psn, 1)); }
+void IbaQp::on_ack(const IbaParsed& p) {
+  ack_through(psn_add(p.h.psn, 1));
+  if (irn_) complete_reads();  // a READ now at the head may have all its responses placed
+}
 
 void IbaQp::on_read_response(const IbaParsed& p, const Payload& payload) {
   ack_through(p.h.psn);  // a response implicitly acknowledges what came before
-  if (sq_.empty() || !sq_.front().started || !is_read(sq_.front())) return;
-  SendWqe& w = sq_.front();
+  if (sq_.empty() || !sq_.front().started) return;
   const uint32_t mtu = mtu_bytes();
-  const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
+  const auto expected_of = [&](const SendWqe& w) {
+    return psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
+  };
+  if (!is_read(sq_.front()) || psn_diff(sq_.front().last_psn, p.h.psn) < 0) {
+    // IRN: a response of a READ behind the head is placed already.
+    for (size_t i = 1; irn_ && i < sq_.size() && sq_[i].started; ++i) {
+      if (!is_read(sq_[i]) || psn_before(p.h.psn, sq_[i].first_psn) || psn_before(sq_[i].last_psn, p.h.psn))
+        continue;
+      irn_read_beyond(sq_[i], p, payload, expected_of(sq_[i]));
+      break;
+    }
+    return;
+  }
+  SendWqe& w = sq_.front();
+  const uint32_t expected = expected_of(w);
   if (p.h.psn != expected) {
-    // Beyond the expected PSN: a response went missing. Before it: a duplicate.
-    if (psn_diff(p.h.psn, expected) > 0) retry_from(expected);
+    // Beyond the expected PSN: a response went missing (IRN places this one
+    // and asks for the missing only). Before it: a duplicate.
+    if (psn_diff(p.h.psn, expected) > 0) {
+      if (irn_)
+        irn_read_beyond(w, p, payload, expected);
+      else
+        retry_from(expected);
+    }
     return;
   }
   // Land the data in the local SGEs.
@@ -117,15 +144,26 @@ void IbaQp::on_read_response(const IbaParsed& p, const Payload& payload) {
   }
   w.done_bytes += payload.size();
   comp_.unacked_psn = psn_add(p.h.psn, 1);
-  if (w.done_bytes >= w.length && p.h.psn == w.last_psn) {
-    SendWqe finished = std::move(w);
+  complete_reads();
+  note_progress();
+}
+
+// Completes the READ at the head of the send queue once all its responses
+// came, and with IRN each READ behind it whose responses were all placed.
+void IbaQp::complete_reads() {
+  while (!sq_.empty() && sq_.front().started && is_read(sq_.front())) {
+    SendWqe& f = sq_.front();
+    if (irn_) irn_read_placed(f);
+    if (f.done_bytes < f.length || comp_.unacked_psn != psn_add(f.last_psn, 1)) break;
+    SendWqe finished = std::move(f);
     sq_.pop_front();
     if (req_.wqe > 0) --req_.wqe;
     --req_.rd_atomic_in_flight;
+    if (irn_) irn_->read_done(finished.first_psn);
     complete_send(finished, IBV_WC_SUCCESS, static_cast<uint32_t>(finished.length));
     if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+    if (!irn_) break;
   }
-  note_progress();
 }
 
 void IbaQp::on_atomic_ack(const IbaParsed& p) {

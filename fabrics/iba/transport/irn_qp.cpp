@@ -11,6 +11,7 @@
 //    complete as if they had just arrived.
 // The sender's and receiver's bookkeeping is loss_recovery/irn.hpp; the
 // wire format of IRN's additions is fabrics/ip/wire/irn_option.hpp.
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
@@ -41,7 +42,9 @@ void IbaQp::irn_start() {
 
 bool IbaQp::irn_blocks_new() const { return !irn_->sender.may_send_new(req_.psn); }
 
-bool IbaQp::irn_has_retransmit() const { return irn_->sender.next_retransmit().has_value(); }
+bool IbaQp::irn_has_retransmit() const {
+  return !irn_->read_asks.empty() || irn_->sender.next_retransmit().has_value();
+}
 
 Time IbaQp::irn_rto() const { return irn_->sender.rto(req_.high_psn); }
 
@@ -63,6 +66,7 @@ std::optional<IrnExt> IbaQp::irn_ext(const SendWqe& w, uint64_t offset, bool wri
 // (the requester's cursor is put back afterwards). A READ is asked again
 // for the rest of its data in one request, which covers its PSNs.
 Packet IbaQp::irn_retransmit() {
+  if (!irn_->read_asks.empty()) return irn_read_ask();
   const uint32_t psn = *irn_->sender.next_retransmit();
   const uint32_t mtu = mtu_bytes();
   for (size_t i = 0; i < sq_.size() && sq_[i].started; ++i) {
@@ -112,11 +116,84 @@ void IbaQp::irn_on_cumulative() {
 }
 
 void IbaQp::irn_on_timeout() {
-  irn_->sender.on_timeout(req_.high_psn);
+  irn_->sender.on_timeout(req_.high_psn);  // a READ is asked again for all of its rest
+  irn_->read_asks.clear();
+  for (IrnReadRx& r : irn_->reads) r.asked_end = r.first;
   if (state_ == IBV_QPS_RTS) nic_.wake(*this);
 }
 
 void IbaQp::irn_restart(uint32_t psn) { irn_->sender.restart_from(psn); }
+
+// --------------------------------------------------------- READ responses
+
+// A response of a READ beyond the PSN it expects (IRN section 5.3), of the
+// READ at the head of the send queue or one behind it: placed at the offset
+// its PSN gives, and the PSNs of that READ it skipped are asked for again.
+void IbaQp::irn_read_beyond(SendWqe& w, const IbaParsed& p, std::span<const std::byte> payload,
+                            uint32_t expected) {
+  if (psn_diff(w.last_psn, p.h.psn) < 0 || psn_before(p.h.psn, expected))
+    return;  // not this READ's, or a duplicate
+  IrnReadRx& rd = irn_->read(w.first_psn, packets_of(w));
+  if (rd.got.test(p.h.psn)) return;  // placed already
+  const uint32_t mtu = mtu_bytes();
+  const uint64_t offset = static_cast<uint64_t>(psn_diff(p.h.psn, w.first_psn)) * mtu;
+  if (payload.size() != std::min<uint64_t>(mtu, w.length - offset)) return;  // not a response of this READ
+  if (!scatter(w.sges, offset, payload)) {
+    fail_front(IBV_WC_LOC_PROT_ERR);
+    return;
+  }
+  rd.got.set(p.h.psn);
+  if (rd.ask_holes(expected, p.h.psn, irn_->read_asks) && state_ == IBV_QPS_RTS) nic_.wake(*this);
+}
+
+// An ACK or response beyond the READ came while it still expects
+// responses: the ones not placed are lost, and asked for again.
+void IbaQp::irn_read_missing(const SendWqe& w, uint32_t expected) {
+  IrnReadRx& rd = irn_->read(w.first_psn, packets_of(w));
+  if (rd.ask_holes(expected, psn_add(w.last_psn, 1), irn_->read_asks) && state_ == IBV_QPS_RTS)
+    nic_.wake(*this);
+}
+
+// The READ's expected response is here (or it just reached the head of the
+// send queue): the ones placed after it count as arrived.
+void IbaQp::irn_read_placed(SendWqe& w) {
+  const IrnReadRx* rd = irn_->read(w.first_psn);
+  if (!rd) return;
+  const uint32_t mtu = mtu_bytes();
+  while (w.done_bytes < w.length || w.length == 0) {
+    const uint32_t psn = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
+    if (!rd->got.test(psn)) break;
+    w.done_bytes += std::min<uint64_t>(mtu, w.length - w.done_bytes);
+    comp_.unacked_psn = psn_add(psn, 1);
+    if (w.length == 0) break;
+  }
+}
+
+// A READ request for one hole: the READ's own PSN, address and R_Key from
+// the hole's first PSN, for the hole's bytes only.
+Packet IbaQp::irn_read_ask() {
+  const IrnReadAsk a = irn_->read_asks.front();
+  irn_->read_asks.pop_front();
+  size_t i = 0;
+  while (i < sq_.size() && sq_[i].started && !(is_read(sq_[i]) && sq_[i].first_psn == a.read)) ++i;
+  if (i == sq_.size() || !sq_[i].started) return Packet{};  // that READ is done (or failed) meanwhile
+  const SendWqe& w = sq_[i];
+  const uint32_t mtu = mtu_bytes();
+  const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
+  if (!psn_before(expected, a.end)) return Packet{};  // it came meanwhile
+  const uint32_t psn = psn_before(a.psn, expected) ? expected : a.psn;
+  const auto cursor = std::tuple(req_.wqe, req_.offset, req_.psn);
+  req_.wqe = i;
+  req_.offset = static_cast<uint64_t>(psn_diff(psn, w.first_psn)) * mtu;
+  req_.psn = psn;
+  irn_->read_ask_len =
+      static_cast<uint32_t>(std::min<uint64_t>(w.length - req_.offset, uint64_t{mtu} * psn_diff(a.end, psn)));
+  req_.noack_pkts = kMaxPacketsPerAck + 1;
+  Packet p = build_request();
+  irn_->read_ask_len = 0;
+  if (state_ == IBV_QPS_RTS) std::tie(req_.wqe, req_.offset, req_.psn) = cursor;
+  return p;
+}
 
 // ------------------------------------------------------------- responder
 

@@ -124,8 +124,10 @@ Packet IbaQp::build_request() {
     h.va = w.remote_addr + req_.offset;
     h.rkey = w.rkey;
     h.dma_len = static_cast<uint32_t>(w.length - req_.offset);
+    if (irn_ && irn_->read_ask_len) h.dma_len = irn_->read_ask_len;  // IRN: one hole's bytes
     h.ack_req = ask_for_ack(true);
     iba_emit(p, h);
+    if (psn_before(req_.psn, req_.high_psn)) ++stats_.retransmitted_packets;
     req_.psn = psn_add(w.last_psn, 1);
     req_.offset = 0;
     ++req_.wqe;

@@ -59,12 +59,27 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
     // requester went back to that PSN and asks again for everything after
     // it: READ data still queued from there on is dropped rather than sent
     // twice (rxe restarts its READ resource the same way).
-    resp_.responses.remove_if(
-        [&](const Response& r) { return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0; });
+    // IRN asks for one hole at a time: only the data of that hole is
+    // dropped, and the hole goes before READ data still queued behind it.
+    const uint32_t packets = std::max<uint32_t>(1, (p.h.dma_len + mtu_bytes() - 1) / mtu_bytes());
+    const auto resent = [&](const Response& r) {
+      return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0 &&
+             (!irn_ || psn_diff(r.psn, p.h.psn) < static_cast<int32_t>(packets));
+    };
+    resp_.responses.remove_if(resent);
     const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_READ, p.h.dma_len);
     if (!mr && p.h.dma_len != 0) return;
-    resp_.responses.push_back(
-        {Response::ReadData, p.h.psn, kAckSyndrome, resp_.msn, p.h.va, p.h.dma_len, p.h.dma_len, mr});
+    stats_.retransmitted_packets += packets;
+    const Response again{Response::ReadData, p.h.psn, kAckSyndrome, resp_.msn, p.h.va, p.h.dma_len,
+                         p.h.dma_len,        mr};
+    Ring<Response>& q = resp_.responses;
+    q.push_back(again);
+    if (irn_) {  // moved back to before the first READ data after it
+      size_t at = 0;
+      while (at + 1 < q.size() && !(q[at].kind == Response::ReadData && psn_diff(q[at].psn, p.h.psn) > 0))
+        ++at;
+      for (size_t i = q.size() - 1; i > at; --i) std::swap(q[i], q[i - 1]);
+    }
     nic_.wake(*this);
     return;
   }

@@ -116,4 +116,38 @@ void IrnSender::retransmitted(uint32_t psn, uint32_t span) {
   retx_next_ = psn_add(psn, std::max<uint32_t>(1, span));
 }
 
+// ---------------------------------------------------------------- IrnReadRx
+
+bool IrnReadRx::ask_holes(uint32_t from, uint32_t to, std::deque<IrnReadAsk>& asks) {
+  if (psn_before(from, asked_end)) from = asked_end;
+  bool queued = false;
+  while (psn_before(from, to)) {
+    const std::optional<uint32_t> start = got.first_clear(from, to);
+    if (!start) break;
+    uint32_t end = psn_add(*start, 1);
+    while (psn_before(end, to) && !got.test(end)) end = psn_add(end, 1);
+    asks.push_back({first, *start, end});
+    queued = true;
+    from = end;
+  }
+  if (psn_before(asked_end, to)) asked_end = to & kPsnMask;
+  return queued;
+}
+
+IrnReadRx* IrnQp::read(uint32_t first) {
+  for (IrnReadRx& r : reads)
+    if (r.first == first) return &r;
+  return nullptr;
+}
+
+IrnReadRx& IrnQp::read(uint32_t first, uint32_t packets) {
+  if (IrnReadRx* r = read(first)) return *r;
+  return reads.emplace_back(first, packets);
+}
+
+void IrnQp::read_done(uint32_t first) {
+  std::erase_if(reads, [&](const IrnReadRx& r) { return r.first == first; });
+  std::erase_if(read_asks, [&](const IrnReadAsk& a) { return a.read == first; });
+}
+
 }  // namespace rdmasim

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -138,6 +139,29 @@ struct IrnReceiver {
   std::vector<IrnSlot> slots;
 };
 
+// The requester's side of its READs (section 5.3, "out-of-order READ
+// responses"): each response's PSN gives its offset in its READ, so one
+// that arrives beyond the PSN expected is placed at once; the PSNs it
+// skipped are asked for again, once each, by a READ request for just that
+// hole (a duplicate READ, which the responder executes again from its PSN,
+// IBA 9.7.5.1.3). A retransmission timeout asks for the rest again as
+// go-back-N would.
+struct IrnReadAsk {
+  uint32_t read;  // the READ's first PSN
+  uint32_t psn;   // the hole's first PSN
+  uint32_t end;   // one past its last
+};
+struct IrnReadRx {
+  IrnReadRx(uint32_t first_psn, uint32_t packets)
+      : first(first_psn & kPsnMask), got(packets, first_psn), asked_end(first) {}
+  // Queues requests for the PSNs in [from, to) not yet placed nor asked
+  // for; returns whether it queued any.
+  bool ask_holes(uint32_t from, uint32_t to, std::deque<IrnReadAsk>& asks);
+  uint32_t first;      // the READ's first PSN
+  PsnBitmap got;       // its responses placed out of order
+  uint32_t asked_end;  // the holes before it were asked for again
+};
+
 // A queue pair's IRN state: the sender's, and the receiver's once a packet
 // first arrives out of order.
 struct IrnQp {
@@ -145,6 +169,13 @@ struct IrnQp {
   const IrnConfig& cfg;
   IrnSender sender;
   std::optional<IrnReceiver> rx;
+  // The READs with responses placed out of order, by first PSN.
+  IrnReadRx* read(uint32_t first);
+  IrnReadRx& read(uint32_t first, uint32_t packets);
+  void read_done(uint32_t first);
+  std::vector<IrnReadRx> reads;
+  std::deque<IrnReadAsk> read_asks;  // holes still to ask for
+  uint32_t read_ask_len = 0;         // while a hole's READ request is built: its DMA length
 };
 
 }  // namespace rdmasim

@@ -64,22 +64,29 @@ TEST_CASE("DCTCP: a BECN cuts the window by alpha/2 once a window; alpha follows
 }
 
 TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
-  TimelyConfig cfg;  // t_low 50 us, t_high 500 us, min_rtt 20 us, ewma 0.875, beta 0.8, delta 10 Mb/s
+  TimelyConfig cfg;  // t_low 50 us, t_high 500 us, min_rtt 20 us, ewma 0.02, beta 0.8, delta 10 Mb/s
+  CHECK(cfg.ewma == 0.02);
   Timely t(cfg, 100_Gbps);
   t.on_ack(rtt_ack(10_us, 60_us));  // the first sample only sets the reference
   CHECK(!t.pacing_rate());
   t.on_ack(rtt_ack(20_us, 70_us));  // within the last RTT of the update: ignored
   CHECK(!t.pacing_rate());
-  t.on_ack(rtt_ack(80_us, 70_us));  // rtt_diff = 0.875 x 10 us, gradient 8.75 / 20
-  CHECK(t.gradient() == doctest::Approx(0.4375));
-  CHECK(gbps(t.pacing_rate()) == doctest::Approx(100 * (1 - 0.8 * 0.4375)));
-  // Between the thresholds with a falling RTT (60, 59, ... us): the gradient
-  // is negative; + delta four times, then N = 5 (hyperactive increase).
+  t.on_ack(rtt_ack(80_us, 70_us));  // rtt_diff = 0.02 x 10 us = 200 ns, gradient 0.2 / 20 = 0.01
+  CHECK(t.gradient() == doctest::Approx(0.01));
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(100 * (1 - 0.8 * 0.01)));  // 99.2
+  // Between the thresholds with a falling RTT (60, 59, ... us). First step:
+  // rtt_diff = 0.98 x 200 + 0.02 x (60 - 70) us = 196 - 200 = -4 ns; the
+  // gradient is negative from then on: + delta four times, then N = 5.
   Time now = 80_us;
   double rate = gbps(t.pacing_rate());
+  double diff_ns = 200;
+  int prev_us = 70;
   for (int i = 1; i <= 6; ++i) {
     now += 200_us;
     t.on_ack(rtt_ack(now, Time::us(61 - i)));
+    diff_ns = 0.98 * diff_ns + 0.02 * 1000 * ((61 - i) - prev_us);
+    prev_us = 61 - i;
+    CHECK(t.gradient() == doctest::Approx(diff_ns / 20000));
     CHECK(t.gradient() < 0);
     rate += i >= 5 ? 0.05 : 0.01;
     CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
@@ -90,6 +97,29 @@ TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
   t.on_ack(rtt_ack(now + 1_ms, 600_us));  // above t_high: x (1 - 0.8 (1 - 500/600))
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate * (1 - 0.8 * (1 - 500.0 / 600))));
+}
+
+TEST_CASE("TIMELY: one RTT spike moves the smoothed gradient by alpha only") {
+  // The smoothing of Algorithm 1 with alpha 0.02: a jump of 50 us gives
+  // rtt_diff = 0.02 x 50 us = 1 us, a gradient of 0.05 and a 4 % cut, where
+  // alpha 0.875 would give a gradient of 2.2 and the rate floor. The smoothed
+  // difference stays positive for several samples after the RTT falls again.
+  TimelyConfig cfg;
+  Timely t(cfg, 100_Gbps);
+  t.on_ack(rtt_ack(10_us, 30_us));   // the reference
+  t.on_ack(rtt_ack(100_us, 80_us));  // 80 us: between t_low and t_high
+  CHECK(t.gradient() == doctest::Approx(0.02 * 50000 / 20000.0));
+  const double after_jump = 100 * (1 - 0.8 * 0.05);  // 96
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(after_jump));
+  t.on_ack(rtt_ack(300_us, 100_us));  // + 20 us: rtt_diff = 0.98 x 1000 + 0.02 x 20000 = 1380 ns
+  CHECK(t.gradient() == doctest::Approx(1380 / 20000.0));
+  const double after_spike = after_jump * (1 - 0.8 * 0.069);
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(after_spike));
+  t.on_ack(rtt_ack(500_us, 60_us));  // - 40 us: 0.98 x 1380 - 0.02 x 40000 = 552.4 ns, still positive
+  CHECK(t.gradient() == doctest::Approx(552.4 / 20000));
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(after_spike * (1 - 0.8 * 552.4 / 20000)));
+  t.on_ack(rtt_ack(700_us, 55_us));  // - 5 us: 0.98 x 552.4 - 100 = 441.35 ns
+  CHECK(t.gradient() == doctest::Approx(441.352 / 20000));
 }
 
 TEST_CASE("HPCC: utilisation from telemetry, the window from the reference, additive then multiplicative") {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <deque>
 
 #include "fabrics/ip/wire/irn_option.hpp"
 
@@ -129,4 +130,47 @@ TEST_CASE("IrnOption: the bytes of a WRITE packet's extension header, and back")
   b[2] = std::byte{1};
   b[0] = std::byte{0x5E};  // HPCC's option
   CHECK_FALSE(IrnOption::parse(b).has_value());
+}
+
+TEST_CASE("IRN READ: the holes before a placed response are asked for once each") {
+  // A READ of 10 packets at PSNs 100..109. Responses 100 and 101 came in
+  // order (expected 102); 104 and 107 came beyond it.
+  std::deque<IrnReadAsk> asks;
+  IrnReadRx rd(100, 10);
+  CHECK(rd.got.set(104));
+  CHECK(rd.ask_holes(102, 104, asks));  // 102 and 103: one hole
+  REQUIRE(asks.size() == 1);
+  CHECK(asks[0].read == 100);
+  CHECK(asks[0].psn == 102);
+  CHECK(asks[0].end == 104);
+  CHECK(rd.got.set(107));
+  CHECK(rd.ask_holes(102, 107, asks));  // only 105 and 106 are new: 102, 103 were asked
+  REQUIRE(asks.size() == 2);
+  CHECK(asks[1].psn == 105);
+  CHECK(asks[1].end == 107);
+  CHECK_FALSE(rd.ask_holes(102, 107, asks));  // asked already: nothing more
+  // An ACK beyond the READ: everything not placed to its end is missing.
+  CHECK(rd.ask_holes(102, 110, asks));
+  REQUIRE(asks.size() == 3);
+  CHECK(asks[2].psn == 108);
+  CHECK(asks[2].end == 110);
+  // After a timeout the bookkeeping starts asking again from the READ's start;
+  // placed PSNs split the holes.
+  rd.asked_end = rd.first;
+  asks.clear();
+  CHECK(rd.ask_holes(102, 110, asks));
+  REQUIRE(asks.size() == 3);
+  CHECK((asks[0].psn == 102 && asks[0].end == 104));
+  CHECK((asks[1].psn == 105 && asks[1].end == 107));
+  CHECK((asks[2].psn == 108 && asks[2].end == 110));
+}
+
+TEST_CASE("IRN READ: holes across the 24-bit PSN wrap") {
+  std::deque<IrnReadAsk> asks;
+  IrnReadRx rd(0xFFFFFE, 6);  // PSNs 0xFFFFFE .. 0x000003
+  CHECK(rd.got.set(0x000001));
+  CHECK(rd.ask_holes(0xFFFFFE, 0x000001, asks));
+  REQUIRE(asks.size() == 1);
+  CHECK(asks[0].psn == 0xFFFFFE);
+  CHECK(asks[0].end == 0x000001);
 }

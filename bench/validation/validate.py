@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""The runs and figures of docs/validation.md: each experiment runs the
+rdmasim binary on YAML it writes, reads results.json, flows.csv and the
+time series, and draws an SVG into docs/ with matplotlib (Debian's
+python3-matplotlib, hence /usr/bin/python3). Not part of ctest: the HPCC
+experiment at full size takes many minutes.
+
+    bench/validation/validate.py [--binary build/rdmasim] [--work out/validation]
+                                 [EXPERIMENT ...]
+
+EXPERIMENT is one or more of hpcc, fairness, incast, irn, ib_cca (default:
+all). `hpcc` takes --pods, --hosts-per-tor, --duration and --loads to run
+a smaller fat tree than HPCC's (5 pods of 4 ToRs with 16 hosts each: 320
+hosts). Every run goes through `nice`. Each experiment also writes
+WORK/EXPERIMENT/summary.json with the numbers the page quotes.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOCS = os.path.join(ROOT, "docs")
+plt.rcParams["svg.hashsalt"] = "rdmasim"  # the same SVG for the same data
+plt.rcParams["svg.fonttype"] = "none"  # text as text: smaller files
+
+
+def run(binary, work, name, text, *sets, reuse=False):
+    """Runs one experiment; returns (results, seconds of wall time). With
+    `reuse`, a run already in `work` with the same YAML and settings is read
+    back instead of run again (the HPCC runs take long)."""
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, name + ".yaml")
+    out = os.path.join(work, name)
+    stamp = out + ".run.json"  # beside the output: rdmasim keeps its directory to itself
+    if reuse and os.path.exists(stamp):
+        with open(path) as f, open(stamp) as g:
+            old = json.load(g)
+            if f.read() == text and old["sets"] == list(sets):
+                with open(os.path.join(out, "results.json")) as h:
+                    return json.load(h), old["wall_s"]
+    with open(path, "w") as f:
+        f.write(text)
+    t0 = time.monotonic()
+    p = subprocess.run(["nice", binary, "run", path, "--out", out, *sets], capture_output=True, text=True)
+    secs = time.monotonic() - t0
+    if p.returncode not in (0, 4):
+        sys.exit(f"{name}: rdmasim exited {p.returncode}\n{p.stderr}")
+    with open(stamp, "w") as f:
+        json.dump({"sets": list(sets), "wall_s": secs}, f)
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f), secs
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def save(fig, name, work):
+    fig.tight_layout()
+    fig.savefig(os.path.join(DOCS, name), format="svg", metadata={"Date": None})
+    fig.savefig(os.path.join(work, name[:-4] + ".png"), dpi=60)  # a quick look
+    plt.close(fig)
+    print("wrote docs/" + name)
+
+
+def dump(work, summary):
+    with open(os.path.join(work, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(json.dumps(summary, indent=1))
+
+
+# ---------------------------------------------------------------- HPCC's trend
+
+def hpcc_topology(pods, tors_per_pod, hosts_per_tor):
+    """HPCC's evaluation fat tree (Li et al. 2019, section 5.1): pods of ToRs
+    and as many aggregation switches, every ToR to every aggregation switch of
+    its pod, aggregation switch j of each pod to core switches j*k..j*k+k-1;
+    hosts at 100 Gb/s, switch links at 400 Gb/s (no oversubscription)."""
+    k = tors_per_pod
+    hosts, tors, aggs, cores, links = [], [], [], [f"c{i}" for i in range(k * k)], []
+    fast = "{bandwidth: 400Gbps}"
+    for p in range(pods):
+        pod_aggs = [f"a{p * k + j}" for j in range(k)]
+        aggs += pod_aggs
+        for t in range(k):
+            tor = f"t{p * k + t}"
+            tors.append(tor)
+            for h in range(hosts_per_tor):
+                name = f"h{len(hosts)}"
+                hosts.append(name)
+                links.append(f"[{name}, {tor}]")
+            links += [f"[{tor}, {a}, {fast}]" for a in pod_aggs]
+        for j, a in enumerate(pod_aggs):
+            links += [f"[{a}, c{j * k + c}, {fast}]" for c in range(k)]
+    return (f"  hosts: [{', '.join(hosts)}]\n  switches: [{', '.join(tors + aggs + cores)}]\n"
+            f"  links:\n" + "".join(f"    - {l}\n" for l in links)), len(hosts)
+
+
+def hpcc_experiment(args, work):
+    topo, nhosts = hpcc_topology(args.pods, 4, args.hosts_per_tor)
+    algos = args.algos
+    summary = {"hosts": nhosts, "duration": args.duration, "runs": {}}
+    if os.path.exists(os.path.join(work, "summary.json")):  # runs of other algorithms, kept
+        with open(os.path.join(work, "summary.json")) as f:
+            old = json.load(f)
+        if (old["hosts"], old["duration"]) == (nhosts, args.duration):
+            summary["runs"] = old["runs"]
+    for load in args.loads:
+        for algo in algos:
+            # The paper's settings where it gives them: 1 us links, PFC on,
+            # ECN for DCQCN and DCTCP; HPCC's T (and DCTCP's initial window)
+            # the longest path's base RTT: 6 hops of 1 us each way.
+            text = f"""name: hpcc_{algo}_{int(load * 100)}
+fabric: roce_v2
+seed: 1
+link: {{bandwidth: 100Gbps, delay: 1us, mtu: 1024, buffer: 4MiB}}
+flow_control: pfc
+ecn: {{kmin: 100KB, kmax: 400KB, pmax: 0.2}}
+congestion_control:
+  algorithm: {algo}
+  hpcc: {{base_rtt: 13us}}
+  dctcp: {{base_rtt: 13us}}
+capture: {{pcap: none}}
+topology:
+{topo}workloads:
+  - {{name: web, kind: flows, cdf: websearch, load: {load}, duration: {args.duration}}}
+"""
+            name = f"{algo}_{int(load * 100)}"
+            r, secs = run(args.binary, work, name, text, reuse=True)
+            fct = r["workloads"][0]["fct"]
+            summary["runs"][name] = {"wall_s": round(secs, 1), "end_time_ps": r["end_time_ps"],
+                                     "events": r.get("events"), "started": fct["started"],
+                                     "completed": fct["completed"], "slowdown": fct["slowdown"],
+                                     "buckets": fct["buckets"]}
+            print(f"{name}: {secs:.0f} s, {fct['completed']}/{fct['started']} flows, slowdown {fct['slowdown']}")
+    dump(work, summary)
+    algos = [a for a in ("dcqcn", "timely", "dctcp", "hpcc")
+             if all(f"{a}_{int(load * 100)}" in summary["runs"] for load in args.loads)]
+    fig, axes = plt.subplots(2, len(args.loads), figsize=(5.5 * len(args.loads), 7), squeeze=False)
+    labels = ["≤10K", "≤100K", "≤1M", "≤10M", ">10M"]
+    for c, load in enumerate(args.loads):
+        for r_, pct in enumerate(("p95", "p99")):
+            ax = axes[r_][c]
+            for algo in algos:
+                b = summary["runs"][f"{algo}_{int(load * 100)}"]["buckets"]
+                ys = [x["slowdown"][pct] if x["count"] else None for x in b]
+                ax.plot(labels[:len(ys)], ys, marker="o", label=algo)
+            ax.set_yscale("log")
+            ax.set_title(f"{summary['hosts']} hosts, WebSearch {int(load * 100)}% load: {pct} FCT slowdown",
+                         fontsize=10)
+            ax.set_xlabel("flow size (bytes)")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+    save(fig, args.figure, work)
+
+
+# ---------------------------------------------------------------- DCQCN fairness
+
+def fairness_experiment(args, work):
+    n, gap_us = 4, 10000
+    counts = [4200, 2300, 1300, 700]  # 64 KiB writes: about until the fourth phase ends
+    flows = "".join(
+        f"  - {{name: f{i}, kind: rdma_write, from: h{i}, to: h{n}, size: 64KiB, count: {counts[i]}, "
+        f"outstanding: 8, start: {i * gap_us}us}}\n" for i in range(n))
+    text = f"""name: dcqcn_fairness
+fabric: roce_v2
+seed: 1
+link: {{bandwidth: 100Gbps, delay: 1us, buffer: 4MiB}}
+congestion_control: {{algorithm: dcqcn}}
+capture: {{pcap: none, timeseries: {{interval: 20us}}}}
+topology:
+  generate: {{kind: star, hosts: {n + 1}}}
+workloads:
+{flows}"""
+    r, _ = run(args.binary, work, "fairness", text)
+    qp = rows(os.path.join(work, "fairness", "timeseries", "qps.csv"))
+    ends = {w["name"]: w["end_ps"] / 1e6 for w in r["workloads"]}  # us
+    series = {}
+    for row in qp:
+        t = int(row["time_ps"]) / 1e6
+        if row["qp"].split(":")[0] != f"h{n}" and t <= ends[row["workload"]]:
+            series.setdefault(row["workload"], []).append((t, int(row["rate_bps"]) / 1e9))
+    # Each phase (i flows running): the mean rate of each flow over the
+    # phase's second half, and Jain's fairness index of those means.
+    phases = []
+    for i in range(1, n + 1):
+        lo = (i - 1) * gap_us + gap_us / 2
+        hi = i * gap_us if i < n else min(ends.values())
+        means = []
+        for w in [f"f{j}" for j in range(i)]:
+            xs = [v for t, v in series[w] if lo <= t <= hi]
+            means.append(sum(xs) / len(xs) if xs else 0)
+        jain = sum(means) ** 2 / (len(means) * sum(m * m for m in means)) if any(means) else 0
+        phases.append({"flows": i, "from_us": lo, "to_us": round(hi, 1), "mean_gbps": [round(m, 1) for m in means],
+                       "jain": round(jain, 3)})
+    dump(work, {"phases": phases, "end_us": {w: round(e, 1) for w, e in ends.items()}})
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for w, pts in sorted(series.items()):
+        ax.plot([t / 1000 for t, _ in pts], [v for _, v in pts], label=w, linewidth=1)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("DCQCN rate (Gb/s)")
+    ax.set_title(f"DCQCN: {n} flows join a 100 Gb/s bottleneck {gap_us // 1000} ms apart")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    save(fig, "validation_dcqcn_fairness.svg", work)
+
+
+# ---------------------------------------------------------------- incast queues
+
+def incast_experiment(args, work):
+    example = os.path.join(ROOT, "examples", "roce_v2_cc_incast.yaml")
+    with open(example) as f:
+        text = f.read()
+    algos = ["none", "dcqcn", "dctcp", "timely", "hpcc", "swift"]
+    summary = {}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    for c, fc in enumerate(("none", "pfc")):
+        ax = axes[c]
+        for algo in algos:
+            name = f"{algo}_{fc}"
+            r, _ = run(args.binary, work, name, text, "--set", f"congestion_control.algorithm={algo}", "--set",
+                       f"flow_control={fc}", "--set", "capture.pcap=none")
+            q = [(int(x["time_ps"]) / 1e6, int(x["queue_bytes"]) / 1e3)
+                 for x in rows(os.path.join(work, name, "timeseries", "queues.csv")) if x["node"] == "s0" and x["port"] == "4"]
+            port = next(p for p in r["ports"] if p["node"] == "s0" and p["port"] == 4)
+            w = r["workloads"][0]
+            summary[name] = {"max_queue_bytes": port["max_queue_bytes"], "gbps": round(w["throughput_gbps"], 1),
+                             "end_us": round(r["end_time_ps"] / 1e6, 1),
+                             "pause_frames": sum(p["pause_frames"] for p in r["ports"])}
+            style = {"color": "black", "linestyle": "--"} if algo == "none" else {}  # timely runs on top of it
+            ax.plot([t for t, _ in q], [v for _, v in q], label=algo, linewidth=1, **style)
+        ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=10)
+        ax.set_xlabel("time (us)")
+        ax.set_title(f"4-to-1 incast, 100 Gb/s, flow_control: {fc}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    axes[0].set_ylabel("queue towards the receiver (KB)")
+    dump(work, summary)
+    save(fig, "validation_incast_queues.svg", work)
+
+
+# ---------------------------------------------------------------- IRN
+
+IRN_READS = """name: irn_read
+fabric: roce_v2
+seed: 5
+link: {bandwidth: 25Gbps, delay: 1us, mtu: 1024}
+irn: {rto_low: 40us, rto_high: 131us}
+capture: {pcap: none}
+topology:
+  hosts: [a, b]
+  switches: [s1]
+  links: [[a, s1], [b, s1]]
+workloads:
+  - {name: read, kind: rdma_read, from: a, to: b, size: 64KiB, count: 200, outstanding: 2, timeout: 5}
+"""
+
+
+def irn_experiment(args, work):
+    example = os.path.join(ROOT, "examples", "roce_v2_irn_loss.yaml")
+    with open(example) as f:
+        text = f.read()
+    losses = [0.001, 0.002, 0.005, 0.01]
+    summary = {}
+    for mode in ("go_back_n", "irn"):
+        for loss in losses:
+            for what, yaml, wname in (("write", text, "write"), ("read", IRN_READS, "read")):
+                name = f"{what}_{mode}_{loss}"
+                r, _ = run(args.binary, work, name, yaml, "--set", f"loss_recovery={mode}", "--set", f"link.loss={loss}")
+                w = next(x for x in r["workloads"] if x["name"] == wname)
+                summary[name] = {"gbps": round(w["throughput_gbps"], 2),
+                                 "p50_us": round(w["latency_ns"]["p50"] / 1e3, 1),
+                                 "p99_us": round(w["latency_ns"]["p99"] / 1e3, 1),
+                                 "retransmitted": w["retransmitted_packets"], "ok": w["data_verified"]}
+    dump(work, summary)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    xs = [x * 100 for x in losses]
+    for mode, color in (("go_back_n", "tab:blue"), ("irn", "tab:orange")):
+        for ax, what in ((axes[0], "write"), (axes[2], "read")):
+            ax.plot(xs, [summary[f"{what}_{mode}_{x}"]["gbps"] for x in losses], marker="o", color=color, label=mode)
+        axes[1].plot(xs, [summary[f"write_{mode}_{x}"]["p99_us"] for x in losses], marker="o", color=color,
+                     label=f"{mode} p99")
+        axes[1].plot(xs, [summary[f"write_{mode}_{x}"]["p50_us"] for x in losses], marker="x", color=color,
+                     linestyle="--", label=f"{mode} p50")
+    axes[0].set_ylabel("WRITE goodput (Gb/s)")
+    axes[0].set_title("64 KiB WRITEs (beside SENDs), no PFC, 25 Gb/s", fontsize=10)
+    axes[1].set_ylabel("64 KiB WRITE completion time (us)")
+    axes[1].set_yscale("log")
+    axes[1].set_title("WRITE completion time", fontsize=10)
+    axes[2].set_ylabel("READ goodput (Gb/s)")
+    axes[2].set_title("64 KiB READs, 2 outstanding, no PFC, 25 Gb/s", fontsize=10)
+    for ax in axes:
+        ax.set_xlabel("loss per link (%)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    save(fig, "validation_irn.svg", work)
+
+
+# ---------------------------------------------------------------- IB CCA hot spot
+
+IB_HOTSPOT = """name: ib_hotspot
+fabric: ib
+seed: 1
+link: {bandwidth: 100Gbps, delay: 500ns, mtu: 4096, buffer: 64KiB}
+switch: {latency: 300ns, mode: cut_through}
+ib: {routing: updown, vls: 1}
+topology:
+  hosts: [h0, v0, hot, w0, h3, h4, h5]
+  switches: [s0, s1]
+  links: [[h0, s0], [v0, s0], [hot, s1], [w0, s1], [h3, s1], [h4, s1], [h5, s1], [s0, s1]]
+workloads:
+  - {name: hotspot, kind: incast, op: rdma_write, to: hot, from: [h0, h3, h4, h5], qp: rc, size: 64KiB,
+     count: 200, outstanding: 8}
+  - {name: victim, kind: rdma_write, from: v0, to: w0, qp: rc, size: 64KiB, count: 400, outstanding: 8}
+capture: {pcap: none, timeseries: {interval: 10us}}
+"""
+
+
+def ib_cca_experiment(args, work):
+    summary = {}
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    runs = {"none": ("none",), "ib_cca": ("ib_cca",),
+            "ib_cca, 50 ns steps": ("ib_cca", "--set", "congestion_control.ib_cca.delay_step=50ns")}
+    for label, (algo, *more) in runs.items():
+        name = label.replace(", ", "_").replace(" ", "_")
+        r, _ = run(args.binary, work, name, IB_HOTSPOT, "--set", f"congestion_control.algorithm={algo}", *more)
+        ws = {w["name"]: w for w in r["workloads"]}
+        summary[label] = {w: {"gbps": round(ws[w]["throughput_gbps"], 1),
+                              "p50_us": round(ws[w]["latency_ns"]["p50"] / 1e3, 1),
+                              "end_us": round(ws[w]["end_ps"] / 1e6, 1)} for w in ws}
+        q = rows(os.path.join(work, name, "timeseries", "queues.csv"))
+        for ax, (node, port, what) in zip(axes, (("s0", "2", "s0's output towards s1 (h0's hot flow, the victim)"),
+                                                 ("s1", "0", "s1's output towards the hot spot"))):
+            pts = [(int(x["time_ps"]) / 1e6, int(x["queue_bytes"]) / 1e3) for x in q
+                   if x["node"] == node and x["port"] == port]
+            ax.plot([t for t, _ in pts], [v for _, v in pts], label=label, linewidth=0.8)
+            ax.set_title(what, fontsize=10)
+    for ax in axes[:2]:
+        ax.set_xlabel("time (us)")
+        ax.set_ylabel("output queue (KB)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    labels = list(runs)
+    xs = range(len(labels))
+    axes[2].bar([x - 0.2 for x in xs], [summary[l]["victim"]["gbps"] for l in labels], width=0.4, label="victim v0 -> w0")
+    axes[2].bar([x + 0.2 for x in xs], [summary[l]["hotspot"]["gbps"] for l in labels], width=0.4,
+                label="hot spot (4 senders)")
+    axes[2].set_xticks(list(xs), labels)
+    axes[2].set_ylabel("throughput (Gb/s)")
+    axes[2].set_title("throughput", fontsize=10)
+    axes[2].legend()
+    dump(work, summary)
+    save(fig, "validation_ib_cca.svg", work)
+
+
+EXPERIMENTS = {"hpcc": hpcc_experiment, "fairness": fairness_experiment, "incast": incast_experiment,
+               "irn": irn_experiment, "ib_cca": ib_cca_experiment}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("experiments", nargs="*", help=", ".join(EXPERIMENTS))
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "rdmasim"))
+    ap.add_argument("--work", default=os.path.join(ROOT, "out", "validation"))
+    ap.add_argument("--pods", type=int, default=5, help="hpcc: pods of 4 ToRs and 4 aggregation switches")
+    ap.add_argument("--hosts-per-tor", type=int, default=16)
+    ap.add_argument("--duration", default="3ms", help="hpcc: flows arrive for this long")
+    ap.add_argument("--loads", type=float, nargs="+", default=[0.3, 0.5])
+    ap.add_argument("--figure", default="validation_hpcc_fct.svg", help="hpcc: the SVG's name in docs/")
+    ap.add_argument("--algos", nargs="+", default=["dcqcn", "timely", "dctcp", "hpcc"], help="hpcc: which")
+    args = ap.parse_args()
+    for name in args.experiments:
+        if name not in EXPERIMENTS:
+            ap.error(f"unknown experiment {name}; one of {', '.join(EXPERIMENTS)}")
+    for name in args.experiments or list(EXPERIMENTS):
+        EXPERIMENTS[name](args, os.path.join(args.work, name))
+
+
+if __name__ == "__main__":
+    main()
