@@ -165,8 +165,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   Time irn_rto() const;
   std::optional<IrnExt> irn_ext(const verbs::SendWqe& w, uint64_t offset, bool write) const;
   void complete_reads();
-  void irn_read_beyond(verbs::SendWqe& w, const IbaParsed& p, std::span<const std::byte> payload,
-                       uint32_t expected);
+  void irn_read_beyond(verbs::SendWqe& w, const IbaParsed& p, const Payload& payload, uint32_t expected);
   void irn_read_missing(const verbs::SendWqe& w, uint32_t expected);
   void irn_read_placed(verbs::SendWqe& w);
   Packet irn_read_ask();

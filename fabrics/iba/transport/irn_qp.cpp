@@ -129,8 +129,7 @@ void IbaQp::irn_restart(uint32_t psn) { irn_->sender.restart_from(psn); }
 // A response of a READ beyond the PSN it expects (IRN section 5.3), of the
 // READ at the head of the send queue or one behind it: placed at the offset
 // its PSN gives, and the PSNs of that READ it skipped are asked for again.
-void IbaQp::irn_read_beyond(SendWqe& w, const IbaParsed& p, std::span<const std::byte> payload,
-                            uint32_t expected) {
+void IbaQp::irn_read_beyond(SendWqe& w, const IbaParsed& p, const Payload& payload, uint32_t expected) {
   if (psn_diff(w.last_psn, p.h.psn) < 0 || psn_before(p.h.psn, expected))
     return;  // not this READ's, or a duplicate
   IrnReadRx& rd = irn_->read(w.first_psn, packets_of(w));
