@@ -60,6 +60,7 @@ Packet Packet::clone() const {
   const uint64_t id = p.meta().id;
   p.meta() = meta();
   p.meta().id = id;
+  p.meta().pfc_bytes = 0;  // a copy was not received: nothing holds it
   return p;
 }
 

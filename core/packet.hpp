@@ -51,7 +51,15 @@ struct PacketMeta {
   uint8_t priority = 0;      // traffic class: 802.1p PCP on Ethernet, SL on IB
   uint8_t vl = 0;            // IB virtual lane (IB only)
   bool crc_pending = false;  // CRC fields are placeholders, filled when first observed
+  // A switch's PFC ingress count (fabrics/ethernet/pfc.hpp, until_departed):
+  // the bytes the node holding the frame counted against its ingress port
+  // and class until the frame leaves, 0 when none. One frame is in one
+  // switch at a time, so the mark rides with it instead of a map by id.
+  uint8_t pfc_class = 0;
+  uint16_t pfc_port = 0;
+  uint32_t pfc_bytes = 0;
 };
+static_assert(sizeof(PacketMeta) == 32, "the metadata fills the buffer header's second half-line");
 
 class PacketPool;
 

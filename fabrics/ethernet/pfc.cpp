@@ -231,7 +231,7 @@ PfcNode& PfcNode::attach(Node& node, PacketPool& pool, const PfcSettings& s, Pfc
   return *pfc;
 }
 
-void PfcNode::on_rx(uint16_t port, const Packet& p) {
+void PfcNode::on_rx(uint16_t port, Packet& p) {
   if (is_pfc_frame(p.raw_bytes())) {
     auto eth = ConstEthernetView::check(p.raw_bytes());
     ports_[port]->on_pfc(PfcFrame::parse(*ConstPfcView::check(eth->payload())));
@@ -240,19 +240,25 @@ void PfcNode::on_rx(uint16_t port, const Packet& p) {
   if (accounting_ != PfcAccounting::until_departed) return;
   const uint8_t cls = p.meta().priority & 7;
   if (!(ports_[port]->settings().classes >> cls & 1)) return;
-  held_[p.meta().id] = {port, cls, static_cast<uint32_t>(p.size())};
+  PacketMeta& m = p.meta();
+  m.pfc_class = cls;
+  m.pfc_port = port;
+  m.pfc_bytes = static_cast<uint32_t>(p.size());
   ports_[port]->add(cls, p.size());
 }
 
-void PfcNode::on_gone(const Packet& p) {
-  auto it = held_.find(p.meta().id);
-  if (it == held_.end()) return;  // not held here: a PFC frame, a flood copy, the node's own
-  const Held h = it->second;
-  held_.erase(it);
-  ports_[h.port]->remove(h.cls, h.bytes);
+void PfcNode::on_gone(Packet& p) {
+  PacketMeta& m = p.meta();
+  if (m.pfc_bytes == 0) return;  // not held here: a PFC frame, a flood copy, the node's own
+  ports_[m.pfc_port]->remove(m.pfc_class, m.pfc_bytes);
+  m.pfc_bytes = 0;
 }
 
-void PfcNode::discarded(const Packet& p) { on_gone(p); }
+void PfcNode::discarded(const Packet& p) {
+  // The node frees the frame; only its count needs undoing.
+  const PacketMeta& m = p.meta();
+  if (m.pfc_bytes != 0) ports_[m.pfc_port]->remove(m.pfc_class, m.pfc_bytes);
+}
 
 // ---------------------------------------------------------------- a network
 

@@ -34,7 +34,6 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -162,17 +161,12 @@ class PfcNode {
   explicit PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
 
  private:
-  struct Held {
-    uint16_t port;
-    uint8_t cls;
-    uint32_t bytes;
-  };
-  void on_rx(uint16_t port, const Packet& p);
-  void on_gone(const Packet& p);
+  // until_departed: a frame's count rides in its metadata (PacketMeta::pfc_bytes).
+  void on_rx(uint16_t port, Packet& p);
+  void on_gone(Packet& p);
 
   PfcAccounting accounting_;
   std::vector<std::unique_ptr<PfcPort>> ports_;
-  std::unordered_map<uint64_t, Held> held_;  // until_departed: by PacketMeta::id
 };
 
 // Looks for PFC deadlocks: a cycle of ports, each paused (the PFC priority)

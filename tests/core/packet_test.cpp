@@ -65,6 +65,30 @@ TEST_CASE("a deferred payload is read in when the frame's bytes are needed") {
   }
 }
 
+TEST_CASE("a switch's PFC count rides with the frame, not with its copies or its next buffer") {
+  PacketPool pool;
+  Packet p = pool.make(32);
+  p.push_back(100);
+  p.meta().pfc_class = 3;
+  p.meta().pfc_port = 7;
+  p.meta().pfc_bytes = 100;
+  SUBCASE("growing into a larger buffer keeps it: the same frame, still held") {
+    p.push_back(2000);
+    CHECK(p.meta().pfc_bytes == 100);
+    CHECK(p.meta().pfc_port == 7);
+    CHECK(p.meta().pfc_class == 3);
+  }
+  SUBCASE("a flood copy was never received, so nothing holds it") {
+    Packet c = p.clone();
+    CHECK(c.meta().pfc_bytes == 0);
+    CHECK(p.meta().pfc_bytes == 100);
+  }
+  SUBCASE("a buffer handed out again starts unheld") {
+    p = Packet{};
+    CHECK(pool.make(32).meta().pfc_bytes == 0);
+  }
+}
+
 TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
   Ring<Packet> r;
   PacketPool pool;
