@@ -4,7 +4,9 @@
 // every QP's rate and window (timeseries/qps.csv:
 // time_ps,workload,qp,rate_bps,window_bytes; qp is host:QPN, rate_bps the
 // rate its congestion control paces at or the line rate, window_bytes 0
-// without a window). The rows stay in memory and are written at the end.
+// without a window). `ports` and `qps` narrow both to the chosen ports and
+// workloads; `none` leaves a file out. The rows stay in memory and are
+// written at the end.
 #pragma once
 
 #include <filesystem>
@@ -20,7 +22,8 @@ namespace rdmasim {
 
 class TimeSeries {
  public:
-  TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs, Time interval);
+  TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
+             const TimeSeriesConfig& config);
   // Schedules the first sample (at time 0).
   void start();
   // Writes DIR/timeseries/queues.csv and qps.csv.
@@ -30,8 +33,10 @@ class TimeSeries {
   void sample();
 
   Network& net_;
-  const std::vector<std::unique_ptr<WorkloadRun>>& runs_;
+  std::vector<const WorkloadRun*> runs_;               // the sampled workloads
+  std::vector<std::pair<const Node*, size_t>> ports_;  // the sampled ports, in the network's order
   Time interval_;
+  bool write_queues_, write_qps_;
   std::string queues_ = "time_ps,node,port,queue_bytes\n";
   std::string qps_ = "time_ps,workload,qp,rate_bps,window_bytes\n";
 };

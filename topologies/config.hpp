@@ -130,6 +130,21 @@ struct FaultConfig {
 };
 
 enum class CaptureMode { none, hosts, all, list };
+// capture.timeseries: how often, and which ports and QPs (docs/yaml.md#capture).
+struct TimeSeriesConfig {
+  Time interval;
+  // ports: every port (all_ports), or the listed ones, a node alone meaning
+  // all its ports; neither (ports: none) writes no queues.csv.
+  bool all_ports = true;
+  struct Port {
+    std::string node;
+    std::optional<uint16_t> port;  // none: every port of the node
+  };
+  std::vector<Port> ports;
+  // qps: every workload's QPs, or those of `workloads`; neither (qps: none) writes no qps.csv.
+  bool all_qps = true;
+  std::vector<std::string> workloads;
+};
 struct CaptureConfig {
   CaptureMode mode = CaptureMode::hosts;
   std::vector<std::string> nodes;       // mode list: the nodes whose ports are captured
@@ -142,7 +157,7 @@ struct CaptureConfig {
   bool latency_samples = false;  // latency.csv: every latency sample of every workload
   Time cpu_trace_from;
   Time cpu_trace_to = Time::max();
-  std::optional<Time> timeseries;  // sample queues and QP rates every this often (timeseries/*.csv)
+  std::optional<TimeSeriesConfig> timeseries;  // sample queues and QP rates (timeseries/*.csv)
 };
 
 // 802.1Qbb priority flow control on Ethernet fabrics (flow_control: pfc).

@@ -24,13 +24,15 @@ struct ExperimentDraft {
   std::optional<Entry> topology;       // the topology key
   std::vector<YAML::Node> link_nodes;  // per topology.links: where it was written
   std::optional<Entry> capture_list;
-  std::optional<Entry> cc_algorithm;   // congestion_control.algorithm, when given
-  std::optional<Entry> ecn_enabled;    // ecn.enabled, when given
-  std::optional<Entry> ip_version;     // ip, when given
-  std::optional<Entry> completion;     // host.completion, when given
-  std::optional<Entry> loss_recovery;  // loss_recovery, when given
-  std::optional<Entry> stack;          // host.stack, when given
-  std::optional<Entry> dpdk_cores;     // host.dpdk_cores, when given
+  std::optional<Entry> timeseries_ports;  // capture.timeseries.ports, when a list
+  std::optional<Entry> timeseries_qps;    // capture.timeseries.qps, when a list
+  std::optional<Entry> cc_algorithm;      // congestion_control.algorithm, when given
+  std::optional<Entry> ecn_enabled;       // ecn.enabled, when given
+  std::optional<Entry> ip_version;        // ip, when given
+  std::optional<Entry> completion;        // host.completion, when given
+  std::optional<Entry> loss_recovery;     // loss_recovery, when given
+  std::optional<Entry> stack;             // host.stack, when given
+  std::optional<Entry> dpdk_cores;        // host.dpdk_cores, when given
   struct ReadWorkload {
     YAML::Node node;
     std::string path;

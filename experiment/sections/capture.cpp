@@ -20,6 +20,43 @@ static void read_cpu_trace(ExperimentDraft& d, const Entry& e) {
               "the window must end after it starts (from " + to_string(c.cpu_trace_from) + ")");
 }
 
+// ports: / qps: all, none, or a list whose names the validate pass checks
+// against the topology and the workloads. Returns whether it is `all`.
+static bool read_selection(ExperimentDraft& d, const Entry& e, std::optional<Entry>& list,
+                           const std::string& what) {
+  if (e.value.IsSequence()) {
+    if (e.value.size() == 0) d.c.error(e.value, e.path, "an empty list; write none to sample no " + what);
+    list = e;
+    return false;
+  }
+  const std::string expected = "all, none or a list of " + what;
+  auto s = d.c.scalar(e.value, e.path, expected);
+  if (s && *s != "all" && *s != "none")
+    d.c.error(e.value, e.path, "expected " + expected + ", got " + describe(e.value));
+  return !s || *s != "none";
+}
+
+// timeseries: {interval: 10us, ports: [s0, s1:4], qps: [incast]}: queues.csv
+// and qps.csv beside results.json.
+static void read_timeseries(ExperimentDraft& d, const Entry& t) {
+  auto ts = d.c.fields(t.value, t.path, "time series settings", {"interval", "ports", "qps"});
+  if (!ts) return;
+  if (!ts->has("interval")) d.c.missing(*ts, "interval", "how often to sample, such as 10us");
+  TimeSeriesConfig c;
+  std::optional<Time> interval;
+  d.c.read(*ts, "interval", interval, [&](const Entry& v) { return d.c.positive_time(v); });
+  if (interval) c.interval = *interval;
+  const Entry* ports = ts->find("ports");
+  const Entry* qps = ts->find("qps");
+  if (ports) c.all_ports = read_selection(d, *ports, d.timeseries_ports, "ports (NODE or NODE:PORT)");
+  if (qps) c.all_qps = read_selection(d, *qps, d.timeseries_qps, "workload names");
+  if (ports && qps && ports->value.IsScalar() && qps->value.IsScalar() && ports->value.Scalar() == "none" &&
+      qps->value.Scalar() == "none")
+    d.c.error(t.value, t.path,
+              "ports and qps are both none: nothing to sample; leave out timeseries instead");
+  d.x.capture.timeseries = c;
+}
+
 void read_capture(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(
       e.value, e.path, "capture settings",
@@ -48,13 +85,7 @@ void read_capture(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "snaplen", d.x.capture.snaplen, [&](const Entry& v) { return d.c.whole(v, 64, 262144); });
   d.c.read(*f, "max_bytes", d.x.capture.max_bytes, [&](const Entry& v) { return d.c.bytes(v); });
   if (auto v = f->find("cpu_trace")) read_cpu_trace(d, *v);
-  if (auto t = f->find("timeseries")) {
-    // timeseries: {interval: 10us}: queues.csv and qps.csv beside results.json.
-    if (auto ts = d.c.fields(t->value, t->path, "time series settings", {"interval"})) {
-      if (!ts->has("interval")) d.c.missing(*ts, "interval", "how often to sample, such as 10us");
-      d.c.read(*ts, "interval", d.x.capture.timeseries, [&](const Entry& v) { return d.c.positive_time(v); });
-    }
-  }
+  if (auto t = f->find("timeseries")) read_timeseries(d, *t);
   d.c.read(*f, "latency_samples", d.x.capture.latency_samples,
            [&](const Entry& v) { return d.c.boolean(v); });
 }

@@ -33,6 +33,90 @@ void capture_nodes(ExperimentDraft& d) {
   }
 }
 
+// capture.timeseries.ports: NODE (all its ports) or NODE:PORT, each once.
+void timeseries_ports(ExperimentDraft& d) {
+  if (!d.timeseries_ports || !d.x.capture.timeseries) return;
+  const Entry& p = *d.timeseries_ports;
+  std::map<std::string, int> seen;  // node -> its line, for a node listed whole
+  std::map<std::pair<std::string, uint16_t>, int> seen_ports;
+  for (size_t i = 0; i < p.value.size(); ++i) {
+    const std::string path = index_path(p.path, i);
+    const YAML::Node& v = p.value[i];
+    auto s = d.c.scalar(v, path, "NODE or NODE:PORT");
+    if (!s) continue;
+    const size_t colon = s->rfind(':');
+    const std::string node = s->substr(0, colon);
+    std::optional<uint16_t> port;
+    if (colon != std::string::npos) {
+      const std::string digits = s->substr(colon + 1);
+      if (digits.empty() || digits.size() > 5 ||
+          digits.find_first_not_of("0123456789") != std::string::npos) {
+        d.c.error(v, path, "expected NODE or NODE:PORT (a port number from 0), got " + describe(v));
+        continue;
+      }
+      port = static_cast<uint16_t>(std::min(std::stoul(digits), 65535UL));
+    }
+    std::optional<int> n = d.graph ? d.graph->find(node) : std::nullopt;
+    if (d.graph && !n) {
+      d.c.error(v, path, d.unknown_node(node));
+      continue;
+    }
+    if (n && port && *port >= d.graph->ports(*n).size()) {
+      const size_t count = d.graph->ports(*n).size();
+      d.c.error(v, path,
+                node + " has no port " + std::to_string(*port) + "; its ports are 0.." +
+                    std::to_string(count - 1) + ", in the order its links appear in topology.links");
+      continue;
+    }
+    const int line = mark_of(v).line + 1;
+    if (auto whole = seen.find(node); whole != seen.end()) {
+      d.c.error(v, path,
+                "'" + *s + "' is already sampled: " + node + " is listed whole at line " +
+                    std::to_string(whole->second));
+      continue;
+    }
+    if (!port) {
+      seen.emplace(node, line);
+      bool overlaps = false;
+      for (const auto& [k, at] : seen_ports)
+        if (k.first == node) {
+          d.c.error(v, path,
+                    "'" + node + "' is listed whole after its port " + std::to_string(k.second) +
+                        " at line " + std::to_string(at));
+          overlaps = true;
+          break;
+        }
+      if (overlaps) continue;
+    } else if (auto [at, fresh] = seen_ports.emplace(std::pair(node, *port), line); !fresh) {
+      d.c.error(v, path, "'" + *s + "' is listed twice (first at line " + std::to_string(at->second) + ")");
+      continue;
+    }
+    d.x.capture.timeseries->ports.push_back({node, port});
+  }
+}
+
+// capture.timeseries.qps: workload names, each once.
+void timeseries_qps(ExperimentDraft& d) {
+  if (!d.timeseries_qps || !d.x.capture.timeseries) return;
+  const Entry& q = *d.timeseries_qps;
+  std::vector<std::string_view> names;
+  for (const WorkloadConfig& w : d.x.workloads) names.push_back(w.name);
+  std::map<std::string, int> seen;
+  for (size_t i = 0; i < q.value.size(); ++i) {
+    const std::string path = index_path(q.path, i);
+    auto n = d.c.name(q.value[i], path, "a workload name");
+    if (!n) continue;
+    if (std::find(names.begin(), names.end(), *n) == names.end())
+      d.c.error(q.value[i], path,
+                "unknown workload '" + *n + "'" + suggestion(*n, names) +
+                    "; a workload is named by its name key (w0, w1, ... in order when not given)");
+    else if (!seen.emplace(*n, 0).second)
+      d.c.error(q.value[i], path, "'" + *n + "' is listed twice");
+    else
+      d.x.capture.timeseries->workloads.push_back(*n);
+  }
+}
+
 // Can every sender reach its receiver (and back)?
 void reachability(ExperimentDraft& d, const Fabric& fabric, Paths& paths, const YAML::Node& v,
                   const std::string& path, const WorkloadConfig& w) {
@@ -229,6 +313,8 @@ void validate(ExperimentDraft& d, const std::vector<std::unique_ptr<Section>>& s
         reachability(d, fabric, paths, w.node, w.path, d.x.workloads[w.index]);
   }
   capture_nodes(d);
+  timeseries_ports(d);
+  timeseries_qps(d);
   fabric.validate(d);
   clock_range(d);
   endless(d);

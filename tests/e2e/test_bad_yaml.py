@@ -34,6 +34,8 @@ EXPECT = {
     "host_two_links.yaml": (6, "more than one link"),
     "flows_payload.yaml": (8, "pattern"),
     "payload_not_flows.yaml": (8, "flows"),
+    "timeseries_unknown_port.yaml": (9, "no port 7"),
+    "timeseries_unknown_workload.yaml": (10, "unknown workload 'blk'"),
 }
 
 for name, (line, word) in sorted(EXPECT.items()):

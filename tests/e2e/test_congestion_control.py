@@ -76,6 +76,35 @@ for algo in ("none", "dcqcn", "dctcp", "timely", "hpcc", "swift"):
         # Once it has reacted, HPCC keeps the bottleneck queue near empty (a few packets).
         later = [int(row[3]) for row in q[1:] if row[1:3] == ["s0", "4"] and int(row[0]) >= 100_000_000]
         check(later and max(later) < 4 * 4200, f"hpcc: queue after 100 us at most {max(later)} bytes")
+# capture.timeseries narrowed: only the chosen ports and workload, in the
+# order and with the values of the unfiltered run (the "none" one above).
+TWO = INCAST.replace("    count: 32, outstanding: 16}", "    count: 32, outstanding: 16}\n"
+                     "  - {name: other, kind: rdma_write, from: h0, to: h1, size: 4KiB, count: 4}")
+out = os.path.join(base, "filtered")
+_, _, _, r = run(TWO.replace("timeseries: {interval: 5us}", "timeseries: {interval: 5us, ports: [s0:4, h1], qps: [incast]}"),
+                 out, "--set", "congestion_control.algorithm=dcqcn")
+full = os.path.join(base, "unfiltered")
+run(TWO, full, "--set", "congestion_control.algorithm=dcqcn")
+if r:
+    q = read_csv(os.path.join(out, "timeseries", "queues.csv"))
+    q_all = read_csv(os.path.join(full, "timeseries", "queues.csv"))
+    check(q[0] == q_all[0], f"filtered queues.csv columns {q[0]}")
+    check({tuple(row[1:3]) for row in q[1:]} == {("h1", "0"), ("s0", "4")}, "queues.csv: only h1:0 and s0:4")
+    check(q[1:] == [row for row in q_all[1:] if tuple(row[1:3]) in {("h1", "0"), ("s0", "4")}],
+          "queues.csv: the unfiltered run's rows for those ports")
+    qp = read_csv(os.path.join(out, "timeseries", "qps.csv"))
+    qp_all = read_csv(os.path.join(full, "timeseries", "qps.csv"))
+    check({row[1] for row in qp_all[1:]} == {"incast", "other"}, "unfiltered qps.csv: both workloads")
+    check(len(qp) > 1 and {row[1] for row in qp[1:]} == {"incast"}, "qps.csv: only the incast workload")
+    check(qp[1:] == [row for row in qp_all[1:] if row[1] == "incast"], "qps.csv: the unfiltered run's rows")
+out = os.path.join(base, "no_qps")
+_, _, _, r = run(INCAST.replace("timeseries: {interval: 5us}", "timeseries: {interval: 5us, qps: none}"), out)
+if r:
+    check(not os.path.exists(os.path.join(out, "timeseries", "qps.csv")), "qps: none writes no qps.csv")
+    check(filecmp.cmp(os.path.join(out, "timeseries", "queues.csv"),
+                      os.path.join(base, "none", "timeseries", "queues.csv"), shallow=False),
+          "qps: none leaves queues.csv as without the key")
+
 # TIMELY with the paper's smoothing (alpha 0.02) cuts by a few percent per
 # RTT while this 4 MiB burst builds, and its queueing delay (at most 330 us)
 # never reaches T_high (500 us): its peak is the burst's, as without

@@ -668,6 +668,61 @@ TEST_CASE("loader: faults and capture") {
   CHECK(c.capture.mode == CaptureMode::none);
 }
 
+TEST_CASE("loader: capture.timeseries ports and qps") {
+  const std::string w = "  - {name: big, kind: send, from: a, to: b}\n  - {kind: send, from: b, to: a}\n";
+  SUBCASE("defaults: every port, every workload") {
+    const ExperimentConfig c = good(pair_with(w + "capture: {timeseries: {interval: 1us}}\n"));
+    REQUIRE(c.capture.timeseries);
+    CHECK(c.capture.timeseries->interval == Time::us(1));
+    CHECK(c.capture.timeseries->all_ports);
+    CHECK(c.capture.timeseries->all_qps);
+  }
+  SUBCASE("lists") {
+    const ExperimentConfig c =
+        good(pair_with(w + "capture: {timeseries: {interval: 1us, ports: [s1:1, a], qps: [w1]}}\n"));
+    const TimeSeriesConfig& t = *c.capture.timeseries;
+    CHECK_FALSE(t.all_ports);
+    REQUIRE(t.ports.size() == 2);
+    CHECK((t.ports[0].node == "s1" && t.ports[0].port == 1));
+    CHECK((t.ports[1].node == "a" && !t.ports[1].port));
+    CHECK_FALSE(t.all_qps);
+    CHECK(t.workloads == std::vector<std::string>{"w1"});
+  }
+  SUBCASE("none") {
+    const ExperimentConfig c = good(pair_with(w + "capture: {timeseries: {interval: 1us, qps: none}}\n"));
+    CHECK(c.capture.timeseries->all_ports);
+    CHECK_FALSE(c.capture.timeseries->all_qps);
+    CHECK(c.capture.timeseries->workloads.empty());
+  }
+  SUBCASE("errors") {
+    CHECK(
+        errors(pair_with(w + "capture:\n  timeseries:\n    interval: 1us\n"
+                             "    ports: [s2, s1:2, a:x, s1:1, s1:1, b, b:0]\n"
+                             "    qps: [bg, big, big]\n")) ==
+        "exp.yaml:11:13: capture.timeseries.ports[0]: unknown node 's2' (did you mean 's1'?); nodes are the "
+        "hosts, switches and routers of the topology\n"
+        "exp.yaml:11:17: capture.timeseries.ports[1]: s1 has no port 2; its ports are 0..1, in the order its "
+        "links appear in topology.links\n"
+        "exp.yaml:11:23: capture.timeseries.ports[2]: expected NODE or NODE:PORT (a port number from 0), got "
+        "'a:x'\n"
+        "exp.yaml:11:34: capture.timeseries.ports[4]: 's1:1' is listed twice (first at line 11)\n"
+        "exp.yaml:11:43: capture.timeseries.ports[6]: 'b:0' is already sampled: b is listed whole at line "
+        "11\n"
+        "exp.yaml:12:11: capture.timeseries.qps[0]: unknown workload 'bg' (did you mean 'big'?); a workload "
+        "is "
+        "named by its name key (w0, w1, ... in order when not given)\n"
+        "exp.yaml:12:20: capture.timeseries.qps[2]: 'big' is listed twice\n");
+    CHECK(errors(pair_with(w + "capture: {timeseries: {interval: 1us, ports: [], qps: some}}\n")) ==
+          "exp.yaml:8:46: capture.timeseries.ports: an empty list; write none to sample no ports (NODE or "
+          "NODE:PORT)\n"
+          "exp.yaml:8:55: capture.timeseries.qps: expected all, none or a list of workload names, got "
+          "'some'\n");
+    CHECK(errors(pair_with(w + "capture: {timeseries: {interval: 1us, ports: none, qps: none}}\n")) ==
+          "exp.yaml:8:23: capture.timeseries: ports and qps are both none: nothing to sample; leave out "
+          "timeseries instead\n");
+  }
+}
+
 TEST_CASE("loader: all errors are reported, sorted by line") {
   const LoadResult r = load(R"(fabric: iwarp
 link: {loss: 2}
