@@ -13,6 +13,7 @@
 #include "apps/timeseries.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
+#include "fabrics/ethernet/pfc.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/registry.hpp"
 #include "nodes/host/cpu/trace.hpp"
@@ -233,6 +234,16 @@ json cut_names(const Network& net, const Partition& p) {
   return out;
 }
 
+json deadlocks_json(const std::vector<Network::PfcDeadlock>& found) {
+  json out = json::array();
+  for (const Network::PfcDeadlock& d : found) {
+    json ports = json::array();
+    for (const auto& [node, port] : d.ports) ports.push_back({{"node", node}, {"port", port}});
+    out.push_back({{"at_ps", d.at.count()}, {"ports", std::move(ports)}});
+  }
+  return out;
+}
+
 // The results of a run split over ranks, on rank 0 (null on the others):
 // each rank's results cover what its nodes did. Workloads and hosts come
 // from the rank that ran them; port counters are added up (a frame lost on
@@ -244,7 +255,10 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   const ParallelRun::Stats& st = par.stats();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
+  json my_stuck = json::array();
+  for (const Network::PfcStuck& p : net.pfc_stuck) my_stuck.push_back({p.at.count(), p.node, p.port});
   const json part = {
+      {"pfc_stuck", std::move(my_stuck)},
       {"results", std::move(mine)},
       {"flows_csv", flows_csv},
       {"latency_csv", latency_csv},
@@ -254,6 +268,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
         {"frames_sent", st.frames_sent},
         {"bytes_sent", st.bytes_sent},
         {"notes_sent", st.notes_sent},
+        {"credits_sent", st.credits_sent},
         {"nodes", std::count(par.partition().rank.begin(), par.partition().rank.end(), par.cluster().rank())},
         {"hosts", std::count_if(net.hosts.begin(), net.hosts.end(),
                                 [&](const Host* h) { return par.owns(static_cast<int>(h->context()) - 1); })},
@@ -313,14 +328,13 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
       }
     }
   }
-  // A PFC deadlock is found by the rank whose ports it holds (docs/parallel.md).
-  json deadlocks = json::array();
+  // Each rank found its own ports stuck at the grid times; the cycles are
+  // among all of them (docs/parallel.md).
+  std::vector<Network::PfcStuck> stuck;
   for (const json& r : ranks)
-    for (const json& d : r["results"]["pfc_deadlocks"]) deadlocks.push_back(d);
-  std::stable_sort(deadlocks.begin(), deadlocks.end(), [](const json& a, const json& b) {
-    return a["at_ps"].get<int64_t>() < b["at_ps"].get<int64_t>();
-  });
-  out["pfc_deadlocks"] = std::move(deadlocks);
+    for (const json& p : r["pfc_stuck"])
+      stuck.push_back({Time::ps(p[0].get<int64_t>()), p[1].get<int>(), p[2].get<uint16_t>()});
+  out["pfc_deadlocks"] = deadlocks_json(find_pfc_deadlocks(net, std::move(stuck)));
   (void)cfg;
   if (parallel_stats)
     *parallel_stats = {{"ranks", par.cluster().size()},
@@ -591,13 +605,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     }
   }
   out["ports"] = std::move(ports);
-  json deadlocks = json::array();
-  for (const Network::PfcDeadlock& d : net.pfc_deadlocks) {
-    json ports_json = json::array();
-    for (const auto& [node, port] : d.ports) ports_json.push_back({{"node", node}, {"port", port}});
-    deadlocks.push_back({{"at_ps", d.at.count()}, {"ports", std::move(ports_json)}});
-  }
-  out["pfc_deadlocks"] = std::move(deadlocks);
+  out["pfc_deadlocks"] = deadlocks_json(find_pfc_deadlocks(net, net.pfc_stuck));
   json watchdog = json::array();
   for (const Network::PfcWatchdogEvent& e : net.pfc_watchdog)
     watchdog.push_back(

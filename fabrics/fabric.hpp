@@ -149,9 +149,6 @@ class Fabric {
   // After the links are wired: hosts' NIC encapsulation and addresses,
   // switches' forwarding state. `mtu` of the result is the runner's.
   virtual BuiltFabric finish(Network& net) const = 0;
-  // Links return credits to their senders (IB, IBA 7.9): a split run
-  // cannot cut such a link yet (docs/parallel.md).
-  virtual bool credit_flow_control() const { return false; }
   // The path MTU is an IBA MTU, set as every NIC's active MTU (not on iwarp,
   // whose links give TCP an IP MTU).
   virtual bool iba_mtu() const { return true; }

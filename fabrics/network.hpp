@@ -39,14 +39,20 @@ struct Network {
   };
   std::vector<LinkEnds> links;  // by link index
 
-  // PFC deadlocks found during the run (fabrics/ethernet/pfc.hpp): ports
+  // A PFC deadlock (fabrics/ethernet/pfc.hpp, find_pfc_deadlocks): ports
   // paused in a cycle, each with frames waiting, for the detection time.
   struct PfcDeadlock {
     Time at;
     std::vector<std::pair<std::string, uint16_t>> ports;  // node, port
   };
-  std::vector<PfcDeadlock> pfc_deadlocks;
-  std::shared_ptr<void> pfc_detector;  // keeps the detector alive with the network
+  // The ports the deadlock detector found stuck, each at a time of its grid,
+  // in the order the checks ran (find_pfc_deadlocks turns them into cycles).
+  struct PfcStuck {
+    Time at;
+    int node;
+    uint16_t port;
+  };
+  std::vector<PfcStuck> pfc_stuck;
   // PFC watchdog events (pfc.watchdog): a switch port's queue drained.
   struct PfcWatchdogEvent {
     Time at;

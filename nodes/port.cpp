@@ -1,10 +1,15 @@
 #include "nodes/port.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "nodes/node.hpp"
 
 namespace rdmasim {
+
+void EgressGate::remote_update(Time, uint64_t, uint8_t, uint64_t) {
+  throw std::logic_error("a flow-control update from another engine for a gate that takes none");
+}
 
 void Port::connect(Port& a, Port& b, const LinkParams& params, uint64_t seed) {
   a.peer_ = &b;
@@ -166,6 +171,7 @@ void Port::arrive() {
   auto [p, lost, at, order] = wire_.take_front();
   if (lost) {
     drop(p);
+    if (peer_->meter_) peer_->meter_->lost(peer_->class_of(p), p.size());
     return;
   }
   Port& in = *peer_;

@@ -48,6 +48,10 @@ class EgressGate {
   virtual ~EgressGate() = default;
   virtual bool may_send(uint8_t cls, size_t bytes) const = 0;
   virtual void sent(uint8_t cls, size_t bytes) = 0;
+  // A flow-control update the peer's meter sent from another engine
+  // (RemoteLink::gate_update): `amount` of `cls` for this gate, due at
+  // `at` and keyed `order` as the peer keyed it.
+  virtual void remote_update(Time at, uint64_t order, uint8_t cls, uint64_t amount);
 };
 
 // Ingress meter: told when a received frame takes buffer space in the node
@@ -57,15 +61,25 @@ class IngressMeter {
   virtual ~IngressMeter() = default;
   virtual void hold(uint8_t cls, size_t bytes) = 0;
   virtual void release(uint8_t cls, size_t bytes) = 0;
+  // A frame of `cls` and `bytes` sent to this port was lost on the wire
+  // (loss, a link down): it never takes buffer space here.
+  virtual void lost(uint8_t cls, size_t bytes) {
+    (void)cls;
+    (void)bytes;
+  }
 };
 
 // The other end of a link cut between two engines (parallel/): told when
 // the port put a frame on the wire, which it takes from Port::wire() to
-// send to the engine that runs the peer.
+// send to the engine that runs the peer; and given the link-level updates
+// a meter sends back to its peer's gate (IB credits), which that engine
+// hands to the gate's remote_update. Both arrive at least a link delay
+// after they were sent.
 class RemoteLink {
  public:
   virtual ~RemoteLink() = default;
   virtual void sent(Port& from) = 0;
+  virtual void gate_update(Port& gate, Time at, uint64_t order, uint8_t cls, uint64_t amount) = 0;
 };
 
 class Port {
@@ -124,6 +138,7 @@ class Port {
   bool busy() const { return sim_.now() < busy_until_; }
 
   void set_gate(EgressGate* g) { gate_ = g; }
+  EgressGate* gate() const { return gate_; }
   void set_meter(IngressMeter* m) { meter_ = m; }
   IngressMeter* meter() const { return meter_; }
   // Drops every frame queued in class `cls` (not the one being sent), each
@@ -163,6 +178,7 @@ class Port {
 
   // A cut link: frames this port sends go to `r` instead of arriving here.
   void set_remote(RemoteLink* r) { remote_ = r; }
+  RemoteLink* remote() const { return remote_; }
   // The frames on the wire, oldest first.
   Ring<InFlight>& wire() { return wire_; }
   // A frame this port's twin sent on the engine that runs this port's node:

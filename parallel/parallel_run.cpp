@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
-#include "fabrics/registry.hpp"
 
 namespace rdmasim {
 
@@ -28,8 +27,9 @@ T get(const std::string& in, size_t& at) {
   return v;
 }
 
-// What follows in a message: a frame, or a note (ParallelRun::note).
-constexpr uint8_t kFrame = 0, kNote = 1;
+// What follows in a message: a frame, a note (ParallelRun::note) or a
+// gate update (ParallelRun::gate_update).
+constexpr uint8_t kFrame = 0, kNote = 1, kGate = 2;
 
 }  // namespace
 
@@ -38,11 +38,6 @@ ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
   const int me = cluster_.rank();
   std::vector<bool> foreign(net.nodes.size() + 1, false);
   for (size_t n = 0; n < net.nodes.size(); ++n) foreign[net.nodes[n]->context()] = part_.rank[n] != me;
-  if (fabric_of(net.cfg).credit_flow_control() && !part_.cut_links.empty())
-    throw InputError(
-        fmt::format("fabric ib: the partition over {} ranks cuts {} link(s), and a split run does not "
-                    "carry InfiniBand's link-level credit updates between ranks yet (docs/parallel.md)",
-                    part_.ranks, part_.cut_links.size()));
   for (int l : part_.cut_links) {
     const LinkConfig& c = net.cfg.topology.links[static_cast<size_t>(l)].config;
     const Graph::Link& gl = net.graph.link(l);
@@ -59,6 +54,8 @@ ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
       const int node = end == 0 ? gl.a : gl.b;
       const int peer = end == 0 ? gl.b : gl.a;
       port->set_remote(this);  // on every rank: a replica never sends, the owner's sends leave
+      end_of_[port] = {static_cast<uint32_t>(l), static_cast<uint8_t>(end),
+                       part_.rank[static_cast<size_t>(node)]};
       if (part_.rank[static_cast<size_t>(node)] != me) continue;
       cut_of_[port] = cuts_.size();
       cuts_.push_back({port, static_cast<uint32_t>(l), static_cast<uint8_t>(end),
@@ -87,6 +84,22 @@ void ParallelRun::sent(Port& from) {
   }
 }
 
+void ParallelRun::gate_update(Port& gate, Time at, uint64_t order, uint8_t cls, uint64_t amount) {
+  const auto it = end_of_.find(&gate);
+  if (it == end_of_.end() || it->second.rank == cluster_.rank())
+    throw std::logic_error("parallel: a gate update for a port that is not across a cut link");
+  if (notes_.empty()) notes_.resize(static_cast<size_t>(cluster_.size()));
+  std::string& to = notes_[static_cast<size_t>(it->second.rank)];
+  put<uint8_t>(to, kGate);
+  put<uint32_t>(to, it->second.link);
+  put<uint8_t>(to, it->second.b);
+  put<int64_t>(to, at.count());
+  put<uint64_t>(to, order);
+  put<uint8_t>(to, cls);
+  put<uint64_t>(to, amount);
+  ++stats_.credits_sent;
+}
+
 void ParallelRun::note(int rank, std::string note) {
   if (notes_.empty()) notes_.resize(static_cast<size_t>(cluster_.size()));
   std::string& to = notes_[static_cast<size_t>(rank)];
@@ -98,7 +111,7 @@ void ParallelRun::note(int rank, std::string note) {
 
 // Frames on the wire of this rank's cut ports go to the peer's rank:
 // link, end, arrival, key, lost, metadata, headroom and bytes; then the
-// notes.
+// notes and gate updates, in the order written.
 void ParallelRun::exchange() {
   std::vector<std::string> out(static_cast<size_t>(cluster_.size()));
   for (size_t i : outbox_) {
@@ -140,13 +153,30 @@ void ParallelRun::exchange() {
   for (const std::string& msg : in) {
     size_t at = 0;
     while (at < msg.size()) {
-      if (get<uint8_t>(msg, at) == kNote) {
+      const auto kind = get<uint8_t>(msg, at);
+      if (kind == kNote) {
         const auto len = get<uint32_t>(msg, at);
         if (at + len > msg.size()) throw std::runtime_error("parallel: a malformed note");
         notes.push_back(msg.substr(at, len));
         at += len;
         continue;
       }
+      if (kind == kGate) {
+        // Keyed as its sender keyed it: where it is placed among the
+        // gate's events does not depend on when it was handed over.
+        const auto link = get<uint32_t>(msg, at);
+        const auto b = get<uint8_t>(msg, at);
+        const Time due = Time::ps(get<int64_t>(msg, at));
+        const auto order = get<uint64_t>(msg, at);
+        const auto cls = get<uint8_t>(msg, at);
+        const auto amount = get<uint64_t>(msg, at);
+        if (link >= net_.links.size()) throw std::runtime_error("parallel: a malformed gate update");
+        Port* gate = b ? net_.links[link].b : net_.links[link].a;
+        if (!gate->gate()) throw std::runtime_error("parallel: a gate update for a port with no gate");
+        gate->gate()->remote_update(due, order, cls, amount);
+        continue;
+      }
+      if (kind != kFrame) throw std::runtime_error("parallel: a message of unknown kind");
       const auto link = get<uint32_t>(msg, at);
       const auto from_b = get<uint8_t>(msg, at);
       Port::InFlight f{Packet(), false, Time::ps(get<int64_t>(msg, at)), get<uint64_t>(msg, at)};

@@ -62,12 +62,15 @@ class ParallelRun final : public RemoteLink {
   // What the synchronisation cost this rank (DIR/parallel.json).
   struct Stats {
     uint64_t windows = 0;
-    uint64_t frames_sent = 0, bytes_sent = 0, notes_sent = 0;
+    uint64_t frames_sent = 0, bytes_sent = 0, notes_sent = 0, credits_sent = 0;
     double run_s = 0, wait_s = 0;  // running events; in the exchange and agreement
   };
   const Stats& stats() const { return stats_; }
 
   void sent(Port& from) override;
+  // A link-level update (IB credits) for a gate on another rank's port: it
+  // goes with this window's frames, and is due at least a link delay on.
+  void gate_update(Port& gate, Time at, uint64_t order, uint8_t cls, uint64_t amount) override;
 
   // A note for `rank`, handed over with this window's frames; there,
   // on_note(note) runs at the window's end, after the frames are on their
@@ -96,6 +99,13 @@ class ParallelRun final : public RemoteLink {
   Partition part_;
   Time lookahead_ = Time::max();
   std::unordered_map<const Port*, size_t> cut_of_;
+  // Every port of a cut link, this rank's or not: link, end, owner's rank.
+  struct End {
+    uint32_t link;
+    uint8_t b;
+    int rank;
+  };
+  std::unordered_map<const Port*, End> end_of_;
   std::vector<Cut> cuts_;
   std::vector<size_t> outbox_;      // cuts with frames to hand over
   std::vector<std::string> notes_;  // by rank: notes to hand over

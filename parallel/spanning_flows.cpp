@@ -38,6 +38,32 @@ void SpanningFlows::add(size_t index, FlowsRun& run) {
 // receivers found, and the records of the flows it sent. One process
 // merges flows as they end, in the one order of events: (time, key).
 FlowStats SpanningFlows::result(size_t index, std::vector<FlowRecord>& records) {
+  // A rank that fails here (its part, or rank 0's merge) brings every rank
+  // down at the agreement, as elsewhere, instead of leaving the others in
+  // a collective it never joins.
+  std::exception_ptr failed;
+  FlowStats s;
+  std::string mine;
+  try {
+    s = part(index, records, mine);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  par_.agree(failed);
+  const std::vector<std::string> parts = par_.cluster().gather(mine);
+  if (par_.cluster().rank() == 0) {
+    try {
+      s = merge(s, parts, records);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  par_.agree(failed);
+  return s;
+}
+
+// This rank's part of workload `index`, as a message for rank 0 (`out`).
+FlowStats SpanningFlows::part(size_t index, std::vector<FlowRecord>& records, std::string& out) const {
   const FlowsRun& run = *runs_.at(index);
   FlowStats s = run.result();
   records = run.records();
@@ -67,9 +93,13 @@ FlowStats SpanningFlows::result(size_t index, std::vector<FlowRecord>& records) 
   mine["samples"] = std::move(samples);
   mine["sent"] = std::move(sent);
   mine["start"] = start ? json(*start) : json(nullptr);
-  const std::vector<std::string> parts = par_.cluster().gather(mine.dump());
-  if (par_.cluster().rank() != 0) return s;
+  out = mine.dump();
+  return s;
+}
 
+// On rank 0: every rank's part put together.
+FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string>& parts,
+                               std::vector<FlowRecord>& records) {
   FlowStats all;
   all.finished = true;
   all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank

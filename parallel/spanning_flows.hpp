@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "parallel/parallel_run.hpp"
@@ -24,10 +25,15 @@ class SpanningFlows {
 
   // Collective, for every added workload in the same order on every rank.
   // On rank 0, workload `index`'s statistics and flow records as one
-  // process has them; elsewhere this rank's own.
+  // process has them; elsewhere this rank's own. A rank that fails makes
+  // every rank throw (ParallelRun::agree).
   FlowStats result(size_t index, std::vector<FlowRecord>& records);
 
  private:
+  FlowStats part(size_t index, std::vector<FlowRecord>& records, std::string& out) const;
+  static FlowStats merge(const FlowStats& s, const std::vector<std::string>& parts,
+                         std::vector<FlowRecord>& records);
+
   ParallelRun& par_;
   std::map<size_t, FlowsRun*> runs_;
 };

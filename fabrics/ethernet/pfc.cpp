@@ -1,8 +1,10 @@
 #include "fabrics/ethernet/pfc.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "fabrics/network.hpp"
 
@@ -131,12 +133,13 @@ void PfcPort::on_pfc(const PfcFrame& f) {
       resume(cls);
       continue;
     }
-    if (paused(cls) && renewed_) renewed_();
-    if (!paused(cls)) {
+    const bool began = !paused(cls);
+    if (began) {
       paused_since_[cls] = sim.now();
       arm_watchdog(cls);
     }
     paused_ |= static_cast<uint8_t>(1u << cls);
+    if (began && cls == stuck_cls_) arm_stuck_check();
     expire_[cls] =
         sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
   }
@@ -152,6 +155,7 @@ void PfcPort::resume(uint8_t cls) {
   paused_ &= static_cast<uint8_t>(~(1u << cls));
   port_.owner().sim().cancel(watchdog_[cls]);
   watchdog_[cls] = {};
+  stop_stuck_check(cls);
   port_.kick();
 }
 
@@ -180,6 +184,7 @@ void PfcPort::watchdog_check(uint8_t cls) {
   sim.cancel(expire_[cls]);
   expire_[cls] = {};
   paused_ &= static_cast<uint8_t>(~(1u << cls));
+  stop_stuck_check(cls);
   ignoring_ |= static_cast<uint8_t>(1u << cls);
   last_ignored_[cls] = sim.now();
   const size_t dropped = port_.drain(cls);
@@ -204,6 +209,37 @@ void PfcPort::restore_check(uint8_t cls) {
 Time PfcPort::stuck_since(uint8_t cls) const {
   if (!paused(cls) || port_.queued_bytes(cls) == 0) return Time::max();
   return paused_since_[cls & 7];
+}
+
+void PfcPort::watch_stuck(uint8_t cls, Time detect, Time every, std::function<void()> stuck) {
+  stuck_cls_ = cls & 7;
+  stuck_detect_ = detect;
+  stuck_every_ = every;
+  stuck_ = std::move(stuck);
+}
+
+// The next grid time at least the detection time into the pause, and
+// after now. Only while paused: the check adds no event to a port that is
+// not, and none that outlasts the pause (the run's end is unchanged).
+void PfcPort::arm_stuck_check() {
+  Simulator& sim = port_.owner().sim();
+  const int64_t due = std::max(paused_since_[stuck_cls_] + stuck_detect_, sim.now() + Time::ps(1)).count();
+  const int64_t every = stuck_every_.count();
+  stuck_check_ = sim.at(Time::ps((due + every - 1) / every * every), [this] { stuck_check(); });
+}
+
+void PfcPort::stuck_check() {
+  stuck_check_ = {};
+  const Time now = port_.owner().sim().now();
+  const Time since = stuck_since(stuck_cls_);
+  if (since != Time::max() && now - since >= stuck_detect_) stuck_();
+  arm_stuck_check();
+}
+
+void PfcPort::stop_stuck_check(uint8_t cls) {
+  if (cls != stuck_cls_) return;
+  port_.owner().sim().cancel(stuck_check_);
+  stuck_check_ = {};
 }
 
 // ---------------------------------------------------------------- PfcNode
@@ -262,99 +298,78 @@ void PfcNode::discarded(const Packet& p) {
 
 // ---------------------------------------------------------------- a network
 
+void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes) {
+  const PfcConfig& c = net.cfg.pfc_config;
+  const Time every = std::max(Time::ns(1), c.deadlock_detect / 4);
+  for (size_t n = 0; n < nodes.size(); ++n)
+    for (size_t i = 0; nodes[n] && i < nodes[n]->port_count(); ++i)
+      nodes[n]->port(i).watch_stuck(c.priority & 7, c.deadlock_detect, every, [&net, n, i] {
+        net.pfc_stuck.push_back({net.sim.now(), static_cast<int>(n), static_cast<uint16_t>(i)});
+      });
+}
+
 namespace {
 
-class DeadlockDetector {
- public:
-  DeadlockDetector(Network& net, std::vector<PfcNode*> nodes)
-      : net_(net),
-        nodes_(std::move(nodes)),
-        cls_(net.cfg.pfc_config.priority & 7),
-        every_(std::max(Time::ns(1), net.cfg.pfc_config.deadlock_detect / 4)) {
-    for (size_t n = 0; n < net.nodes.size(); ++n) index_[net.nodes[n].get()] = static_cast<int>(n);
-  }
-  void start() {
-    for (PfcNode* n : nodes_)
-      if (n)
-        for (size_t i = 0; i < n->port_count(); ++i) n->port(i).on_renewed([this] { maybe_check(); });
-  }
+using PortRef = std::pair<int, uint16_t>;  // node, port
+using Edges = std::map<PortRef, std::vector<PortRef>>;
 
- private:
-  using PortRef = std::pair<int, uint16_t>;  // node, port
-
-  void maybe_check() {
-    const Time now = net_.sim.now();
-    if (checked_ && now - last_ < every_) return;
-    checked_ = true;
-    last_ = now;
-    check(now);
-  }
-
-  void check(Time now) {
-    std::map<PortRef, std::vector<PortRef>> edges;  // stuck port -> stuck ports of its peer
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      if (!nodes_[n]) continue;
-      for (size_t i = 0; i < nodes_[n]->port_count(); ++i)
-        if (stuck(static_cast<int>(n), i, now)) edges[{static_cast<int>(n), static_cast<uint16_t>(i)}];
+// Extends `path`; a step back to its first port closes a cycle. Ports
+// already searched from are left out, so each cycle is found from its
+// smallest port only.
+void find_cycles(const Edges& edges, std::vector<PortRef>& path, const std::set<PortRef>& done,
+                 const std::function<void(const std::vector<PortRef>&)>& found) {
+  for (const PortRef& next : edges.at(path.back())) {
+    if (next == path.front()) {
+      found(path);
+      continue;
     }
-    for (auto& [from, to] : edges) {
-      const Port* peer = nodes_[from.first]->port(from.second).port().peer();
-      const int m = index_.at(&peer->owner());
+    if (done.count(next) || std::find(path.begin(), path.end(), next) != path.end()) continue;
+    path.push_back(next);
+    find_cycles(edges, path, done, found);
+    path.pop_back();
+  }
+}
+
+}  // namespace
+
+std::vector<Network::PfcDeadlock> find_pfc_deadlocks(const Network& net,
+                                                     std::vector<Network::PfcStuck> stuck) {
+  std::sort(stuck.begin(), stuck.end(), [](const Network::PfcStuck& a, const Network::PfcStuck& b) {
+    return std::tie(a.at, a.node, a.port) < std::tie(b.at, b.node, b.port);
+  });
+  std::map<const Node*, int> index;
+  for (size_t n = 0; n < net.nodes.size(); ++n) index[net.nodes[n].get()] = static_cast<int>(n);
+  std::vector<Network::PfcDeadlock> out;
+  std::set<std::set<PortRef>> reported;
+  for (size_t from = 0; from < stuck.size();) {
+    // The ports stuck at one grid time, and each one's edges to the
+    // stuck ports of its peer node (the peer's own port aside).
+    const Time now = stuck[from].at;
+    size_t to = from;
+    Edges edges;
+    for (; to < stuck.size() && stuck[to].at == now; ++to) edges[{stuck[to].node, stuck[to].port}];
+    from = to;
+    for (auto& [port, next] : edges) {
+      const Port* peer = net.nodes[static_cast<size_t>(port.first)]->port(port.second).peer();
+      const int m = index.at(&peer->owner());
       for (const auto& [cand, unused] : edges)
-        if (cand.first == m && cand.second != peer->index()) to.push_back(cand);
+        if (cand.first == m && cand.second != peer->index()) next.push_back(cand);
     }
     // Every cycle, by depth-first search from each port in order.
     std::set<PortRef> done;
     for (const auto& [start, unused] : edges) {
       std::vector<PortRef> path{start};
-      find_cycles(edges, path, done, now);
+      find_cycles(edges, path, done, [&](const std::vector<PortRef>& cycle) {
+        if (!reported.insert(std::set<PortRef>(cycle.begin(), cycle.end())).second) return;
+        Network::PfcDeadlock d{now, {}};
+        for (const PortRef& p : cycle)
+          d.ports.emplace_back(net.nodes[static_cast<size_t>(p.first)]->name(), p.second);
+        out.push_back(std::move(d));
+      });
       done.insert(start);
     }
   }
-
-  bool stuck(int n, size_t i, Time now) const {
-    const Time since = nodes_[n]->port(i).stuck_since(cls_);
-    return since != Time::max() && now - since >= net_.cfg.pfc_config.deadlock_detect;
-  }
-
-  // Extends `path`; a step back to its first port closes a cycle. Ports
-  // already searched from are left out, so each cycle is found from its
-  // smallest port only.
-  void find_cycles(const std::map<PortRef, std::vector<PortRef>>& edges, std::vector<PortRef>& path,
-                   const std::set<PortRef>& done, Time now) {
-    for (const PortRef& next : edges.at(path.back())) {
-      if (next == path.front()) {
-        std::set<PortRef> key(path.begin(), path.end());
-        if (reported_.insert(key).second) {
-          Network::PfcDeadlock d{now, {}};
-          for (const PortRef& p : path) d.ports.emplace_back(net_.nodes[p.first]->name(), p.second);
-          net_.pfc_deadlocks.push_back(std::move(d));
-        }
-        continue;
-      }
-      if (done.count(next) || std::find(path.begin(), path.end(), next) != path.end()) continue;
-      path.push_back(next);
-      find_cycles(edges, path, done, now);
-      path.pop_back();
-    }
-  }
-
-  Network& net_;
-  std::vector<PfcNode*> nodes_;
-  uint8_t cls_;
-  Time every_;
-  std::map<const Node*, int> index_;
-  std::set<std::set<PortRef>> reported_;
-  Time last_;
-  bool checked_ = false;
-};
-
-}  // namespace
-
-void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes) {
-  auto d = std::make_shared<DeadlockDetector>(net, nodes);
-  d->start();
-  net.pfc_detector = d;
+  return out;
 }
 
 std::vector<PfcNode*> enable_pfc(Network& net,

@@ -40,13 +40,12 @@
 #include "core/packet.hpp"
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/ethernet/wire/pfc.hpp"
+#include "fabrics/network.hpp"
 #include "nodes/node.hpp"
 #include "nodes/port.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
-
-struct Network;
 
 struct PfcSettings {
   uint8_t classes = 1 << 3;        // bit i: priority i is lossless (paused and counted)
@@ -100,8 +99,13 @@ class PfcPort final : public EgressGate, public IngressMeter {
 
   // Paused, with frames queued, since when (Time::max(): not stuck).
   Time stuck_since(uint8_t cls) const;
-  // Called when a PFC frame renews a pause in force (a pause that lasts).
-  void on_renewed(std::function<void()> f) { renewed_ = std::move(f); }
+  // The deadlock detector's watch on `cls`: while it is paused, a check at
+  // every multiple of `every` from `detect` after the pause began calls
+  // `stuck` if the port is stuck (stuck_since) for at least `detect` then.
+  // The checks are the port's node's own events, on a grid of times that
+  // does not depend on anything else: which ports are stuck at a grid time
+  // is the same however the network is split (parallel/).
+  void watch_stuck(uint8_t cls, Time detect, Time every, std::function<void()> stuck);
   // Called when the watchdog drains a priority, with the frames it dropped.
   void on_watchdog(std::function<void(uint8_t cls, size_t dropped)> f) { watchdog_fired_ = std::move(f); }
   bool watchdog_active(uint8_t cls) const { return ignoring_ >> cls & 1; }
@@ -121,6 +125,9 @@ class PfcPort final : public EgressGate, public IngressMeter {
   void arm_watchdog(uint8_t cls);
   void watchdog_check(uint8_t cls);
   void restore_check(uint8_t cls);
+  void arm_stuck_check();
+  void stuck_check();
+  void stop_stuck_check(uint8_t cls);
 
   Port& port_;
   PacketPool& pool_;
@@ -132,7 +139,11 @@ class PfcPort final : public EgressGate, public IngressMeter {
   std::array<EventId, 8> refresh_{};
   std::array<EventId, 8> expire_{};
   std::array<Time, 8> paused_since_{};
-  std::function<void()> renewed_;
+  // The deadlock detector's watch (watch_stuck); kClasses: none.
+  uint8_t stuck_cls_ = 8;
+  Time stuck_detect_, stuck_every_;
+  EventId stuck_check_;
+  std::function<void()> stuck_;
   // The watchdog: its check while a priority is paused, the priorities whose
   // PFC frames it ignores, when such a frame last came, the restore check.
   std::array<EventId, 8> watchdog_{};
@@ -171,11 +182,18 @@ class PfcNode {
 
 // Looks for PFC deadlocks: a cycle of ports, each paused (the PFC priority)
 // with frames waiting for at least cfg.pfc_config.deadlock_detect, where
-// each port's peer node has the next one. Each cycle is reported once, into
-// net.pfc_deadlocks. It looks when a PFC frame renews a pause (what keeps a
-// deadlock going), at most every quarter of the detection time, so it adds
-// no events to a run.
+// each port's peer node has the next one. Each port is looked at on a grid
+// of times, every quarter of the detection time (PfcPort::watch_stuck),
+// only while it is paused; a port stuck at a grid time goes into
+// net.pfc_stuck. find_pfc_deadlocks finds the cycles among the ports stuck
+// at each grid time, so a run split over ranks finds the same ones from
+// the pooled lists of its ranks.
 void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes);
+// The cycles among `stuck` (net.pfc_stuck, or several ranks' together, in
+// any order): at each grid time in turn, each cycle not found before, from
+// its smallest port (node index, port).
+std::vector<Network::PfcDeadlock> find_pfc_deadlocks(const Network& net,
+                                                     std::vector<Network::PfcStuck> stuck);
 
 // Whether a frame is an 802.1Qbb PFC frame (MAC control opcode 0x0101).
 bool is_pfc_frame(std::span<const std::byte> frame);

@@ -27,14 +27,18 @@ void CreditChannel::sent(uint8_t vl, size_t bytes) {
   ++stats_.packets;
 }
 
-void CreditChannel::on_tx(const Packet& p) {
-  const uint8_t vl = p.meta().vl & (Port::kClasses - 1);
-  wire_.push_back({p.meta().id, vl, credit_blocks(p.size())});
+void CreditChannel::remote_update(Time at, uint64_t order, uint8_t vl, uint64_t blocks) {
+  if (vl >= data_vls_)
+    throw std::runtime_error("credit flow control: an update for a VL the link does not have");
+  sim_.place(at, order, sender_.owner().context(), [this, vl, blocks] { credit_arrives(vl, blocks); });
+}
+
+void CreditChannel::credit_arrives(uint8_t vl, uint64_t blocks) {
+  credits_[vl] += blocks;
+  sender_.kick();
 }
 
 void CreditChannel::hold(uint8_t vl, size_t bytes) {
-  // The packet at the head of the wire has arrived.
-  if (!wire_.empty()) wire_.pop_front();
   const uint64_t n = credit_blocks(bytes);
   if (frees_on_arrival_) {
     give_back(vl, n);
@@ -52,24 +56,23 @@ void CreditChannel::release(uint8_t vl, size_t bytes) {
   give_back(vl, n);
 }
 
-void CreditChannel::on_drop(const Packet& p) {
-  // A frame the queue refused never took credits; one lost on the wire did,
-  // and it is the oldest on the wire (frames arrive, or are lost, in order).
-  if (wire_.empty() || wire_.front().id != p.meta().id) return;
-  const OnWire w = wire_.front();
-  wire_.pop_front();
+void CreditChannel::lost(uint8_t vl, size_t bytes) {
+  // It took credits when it left; the receiver never holds it.
   ++stats_.lost;
-  give_back(w.vl, w.blocks);
+  give_back(vl, credit_blocks(bytes));
 }
 
 void CreditChannel::give_back(uint8_t vl, uint64_t blocks) {
   // The flow-control update reaches the sender a link delay later and runs
   // as the sending node (core/engine.hpp: contexts), keyed by this one.
-  sim_.place(sim_.now() + sender_.params().delay, sim_.next_order(), sender_.owner().context(),
-             [this, vl, blocks] {
-               credits_[vl] += blocks;
-               sender_.kick();
-             });
+  const Time at = sim_.now() + sender_.params().delay;
+  const uint64_t order = sim_.next_order();
+  RemoteLink* remote = sender_.remote();
+  if (remote && !sim_.runs(sender_.owner().context())) {
+    remote->gate_update(sender_, at, order, vl, blocks);
+    return;
+  }
+  sim_.place(at, order, sender_.owner().context(), [this, vl, blocks] { credit_arrives(vl, blocks); });
 }
 
 CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_t buffer_bytes,
@@ -82,8 +85,7 @@ CreditLink install_credit_flow_control(Simulator& sim, Port& a, Port& b, uint64_
     s.set_gate(ch.get());
     ch->receiver().set_meter(ch.get());
     // The sender's observers own the channel: it lives as long as the port.
-    s.on_tx([ch](Time, Packet& p) { ch->on_tx(p); });
-    s.on_drop([ch](Time, Packet& p) { ch->on_drop(p); });
+    s.on_drop([ch](Time, Packet&) {});
   }
   return link;
 }

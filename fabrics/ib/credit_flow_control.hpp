@@ -11,13 +11,20 @@
 // never sent without room, so none is ever dropped for lack of buffer.
 //
 // A packet lost on the wire (a link going down, `loss`) gives its blocks back
-// at once, as IBA's FCTBS (total blocks sent) resynchronises the credit
-// count after a loss (7.9.4.2).
+// when it would have arrived, as IBA's FCTBS (total blocks sent)
+// resynchronises the credit count after a loss (7.9.4.2).
+//
+// The channel has two halves that share no state: the sender's (the gate:
+// the credits it holds) and the receiver's (the meter: the buffer, and the
+// updates it sends back). On a link cut between two engines (parallel/)
+// each engine uses the half of the end it runs, and an update crosses to
+// the sender's engine through the port's RemoteLink like a frame, keyed
+// and timed as one engine schedules it: the link delay keeps it beyond the
+// window the receiver's engine ran.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 
 #include "core/engine.hpp"
@@ -41,14 +48,13 @@ class CreditChannel final : public EgressGate, public IngressMeter {
   // EgressGate (the sender's view: credits it holds).
   bool may_send(uint8_t vl, size_t bytes) const override { return credit_blocks(bytes) <= credits_[vl]; }
   void sent(uint8_t vl, size_t bytes) override;
+  // Credits the receiver gave back on another engine.
+  void remote_update(Time at, uint64_t order, uint8_t vl, uint64_t blocks) override;
 
   // IngressMeter (the receiver's buffer).
   void hold(uint8_t vl, size_t bytes) override;
   void release(uint8_t vl, size_t bytes) override;
-
-  // The sender port's observers: a frame started on the wire, or was dropped.
-  void on_tx(const Packet& p);
-  void on_drop(const Packet& p);
+  void lost(uint8_t vl, size_t bytes) override;
 
   Port& sender() const { return sender_; }
   Port& receiver() const { return receiver_; }
@@ -58,20 +64,16 @@ class CreditChannel final : public EgressGate, public IngressMeter {
   uint64_t occupied_blocks(uint8_t vl) const { return occupied_[vl]; }  // blocks in the receiver's buffer
 
   struct Stats {
-    uint64_t packets = 0;      // packets sent on this channel
-    uint64_t lost = 0;         // lost on the wire; their credits came back
+    uint64_t packets = 0;      // packets sent on this channel (the sender's half)
+    uint64_t lost = 0;         // lost on the wire; their credits came back (the receiver's half)
     uint64_t overruns = 0;     // packets that found the buffer full: never, if the gate works
     uint64_t peak_blocks = 0;  // highest occupancy of any one VL's buffer
   };
   const Stats& stats() const { return stats_; }
 
  private:
-  struct OnWire {
-    uint64_t id;
-    uint8_t vl;
-    uint64_t blocks;
-  };
   void give_back(uint8_t vl, uint64_t blocks);  // after the link delay
+  void credit_arrives(uint8_t vl, uint64_t blocks);
 
   Simulator& sim_;
   Port& sender_;
@@ -81,15 +83,14 @@ class CreditChannel final : public EgressGate, public IngressMeter {
   bool frees_on_arrival_;
   std::array<uint64_t, Port::kClasses> credits_{};
   std::array<uint64_t, Port::kClasses> occupied_{};
-  std::deque<OnWire> wire_;  // sent and not yet arrived, oldest first (a link is FIFO)
   Stats stats_;
 };
 
 // Installs credit flow control on both directions of the link a <-> b, each
 // receiving port with `buffer_bytes` of receive buffer shared by the data VLs.
 // Both ports classify egress frames by VL. The channels live as long as the
-// ports do (the sender's observers own them); the returned pointers are for
-// reading their state.
+// ports do (each port's observers own the channel it sends on); the
+// returned pointers are for reading their state.
 struct CreditLink {
   std::shared_ptr<CreditChannel> a_to_b, b_to_a;
 };

@@ -19,7 +19,6 @@ class IbNet final : public IbaNet {
   void validate(ExperimentDraft& d) const override;
 
   uint32_t wire_overhead() const override;
-  bool credit_flow_control() const override { return true; }
   uint32_t data_frame_headers(const ExperimentConfig&) const override {
     return 8 + kBth + kIcrc + 2;
   }  // LRH, VCRC

@@ -2,14 +2,16 @@
 """A run split over MPI ranks (issue 16, docs/parallel.md) gives the same
 output as one process: `mpirun -np 2` and `-np 4` on small leaf-spine
 experiments (roce_v2 with loss, with PFC and with a `flows` workload whose
-flows span ranks, roce_v1 with a fault on a cut link, iwarp, and kernel
-TCP sockets), write results.json, its CSVs, flows.csv, latency.csv and
-every pcap byte-identical to the single-process run, and the captures are
-clean in tshark. A partition that leaves ranks without hosts (or without
+flows span ranks, roce_v1 with a fault on a cut link, iwarp, kernel TCP
+sockets, and InfiniBand with loss and a fault on a cut link and with an
+flows its credits hold back, their updates crossing ranks), write
+results.json, its CSVs, flows.csv, latency.csv and every pcap
+byte-identical to the single-process run, and the captures are clean in
+tshark. A PFC deadlock whose cycle spans ranks is reported as one process
+reports it. A partition that leaves ranks without hosts (or without
 anything) works. A rank that fails stops every rank, rank 0 says which,
-and no output is left. A cut link with no propagation delay, and a cut IB
-link, are refused with exit 2. A build without MPI refuses --partition
-with exit 2.
+and no output is left. A cut link with no propagation delay is refused
+with exit 2. A build without MPI refuses --partition with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
 import filecmp
@@ -17,6 +19,7 @@ import os
 import shutil
 import subprocess
 
+import e2e
 from e2e import BINARY, check, check_no_malformed, finish, rdmasim, run, tmpdir, write_text
 
 base = tmpdir()
@@ -89,6 +92,22 @@ if shutil.which("mpirun") is None:
     check(False, "the build has MPI but mpirun is missing (scripts/setup.sh installs openmpi-bin)")
     finish()
 
+# A PFC deadlock across ranks: the ring of four switches of
+# test_pfc_deadlock, loaded four times over by flows of 64 KiB (which span
+# ranks), so pods cuts the ring in two (s0, s1 | s2, s3) and spread -np 4
+# at every switch.
+write_text(os.path.join(base, "64k.cdf"), "65536 0\n65536 100\n")
+PFC_RING = e2e.PFC_RING.replace(
+    "flow_control: pfc", "flow_control: pfc\npfc: {deadlock_detect: 50us}\nstop: 400us").replace(
+    "  - {kind: all_to_all, size: 64KiB, count: 50, outstanding: 16, timeout: 8}",
+    "\n".join(f"  - {{name: f{i}, kind: flows, cdf: 64k.cdf, load: 1, duration: 100us}}" for i in range(4)))
+
+# InfiniBand held back by its credits (16 KiB of buffer a link, every
+# port waits for credits) under flows that span ranks, with loss.
+IB_FLOWS = LEAF_SPINE.format(name="ib_flows", fabric="ib", delay="1us", loss="0.001", extra="", capture="",
+                             workloads="\n".join(f"  - {{name: f{i}, kind: flows, cdf: 64k.cdf, load: 1, duration: 30us}}"
+                                                  for i in range(2))).replace("loss: 0.001}", "loss: 0.001, buffer: 16KiB}")
+
 # A fault on a link the spread partition cuts (h1 - leaf0, h1 on another rank than its leaf): down, then up.
 FAULT = "faults:\n  - {at: 4us, link: [h1, leaf0], action: down}\n  - {at: 9us, link: [h1, leaf0], action: up}"
 cases = [
@@ -101,6 +120,11 @@ cases = [
     ("iwarp", experiment("iwarp", fabric="iwarp", loss=0.002), ["pods"]),
     ("roce_v1", experiment("roce_v1", fabric="roce_v1", loss=0.002, extra=FAULT), ["spread"]),
     ("tcp", experiment("tcp", fabric="tcp", loss=0.002, workloads=SOCKETS), ["spread"]),
+    # InfiniBand: credits return across ranks; frames lost on a cut link
+    # (loss, the fault) give theirs back on the receiver's rank.
+    ("ib", experiment("ib", fabric="ib", loss=0.002, extra=FAULT), ["spread"]),
+    ("ib_flows", write_text(os.path.join(base, "ib_flows.yaml"), IB_FLOWS), ["spread"]),
+    ("pfc_ring", write_text(os.path.join(base, "pfc_ring.yaml"), PFC_RING), ["spread"]),
 ]
 checked_pcaps = False
 for name, path, partitions in cases:
@@ -165,12 +189,26 @@ check(p.returncode == 2, f"zero-delay cut link: exit {p.returncode}, expected 2\
 check("no propagation delay" in p.stdout + p.stderr, f"zero-delay cut link: message: {p.stdout}{p.stderr}")
 check(not os.path.exists(out), "zero-delay cut link: an output directory was left")
 
-# InfiniBand's credit updates do not cross ranks yet: a cut IB link is refused.
-ib = experiment("ib", fabric="ib")
-out = os.path.join(base, "ib-2")
-p = mpirun(2, "run", ib, "--out", out, "--partition", "spread")
-check(p.returncode == 2 and "credit" in p.stdout + p.stderr, f"cut ib link: exit {p.returncode}\n{p.stderr}")
-check(not os.path.exists(out), "cut ib link: an output directory was left")
+# InfiniBand: credit updates crossed ranks; the fault's link is cut.
+for name in ("ib", "ib_flows"):
+    for n in (2, 4):
+        with open(os.path.join(base, f"{name}-spread-{n}", "parallel.json")) as f:
+            stats = json.load(f)
+        check(sum(r["credits_sent"] for r in stats["per_rank"]) > 0, f"{name} -np {n}: no credit crossed ranks")
+        if name == "ib":
+            check("h1 - leaf0" in stats["cut"], f"ib -np {n}: the faulty link is not cut: {stats['cut']}")
+with open(os.path.join(base, "ib_flows-1", "results.json")) as f:
+    waited = [p for p in json.load(f)["ports"] if p["credit_wait_ps"] > 0]
+check(len(waited) > 8, f"ib_flows: few ports wait for credits: {len(waited)}")
+# The ring's deadlock is found, its cycle across ranks.
+with open(os.path.join(base, "pfc_ring-1", "results.json")) as f:
+    ring = json.load(f)
+check(ring["pfc_deadlocks"], "pfc_ring: no deadlock to find across ranks")
+for part in ("spread",):
+    for n in (2, 4):
+        with open(os.path.join(base, f"pfc_ring-{part}-{n}", "parallel.json")) as f:
+            cut = json.load(f)["cut"]
+        check("s1 - s2" in cut or "s2 - s1" in cut, f"pfc_ring {part} -np {n}: the ring is not cut: {cut}")
 
 # A rank that fails brings the run down: rank 1 may write no file (its
 # captures fail with EFBIG), so every rank stops, rank 0 says which rank
