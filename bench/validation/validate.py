@@ -18,6 +18,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -50,12 +51,15 @@ def run(binary, work, name, text, *sets, reuse=False):
     with open(path, "w") as f:
         f.write(text)
     t0 = time.monotonic()
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(["nice", binary, "run", path, "--out", out, *sets], capture_output=True, text=True)
     secs = time.monotonic() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)  # the machine is shared: wall time says little
     if p.returncode not in (0, 4):
         sys.exit(f"{name}: rdmasim exited {p.returncode}\n{p.stderr}")
     with open(stamp, "w") as f:
-        json.dump({"sets": list(sets), "wall_s": secs}, f)
+        json.dump({"sets": list(sets), "wall_s": secs, "cpu_s": cpu, "max_rss_kib": c1.ru_maxrss}, f)
     with open(os.path.join(out, "results.json")) as f:
         return json.load(f), secs
 

@@ -105,8 +105,12 @@ void DcqcnRate::on_rate_timer() {
 }
 
 void DcqcnRate::increase() {
+  // The counts include this step. The first F steps are fast recovery, as
+  // QCN's five byte-counter cycles (IEEE 802.1Qau) and DCQCN's F = 5 are
+  // meant and as HPCC's simulator and mlx5's rpg_threshold count them; one
+  // count past F: additive; both past F: hyper.
   const uint32_t f = cfg_.fast_recovery;
-  if (std::max(timer_steps_, byte_steps_) < f) {
+  if (std::max(timer_steps_, byte_steps_) <= f) {
     // Fast recovery: only towards the rate before the cut.
   } else if (std::min(timer_steps_, byte_steps_) > f) {
     rt_ +=

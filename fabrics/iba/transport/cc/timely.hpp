@@ -1,8 +1,9 @@
 // TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1): rate control from RTT
 // samples the NIC takes itself (the send time of a packet against the
-// arrival of its ACK; no field on the wire). Once per RTT (the paper
-// updates per completed segment, about an RTT at 100 Gb/s): the RTT difference is smoothed (weight `ewma` for
-// the newest) and normalised by min_rtt into a gradient. Below t_low the rate rises by delta; above t_high it
+// arrival of its ACK; no field on the wire). Once per completion event
+// (the first sample at least min_rtt after the last update): the RTT
+// difference is smoothed (weight `ewma` for the newest) and normalised by
+// min_rtt into a gradient. Below t_low the rate rises by delta; above t_high it
 // falls by beta (1 - t_high / rtt); in between a gradient <= 0 raises it by delta, or by N delta (hyperactive
 // increase, N = 5) after hai_threshold such steps in a row, and a positive
 // gradient cuts it by beta x gradient.
@@ -32,7 +33,6 @@ class Timely final : public QpCongestionControl {
   double rtt_diff_ = 0;  // ps
   double gradient_ = 0;
   uint32_t negative_steps_ = 0;
-  bool started_ = false;
   Time last_update_;
 };
 

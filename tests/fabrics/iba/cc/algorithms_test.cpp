@@ -69,9 +69,7 @@ TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
   Timely t(cfg, 100_Gbps);
   t.on_ack(rtt_ack(10_us, 60_us));  // the first sample only sets the reference
   CHECK(!t.pacing_rate());
-  t.on_ack(rtt_ack(20_us, 70_us));  // within the last RTT of the update: ignored
-  CHECK(!t.pacing_rate());
-  t.on_ack(rtt_ack(80_us, 70_us));  // rtt_diff = 0.02 x 10 us = 200 ns, gradient 0.2 / 20 = 0.01
+  t.on_ack(rtt_ack(30_us, 70_us));  // rtt_diff = 0.02 x 10 us = 200 ns, gradient 0.2 / 20 = 0.01
   CHECK(t.gradient() == doctest::Approx(0.01));
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(100 * (1 - 0.8 * 0.01)));  // 99.2
   // Between the thresholds with a falling RTT (60, 59, ... us). First step:
@@ -120,6 +118,28 @@ TEST_CASE("TIMELY: one RTT spike moves the smoothed gradient by alpha only") {
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(after_spike * (1 - 0.8 * 552.4 / 20000)));
   t.on_ack(rtt_ack(700_us, 55_us));  // - 5 us: 0.98 x 552.4 - 100 = 441.35 ns
   CHECK(t.gradient() == doctest::Approx(441.352 / 20000));
+}
+
+TEST_CASE("TIMELY: one update per min_rtt of samples, not per RTT, while the queue builds") {
+  // Samples every 5 us, each RTT 10 us above the last (a queue growing at
+  // twice the line rate). Updates at 30, 50 and 70 us (the first sample
+  // 20 us after the last update), not once per RTT (60 us and more):
+  // new_diff 40 us each time, rtt_diff 800, 0.98 x 800 + 800 = 1584,
+  // 0.98 x 1584 + 800 = 2352.32 ns.
+  TimelyConfig cfg;
+  Timely t(cfg, 100_Gbps);
+  t.on_ack(rtt_ack(10_us, 60_us));
+  double rate = 100;
+  const double diffs[] = {800, 1584, 2352.32};
+  for (int i = 1; i <= 12; ++i) {
+    t.on_ack(rtt_ack(Time::us(10 + 5 * i), Time::us(60 + 10 * i)));
+    if (i % 4 == 0) {
+      const double d = diffs[i / 4 - 1];
+      CHECK(t.gradient() == doctest::Approx(d / 20000));
+      rate *= 1 - 0.8 * d / 20000;
+    }
+    CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
+  }
 }
 
 TEST_CASE("HPCC: utilisation from telemetry, the window from the reference, additive then multiplicative") {

@@ -63,10 +63,14 @@ TEST_CASE("DCQCN: after the fast-recovery steps, the target rises (additive, the
   DcqcnRate r(sim, cfg, 100_Gbps, &work, Work::has);
   r.on_cnp();
   r.on_cnp();
-  for (uint32_t i = 1; i < cfg.fast_recovery; ++i) r.on_sent(cfg.byte_counter.count());
-  CHECK(gbps(r.target()) == doctest::Approx(50));  // fast recovery keeps the target
-  r.on_sent(cfg.byte_counter.count());             // byte steps reach F, timer steps 0: additive
+  // F = 5 steps of fast recovery (QCN's five cycles): the target stays, the
+  // gap of 25 Gb/s halves five times, to 25 / 32.
+  for (uint32_t i = 1; i <= cfg.fast_recovery; ++i) r.on_sent(cfg.byte_counter.count());
+  CHECK(gbps(r.target()) == doctest::Approx(50));
+  CHECK(gbps(r.rate()) == doctest::Approx(50 - 25.0 / 32));
+  r.on_sent(cfg.byte_counter.count());  // byte steps past F, timer steps 0: additive
   CHECK(gbps(r.target()) == doctest::Approx(50 + gbps(cfg.additive)));
+  CHECK(gbps(r.rate()) == doctest::Approx((50 - 25.0 / 32 + 50 + gbps(cfg.additive)) / 2));
   // Hyper increase needs both counts above F: the timer's too.
   sim.run(sim.now() + cfg.rate_period * (cfg.fast_recovery + 1) + 1_ns);
   for (int i = 0; i < 2; ++i) r.on_sent(cfg.byte_counter.count());
