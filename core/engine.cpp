@@ -135,6 +135,25 @@ bool Simulator::take(uint64_t until, Entry& e) {
     // few but the very first, needed at once).
     if (b0_next_ + kPrefetch - 1 < static_cast<size_t>(b0_.end - b0_.begin))
       prefetch_slot(b0_.begin[b0_next_ + kPrefetch - 1]);
+    else if (b0_.begin + b0_next_ == b0_.end)
+      // Bucket 0 is used up: the next event is most likely the earliest of
+      // the lowest bucket (unless this one schedules an earlier one). Where
+      // events rarely share an instant, each refill would otherwise start
+      // with a closure that has left the cache; fetching it while this
+      // event runs hides that. Only a hint: nothing moves until refill().
+      for (size_t w = 0; w < occupied_.size(); ++w)
+        if (occupied_[w]) {
+          const Bucket& b = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(occupied_[w]))];
+          const Entry* first = b.begin;  // a level-0 bucket: one instant, first scheduled first
+          if (b.end - b.begin <= 8)      // a small higher one: its earliest entry
+            for (const Entry* p = b.begin; p != b.end; ++p)
+              if (p->time == b.min) {
+                first = p;
+                break;
+              }
+          prefetch_slot(*first);
+          break;
+        }
     return true;
   }
   if (small_n_ == 0 || small_next().time > until) return false;

@@ -103,7 +103,7 @@ uint64_t buffers(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pa
     // sender copies them into its stream (the sending half) or the fabric
     // has no verbs (sockets: both halves).
     double stored = std::min(all, at_once);
-    if (w.flows.computed_payload) {
+    if (w.computed_payload) {
       const Fabric& f = fabric_of(x);
       stored = !f.rdma() ? stored : f.memory_costs().sender_copies_payload ? stored / 2 : 0;
     }
@@ -111,13 +111,17 @@ uint64_t buffers(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pa
   }
   const uint64_t size = is_atomic(*from_string<WorkloadKind>(w.op)) ? 8 : w.size.count();
   const uint64_t outstanding = std::max<uint32_t>(w.outstanding, 1);
-  const uint64_t slots = std::max<uint64_t>(1, std::min(w.count, outstanding));
+  uint64_t slots = std::max<uint64_t>(1, std::min(w.count, outstanding));
   const uint64_t recvs = std::clamp<uint64_t>(std::min(w.count, 2 * outstanding + 16), 1, kMaxRecvDepth);
   uint64_t landing = slots;
   if (w.kind == WorkloadKind::pingpong)
     landing = 2 * recvs;
   else if (w.op == "send" || w.op == "send_imm")
     landing = w.post_recvs ? recvs : 0;
+  if (w.computed_payload) {  // payload: pattern stores nothing but a sender's copy into its stream
+    landing = 0;
+    if (!fabric_of(x).memory_costs().sender_copies_payload) slots = 0;
+  }
   const uint64_t all = mul(pairs, mul(size, slots + landing));
   if (!x.stop || *x.stop <= w.start) return x.stop ? 0 : all;
   const long double sendable =

@@ -212,8 +212,15 @@ class Port {
   bool want_ready_ = false;
   bool by_vl_ = false;
 
+  // A queued frame and when it may start (also its meta().enqueued): the
+  // queue's own copy spares start_next a read of the frame's buffer, which
+  // has usually left the cache while the frame waited.
+  struct Queued {
+    Packet packet;
+    Time ready;
+  };
   Ring<Packet> control_;
-  std::array<Ring<Packet>, kClasses> queues_;
+  std::array<Ring<Queued>, kClasses> queues_;
   std::array<uint64_t, kClasses> class_bytes_{};
   uint64_t queued_bytes_ = 0;
   size_t queued_frames_ = 0;

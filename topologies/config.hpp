@@ -73,9 +73,6 @@ struct FlowsConfig {
   std::vector<CdfPoint> points;   // filled by the loader
   double load = 0.3;              // 0 < load <= 1 of each sender's host link
   Time duration;                  // arrivals in [start, start + duration)
-  // pattern: the flows' buffers are computed from the payload pattern, not
-  // stored (nodes/host/memory.hpp); memory: real bytes in host memory.
-  bool computed_payload = true;
 };
 
 struct WorkloadConfig {
@@ -112,6 +109,10 @@ struct WorkloadConfig {
   Time work;
   Time chunk = Time::us(10);
   FlowsConfig flows;  // kind: flows; its hosts are in `from` (and `to`)
+  // payload: pattern: the buffers are computed from the payload pattern,
+  // not stored (nodes/host/memory.hpp); memory: real bytes in host memory.
+  // The default for flows; other kinds take it for RC WRITEs and READs.
+  bool computed_payload = false;
   // udp: a traffic generator on `from` offers `rate` of `size`-byte
   // datagrams (payload) for `duration`; the program on `to` spends
   // `app_cost` of its own per datagram it receives.

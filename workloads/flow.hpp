@@ -77,15 +77,11 @@ class Flow final : public PairFlow {
       : PairFlow(env, w, a, b, pingpong, index, seed), op_(op) {}
   // A flow of `kind: flows`: one message of `size` bytes, posted at `at`
   // (its QPs are connected before it arrives, as in HPCC's simulator).
-  // With `payload: pattern` its buffers are computed from the message's
-  // pattern on both ends: the sender's read, the receiver's checked as
-  // written (nodes/host/memory.hpp), none stored.
   void single_message(uint64_t size, Time at) override {
     size_ = size;
     count_ = 1;
     start_ = at;
     connected_ = true;
-    if (w_.flows.computed_payload && w_.qp == QpType::rc) computed_.emplace(pattern_, message_id(0));
   }
 
   void setup() override;
@@ -179,8 +175,9 @@ class Flow final : public PairFlow {
   // (setup(): the IBA path MTU; iWARP, 256).
   uint64_t stamp_ = 256;
   bool stamped(uint64_t k, std::span<const std::byte> bytes) const;
-  // The computed buffer at `buf` on `s` was written whole, every write the pattern's.
-  bool computed_intact(const Side& s, uint64_t buf) const;
+  // The computed buffer at `buf` on `s` had every write the pattern's,
+  // and at least `need` bytes of it.
+  bool computed_intact(const Side& s, uint64_t buf, uint64_t need) const;
   void count(const ibv_wc& wc);
 
   Task sender(Time t0);
@@ -194,7 +191,10 @@ class Flow final : public PairFlow {
   bool reap_send_completions(Side& self, uint64_t& completed);
   WorkloadKind op_;
   bool connected_ = false;
-  std::optional<MessagePattern> computed_;  // the buffers' bytes, when computed
+  // With `payload: pattern` the data buffers at both ends are computed from
+  // the messages' pattern (setup()): the sender's read, the receiver's
+  // checked as written (nodes/host/memory.hpp), none stored.
+  std::optional<SlotPattern> computed_;
   Side sa_, sb_;
   Process* pa_ = nullptr;  // the program on a (sender, or ping)
   Process* pb_ = nullptr;  // the program on b (receiver, or pong), when there is one

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "core/payload.hpp"
 
@@ -98,6 +99,61 @@ class MessagePattern final : public PatternSource {
  private:
   PayloadPattern pattern_;
   uint64_t message_;
+};
+
+// The buffer of a flow that sends its messages through `slots` slots of
+// `size` bytes, as a PatternSource: byte i is what a stored buffer holds
+// there (workloads/workload.cpp, fill_message). Slot s's first message is
+// message s, the pattern of `first + s` whole; a later message k through
+// it rewrites only the record at the start of every `stamp` bytes, with
+// the pattern of `first + k`. So the slot's bytes follow from the message
+// it holds now (put()), and a computed buffer gives the same frames,
+// byte for byte, as a stored one.
+class SlotPattern final : public PatternSource {
+ public:
+  SlotPattern(const PayloadPattern& p, uint64_t first, uint64_t slots, uint64_t size, uint64_t stamp)
+      : pattern_(p), first_(first), size_(size), stamp_(stamp), holds_(slots) {
+    for (uint64_t s = 0; s < slots; ++s) holds_[s] = s;
+  }
+  // Message k is now in slot k % slots.
+  void put(uint64_t k) { holds_[k % holds_.size()] = k; }
+  // Bytes the buffer spans.
+  uint64_t size() const { return size_ * holds_.size(); }
+
+  void fill(uint64_t offset, std::span<std::byte> out) const override {
+    pieces(offset, out.size(), [&](uint64_t message, uint64_t off, size_t done, size_t n) {
+      pattern_.fill(message, off, out.subspan(done, n));
+      return true;
+    });
+  }
+  bool matches(uint64_t offset, std::span<const std::byte> bytes) const override {
+    return pieces(offset, bytes.size(), [&](uint64_t message, uint64_t off, size_t done, size_t n) {
+      return pattern_.matches(message, off, bytes.subspan(done, n));
+    });
+  }
+
+ private:
+  // Calls f(pattern message, offset in the message, position in the range,
+  // length) over [offset, offset + len), one run of one message at a time;
+  // stops when f returns false.
+  template <class F>
+  bool pieces(uint64_t offset, size_t len, F&& f) const {
+    for (size_t done = 0; done < len;) {
+      const uint64_t at = offset + done;
+      const uint64_t slot = at / size_, off = at % size_, in = off % stamp_;
+      const bool stamp = in < PayloadPattern::kRecord;
+      const uint64_t message = first_ + (stamp ? holds_[slot] : slot);
+      const size_t n =
+          std::min<uint64_t>({(stamp ? PayloadPattern::kRecord : stamp_) - in, size_ - off, len - done});
+      if (!f(message, off, done, n)) return false;
+      done += n;
+    }
+    return true;
+  }
+
+  PayloadPattern pattern_;
+  uint64_t first_, size_, stamp_;
+  std::vector<uint64_t> holds_;  // the message each slot holds
 };
 
 }  // namespace rdmasim

@@ -117,7 +117,10 @@ void Flow::make_side(Side& s, Host& h) {
       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   s.mr = d.reg_mr(s.pd, s.buf, len, access);
   const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
-  s.rbuf = computed_ ? h.memory().allocate_computed(rlen, *computed_) : h.memory().allocate(rlen);
+  // Receive buffers hold the data buffer's layout only for a single
+  // message (a flow's SEND); a WRITE with immediate puts no bytes there.
+  s.rbuf =
+      computed_ && rlen == len ? h.memory().allocate_computed(rlen, *computed_) : h.memory().allocate(rlen);
   s.rmr = d.reg_mr(s.pd, s.rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
   if (!s.mr || !s.rmr) throw std::logic_error("ibv_reg_mr failed");
   s.psn = static_cast<uint32_t>(rng_.next() & 0xFFFFFF);
@@ -181,6 +184,10 @@ void Flow::setup() {
   // segment (iwarp) starts anywhere: every 256 bytes, as before.
   stamp_ = std::max<uint64_t>(PayloadPattern::kRecord,
                               fabric_of(env_.cfg).iba_mtu() ? std::bit_floor(env_.mtu) : 256);
+  // The loader allows `payload: pattern` only where a slot's bytes are all
+  // the flow writes there: RC WRITEs and READs, and a flow's one message.
+  if (w_.computed_payload && w_.qp == QpType::rc && msg_size() > 0 && !pingpong_)
+    computed_.emplace(pattern_, message_id(0), slots_, msg_size(), stamp_);
   // Each side is set up as its host (core/engine.hpp: contexts): what it
   // schedules (iWARP's TCP handshake) is that host's.
   Simulator& sim = env_.sim;
@@ -233,7 +240,10 @@ void Flow::post_recv(Side& s, uint64_t k) {
 // itself: every packet carries its message's number, and a 4 KiB-MTU packet
 // costs one 32-byte record instead of 128.
 void Flow::fill_message(uint64_t k, uint64_t slot) {
-  if (computed_) return;  // the buffer is the message
+  if (computed_) {  // the buffer computes the message from the one its slot holds
+    computed_->put(k);
+    return;
+  }
   const Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
   const uint64_t size = msg_size();
   const std::span<std::byte> bytes = src.host->memory().view(src.buf + slot * size, size);
@@ -262,7 +272,7 @@ bool Flow::placed(uint64_t k) const {
   const uint64_t size = msg_size();
   const Side& dst = op_ == WorkloadKind::rdma_read ? sa_ : sb_;
   if (!env_.sim.runs(dst.host->context())) return true;  // split run: the receiver's rank checks (FlowsRun)
-  if (computed_) return computed_intact(dst, dst.buf);
+  if (computed_) return computed_intact(dst, dst.buf, (k + 1) * size);  // messages up to k landed
   return stamped(k, dst.host->memory().view(dst.buf + (k % slots_) * size, size));
 }
 
@@ -374,7 +384,7 @@ Task Flow::receiver(Time t0) {
         const uint32_t off = w_.qp == QpType::ud ? kGrhLen : 0;
         bool same = wc.byte_len == len + off;
         if (computed_) {  // checked as it was written
-          same = same && computed_intact(sb_, sb_.rbuf);
+          same = same && computed_intact(sb_, sb_.rbuf, size_);
         } else {
           auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
           // Its stamps name it; between them, the bytes of its slot (which
@@ -576,11 +586,13 @@ FlowStats Flow::result() {
   } else if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
     if (!env_.sim.runs(b_.context())) return s;  // split run: the receiver's rank checks (FlowsRun)
     if (computed_) {
-      s.data_verified = s.data_verified && computed_intact(sb_, sb_.buf);
+      s.data_verified = s.data_verified && computed_intact(sb_, sb_.buf, s.ops * msg_size());
     } else {
       auto got = b_.memory().view(sb_.buf, len), want = a_.memory().view(sa_.buf, len);
       s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
     }
+  } else if (op_ == WorkloadKind::rdma_read && computed_) {
+    s.data_verified = s.data_verified && computed_intact(sa_, sa_.buf, s.ops * msg_size());
   } else if (op_ == WorkloadKind::rdma_read) {
     auto got = a_.memory().view(sa_.buf, len), want = b_.memory().view(sb_.buf, len);
     s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
@@ -610,13 +622,13 @@ bool Flow::placed_correctly() const {
   const uint64_t off =
       op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm ? (w_.qp == QpType::ud ? kGrhLen : 0) : 0;
   const uint64_t buf = needs_receiver() && op_ != WorkloadKind::rdma_write_imm ? dst.rbuf + off : dst.buf;
-  if (computed_) return computed_intact(dst, buf);
+  if (computed_) return computed_intact(dst, buf, size_);
   return pattern_.matches(message_id(0), 0, dst.host->memory().view(buf, size_));
 }
 
-bool Flow::computed_intact(const Side& s, uint64_t buf) const {
+bool Flow::computed_intact(const Side& s, uint64_t buf, uint64_t need) const {
   const ComputedBuffer* c = s.host->memory().computed(buf);
-  return c && c->wrong_writes == 0 && c->written_bytes >= size_;
+  return c && c->wrong_writes == 0 && c->written_bytes >= need;
 }
 
 void Flow::release_buffers() {

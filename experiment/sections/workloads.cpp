@@ -155,12 +155,32 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
     }
     return p;
   });
-  // payload: pattern (computed, the default) or memory (stored bytes).
-  if (const Entry* e = f.find("payload"))
-    if (auto v = d.c.one_of(e->value, e->path, "the flows' payload", {"pattern", "memory"}))
-      fl.computed_payload = *v == "pattern";
   if (!f.find("duration")) d.c.missing(f, "duration", "how long flows arrive, such as 1ms");
   d.c.read(f, "duration", fl.duration, [&](const Entry& e) { return d.c.time(e); });
+}
+
+// payload: pattern (computed) or memory (stored bytes). Flows compute by
+// default; other kinds store unless told, and compute only RC WRITEs and
+// READs that are not ping-pongs: there every byte of a slot is what its
+// flow wrote (workloads/workload.cpp, fill_message), so the slot's bytes
+// are computable; a ping-pong's markers and a SEND's receive buffers are not.
+void payload(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKind op) {
+  w.computed_payload = w.kind == WorkloadKind::flows;
+  const Entry* e = f.find("payload");
+  if (!e) return;
+  const auto v = d.c.one_of(e->value, e->path, "the payload", {"pattern", "memory"});
+  if (!v) return;
+  w.computed_payload = *v == "pattern";
+  const bool pingpong = w.kind == WorkloadKind::pingpong || w.kind == WorkloadKind::write_lat ||
+                        w.kind == WorkloadKind::send_lat;
+  const bool one_sided =
+      op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm || op == WorkloadKind::rdma_read;
+  if (w.computed_payload && w.kind != WorkloadKind::flows &&
+      (!one_sided || pingpong || w.qp != QpType::rc || !fabric_of(d.x).rdma()))
+    d.c.error(e->value, e->path,
+              "payload: pattern is for flows and for RC rdma_write, rdma_write_imm and rdma_read workloads "
+              "(not ping-pongs) on an RDMA fabric; " +
+                  std::string(to_string(w.kind)) + " here keeps payload: memory");
 }
 
 // {kind: udp, from: A, to: B, rate: RATE, size: SIZE, duration: TIME, app_cost: TIME}.
@@ -246,8 +266,7 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   only("from", !among_hosts, kind_name + " takes hosts: [list], not from and to");
   only("to", !among_hosts, kind_name + " takes hosts: [list], not from and to");
   const bool flows = w.kind == WorkloadKind::flows;
-  for (std::string_view k : {"cdf", "load", "duration", "payload"})
-    only(k, flows, "only flows takes " + std::string(k));
+  for (std::string_view k : {"cdf", "load", "duration"}) only(k, flows, "only flows takes " + std::string(k));
   for (std::string_view k : {"size", "count", "outstanding"})
     only(k, !flows,
          "flows draws each flow's size from its cdf and sends it as one message; no " + std::string(k));
@@ -391,6 +410,7 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
     w.qp = *q;
   }
   const Entry& qp_at = qe ? *qe : *ke;
+  payload(d, *f, w, op);
   // What the fabric's transport can carry (the IBA service types; RFC 5040 for iWARP).
   const bool size_checked = fabric_of(d.x).check_workload(d, w, WorkloadSites{*ke, op_at, qp_at, se});
   if (!size_checked && w.size.count() > (uint64_t{1} << 31) && se) {

@@ -33,7 +33,7 @@ EXPECT = {
     "ib_buffer.yaml": (4, "too small for ib"),
     "host_two_links.yaml": (6, "more than one link"),
     "flows_payload.yaml": (8, "pattern"),
-    "payload_not_flows.yaml": (8, "flows"),
+    "payload_pattern_send.yaml": (8, "rdma_write"),
     "timeseries_unknown_port.yaml": (9, "no port 7"),
     "timeseries_unknown_workload.yaml": (10, "unknown workload 'blk'"),
 }

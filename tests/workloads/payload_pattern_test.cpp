@@ -51,3 +51,36 @@ TEST_CASE("PayloadPattern: wrong bytes, another message or another offset do not
   b[200] ^= std::byte{1};  // one corrupted byte
   CHECK_FALSE(p.matches(3, 64, b));
 }
+
+TEST_CASE("SlotPattern: a slot holds its first message with one record a stamp naming the current one") {
+  const PayloadPattern p("w");
+  // Two slots of 100 bytes, a stamp every 64 bytes, messages numbered from 10.
+  SlotPattern s(p, 10, 2, 100, 64);
+  CHECK(s.size() == 200);
+  auto bytes = [&](uint64_t off, size_t n) {
+    std::vector<std::byte> b(n);
+    s.fill(off, b);
+    return b;
+  };
+  auto message = [&](uint64_t m, uint64_t off, size_t n) {
+    std::vector<std::byte> b(n);
+    p.fill(m, off, b);
+    return b;
+  };
+  // First use: slot 1 is message 1 (pattern 11) whole.
+  CHECK(bytes(100, 100) == message(11, 0, 100));
+  s.put(3);  // message 3 through slot 1: the records at 0 and 64 name it
+  CHECK(bytes(100, 32) == message(13, 0, 32));
+  CHECK(bytes(132, 32) == message(11, 32, 32));
+  CHECK(bytes(164, 32) == message(13, 64, 32));
+  CHECK(bytes(196, 4) == message(11, 96, 4));
+  CHECK(bytes(0, 100) == message(10, 0, 100));  // slot 0 untouched
+  // A piece across records and slots is the same piece of the whole.
+  const auto whole = bytes(0, 200);
+  CHECK(bytes(90, 50) == std::vector<std::byte>(whole.begin() + 90, whole.begin() + 140));
+  CHECK(s.matches(90, std::vector<std::byte>(whole.begin() + 90, whole.begin() + 140)));
+  auto wrong = whole;
+  wrong[170] ^= std::byte{1};
+  CHECK_FALSE(s.matches(0, wrong));
+  CHECK_FALSE(s.matches(100, bytes(0, 100)));  // slot 0's bytes at slot 1
+}

@@ -55,6 +55,19 @@ std::string two_hosts(const std::string& fabric, const std::string& workloads) {
          workloads;
 }
 
+// One data frame has a payload byte flipped on the wire (the model checks
+// no CRC on receipt, so the responder places it); counts it in `corrupted`.
+void corrupt_one_frame(test::BuiltNetwork& b, int& corrupted) {
+  for (Host* h : b.net.hosts)
+    h->port(0).on_tx([&corrupted](Time, Packet& f) {
+      if (corrupted == 0 && f.size() > 600) {
+        auto bytes = f.bytes();
+        bytes[bytes.size() - 40] ^= std::byte{0x01};
+        ++corrupted;
+      }
+    });
+}
+
 }  // namespace
 
 TEST_CASE("workloads: rdma_write moves count x size bytes, each verified, on every fabric") {
@@ -101,17 +114,7 @@ TEST_CASE("workloads: flows check computed placements; one corrupted frame makes
     CAPTURE(corrupt);
     int corrupted = 0;
     const auto s = run(yaml, [&](test::BuiltNetwork& b) {
-      if (!corrupt) return;
-      // One data frame has a payload byte flipped on the wire (the model
-      // checks no CRC on receipt, so the responder places it).
-      for (Host* h : b.net.hosts)
-        h->port(0).on_tx([&corrupted](Time, Packet& f) {
-          if (corrupted == 0 && f.size() > 600) {
-            auto bytes = f.bytes();
-            bytes[bytes.size() - 40] ^= std::byte{0x01};
-            ++corrupted;
-          }
-        });
+      if (corrupt) corrupt_one_frame(b, corrupted);
     });
     REQUIRE(s.size() == 1);
     CHECK(s[0].finished);
@@ -119,5 +122,31 @@ TEST_CASE("workloads: flows check computed placements; one corrupted frame makes
     CHECK(s[0].data_verified == !corrupt);
     CHECK(s[0].data_mismatch == corrupt);
     CHECK(corrupted == (corrupt ? 1 : 0));
+  }
+}
+
+TEST_CASE(
+    "workloads: payload pattern on WRITEs and READs checks every placement; one corrupted frame shows") {
+  // Messages reuse their slots (8 through 3), so each slot's bytes change
+  // from message to message; a byte flipped on the wire makes
+  // data_verified false.
+  for (const char* op : {"rdma_write", "rdma_read"}) {
+    for (const bool corrupt : {false, true}) {
+      CAPTURE(op);
+      CAPTURE(corrupt);
+      int corrupted = 0;
+      const auto s = run(two_hosts("roce_v2", std::string("  - {kind: ") + op +
+                                                  ", from: a, to: b, size: 3000, count: 8, outstanding: 3, "
+                                                  "payload: pattern}\n"),
+                         [&](test::BuiltNetwork& b) {
+                           if (corrupt) corrupt_one_frame(b, corrupted);
+                         });
+      REQUIRE(s.size() == 1);
+      CHECK(s[0].finished);
+      CHECK(s[0].ops == 8);
+      CHECK(s[0].data_verified == !corrupt);
+      CHECK(s[0].data_mismatch == corrupt);
+      CHECK(corrupted == (corrupt ? 1 : 0));
+    }
   }
 }
