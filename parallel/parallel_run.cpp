@@ -40,9 +40,9 @@ ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
   for (size_t n = 0; n < net.nodes.size(); ++n) foreign[net.nodes[n]->context()] = part_.rank[n] != me;
   if (fabric_of(net.cfg).credit_flow_control() && !part_.cut_links.empty())
     throw InputError(
-        fmt::format("fabric ib: the partition over {} ranks cuts {} link(s), and a split run does not "
+        fmt::format("fabric {}: the partition over {} ranks cuts {} link(s), and a split run does not "
                     "carry InfiniBand's link-level credit updates between ranks yet (docs/parallel.md)",
-                    part_.ranks, part_.cut_links.size()));
+                    net.cfg.fabric, part_.ranks, part_.cut_links.size()));
   for (int l : part_.cut_links) {
     const LinkConfig& c = net.cfg.topology.links[static_cast<size_t>(l)].config;
     const Graph::Link& gl = net.graph.link(l);

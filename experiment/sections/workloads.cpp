@@ -171,7 +171,8 @@ bool udp(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& ki
                 "udp takes from, to, size, rate, duration, app_cost and start, not " + e.key.Scalar());
   if (fabric_of(d.x).rdma())
     d.c.error(kind.value, kind.path,
-              "udp datagrams go through the kernel stack: they need fabric: tcp, not " + d.x.fabric);
+              "udp datagrams go through the kernel stack: they need fabric: " +
+                  fabric_list([](const Fabric& g) { return !g.rdma(); }) + ", not " + d.x.fabric);
   auto from = one_host(d, f, "from");
   auto to = one_host(d, f, "to");
   if (from) w.from = {*from};
