@@ -234,7 +234,10 @@ def cost_scatter(runs):
     front = sorted((p for p in pts if not any(q[0] <= p[0] and q[1] >= p[1] and q[:2] != p[:2] for q in pts)))
     if len(front) > 1:
         ax.plot([p[0] for p in front], [p[1] for p in front], "k--", linewidth=1, label="Pareto front")
-        ax.legend(fontsize=7)
+        # Beside the axes: inside, wherever it went it could cover a point or its label.
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    # Room inside the frame for the labels of the outermost points (up and to the right of each).
+    ax.margins(x=0.15, y=0.14)
     ax.set_xlabel(f"total cost {pts[0][3] if pts else ''}")
     ax.set_ylabel("delivered Gb/s")
     ax.set_title("Cost against performance")
