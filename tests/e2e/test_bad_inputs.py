@@ -1,8 +1,9 @@
 """Inputs an adversarial pass found that crashed, hung or wrote half an
 output (docs/reliability.md, "What was tried"): flow-size CDF files that
 are directories, FIFOs, devices, or hold sizes past a message's 2 GiB;
-`rdmasim report` on folders whose JSON rdmasim did not write, or with a
-directory as the page; `sweep` grids too large to make or varying a key
+a load so small the gap between flows passes the clock; `--prices` a FIFO
+or a device; `rdmasim report` on folders whose JSON rdmasim did not write,
+or with a directory as the page; `sweep` grids too large to make or varying a key
 twice. Each: exit 2 (the page: 3 when it cannot be written), a clear
 message, and nothing left behind."""
 import os
@@ -36,6 +37,18 @@ for cdf, words in (("cdfdir", "it is a directory"),             # internal error
         check(p.returncode == 2 and f"{exp}:3:" in p.stderr and "workloads[0].cdf" in p.stderr and words in p.stderr,
               f"{cmd} cdf {cdf}: exit {p.returncode}, expected 2 at the cdf saying '{words}': {p.stderr.strip()}")
         check(not os.path.exists(out), f"cdf {cdf}: nothing written")
+
+# load: 1e-300: a gap between flows past the clock's range (it hung): no flow.
+exp = write_text(os.path.join(d, "flows.yaml"), FLOWS.replace("CDF", "hadoop").replace("0.3", "1e-300"))
+p = rdmasim("run", exp, "--out", os.path.join(d, "tiny"), timeout=30)
+check(p.returncode == 0, f"load 1e-300: exit {p.returncode}: {p.stderr}")
+
+# --prices: a FIFO or a device blocked or was read forever.
+exp = write_text(os.path.join(d, "two.yaml"), e2e.TWO_HOSTS)
+for prices in (os.path.join(d, "fifo.cdf"), "/dev/zero"):
+    p = rdmasim("validate", exp, "--prices", prices, timeout=30)
+    check(p.returncode == 2 and f"{prices}:1:1: cannot read the file: it is not a regular file" in p.stderr,
+          f"--prices {prices}: exit {p.returncode}: {p.stderr}")
 
 # report: JSON rdmasim did not write is the folder's fault (exit 2, named), not a traceback.
 for name, files in (("notjson", {"results.json": "not json"}), ("list", {"results.json": "[]"}),
