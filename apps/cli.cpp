@@ -584,6 +584,10 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
     }
     axes.push_back(std::move(*a));
   }
+  if (const std::string why = grid_error(axes); !why.empty()) {
+    err << "rdmasim sweep: --vary " << why << "\n";
+    return kExitBadInput;
+  }
   const std::vector<SweepPoint> points = sweep_grid(axes);
   bool seed_varied = false, fabric_varied = false;
   for (const auto& a : axes) {

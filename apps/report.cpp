@@ -393,12 +393,10 @@ std::string format_compare_table(const json& compare) {
     for (const auto& name : names) {
       row(name + " throughput Gb/s",
           [&](const json& f) { return number(field(workload(f, name), "throughput_gbps"), 2); });
-      row(name + " latency p50 us", [&](const json& f) {
-        return number(field(field(workload(f, name), "latency_ns"), "p50"), 3, 1e3);
-      });
-      row(name + " latency p99 us", [&](const json& f) {
-        return number(field(field(workload(f, name), "latency_ns"), "p99"), 3, 1e3);
-      });
+      for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})
+        row(name + " latency " + label + " us", [&](const json& f) {
+          return number(field(field(workload(f, name), "latency_ns"), key), 3, 1e3);
+        });
       row(name + " data verified",
           [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
     }

@@ -2,7 +2,8 @@
 # from output folders of `rdmasim run`, `compare` and `sweep`. rdmasim runs
 # this script (compiled into the binary) as: python3 -c SCRIPT OUT SHOWN DIR...
 # (SHOWN: the page's name to print, where OUT is staged).
-# Exit 2: no results in the folders given; 3: matplotlib is missing.
+# Exit 2: no results in the folders given, or files there that are not
+# what rdmasim writes; 3: matplotlib is missing.
 import csv
 import html
 import io
@@ -23,9 +24,21 @@ matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["font.size"] = 9
 
 
+def refuse(message):
+    sys.stderr.write(f"rdmasim report: {message}\n")
+    sys.exit(2)
+
+
 def load(path):
-    with open(path) as f:
-        return json.load(f)
+    """A JSON object rdmasim wrote; anything else is the folder's fault (exit 2)."""
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        refuse(f"{path}: not a file rdmasim wrote ({e})")
+    if not isinstance(d, dict):
+        refuse(f"{path}: not a file rdmasim wrote (a JSON {type(d).__name__}, not an object)")
+    return d
 
 
 def runs_of(d):
@@ -234,7 +247,10 @@ def cost_scatter(runs):
     front = sorted((p for p in pts if not any(q[0] <= p[0] and q[1] >= p[1] and q[:2] != p[:2] for q in pts)))
     if len(front) > 1:
         ax.plot([p[0] for p in front], [p[1] for p in front], "k--", linewidth=1, label="Pareto front")
-        ax.legend(fontsize=7)
+        # Beside the axes: inside, wherever it went it could cover a point or its label.
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    # Room inside the frame for the labels of the outermost points (up and to the right of each).
+    ax.margins(x=0.15, y=0.14)
     ax.set_xlabel(f"total cost {pts[0][3] if pts else ''}")
     ax.set_ylabel("delivered Gb/s")
     ax.set_title("Cost against performance")
@@ -262,11 +278,32 @@ def main():
     out, shown, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     runs = []
     for d in dirs:
-        found = runs_of(d)
+        try:
+            found = runs_of(d)
+        except (TypeError, KeyError, AttributeError, IndexError) as e:
+            refuse(f"{d}: its compare.json or sweep.json is not what rdmasim writes ({type(e).__name__}: {e})")
         if not found:
             sys.stderr.write(f"{d}: no results.json, compare.json or sweep.json here\n")
             sys.exit(2)
         runs += found
+    try:
+        page = make_page(runs)
+    except (TypeError, KeyError, AttributeError, IndexError, ValueError) as e:
+        refuse(f"{', '.join(dirs)}: a results.json there is not what rdmasim writes ({type(e).__name__}: {e})")
+    tmp = out + ".tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write(page)
+        os.replace(tmp, out)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        sys.stderr.write(f"error: {shown}: cannot write the page: {e.strerror}\n")
+        sys.exit(4)
+    print(f"wrote {shown} ({page.count('<figure')} figures, {len(runs)} runs)")
+
+
+def make_page(runs):
     figures = [("throughput", "Throughput per workload",
                 bars(runs, lambda w: w.get("throughput_gbps", 0), "Gb/s", "Throughput per workload")),
                ("latency", "Latency per workload", latency(runs))]
@@ -289,11 +326,7 @@ def main():
     for fid, caption, fig in figures:
         page.append(f"<figure id=\"{fid}\">{svg(fig)}<figcaption>{html.escape(caption)}</figcaption></figure>")
     page.append("</body></html>\n")
-    tmp = out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(page))
-    os.replace(tmp, out)
-    print(f"wrote {shown} ({len(figures)} figures, {len(runs)} runs)")
+    return "\n".join(page)
 
 
 main()

@@ -36,6 +36,11 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
       return 2;
     }
   }
+  if (std::error_code ec; fs::is_directory(out, ec)) {
+    err << shown.string() << ": is a directory; give the page's file name, such as "
+        << (shown / "report.html").string() << "\n";
+    return 2;
+  }
   std::vector<std::string> args{python(), "-c", std::string(report_script()), out.string(), shown.string()};
   for (const auto& d : dirs) args.push_back(d.string());
   std::vector<char*> argv;
@@ -61,8 +66,11 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
     err << "rdmasim report: " << args[0] << " did not finish\n";
     return 1;
   }
+  // The script's 2: the folders hold what rdmasim did not write; 4: the
+  // page could not be written (kExitOutput); 3 (no matplotlib) and a
+  // traceback are the installation's or a bug.
   const int code = WEXITSTATUS(status);
-  return code == 0 ? 0 : code == 2 ? 2 : 1;
+  return code == 0 ? 0 : code == 2 ? 2 : code == 4 ? 3 : 1;
 }
 
 }  // namespace rdmasim

@@ -126,6 +126,22 @@ std::optional<SweepAxis> parse_vary(std::string_view text, std::string& why) {
   return a;
 }
 
+std::string grid_error(const std::vector<SweepAxis>& axes) {
+  size_t n = 1;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    for (size_t j = 0; j < k; ++j)
+      if (axes[j].key == axes[k].key) return axes[k].key + " is varied twice; give its values in one --vary";
+    n *= axes[k].values.size();  // each factor is at least 1, and n stays at most kMaxSweepRuns
+    if (n > kMaxSweepRuns) {
+      std::string sizes;
+      for (const auto& a : axes) sizes += (sizes.empty() ? "" : " x ") + std::to_string(a.values.size());
+      return fmt::format("the grid has {} points, more than a sweep runs ({}); split it into sweeps", sizes,
+                         kMaxSweepRuns);
+    }
+  }
+  return {};
+}
+
 std::vector<SweepPoint> sweep_grid(const std::vector<SweepAxis>& axes) {
   size_t n = 1;
   for (const auto& a : axes) n *= a.values.size();

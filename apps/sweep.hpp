@@ -21,6 +21,13 @@ struct SweepAxis {
 // Parses "KEY=V1,V2,..."; nullopt and `why` when it is not that.
 std::optional<SweepAxis> parse_vary(std::string_view text, std::string& why);
 
+// Why the grid of `axes` is refused, or "": a key varied twice (its
+// values would be two axes of one key, the last overriding), or more runs
+// than kMaxSweepRuns (every point is loaded before any runs, and the grid
+// is held whole: 10 axes of 10 values would be 10^10 points).
+inline constexpr size_t kMaxSweepRuns = 10000;
+std::string grid_error(const std::vector<SweepAxis>& axes);
+
 // A point of the grid: a value per axis, and the `rdmasim run` options that
 // set them (--fabric F, --seed N, --set KEY=V).
 struct SweepPoint {

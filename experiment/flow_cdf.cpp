@@ -47,8 +47,11 @@ std::optional<std::vector<CdfPoint>> parse_cdf(std::string_view text, std::strin
       return fail("expected 'size_bytes cumulative_percent', got '" + std::string(line) + "'");
     const auto size = number(trim(line.substr(0, sp)));
     const auto pct = number(trim(line.substr(sp)));
-    if (!size || *size < 0)
-      return fail("size must be a number of bytes >= 0, got '" + std::string(line) + "'");
+    // A flow is one message: at most 2^31 bytes (IBA's limit), which also
+    // keeps the mean gap between arrivals a time the clock can hold.
+    if (!size || *size < 0 || *size > kMaxFlowBytes)
+      return fail("size must be a number of bytes from 0 to 2147483648 (2GiB, a message's most), got '" +
+                  std::string(line) + "'");
     if (!pct || *pct < 0 || *pct > 100)
       return fail("cumulative percent must be a number from 0 to 100, got '" + std::string(line) + "'");
     if (!pts.empty() && *size < pts.back().size_bytes)
@@ -56,13 +59,20 @@ std::optional<std::vector<CdfPoint>> parse_cdf(std::string_view text, std::strin
     if (!pts.empty() && *pct < pts.back().percent) return fail("cumulative percents must not fall");
     pts.push_back({*size, *pct});
   }
-  if (pts.size() < 2) return fail("a CDF needs at least two points");
+  if (pts.size() < 2) {
+    error = "a CDF needs at least two points, found " + std::to_string(pts.size());
+    return std::nullopt;
+  }
   if (pts.front().percent != 0) {
     error = "the first point's cumulative percent must be 0";
     return std::nullopt;
   }
   if (pts.back().percent != 100) {
     error = "the last point's cumulative percent must be 100";
+    return std::nullopt;
+  }
+  if (pts.back().size_bytes < 1) {
+    error = "every size is 0: a flow needs at least 1 byte";
     return std::nullopt;
   }
   return pts;

@@ -49,6 +49,8 @@ std::optional<std::string> read_text(const std::filesystem::path& file, std::str
     why = "cannot open the file: no such file";
   else if (std::filesystem::is_directory(file, ec))
     why = "cannot read the file: it is a directory";
+  else if (!std::filesystem::is_regular_file(file, ec))  // a FIFO or a device would block or never end
+    why = "cannot read the file: it is not a regular file (a FIFO or a device)";
   std::ifstream in;
   if (why.empty()) {
     in.open(file, std::ios::binary);

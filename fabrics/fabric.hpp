@@ -114,17 +114,16 @@ class Fabric {
     (void)a, (void)b;
     return {};
   }
-  // Whether its NICs run congestion control `a` (`congestion_control:`):
-  // what the algorithm reacts to must exist on this fabric's wire. A fabric
-  // with a congestion control of its own names where it is set.
-  virtual bool runs(CcAlgorithm a) const {
-    (void)a;
-    return false;
-  }
-  virtual std::string_view own_congestion_control() const { return {}; }
-  // Whether its RC transport runs loss recovery `r` (`loss_recovery:`):
-  // go-back-N everywhere; IRN where its extension header has a place.
-  virtual bool recovers(LossRecovery r) const { return r == LossRecovery::go_back_n; }
+  // Why its NICs cannot run congestion control `a` (`congestion_control:`),
+  // or "" when they can: what the algorithm reacts to must exist on this
+  // fabric's wire. Said of this fabric alone (the validate pass adds which
+  // fabrics do run it, from the registry); a fabric with a congestion
+  // control of its own says where that is set. What depends on more than
+  // the algorithm (IP version, link rates) is the fabric's `validate`.
+  virtual std::string cc_error(CcAlgorithm a) const = 0;
+  // Why its RC transport cannot run loss recovery `r` (`loss_recovery:`),
+  // or "": go-back-N everywhere; IRN where its extension header has a place.
+  virtual std::string recovery_error(LossRecovery r) const = 0;
   // A SEND that finds no receive buffer is answered with an RNR NAK and
   // retried (IBA 9.7.5.2.8), forever at rnr_retry 7.
   virtual bool rnr_naks() const { return true; }

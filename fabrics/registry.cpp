@@ -27,6 +27,18 @@ std::vector<std::string_view> fabric_names() {
   return names;
 }
 
+std::string fabric_list(const std::function<bool(const Fabric&)>& pick) {
+  std::vector<std::string_view> names;
+  for (const Fabric* f : fabrics())
+    if (pick(*f)) names.push_back(f->name());
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 const Fabric* find_fabric(std::string_view name) {
   for (const Fabric* f : fabrics())
     if (f->name() == name) return f;

@@ -10,6 +10,12 @@ include of a header that needs no linking. mpi.h is included by
 parallel/cluster.cpp alone. Prints each violation as
 `file:line: <layer> includes <layer>` and exits 1 if there is any.
 
+It also keeps the fabric seam (docs/architecture.md, "Fabrics"): no string
+literal in a layer above fabrics/ names a fabric (the names each
+fabrics/*/*.hpp returns from `name()`); such code asks the `Fabric`, or
+lists names from the registry. A name within a dotted key
+(`tcp.congestion_control`) is a key, not a fabric.
+
 usage: check_layers.py [SOURCE_DIR]
 """
 import pathlib
@@ -21,6 +27,39 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')
 # The rest of the build does not see MPI: one file wraps it (parallel/cluster.hpp).
 MPI = re.compile(r'^\s*#\s*include\s+[<"]mpi\.h[>"]')
 MPI_ONLY = "parallel/cluster.cpp"
+FABRIC_NAME = re.compile(r'name\(\) const override \{ return "([a-z0-9_]+)"; \}')
+
+
+def literals(text):
+    """(line, text) of each string literal outside comments and #include lines."""
+    text = re.sub(r"(?m)^[ \t]*#[ \t]*include.*$", "", text)
+    out, i, line = [], 0, 1
+    while i < len(text):
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = len(text) if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            line += text.count("\n", i, j)
+            i = j + 2
+        elif text[i] == '"' or (text[i] == "'" and not text[i - 1].isalnum()):  # not 1'000'000
+            quote, j = text[i], i + 1
+            while text[j] != quote:
+                j += 2 if text[j] == "\\" else 1
+            if quote == '"':
+                out.append((line, text[i + 1:j]))
+            i = j + 1
+        else:
+            line += text[i] == "\n"
+            i += 1
+    return out
+
+
+def fabric_names(root):
+    names = set()
+    for path in (root / "fabrics").glob("*/*.hpp"):
+        names.update(FABRIC_NAME.findall(path.read_text()))
+    return names
 
 
 def main():
@@ -28,12 +67,21 @@ def main():
     rank = {name: i for i, name in enumerate(LAYERS)}
     bad = []
     files = 0
+    names = fabric_names(root)
+    above_fabrics = set(LAYERS[rank["fabrics"] + 1:])
     for layer in LAYERS:
         for path in sorted((root / layer).rglob("*")):
             if path.suffix not in (".hpp", ".cpp", ".h"):
                 continue
             files += 1
-            for n, line in enumerate(path.read_text().splitlines(), 1):
+            text = path.read_text()
+            if layer in above_fabrics:
+                for n, lit in literals(text):
+                    for word in re.findall(r"[A-Za-z0-9_.]+", lit):
+                        if word.rstrip(".") in names:
+                            bad.append(f"{path.relative_to(root)}:{n}: names fabric {word.rstrip('.')} "
+                                       f"above fabrics/ (ask the Fabric, or list from the registry)")
+            for n, line in enumerate(text.splitlines(), 1):
                 if MPI.match(line) and path.relative_to(root).as_posix() != MPI_ONLY:
                     bad.append(f"{path.relative_to(root)}:{n}: includes mpi.h, which only {MPI_ONLY} may")
                 m = INCLUDE.match(line)
@@ -50,7 +98,10 @@ def main():
     if files == 0:
         print(f"no sources under {root}")
         return 1
-    print(f"{files} files, {len(bad)} upward includes")
+    if not names:
+        print(f"no fabric names found under {root / 'fabrics'}")
+        return 1
+    print(f"{files} files, {len(bad)} upward includes or fabric names above fabrics/")
     return 1 if bad else 0
 
 

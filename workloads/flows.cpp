@@ -45,7 +45,11 @@ std::vector<FlowArrival> flow_arrivals(const FlowsConfig& f, Time start, const s
     Rng rng = Rng::stream(seed, "flows:" + std::to_string(i));
     Time t = start;
     for (;;) {
-      t = t + Time::ps(static_cast<int64_t>(std::llround(-std::log1p(-rng.uniform()) * gap_ps)));
+      // Compared as a double first: a tiny load makes a gap past what Time
+      // holds (llround of it is undefined, and came back negative: a hang).
+      const double gap = -std::log1p(-rng.uniform()) * gap_ps;
+      if (gap >= static_cast<double>((end - t).count())) break;
+      t = t + Time::ps(static_cast<int64_t>(std::llround(gap)));
       if (t >= end) break;
       auto to = static_cast<uint32_t>(rng.between(0, hosts - 2));
       if (to >= i) ++to;

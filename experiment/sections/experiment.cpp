@@ -21,14 +21,17 @@ void completion_mode(ExperimentDraft& d) {
   if (const std::string why = fabric.completion_error(m); !why.empty())
     d.c.error(d.completion->value, d.completion->path, why);
 }
-// host.stack: dpdk is a user-space stack for the plain NICs of `tcp`; its
+std::string plain_nics() {
+  return fabric_list([](const Fabric& f) { return !f.rdma(); });
+}
+// host.stack: dpdk is a user-space stack for the plain NICs of the fabrics without RDMA; its
 // poll-mode cores are dedicated, so programs need a core besides them.
 void network_stack(ExperimentDraft& d) {
   if (d.x.host.stack != NetStack::dpdk) return;
   if (fabric_of(d.x).rdma()) {
     d.c.error(d.stack->value, d.stack->path,
-              "host.stack: dpdk is a user-space TCP/UDP stack for fabric: tcp's plain NICs; " + d.x.fabric +
-                  " is RDMA, whose NIC is the stack");
+              "host.stack: dpdk is a user-space TCP/UDP stack for fabric: " + plain_nics() +
+                  "'s plain NICs; " + d.x.fabric + " is RDMA, whose NIC is the stack");
     return;
   }
   if (d.x.host.dpdk.cores >= d.x.host.cores) {

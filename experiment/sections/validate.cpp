@@ -8,7 +8,6 @@
 #include <map>
 
 #include "experiment/sections/sections.hpp"
-#include "fabrics/iba/transport/cc/telemetry.hpp"
 #include "fabrics/registry.hpp"
 #include "topologies/reachability.hpp"
 
@@ -235,68 +234,32 @@ void endless(ExperimentDraft& d) {
   }
 }
 
-// The fabrics an algorithm can run on: what it reacts to must exist there.
-void congestion_control(ExperimentDraft& d, const Fabric& fabric) {
-  const CcAlgorithm a = d.x.cc.algorithm;
-  if (a == CcAlgorithm::none) return;
-  std::string why;
-  if (!fabric.runs(a)) {
-    switch (a) {
-      case CcAlgorithm::dcqcn:
-      case CcAlgorithm::dctcp:
-        why = "it reacts to ECN marks in the IP header, which only roce_v2 carries";
-        break;
-      case CcAlgorithm::hpcc:
-        why = "its switch telemetry rides in an IPv4 option, which only roce_v2 carries";
-        break;
-      case CcAlgorithm::timely:
-      case CcAlgorithm::swift:
-        why = "it runs on roce_v1 and roce_v2 NICs";
-        break;
-      case CcAlgorithm::ib_cca:
-        why = "it is InfiniBand's (IBA annex A10): FECN/BECN at ib switches and NICs";
-        break;
-      case CcAlgorithm::none:
-        break;
-    }
-  } else if (a == CcAlgorithm::hpcc && d.x.ip != IpVersion::ipv4) {
-    why = "its switch telemetry rides in an IPv4 option: set ip: ipv4";
-  } else if (a == CcAlgorithm::hpcc) {
-    // Each hop reports its link rate as an index into a table of standard rates.
-    for (const auto& l : d.x.topology.links) {
-      if (IntHop::rate_index(l.config.bandwidth)) continue;
-      why =
-          "its switch telemetry reports link rates from a table of standard Ethernet rates (1, 2.5, 5, 10, "
-          "25, "
-          "40, 50, 56, 100, 200, 400, 800, 1600 Gbps), and a link runs at " +
-          to_string(l.config.bandwidth);
-      break;
-    }
-  }
-  if (why.empty()) return;
-  std::string msg = std::string(to_string(a)) + " cannot run on fabric " + d.x.fabric + ": " + why;
-  if (const std::string_view own = fabric.own_congestion_control(); !own.empty())
-    msg += " (" + d.x.fabric + ": " + std::string(own) + ")";
-  if (d.cc_algorithm)
-    d.c.error(d.cc_algorithm->value, d.cc_algorithm->path, msg);
-  else if (d.ip_version)
-    d.c.error(d.ip_version->value, d.ip_version->path, msg);
+// "; dcqcn runs on roce_v2": the fabrics that `refuses` refuses nothing
+// of, from the registry; "" when none does.
+template <class Refuses>
+std::string runs_on(std::string_view what, Refuses refuses) {
+  const std::string names = fabric_list([&](const Fabric& f) { return refuses(f).empty(); });
+  return names.empty() ? names : "; " + std::string(what) + " runs on " + names;
 }
 
-// IRN's extension header rides in an IPv4 option of the frames
-// (docs/reliability.md#irn-loss-recovery), which HPCC's telemetry fills.
+// The fabric says why its wire cannot carry what the algorithm reacts to
+// (checks that need more than the algorithm are its `validate`).
+void congestion_control(ExperimentDraft& d, const Fabric& fabric) {
+  const CcAlgorithm a = d.x.cc.algorithm;
+  const std::string why = fabric.cc_error(a);
+  if (why.empty() || !d.cc_algorithm) return;
+  d.c.error(d.cc_algorithm->value, d.cc_algorithm->path,
+            std::string(to_string(a)) + " cannot run on fabric " + d.x.fabric + ": " + why +
+                runs_on(to_string(a), [a](const Fabric& f) { return f.cc_error(a); }));
+}
+
 void loss_recovery(ExperimentDraft& d, const Fabric& fabric) {
-  if (d.x.loss_recovery != LossRecovery::irn) return;
-  std::string why;
-  if (!fabric.recovers(LossRecovery::irn))
-    why = "its extension header rides in an IPv4 option, which only roce_v2 carries";
-  else if (d.x.ip != IpVersion::ipv4)
-    why = "its extension header rides in an IPv4 option: set ip: ipv4";
-  else if (d.x.cc.algorithm == CcAlgorithm::hpcc)
-    why = "its extension header and HPCC's telemetry would both need the IPv4 options' 40 bytes";
-  if (why.empty()) return;
-  const std::string msg = "irn cannot run on fabric " + d.x.fabric + ": " + why;
-  if (d.loss_recovery) d.c.error(d.loss_recovery->value, d.loss_recovery->path, msg);
+  const LossRecovery r = d.x.loss_recovery;
+  const std::string why = fabric.recovery_error(r);
+  if (why.empty() || !d.loss_recovery) return;
+  d.c.error(d.loss_recovery->value, d.loss_recovery->path,
+            std::string(to_string(r)) + " cannot run on fabric " + d.x.fabric + ": " + why +
+                runs_on(to_string(r), [r](const Fabric& f) { return f.recovery_error(r); }));
 }
 
 }  // namespace

@@ -134,11 +134,25 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
     text = std::string(*b);
   } else if (ce) {
     // A file of `size_bytes cumulative_percent` lines, relative to the experiment file.
+    // Only a regular file: a directory cannot be read, and a FIFO or a
+    // device (/dev/zero) would block or never end.
     const std::filesystem::path file = d.x.file.parent_path() / fl.cdf;
-    std::ifstream in(file);
-    if (!in) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(file, ec);
+    std::ifstream in;
+    std::string why;
+    if (fs::is_directory(st))
+      why = ": it is a directory";
+    else if (fs::exists(st) && !fs::is_regular_file(st))
+      why = ": it is not a regular file (a FIFO or a device)";
+    else if (fs::exists(st) && fs::file_size(file, ec) > kMaxCdfFileBytes)
+      why = ": it is larger than 16MiB";
+    else
+      in.open(file);
+    if (!in.is_open() || !in) {
       d.c.error(ce->value, ce->path,
-                "expected websearch, hadoop or a readable CDF file, got '" + fl.cdf + "'");
+                "expected websearch, hadoop or a readable CDF file, got '" + fl.cdf + "'" + why);
       return;
     }
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -191,7 +205,8 @@ bool udp(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& ki
                 "udp takes from, to, size, rate, duration, app_cost and start, not " + e.key.Scalar());
   if (fabric_of(d.x).rdma())
     d.c.error(kind.value, kind.path,
-              "udp datagrams go through the kernel stack: they need fabric: tcp, not " + d.x.fabric);
+              "udp datagrams go through the kernel stack: they need fabric: " +
+                  fabric_list([](const Fabric& g) { return !g.rdma(); }) + ", not " + d.x.fabric);
   auto from = one_host(d, f, "from");
   auto to = one_host(d, f, "to");
   if (from) w.from = {*from};

@@ -11,7 +11,7 @@ class IbNet final : public IbaNet {
  public:
   std::string_view name() const override { return "ib"; }
   std::vector<SectionType> sections() const override;
-  bool runs(CcAlgorithm a) const override { return a == CcAlgorithm::ib_cca; }  // FECN/BECN, IBA annex A10
+  std::string cc_error(CcAlgorithm a) const override;
   std::string_view routers_error() const override;
   bool reaches_all(const ExperimentConfig& x, Paths& paths, const std::vector<int>& from,
                    const std::vector<int>& to) const override;

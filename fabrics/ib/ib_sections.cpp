@@ -134,6 +134,27 @@ std::string IbNet::pair_error(const ExperimentConfig& x, Paths& paths, int a, in
          "or use ib.routing: min_hop";
 }
 
+// IBA annex A10: switches set FECN, the receiver answers with BECN, the
+// sender's NIC throttles. Nothing on an IB wire carries ECN, telemetry or
+// the timestamps the Ethernet RNICs' delay-based algorithms keep.
+std::string IbNet::cc_error(CcAlgorithm a) const {
+  switch (a) {
+    case CcAlgorithm::none:
+    case CcAlgorithm::ib_cca:
+      return {};
+    case CcAlgorithm::dcqcn:
+    case CcAlgorithm::dctcp:
+      return "it reacts to ECN marks in an IP header, and InfiniBand frames have none (their switches mark "
+             "FECN: ib_cca)";
+    case CcAlgorithm::hpcc:
+      return "its switch telemetry rides in an IPv4 option, and InfiniBand frames have no IP header";
+    case CcAlgorithm::timely:
+    case CcAlgorithm::swift:
+      return "it is an Ethernet RNIC's; InfiniBand NICs run IBA's congestion control (annex A10: ib_cca)";
+  }
+  return {};
+}
+
 void IbNet::validate(ExperimentDraft& d) const {
   if (!d.topology) return;
   ib_limits(d);

@@ -10,6 +10,14 @@ std::string IbaNet::mtu_error(uint32_t mtu) const {
   return std::string(name()) + " needs an IBA MTU: 256, 512, 1024, 2048 or 4096, got " + std::to_string(mtu);
 }
 
+// IRN's extension header rides in an IPv4 option (docs/reliability.md#irn-loss-recovery):
+// a fabric whose frames carry one says so.
+std::string IbaNet::recovery_error(LossRecovery r) const {
+  if (r == LossRecovery::go_back_n) return {};
+  return "its extension header rides in an IPv4 option, and " + std::string(name()) +
+         " frames have no IP header";
+}
+
 // The operations each IBA service type supports (IBA 9.8.3, table 40).
 bool IbaNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const {
   const WorkloadKind op = basic_op(w);

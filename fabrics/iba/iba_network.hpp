@@ -11,6 +11,7 @@ class IbaNet : public Fabric {
  public:
   std::string mtu_error(uint32_t mtu) const override;
   bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const override;
+  std::string recovery_error(LossRecovery r) const override;
 };
 
 }  // namespace rdmasim

@@ -38,6 +38,16 @@ std::vector<SectionType> IwarpNet::sections() const {
   return s;
 }
 
+// RDMAP and DDP leave congestion and loss to the TCP below MPA (RFC 5044).
+std::string IwarpNet::cc_error(CcAlgorithm a) const {
+  if (a == CcAlgorithm::none) return {};
+  return "iWARP runs over TCP, whose congestion control is tcp.congestion_control";
+}
+std::string IwarpNet::recovery_error(LossRecovery r) const {
+  if (r == LossRecovery::go_back_n) return {};
+  return "iWARP runs over TCP, which recovers its own losses";
+}
+
 // Links give TCP an IP MTU.
 std::string IwarpNet::mtu_error(uint32_t mtu) const {
   if (mtu >= kMinIpMtu && mtu <= kMaxIpMtu) return {};

@@ -12,7 +12,8 @@ class IwarpNet final : public Fabric {
  public:
   std::string_view name() const override { return "iwarp"; }
   std::vector<SectionType> sections() const override;
-  std::string_view own_congestion_control() const override { return "tcp.congestion_control"; }
+  std::string cc_error(CcAlgorithm a) const override;
+  std::string recovery_error(LossRecovery r) const override;
   bool rnr_naks() const override { return false; }  // a SEND without a receive is an error (RFC 5040 7.1)
   std::string mtu_error(uint32_t mtu) const override;
   bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const override;

@@ -11,8 +11,7 @@ class RoceV1Net final : public IbaNet {
  public:
   std::string_view name() const override { return "roce_v1"; }
   std::vector<SectionType> sections() const override;
-  // No IP header, so no ECN or INT: only the delay-based algorithms.
-  bool runs(CcAlgorithm a) const override { return a == CcAlgorithm::timely || a == CcAlgorithm::swift; }
+  std::string cc_error(CcAlgorithm a) const override;
   std::string scope_error(const ExperimentConfig& x, const WorkloadConfig& w) const override;
   bool reaches_all(const ExperimentConfig& x, Paths& paths, const std::vector<int>& from,
                    const std::vector<int>& to) const override;

@@ -61,6 +61,27 @@ std::vector<SectionType> RoceV1Net::sections() const {
   return s;
 }
 
+// No IP header, so no ECN or telemetry option: only the delay-based
+// algorithms, which need nothing of the network.
+std::string RoceV1Net::cc_error(CcAlgorithm a) const {
+  switch (a) {
+    case CcAlgorithm::none:
+    case CcAlgorithm::timely:
+    case CcAlgorithm::swift:
+      return {};
+    case CcAlgorithm::dcqcn:
+    case CcAlgorithm::dctcp:
+      return "it reacts to ECN marks in an IP header, and RoCE v1 frames have none (a GRH follows the "
+             "Ethernet header)";
+    case CcAlgorithm::hpcc:
+      return "its switch telemetry rides in an IPv4 option, and RoCE v1 frames have no IP header";
+    case CcAlgorithm::ib_cca:
+      return "it is InfiniBand's (IBA annex A10): its FECN marks come from InfiniBand switches, and "
+             "Ethernet bridges set none";
+  }
+  return {};
+}
+
 // Hosts in different VLANs are in different broadcast domains.
 std::string RoceV1Net::scope_error(const ExperimentConfig& x, const WorkloadConfig& w) const {
   if (!x.vlan) return {};

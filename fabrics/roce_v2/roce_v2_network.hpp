@@ -11,9 +11,9 @@ class RoceV2Net final : public IbaNet {
  public:
   std::string_view name() const override { return "roce_v2"; }
   std::vector<SectionType> sections() const override;
-  // ECN in the IP header (DCQCN, DCTCP), INT in an IPv4 option (HPCC), RTT (TIMELY, Swift).
-  bool runs(CcAlgorithm a) const override { return a != CcAlgorithm::ib_cca; }
-  bool recovers(LossRecovery) const override { return true; }  // IRN's header in an IPv4 option
+  std::string cc_error(CcAlgorithm a) const override;
+  std::string recovery_error(LossRecovery) const override { return {}; }  // IRN's header in an IPv4 option
+  void validate(ExperimentDraft& d) const override;
 
   uint32_t data_frame_headers(const ExperimentConfig& x) const override {
     return kEthernetHeader + ip_header(x) + kUdpHeader + kBth + kIcrc;

@@ -25,6 +25,16 @@ std::string TcpNet::mtu_error(uint32_t mtu) const {
   return "tcp needs an IP MTU from 576 to 9000, got " + std::to_string(mtu);
 }
 
+// congestion_control and loss_recovery are the RNICs'; the kernel's TCP has its own.
+std::string TcpNet::cc_error(CcAlgorithm a) const {
+  if (a == CcAlgorithm::none) return {};
+  return "the kernel's TCP has its own congestion control, tcp.congestion_control";
+}
+std::string TcpNet::recovery_error(LossRecovery r) const {
+  if (r == LossRecovery::go_back_n) return {};
+  return "the kernel's TCP recovers its own losses";
+}
+
 // Kernel sockets: SEND's messages over a TCP byte stream (udp and compute
 // check themselves); nothing of RDMA (no remote memory, no immediates, no
 // QP types). The verbs settings of the same file (qp: rc, outstanding,

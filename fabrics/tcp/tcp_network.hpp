@@ -16,6 +16,8 @@ class TcpNet final : public Fabric {
   std::vector<Variant> variants() const override { return {{"dpdk", "host.stack=dpdk"}}; }
   std::vector<SectionType> sections() const override;
   std::string mtu_error(uint32_t mtu) const override;
+  std::string cc_error(CcAlgorithm a) const override;
+  std::string recovery_error(LossRecovery r) const override;
   bool check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const override;
   bool rnr_naks() const override { return false; }
   // The kernel receives by interrupt or NAPI (NAPI by default, as Linux).

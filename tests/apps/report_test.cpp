@@ -25,7 +25,7 @@ json results(const char* fabric, double gbps, int p50_ns, uint64_t drops) {
          {"bytes", 6553600},
          {"completions", {{"IBV_WC_SUCCESS", 98}, {"IBV_WC_RETRY_EXC_ERR", 2}}},
          {"throughput_gbps", gbps},
-         {"latency_ns", {{"min", 1000}, {"p50", p50_ns}, {"p99", 2500}, {"max", 3000}}},
+         {"latency_ns", {{"min", 1000}, {"p50", p50_ns}, {"p99", 2500}, {"p999", 2900}, {"max", 3000}}},
          {"data_verified", true}}}},
       {"ports", {{{"node", "a"}, {"port", 0}, {"drops", drops}}, {{"node", "b"}, {"port", 0}, {"drops", 1}}}},
       {"hosts", {{{"name", "a"}, {"cpu_busy_ps", 2'000'000}}, {{"name", "b"}, {"cpu_busy_ps", 500'000}}}}};
@@ -76,6 +76,7 @@ TEST_CASE("compare entries keep what the table shows; the table puts fabrics sid
   CHECK(ib["drops"] == 1);
   CHECK(ib["cpu_busy_ps"] == 2'500'000);
   CHECK(ib["workloads"][0]["latency_ns"]["p50"] == 900);
+  CHECK(ib["workloads"][0]["latency_ns"]["p999"] == 2900);
   CHECK(cmp["fabrics"][2]["reason"] == "x.yaml:7:5: iwarp has no UD");
 
   CHECK(format_compare_table(cmp) ==
@@ -84,6 +85,7 @@ TEST_CASE("compare entries keep what the table shows; the table puts fabrics sid
         "  w0 throughput Gb/s        95.50    87.40\n"
         "  w0 latency p50 us         0.900    1.234\n"
         "  w0 latency p99 us         2.500    2.500\n"
+        "  w0 latency p99.9 us       2.900    2.900\n"
         "  w0 data verified            yes      yes\n"
         "  cpu busy us (all hosts)   2.500    2.500\n"
         "  cpu ms per GB, working    0.381    0.381\n"

@@ -827,8 +827,18 @@ TEST_CASE("loader: loss_recovery and irn, their defaults and where IRN can run")
   CHECK(c.irn.bdp_packets == 40);
   CHECK(errors(pair_with(w, "loss_recovery: selective\n"))
             .find("exp.yaml:1:16: loss_recovery: unknown loss recovery") == 0);
-  CHECK(errors(pair_with(w, "fabric: roce_v1\nloss_recovery: irn\n"))
-            .find("exp.yaml:2:16: loss_recovery: irn cannot run on fabric roce_v1") == 0);
+  CHECK(
+      errors(pair_with(w, "fabric: roce_v1\nloss_recovery: irn\n")) ==
+      "exp.yaml:2:16: loss_recovery: irn cannot run on fabric roce_v1: its extension header rides in an IPv4 "
+      "option, and roce_v1 frames have no IP header; irn runs on roce_v2\n");
+  CHECK(
+      errors(pair_with(w, "fabric: iwarp\nloss_recovery: irn\n")) ==
+      "exp.yaml:2:16: loss_recovery: irn cannot run on fabric iwarp: iWARP runs over TCP, which recovers its "
+      "own losses; irn runs on roce_v2\n");
+  CHECK(
+      errors(pair_with(w, "ip: ipv6\nloss_recovery: irn\n")) ==
+      "exp.yaml:2:16: loss_recovery: irn cannot run on fabric roce_v2: its extension header rides in an IPv4 "
+      "option: set ip: ipv4\n");
   CHECK(errors(pair_with(w, "loss_recovery: irn\ncongestion_control: {algorithm: hpcc}\n"))
             .find("HPCC's telemetry") != std::string::npos);
   // Checked whichever recovery runs, so that --set loss_recovery=irn finds them right.
@@ -865,18 +875,28 @@ TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algo
 
 TEST_CASE("loader: congestion_control errors name the key and the place") {
   const std::string w = "  - {kind: rdma_write, from: a, to: b}\n";
+  // The fabric says why; the registry, which fabrics run it.
   CHECK(
       errors(pair_with(w, "fabric: roce_v1\ncongestion_control: {algorithm: hpcc}\n")) ==
       "exp.yaml:2:33: congestion_control.algorithm: hpcc cannot run on fabric roce_v1: its switch telemetry "
-      "rides in an IPv4 option, which only roce_v2 carries\n");
+      "rides in an IPv4 option, and RoCE v1 frames have no IP header; hpcc runs on roce_v2\n");
+  CHECK(errors(pair_with(w, "fabric: iwarp\ncongestion_control: {algorithm: swift}\n")) ==
+        "exp.yaml:2:33: congestion_control.algorithm: swift cannot run on fabric iwarp: iWARP runs over TCP, "
+        "whose congestion control is tcp.congestion_control; swift runs on roce_v1 and roce_v2\n");
   CHECK(
-      errors(pair_with(w, "fabric: iwarp\ncongestion_control: {algorithm: swift}\n")) ==
-      "exp.yaml:2:33: congestion_control.algorithm: swift cannot run on fabric iwarp: it runs on roce_v1 and "
-      "roce_v2 NICs (iwarp: tcp.congestion_control)\n");
+      errors(pair_with("  - {kind: send, from: a, to: b}\n",
+                       "fabric: tcp\ncongestion_control: {algorithm: dctcp}\n")) ==
+      "exp.yaml:2:33: congestion_control.algorithm: dctcp cannot run on fabric tcp: the kernel's TCP has its "
+      "own congestion control, tcp.congestion_control; dctcp runs on roce_v2\n");
   CHECK(
       errors(pair_with(w, "congestion_control: {algorithm: ib_cca}\n")) ==
       "exp.yaml:1:33: congestion_control.algorithm: ib_cca cannot run on fabric roce_v2: it is InfiniBand's "
-      "(IBA annex A10): FECN/BECN at ib switches and NICs\n");
+      "(IBA annex A10): its FECN marks come from InfiniBand switches, and IP switches mark ECN instead "
+      "(dcqcn, dctcp); ib_cca runs on ib\n");
+  CHECK(
+      errors(pair_with(w, "ip: ipv6\ncongestion_control: {algorithm: hpcc}\n")) ==
+      "exp.yaml:2:33: congestion_control.algorithm: hpcc cannot run on fabric roce_v2: its switch telemetry "
+      "rides in an IPv4 option: set ip: ipv4\n");
   // --fabric moves a file onto a fabric its algorithm cannot run on: the same error.
   CHECK(errors(load(pair_with(w, "congestion_control: {algorithm: dctcp}\n"), {}, "ib"))
             .find("dctcp cannot run on fabric ib") != std::string::npos);

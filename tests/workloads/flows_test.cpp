@@ -107,6 +107,16 @@ TEST_CASE("flows: Poisson arrivals offer the load asked for") {
   CHECK(flow_arrivals(f, Time::us(10), rate, 43).size() != flows.size());
 }
 
+TEST_CASE("flows: a load so small that the mean gap passes the clock's range ends with no flow") {
+  // 1e-300 of a 100 Gb/s link: a gap of about 1e300 ps, which llround
+  // once turned negative, so arrivals never reached the end (a hang).
+  FlowsConfig f;
+  f.points = builtin("hadoop");
+  f.load = 1e-300;
+  f.duration = Time::ms(1);
+  CHECK(flow_arrivals(f, Time(), std::vector<DataRate>(3, DataRate(100'000'000'000)), 1).empty());
+}
+
 TEST_CASE("flows: ideal FCT of a hand-worked case") {
   // Two 1 us links and one switch (300 ns) one way; 100 Gb/s. 10,000 bytes
   // at 1,024 payload bytes a frame: 10 frames of 82 bytes overhead each,
