@@ -87,7 +87,7 @@ cases.append((two, ["--set", "workloads.0.size=16MiB", "--set", "workloads.0.cou
 for path, args in cases:
     estimate = refused(path, args + ["--memory-limit", "1KiB"], path, "")
     peak = peak_mib(path, *args)
-    e2e.check(peak / 1.5 <= estimate <= peak * 1.5,
+    e2e.check(e2e.SANITIZED or peak / 1.5 <= estimate <= peak * 1.5,
               f"{os.path.basename(path)} {args}: estimated {estimate:.1f} MiB, peak RSS {peak:.1f} MiB")
     print(f"{os.path.basename(path)} {' '.join(args)}: estimated {estimate:.1f} MiB, peak RSS {peak:.1f} MiB")
 
