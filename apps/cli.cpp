@@ -228,6 +228,11 @@ void warn_about_end(const json& results, std::ostream& err) {
   if (capture.contains("full_at_ps"))
     err << "warning: captures end at " << ms(capture["full_at_ps"]) << ": they reached capture.max_bytes ("
         << capture["max_bytes"].get<uint64_t>() << " bytes)\n";
+  const json& series = results.value("timeseries", json::object());
+  if (series.contains("full_at_ps"))
+    err << "warning: time series end at " << ms(series["full_at_ps"]) << ": they reached capture.max_bytes ("
+        << series["max_bytes"].get<uint64_t>()
+        << " bytes); a longer interval or fewer ports and qps keep them whole\n";
   const json& end = results.value("end", json::object());
   if (end.value("reason", "") != "stalled") return;
   err << "warning: every workload had finished at " << ms(end["workloads_done_ps"])

@@ -473,7 +473,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   if (par) par->agree(failed);
   std::unique_ptr<TimeSeries> series;
   if (cfg.capture.timeseries) {
-    series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries);
+    series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries, cfg.capture.max_bytes.count());
     series->start();
   }
 
@@ -503,6 +503,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     json c = {{"bytes", captures->bytes()}, {"max_bytes", cfg.capture.max_bytes.count()}};
     if (captures->full_at()) c["full_at_ps"] = captures->full_at()->count();
     out["capture"] = std::move(c);
+  }
+  if (series) {
+    json t = {{"bytes", series->bytes()}, {"max_bytes", cfg.capture.max_bytes.count()}};
+    if (series->full_at()) t["full_at_ps"] = series->full_at()->count();
+    out["timeseries"] = std::move(t);
   }
   json end_json = {{"reason", end.reason}};
   if (end.workloads_done != Time::max()) end_json["workloads_done_ps"] = end.workloads_done.count();

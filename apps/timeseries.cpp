@@ -9,9 +9,10 @@
 namespace rdmasim {
 
 TimeSeries::TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
-                       const TimeSeriesConfig& config)
+                       const TimeSeriesConfig& config, uint64_t max_bytes)
     : net_(net),
       interval_(config.interval),
+      max_bytes_(max_bytes),
       write_queues_(config.all_ports || !config.ports.empty()),
       write_qps_(config.all_qps || !config.workloads.empty()) {
   // The loader checked every name; rows keep the network's and the workloads' order, as unfiltered.
@@ -33,6 +34,10 @@ void TimeSeries::start() {
 }
 
 void TimeSeries::sample() {
+  if (bytes() >= max_bytes_) {
+    full_at_ = net_.sim.now();
+    return;
+  }
   const std::string t = std::to_string(net_.sim.now().count()) + ",";
   for (const auto& [node, p] : ports_)
     queues_ += t + csv_field(nlohmann::json(node->name())) + "," + std::to_string(p) + "," +

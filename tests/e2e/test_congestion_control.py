@@ -105,6 +105,21 @@ if r:
                       os.path.join(base, "none", "timeseries", "queues.csv"), shallow=False),
           "qps: none leaves queues.csv as without the key")
 
+# A time series finer than anything in the run is bounded by capture.max_bytes
+# (it once grew without bound): sampling stops, the run finishes as without
+# it, and results.json and a warning say when.
+out = os.path.join(base, "fine")
+_, _, err, r = run(INCAST.replace("capture: {pcap: none, timeseries: {interval: 5us}}",
+                                "capture: {pcap: none, max_bytes: 64KiB, timeseries: {interval: 1ps}}"), out)
+if r:
+    q = os.path.getsize(os.path.join(out, "timeseries", "queues.csv"))
+    qp = os.path.getsize(os.path.join(out, "timeseries", "qps.csv"))
+    check(r["timeseries"]["bytes"] == q + qp and 65536 <= q + qp < 65536 + 4096,
+          f"1ps samples stop at the 64 KiB budget: {q + qp} bytes")
+    check(0 < r["timeseries"]["full_at_ps"] < 1_000_000, f"full at {r['timeseries']['full_at_ps']} ps")
+    check(r["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 128}, "the run goes on to the end")
+    check("warning: time series end at" in err, f"a warning: {err}")
+
 # TIMELY with the paper's parameters for its 10 Gb/s network (T_low 50 us,
 # minRTT 20 us, alpha 0.02) cannot cut before the RTT passes T_low, and the
 # 1 MiB each sender posts at once has left at 100 Gb/s by then: its peak is
