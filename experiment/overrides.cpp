@@ -27,16 +27,23 @@ void apply_override(YamlReader& c, YAML::Node root, std::string_view key, std::s
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
-  YAML::Node cur = root;
-  std::string path;
+  // The whole path is checked before the file changes: a path refused half
+  // way must not leave its first parts added as keys (they would be
+  // reported again as unknown).
   int column = 1;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const std::string& part = parts[i];
-    const bool last = i + 1 == parts.size();
+  for (const std::string& part : parts) {
     if (part.empty()) {
       c.command_line_error(o, column, std::string(key) + ": empty part in the key path");
       return;
     }
+    column += static_cast<int>(part.size()) + 1;
+  }
+  YAML::Node cur = root;
+  std::string path;
+  column = 1;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
     YAML::Node next;
     if (cur.IsSequence()) {
       size_t idx = 0;

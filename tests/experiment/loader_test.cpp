@@ -357,6 +357,10 @@ workloads: [{kind: send, from: h0, to: h15}]
           "workloads.3.count=1)\n");
     CHECK(errors(yaml, {"count"}) ==
           "<command line>:1:1: expected key=value, such as link.bandwidth=25Gbps (--set count)\n");
+    // The only error: the path's first part is not added to the file before
+    // the empty part is found (it was, and then reported as an unknown key).
+    CHECK(errors(yaml, {"a..b=1"}) ==
+          "<command line>:1:3: a..b: empty part in the key path (--set a..b=1)\n");
     CHECK(errors(yaml, {"link.delay=[1"}) ==
           "<command line>:1:12: link.delay: the value is not valid YAML: end of sequence flow not found "
           "(--set link.delay=[1)\n");
