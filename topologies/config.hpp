@@ -205,6 +205,9 @@ struct DcqcnConfig {
   DataRate additive{40'000'000};     // target rate step in additive increase
   DataRate hyper{100'000'000};       // target rate step in hyper increase
   DataRate min_rate{10'000'000};     // the rate never falls below this
+  // A cut sets the target to the current rate (the paper). false: only if a
+  // timer step came since the last cut, as HPCC's simulator's CLAMP_TARGET_RATE 0.
+  bool clamp_target_rate = true;
 };
 
 // HPCC (Li et al., SIGCOMM 2019, section 3 and Algorithm 1).

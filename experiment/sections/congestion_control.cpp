@@ -11,7 +11,7 @@ namespace {
 void read_dcqcn(ExperimentDraft& d, const Entry& e) {
   auto f = d.c.fields(e.value, e.path, "DCQCN settings",
                       {"cnp_interval", "g", "alpha_period", "rate_period", "byte_counter", "fast_recovery",
-                       "additive", "hyper", "min_rate"});
+                       "additive", "hyper", "min_rate", "clamp_target_rate"});
   if (!f) return;
   DcqcnConfig& dc = d.x.cc.dcqcn;
   d.c.read(*f, "cnp_interval", dc.cnp_interval, [&](const Entry& v) { return d.c.time(v); });
@@ -23,6 +23,7 @@ void read_dcqcn(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "additive", dc.additive, [&](const Entry& v) { return d.c.rate(v); });
   d.c.read(*f, "hyper", dc.hyper, [&](const Entry& v) { return d.c.rate(v); });
   d.c.read(*f, "min_rate", dc.min_rate, [&](const Entry& v) { return d.c.rate(v); });
+  d.c.read(*f, "clamp_target_rate", dc.clamp_target_rate, [&](const Entry& v) { return d.c.boolean(v); });
 }
 
 void read_hpcc(ExperimentDraft& d, const Entry& e) {

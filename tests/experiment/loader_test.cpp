@@ -861,7 +861,12 @@ TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algo
   CHECK(c.cc.dcqcn.g == 0.5);
   CHECK(c.cc.dcqcn.min_rate == DataRate(1'000'000'000));
   CHECK(c.cc.dcqcn.cnp_interval == 50_us);  // the paper's
+  CHECK(c.cc.dcqcn.clamp_target_rate);      // the paper's: every cut
   CHECK(c.ecn.enabled);
+  c = good(pair_with(w, "congestion_control: {algorithm: dcqcn, dcqcn: {clamp_target_rate: false}}\n"));
+  CHECK_FALSE(c.cc.dcqcn.clamp_target_rate);
+  CHECK(errors(pair_with(w, "congestion_control: {algorithm: dcqcn, dcqcn: {clamp_target_rate: 0.5}}\n")) ==
+        "exp.yaml:1:67: congestion_control.dcqcn.clamp_target_rate: expected true or false, got '0.5'\n");
   // The file says otherwise: it stays off.
   c = good(pair_with(w, "ecn: {enabled: false}\ncongestion_control: {algorithm: dctcp}\n"));
   CHECK_FALSE(c.ecn.enabled);

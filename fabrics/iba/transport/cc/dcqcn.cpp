@@ -21,7 +21,12 @@ void DcqcnRate::on_cnp() {
   catch_up();
   limited_ = true;
   ++cuts_;
-  rt_ = rc_;
+  // The paper sets the target to the current rate at every cut. HPCC's
+  // simulator (rdma-hw.cc, CheckRateDecreaseMlx, ClampTargetRate false)
+  // does so only if a timer step came since the last cut, so a burst of
+  // cuts keeps the rate before it as the target. Byte-counter steps do not
+  // count: that simulator has none, its stages are the timer's.
+  if (cfg_.clamp_target_rate || timer_steps_ > 0) rt_ = rc_;
   rc_ = std::max(rc_ * (1 - alpha_ / 2), static_cast<double>(cfg_.min_rate.bps()));
   lowest_ = std::min(lowest_, rc_);
   alpha_ = (1 - cfg_.g) * alpha_ + cfg_.g;

@@ -107,3 +107,36 @@ TEST_CASE("DCQCN: an idle QP schedules nothing and catches up when it sends agai
   CHECK(quiet.pending() == 0);
   CHECK(quiet.now() <= cfg.rate_period);
 }
+
+TEST_CASE("DCQCN: clamp_target_rate false keeps the target through cuts until a timer step") {
+  // HPCC's simulator's rule (rdma-hw.cc, ClampTargetRate false): a cut sets
+  // the target to the current rate only if a timer step came since the last
+  // cut. By hand (alpha stays 1 at each cut until an alpha period passes):
+  //   cut 1: 100 -> 50, target 100 (from line rate, either way);
+  //   cut 2: 50 -> 25, target kept at 100 (the paper's: 50);
+  //   a byte-counter step: 25 -> (25 + 100) / 2 = 62.5;
+  //   cut 3: no timer step yet: target kept at 100, 62.5 -> 31.25;
+  //   a timer step 55 us later: 31.25 -> (31.25 + 100) / 2 = 65.625;
+  //   cut 4: after a timer step: target 65.625, rate 65.625 (1 - alpha/2).
+  Simulator sim;
+  DcqcnConfig cfg;
+  cfg.clamp_target_rate = false;
+  Work work;
+  DcqcnRate r(sim, cfg, 100_Gbps, &work, Work::has);
+  r.on_cnp();
+  r.on_cnp();
+  CHECK(gbps(r.rate()) == doctest::Approx(25));
+  CHECK(gbps(r.target()) == doctest::Approx(100));
+  r.on_sent(cfg.byte_counter.count());
+  CHECK(gbps(r.rate()) == doctest::Approx(62.5));
+  r.on_cnp();
+  CHECK(gbps(r.target()) == doctest::Approx(100));
+  CHECK(gbps(r.rate()) == doctest::Approx(31.25));
+  sim.run(sim.now() + cfg.rate_period + 1_ns);  // one timer step (and one alpha decay)
+  CHECK(gbps(r.rate()) == doctest::Approx(65.625));
+  const double a = r.alpha();
+  CHECK(a == doctest::Approx(1 - cfg.g));
+  r.on_cnp();
+  CHECK(gbps(r.target()) == doctest::Approx(65.625));
+  CHECK(gbps(r.rate()) == doctest::Approx(65.625 * (1 - a / 2)));
+}
