@@ -210,9 +210,24 @@ def check_refusals(tmp):
             check(reason in msg, f"{fabric} {k}: the refusal says '{reason}' ({msg})")
 
 
+def check_udp_alone(tmp):
+    """A udp workload alone whose last datagram (offered one 11.8 us gap
+    before the 20 us window ends) is received before the window ends: the
+    run goes idle then, and every datagram offered was delivered."""
+    out = os.path.join(tmp, "udp_alone")
+    text = experiment("tcp", "plain", ["udp"]).replace("rate: 10Gbps, duration: 10us", "rate: 1Gbps, duration: 20us")
+    _rc, _o, _e, res = e2e.run(text, out)
+    if check(res is not None, "udp alone: results.json"):
+        w = res["workloads"][0]
+        check(w["datagrams"]["offered"] == 2 and w["datagrams"]["delivered"] == 2, f"udp alone: 2 of 2 ({w})")
+        check(res["end_time_ps"] < 20_000_000, "udp alone: the run ends before the window does")
+        check(w["finished"], "udp alone: finished with every datagram delivered")
+
+
 def main():
     tmp = e2e.tmpdir()
     check_refusals(tmp)
+    check_udp_alone(tmp)
     jobs = []
     for fabric in FABRICS:
         kinds = [k for k in KINDS if k not in REFUSED[fabric]]
