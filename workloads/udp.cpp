@@ -79,9 +79,13 @@ UdpJob::Counts UdpJob::counts() const {
   return c;
 }
 
+// Finished once started (end_ is set, duration being above 0), with every
+// datagram offered and each delivered or dropped: the run may go idle before
+// `end_` when the last datagram, offered one gap before it, is delivered
+// sooner than that gap.
 bool UdpJob::finished() const {
   const Counts c = counts();
-  return !has_tx() && sim_.now() >= end_ && c.delivered + c.dropped() >= c.offered;
+  return end_ > Time{} && !has_tx() && c.delivered + c.dropped() >= c.offered;
 }
 
 }  // namespace rdmasim
