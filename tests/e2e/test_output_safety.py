@@ -38,6 +38,16 @@ def read(path):
 def leftovers(parent):
     return sorted(e for e in os.listdir(parent) if ".tmp-" in e or ".old-" in e)
 
+def wait_until_staged(p):
+    """Until the process has begun writing its output (its staging directory
+    exists): a signal sent before then, by a fixed sleep on a slow or
+    sanitized build, would arrive before the process could say anything."""
+    deadline = time.monotonic() + 120
+    while not leftovers(tmp) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    e2e.check(leftovers(tmp) != [], "the process began staging its output")
+
+
 
 tmp = e2e.tmpdir()
 two = os.path.join(tmp, "two.yaml")
@@ -107,7 +117,7 @@ e2e.check(leftovers(tmp) == [], f"the next compare removed the killed one's stag
 for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
     p = subprocess.Popen([e2e.BINARY, "run", long, "--out", out + "2"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    wait_until_staged(p)
     p.send_signal(sig)
     _, err = p.communicate(timeout=60)
     e2e.check(p.returncode == code, f"{sig.name}: exit {p.returncode}, expected {code}: {err}")
@@ -117,7 +127,7 @@ for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
 before = read(os.path.join(cmp, "compare.json"))
 p = subprocess.Popen([e2e.BINARY, "compare", long, "--fabrics", "roce_v2", "--out", cmp],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(1.0)
+wait_until_staged(p)
 p.send_signal(signal.SIGINT)
 _, err = p.communicate(timeout=60)
 e2e.check(p.returncode == 130 and cmp + " keeps its previous output" in err, f"compare SIGINT: {err}")
