@@ -57,16 +57,21 @@ std::string IwarpNet::mtu_error(uint32_t mtu) const {
 // RFC 5040: reliable connections only, no atomics, no immediate data.
 bool IwarpNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const WorkloadSites& at) const {
   const WorkloadKind op = basic_op(w);
+  // A kind such as atomic_bw without an op: line names its operation
+  // through op's default: say both, so the message fits the line it points at.
+  const std::string what = &at.op != &at.kind || w.op == to_string(w.kind)
+                               ? w.op
+                               : std::string(to_string(w.kind)) + " (op " + w.op + ")";
   if (w.qp != QpType::rc)
     d.c.error(at.qp.value, at.qp.path,
               "iwarp has only reliable connections (RFC 5040): no " + std::string(to_string(w.qp)) +
                   " QPs; use qp: rc");
   if (is_atomic(op))
     d.c.error(at.op.value, at.op.path,
-              "iwarp has no atomic operations (RFC 5040); " + w.op + " is not available");
+              "iwarp has no atomic operations (RFC 5040); " + what + " is not available");
   if (has_immediate(op))
     d.c.error(at.op.value, at.op.path,
-              "iwarp has no immediate data (RFC 5040); " + w.op + " is not available");
+              "iwarp has no immediate data (RFC 5040); " + what + " is not available");
   return false;
 }
 

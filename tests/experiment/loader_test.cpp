@@ -589,6 +589,10 @@ workloads: [{kind: send, from: a, to: b}]
     CHECK(errors(pair_with("  - {kind: atomic_cas, from: a, to: b}\n", head)) ==
           "exp.yaml:7:12: workloads[0].kind: iwarp has no atomic operations (RFC 5040); atomic_cas is not "
           "available\n");
+    // A kind whose operation is op's default names both (it said atomic_fadd alone).
+    CHECK(errors(pair_with("  - {kind: atomic_bw, from: a, to: b}\n", head)) ==
+          "exp.yaml:7:12: workloads[0].kind: iwarp has no atomic operations (RFC 5040); atomic_bw (op "
+          "atomic_fadd) is not available\n");
     CHECK(errors(pair_with("  - {kind: send_imm, from: a, to: b}\n", head)) ==
           "exp.yaml:7:12: workloads[0].kind: iwarp has no immediate data (RFC 5040); send_imm is not "
           "available\n");
