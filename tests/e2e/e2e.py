@@ -282,6 +282,19 @@ OP = {
 }
 
 
+def check_captures(out, fabric, pfc=False):
+    """Every capture in OUT/pcap clean in tshark, RoCE v2's also checked
+    frame by frame (ICRC, UDP, PFC); returns their file names."""
+    pcaps = sorted(os.listdir(os.path.join(out, "pcap")))
+    for p in pcaps:
+        path = os.path.join(out, "pcap", p)
+        if fabric == "roce_v2":
+            check_roce_v2_capture(path, pfc=pfc)
+        else:
+            check_no_malformed(path)
+    return pcaps
+
+
 def bth_records(path, display_filter="infiniband.bth"):
     """[(frame_no, opcode, destqp, psn, ackreq, syndrome or None)] from tshark."""
     rows = tshark_fields(path, ["frame.number", "infiniband.bth.opcode", "infiniband.bth.destqp",

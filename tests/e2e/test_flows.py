@@ -9,7 +9,7 @@ import csv
 import filecmp
 import os
 
-from e2e import check, check_no_malformed, check_roce_v2_capture, finish, read_pcap, run, tmpdir
+from e2e import check, check_captures, finish, read_pcap, run, tmpdir
 
 EXPERIMENT = """
 name: flows
@@ -57,12 +57,7 @@ for fabric, op in (("roce_v2", "rdma_write"), ("roce_v2", "send"), ("roce_v1", "
     check(all(r["from"] != r["to"] for r in rows), f"{what}: no flow to itself")
     check(f"{len(rows)} of {len(rows)} flows completed" in stdout and "16 hosts" in stdout,
           f"{what}: the summary counts flows and hosts:\n{stdout}")
-    for p in sorted(os.listdir(os.path.join(out, "pcap"))):
-        path = os.path.join(out, "pcap", p)
-        if fabric == "roce_v2":
-            check_roce_v2_capture(path, pfc=True)
-        else:
-            check_no_malformed(path)
+    check_captures(out, fabric, pfc=True)
     # The payload is the readable pattern: "hdp      m00000003 @00000000020\n".
     _, frames = read_pcap(os.path.join(out, "pcap", "h0-0.pcap"))
     check(any(b"hdp      m" in f for _, f in frames), f"{what}: the payload pattern names the workload")

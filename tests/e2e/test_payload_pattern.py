@@ -7,7 +7,7 @@ no payload bytes (tests/e2e/bad/payload_pattern_send.yaml: a SEND cannot take it
 import filecmp
 import os
 
-from e2e import (TWO_HOSTS, check, check_no_malformed, check_roce_v2_capture, finish, rdmasim, read_pcap, run,
+from e2e import (TWO_HOSTS, check, check_captures, finish, rdmasim, read_pcap, run,
                  tmpdir, write_text)
 
 EXPERIMENT = """
@@ -47,13 +47,7 @@ for fabric in ("roce_v2", "roce_v1", "ib", "iwarp"):
     for w in res["workloads"]:
         check(w["finished"] and w["data_verified"] and not w["data_mismatch"],
               f"{fabric} {w['name']}: finished, every placement checked and right")
-    pcaps = sorted(os.listdir(os.path.join(out, "pcap")))
-    for p in pcaps:
-        path = os.path.join(out, "pcap", p)
-        if fabric == "roce_v2":
-            check_roce_v2_capture(path, pfc=True)
-        else:
-            check_no_malformed(path)
+    pcaps = check_captures(out, fabric, pfc=True)
     # The third message of wr went out of slot 0 again: its stamp names it,
     # the rest of the slot is message 0's.
     _, frames = read_pcap(os.path.join(out, "pcap", "a-0.pcap"))
