@@ -275,6 +275,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
         {"events", net.sim.events_run()},
         {"run_s", st.run_s},
         {"wait_s", st.wait_s},
+        {"pack_s", st.pack_s},
         {"max_rss_kib", ru.ru_maxrss}}}};
   const std::vector<std::string> all = par.cluster().gather(part.dump());
   if (par.cluster().rank() != 0) return nullptr;

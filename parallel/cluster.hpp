@@ -29,8 +29,11 @@ class Cluster {
   bool parallel() const { return size_ > 1; }
 
   // Collectives: every rank calls them, in the same order.
-  // to_each[r] goes to rank r; returns what each rank sent this one.
-  std::vector<std::string> exchange(const std::vector<std::string>& to_each);
+  // to_each[r] goes to rank r; from[r] becomes what rank r sent this
+  // one. Both keep their strings' capacity from call to call: a run
+  // exchanges every window, and fresh buffers each time cost more in page
+  // faults than the copying (docs/parallel.md, Figures).
+  void exchange(const std::vector<std::string>& to_each, std::vector<std::string>& from);
   void min(std::vector<int64_t>& v);
   void max(std::vector<int64_t>& v);
   void sum(std::vector<uint64_t>& v);

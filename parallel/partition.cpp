@@ -103,6 +103,7 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       if (p.rank[static_cast<size_t>(n)] >= 0) continue;
       if (mode == PartitionMode::spread && !first_round) {
         placed.emplace_back(n, next);
+        ++load[static_cast<size_t>(next)];
         next = (next + 1) % ranks;
         continue;
       }
@@ -110,13 +111,15 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       for (const Graph::Port& port : g.ports(n)) by_host = by_host || g.is_host(port.peer);
       if (mode == PartitionMode::spread && !by_host) continue;
       const int r = majority(n);
-      if (r >= 0) placed.emplace_back(n, r);
-    }
-    // A round places what the previous rounds decided, not what it placed itself.
-    for (auto [n, r] : placed) {
-      p.rank[static_cast<size_t>(n)] = r;
+      if (r < 0) continue;
+      placed.emplace_back(n, r);
+      // Counted at once: a round's ties (a fat tree's cores, each with one
+      // link to every pod) then alternate between the ranks instead of all
+      // going to the one that was least loaded when the round began.
       ++load[static_cast<size_t>(r)];
     }
+    // A round votes by what the previous rounds placed, not by what it placed itself.
+    for (auto [n, r] : placed) p.rank[static_cast<size_t>(n)] = r;
     if (placed.empty()) {
       if (mode == PartitionMode::spread && first_round) continue;
       break;
