@@ -339,6 +339,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   (void)cfg;
   if (parallel_stats)
     *parallel_stats = {{"ranks", par.cluster().size()},
+                       {"partition", partition_name(par.partition().mode)},
                        {"lookahead_ps", par.lookahead() == Time::max() ? -1 : par.lookahead().count()},
                        {"cut_links", par.partition().cut_links.size()},
                        {"cut", cut_names(net, par.partition())},

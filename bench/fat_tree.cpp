@@ -5,7 +5,7 @@
 // delivered to hosts per wall second, and how many flows completed.
 //
 //   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch] [--payload pattern|memory]
-//                  [--partition pods|spread]
+//                  [--partition pods|spread|graph]
 //
 // --payload memory stores the flows' bytes in host memory instead of
 // computing them from the pattern (docs/yaml.md, flows `payload`).
