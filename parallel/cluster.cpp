@@ -36,6 +36,12 @@ int Cluster::requested_ranks() {
   return 1;
 }
 
+int Cluster::launched_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
+
 Cluster& Cluster::init(int& argc, char**& argv) {
   auto& c = instance();
   if (c) return *c;

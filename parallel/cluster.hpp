@@ -23,6 +23,9 @@ class Cluster {
   // The ranks a launcher asked for (its environment), whether or not MPI
   // is here to use them; 1 when not started by one.
   static int requested_ranks();
+  // This process's rank as its launcher numbered it (its environment),
+  // readable before MPI starts and from any thread; 0 when not started by one.
+  static int launched_rank();
 
   int rank() const { return rank_; }
   int size() const { return size_; }

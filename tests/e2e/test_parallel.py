@@ -187,6 +187,29 @@ check(p.returncode == 3, f"a failing rank: exit {p.returncode}, expected 3\n{p.s
 check("rank 1:" in p.stderr, f"a failing rank: rank 0 does not say which: {p.stderr}")
 check(not os.path.exists(out), "a failing rank: an output directory was left")
 
+# mpirun ends a job on SIGINT by sending SIGTERM to every rank: rank 0
+# removes what it staged, and no output is left.
+import signal
+import time
+parent = os.path.join(base, "interrupted")
+os.mkdir(parent)
+out = os.path.join(parent, "out")
+long_run = experiment("long", extra="stop: 10s",
+                      workloads="  - {name: w, kind: rdma_write, from: h0, to: h2, size: 64KiB, count: 10000000}")
+p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
+                      "--out", out, "--partition", "spread", "-q"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+deadline = time.monotonic() + 120
+while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.02)
+check(os.listdir(parent) != [], "interrupted: rank 0 began staging its output")
+time.sleep(0.5)  # every rank is running windows
+p.send_signal(signal.SIGINT)
+_, err = p.communicate(timeout=120)
+check(p.returncode != 0, f"interrupted: mpirun exit {p.returncode}")
+check("interrupted (SIGTERM)" in err and "was not written" in err, f"interrupted: rank 0 does not say so: {err}")
+check(os.listdir(parent) == [], f"interrupted: output left behind: {os.listdir(parent)}")
+
 # Only `run` runs over ranks.
 p = mpirun(2, "validate", yaml)
 check(p.returncode == 2 and "only 'rdmasim run'" in p.stderr, f"validate under mpirun: {p.returncode} {p.stderr}")
