@@ -2,7 +2,6 @@
 pcaps, ask tshark about them, and check CRCs with an implementation that is
 independent of the simulator's own (zlib's CRC-32, a bitwise CRC-16/32C)."""
 
-import filecmp
 import json
 import os
 import shutil
@@ -115,47 +114,6 @@ def run(yaml_text_or_path, out, *args, expect=0):
         print(p.stderr)
         check(False, f"rdmasim run {path}: exit {p.returncode}, expected {expect}")
     return p.returncode, p.stdout, p.stderr, results
-
-
-# ---------------------------------------------------------------- MPI (docs/parallel.md)
-
-def mpi_env():
-    """The environment for mpirun: as root too (CI), oversubscribed."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # Open MPI does not free its own allocations at MPI_Finalize, some in
-    # plugins it has unloaded (frames LeakSanitizer cannot name, so no
-    # suppression matches them): leak checks are off for the ranks only.
-    if SANITIZED:
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-    return env
-
-
-def mpirun(n, *args):
-    """Runs the binary on `n` ranks with `args`; returns the CompletedProcess."""
-    return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n), BINARY, *args],
-                          capture_output=True, text=True, timeout=300, env=mpi_env())
-
-
-def output_files(d):
-    """The files of output directory `d` a split run must write as one
-    process does (relative paths, sorted)."""
-    out = []
-    for root, _, names in os.walk(d):
-        for n in names:
-            # parallel.json is the split run's own; the manifest lists it.
-            if n not in ("parallel.json", ".rdmasim-manifest"):
-                out.append(os.path.relpath(os.path.join(root, n), d))
-    return sorted(out)
-
-
-def same_output(single, split, what):
-    """The split run's output is the single-process run's, byte for byte."""
-    a, b = output_files(single), output_files(split)
-    check(a == b, f"{what}: files differ: {sorted(set(a) ^ set(b))}")
-    for f in a:
-        if f in b and not filecmp.cmp(os.path.join(single, f), os.path.join(split, f), shallow=False):
-            check(False, f"{what}: {f} differs from the single-process run")
 
 
 CPU_USES = ("user", "syscall", "softirq", "irq", "poll", "idle")

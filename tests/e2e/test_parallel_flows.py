@@ -14,10 +14,9 @@ usage: test_parallel_flows.py PATH/TO/rdmasim SOURCE_DIR"""
 import csv
 import json
 import os
-import shutil
 
-import e2e
-from e2e import check, check_captures, finish, mpirun, rdmasim, run, same_output, tmpdir, write_text
+from e2e import check, check_captures, finish, run, tmpdir, write_text
+from mpi_e2e import mpirun, parallel_stats, require_mpi, same_output
 
 base = tmpdir()
 
@@ -55,12 +54,7 @@ def experiment(name, fabric, loss=0, extra="", workloads=RDMA_SENDS):
                       LEAF_SPINE.format(name=name, fabric=fabric, loss=loss, extra=extra, workloads=workloads))
 
 
-probe = rdmasim("run", experiment("probe", "roce_v2"), "--out", os.path.join(base, "probe"), "--partition", "pods")
-if probe.returncode == 2 and "no MPI" in probe.stderr:
-    print("built without MPI: nothing to split")
-    finish()
-if not check(shutil.which("mpirun") is not None, "the build has MPI but mpirun is missing"):
-    finish()
+require_mpi(experiment("probe", "roce_v2"), os.path.join(base, "probe"))
 
 cases = [
     # name, fabric, loss, extra, workloads
@@ -104,8 +98,7 @@ for name, fabric, loss, extra, workloads in cases:
         if not check(p.returncode == 0, f"{name} -np {n}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"):
             continue
         same_output(single, out, f"{name} -np {n}")
-        with open(os.path.join(out, "parallel.json")) as f:
-            per = json.load(f)["per_rank"]
+        per = parallel_stats(out)["per_rank"]
         # A leaf a rank, then a host a rank: the flows' hosts are not tied together.
         check([r["hosts"] for r in per] == hosts, f"{name} -np {n}: hosts per rank {[r['hosts'] for r in per]}")
         check(sum(r["notes_sent"] for r in per) > 0, f"{name} -np {n}: no note crossed ranks")
