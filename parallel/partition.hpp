@@ -34,12 +34,15 @@ enum class PartitionMode {
 // generated topology (hosts numbered by leaf and pod), graph otherwise.
 PartitionMode default_partition(const ExperimentConfig& cfg);
 
-// Whether a workload's flows may have their two ends on different ranks:
-// `kind: flows` of RC RDMA WRITEs on an RDMA fabric, whose receiver is
-// checked on its own rank when the flow ends (FlowsRun::ended_elsewhere).
-// The hosts of any other workload stay on one rank: its programs compare
-// both ends' memory as they run.
+// Whether a workload's flows may have their two ends on different ranks
+// (flows_span_ranks, ...). The hosts of any other workload stay on one
+// rank: its programs compare both ends' memory as they run.
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
+// `kind: flows` of SENDs (any QP type, or kernel sockets on a fabric
+// without RDMA) and of RC RDMA WRITEs: each end runs on its host's rank,
+// and what one process reads across the two ends goes between the ranks
+// as notes (FlowsRun::heard). Not UC WRITEs (partition.cpp says why).
+bool flows_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
 
 struct Partition {
   PartitionMode mode = PartitionMode::pods;

@@ -7,34 +7,28 @@
 
 namespace rdmasim {
 
-namespace {
-
 using nlohmann::json;
 
-// A note: the workload's index and the flow's id.
-std::string flow_note(size_t index, size_t id) { return json::array({index, id}).dump(); }
-
-}  // namespace
-
+// A note is the workload's index and what its FlowsRun said.
 SpanningFlows::SpanningFlows(ParallelRun& par) : par_(par) {
   par_.on_note = [this](const std::string& note) {
     const json j = json::parse(note);
     const auto it = runs_.find(j.at(0).get<size_t>());
     if (it == runs_.end()) throw std::logic_error("parallel: a note for a workload that does not span ranks");
-    it->second->ended_elsewhere(j.at(1).get<size_t>());
+    it->second->heard(j.at(1));
   };
 }
 
 void SpanningFlows::add(size_t index, FlowsRun& run) {
   runs_[index] = &run;
-  run.on_remote_end([this, index](size_t id, const Host& receiver) {
+  run.on_note([this, index](const Host& at, const json& note) {
     // A host's graph index is its context - 1 (build_network).
-    par_.note(par_.partition().rank[receiver.context() - 1], flow_note(index, id));
+    par_.note(par_.partition().rank[at.context() - 1], json::array({index, note}).dump());
   });
 }
 
 // Each rank sends its part: the statistics of the flows it sent (their
-// latency samples with the key of the event that took each), what its
+// latency samples with the key of their flow's end), what its
 // receivers found, and the records of the flows it sent. One process
 // merges flows as they end, in the one order of events: (time, key).
 FlowStats SpanningFlows::result(size_t index, std::vector<FlowRecord>& records) {
@@ -65,7 +59,8 @@ FlowStats SpanningFlows::result(size_t index, std::vector<FlowRecord>& records) 
 // This rank's part of workload `index`, as a message for rank 0 (`out`).
 FlowStats SpanningFlows::part(size_t index, std::vector<FlowRecord>& records, std::string& out) const {
   const FlowsRun& run = *runs_.at(index);
-  FlowStats s = run.result();
+  std::vector<FlowsRun::EndKey> keys;
+  FlowStats s = run.result(&keys);
   records = run.records();
   json mine = {{"ops", s.ops},
                {"bytes", s.bytes},
@@ -77,12 +72,11 @@ FlowStats SpanningFlows::part(size_t index, std::vector<FlowRecord>& records, st
                {"finished", s.finished},
                {"retransmitted", s.retransmitted_packets}};
   json samples = json::array(), sent = json::array();
-  // Every sample has its key (FlowsRun keys each as its flow ends); one
-  // without would go last rather than stop this rank alone in a collective.
+  // Every sample has its key (FlowsRun::result); one without would go
+  // last rather than stop this rank alone in a collective.
   for (size_t i = 0; i < s.latency_ps.size(); ++i) {
-    const auto [at, key] =
-        i < run.sample_keys().size() ? run.sample_keys()[i] : std::pair(Time::max(), uint64_t{UINT64_MAX});
-    samples.push_back({at.count(), key, s.latency_ps[i]});
+    const FlowsRun::EndKey k = i < keys.size() ? keys[i] : FlowsRun::EndKey{Time::max(), UINT64_MAX, 0};
+    samples.push_back({k.at.count(), k.event, k.seq, s.latency_ps[i]});
   }
   std::optional<int64_t> start;  // of the flows this rank sent
   for (const FlowRecord& r : records)
@@ -104,7 +98,7 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
   all.finished = true;
   all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
   std::optional<int64_t> first;
-  std::vector<std::tuple<int64_t, uint64_t, int64_t>> merged;  // time, key, sample
+  std::vector<std::tuple<int64_t, uint64_t, uint64_t, int64_t>> merged;  // time, event, seq, sample
   for (const std::string& text : parts) {
     const json p = json::parse(text);
     all.ops += p["ops"].get<uint64_t>();
@@ -118,19 +112,20 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
     all.retransmitted_packets += p["retransmitted"].get<uint64_t>();
     if (!p["start"].is_null()) first = std::min(first.value_or(INT64_MAX), p["start"].get<int64_t>());
     for (const json& x : p["samples"])
-      merged.emplace_back(x[0].get<int64_t>(), x[1].get<uint64_t>(), x[2].get<int64_t>());
+      merged.emplace_back(x[0].get<int64_t>(), x[1].get<uint64_t>(), x[2].get<uint64_t>(),
+                          x[3].get<int64_t>());
     for (const json& x : p["sent"]) {
       FlowRecord& r = records.at(x[0].get<size_t>());
       r.completed = x[1].get<bool>();
       r.end = Time::ps(x[2].get<int64_t>());
     }
   }
-  // Samples taken in one event (one key) come from one rank, in its order.
+  // The samples of one flow end (one key) come from one rank, in its order.
   std::stable_sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) {
-    return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) < std::get<0>(b)
-                                            : std::get<1>(a) < std::get<1>(b);
+    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+           std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
   });
-  for (const auto& m : merged) all.latency_ps.push_back(std::get<2>(m));
+  for (const auto& m : merged) all.latency_ps.push_back(std::get<3>(m));
   // As FlowsRun::result: before any flow started, the workload's start.
   all.start = first ? Time::ps(*first) : s.start;
   return all;

@@ -33,6 +33,35 @@ class PairFlow {
   virtual void release_buffers() = 0;
   // Its QPs, requester side first, with the host each is on (none for sockets).
   virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const = 0;
+  // Packets the transport of the end on a (`on_a`) or on b retransmitted so far.
+  virtual uint64_t retransmits(bool on_a) const = 0;
+
+  // A run split over ranks (docs/parallel.md) runs each program on its
+  // host's rank only, so a flow whose hosts are on two ranks never sees
+  // both programs end in one engine. There:
+  // Whether the flow runs a program on b too (a receiver, a server),
+  // whose end the flow's end waits for.
+  virtual bool runs_on_b() const = 0;
+  // Called as each program ends, with whether it is a's (set only where
+  // the two hosts are on different ranks).
+  void on_program_ended(std::function<void(bool on_a)> f) { on_program_ended_ = std::move(f); }
+  // What b's program found (the statistics it keeps, the messages it
+  // received, whether it saw an error), taken on b's rank when it ends,
+  // and added to a's side on a's rank: there result() is then the one
+  // process's. The two programs keep disjoint statistics, so adding is
+  // exact.
+  struct Part {
+    FlowStats stats;
+    uint64_t received = 0;
+    bool ok = true;
+  };
+  virtual Part b_part() const = 0;
+  virtual void absorb(const Part& p) = 0;
+  // What a's program tells b's as it runs (a socket client's send time,
+  // from which the server times the message): `f` is called on a's rank,
+  // told() on b's.
+  void on_tell_b(std::function<void(Time)> f) { tell_b_ = std::move(f); }
+  virtual void told(Time) {}
 
  protected:
   // `index`: the flow's place in its workload, which numbers its messages.
@@ -49,7 +78,10 @@ class PairFlow {
         size_(w.size.count()),
         count_(w.count),
         start_(w.start) {}
+  // Each program runs as its host (core/engine.hpp: contexts), so the
+  // running context says whose program ended.
   void program_ended() {
+    if (on_program_ended_) on_program_ended_(env_.sim.context() == a_.context());
     if (--running_ == 0 && on_finished_) on_finished_();
   }
 
@@ -64,6 +96,8 @@ class PairFlow {
   uint64_t size_, count_;
   Time start_;
   std::function<void()> on_finished_;
+  std::function<void(bool)> on_program_ended_;
+  std::function<void(Time)> tell_b_;
   int running_ = 0;  // programs still running
 };
 
@@ -128,6 +162,17 @@ class Flow final : public PairFlow {
   bool placed_correctly() const override;
   // Gives the pages of both data buffers back (they read as zeros again).
   void release_buffers() override;
+  uint64_t retransmits(bool on_a) const override {
+    const Side& s = on_a ? sa_ : sb_;
+    return s.qp ? s.qp->retransmitted_packets() : 0;
+  }
+  bool runs_on_b() const override { return pingpong_ || (needs_receiver() && w_.post_recvs); }
+  Part b_part() const override { return {stats_, received_, all_ok_}; }
+  void absorb(const Part& p) override {
+    stats_.merge(p.stats);
+    received_ += p.received;
+    all_ok_ = all_ok_ && p.ok;
+  }
   const Host& sender() const { return a_; }
   const Host& receiver() const { return b_; }
   uint64_t index() const { return index_; }

@@ -1,5 +1,6 @@
 #include "workloads/flows_run.hpp"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "workloads/flow.hpp"
@@ -43,63 +44,175 @@ void FlowsRun::arrive() {
   auto flow = make_pair_flow(env_, w_, from, to, basic_op(w_), false, id,
                              Rng::stream(seed_, w_.name + ":" + std::to_string(id)).next());
   flow->single_message(a.size, a.at);
-  flow->on_finished([this, id] { flow_ended(id); });
+  // on_finished comes within program_ended, so at last_end_; where the
+  // two programs end on two ranks, on neither (program_ended ends it).
+  flow->on_program_ended([this, id](bool on_a) { program_ended(id, on_a); });
+  flow->on_finished([this, id] { flow_ended(id, last_end_, true); });
   flow->setup();
-  if (sends_here(id)) ++running_;
+  const bool at_a = env_.sim.runs(from.context()), at_b = env_.sim.runs(to.context());
+  if (note_ && at_a && !at_b && flow->runs_on_b())
+    flow->on_tell_b([this, id, b = &to](Time t) { note_(*b, {{"id", id}, {"sent", t.count()}}); });
+  if (at_a) ++running_;
   flows_.push_back(std::move(flow));
+  ended_ids_.push_back(false);
   flows_.back()->start();
   if (next_ < arrivals_.size()) env_.sim.at(arrivals_[next_].at, [this] { arrive(); });
 }
 
+namespace {
+
+using nlohmann::json;
+
+// What b's program found, as a note.
+json part_json(const PairFlow::Part& p) {
+  const FlowStats& s = p.stats;
+  return {{"ops", s.ops},
+          {"bytes", s.bytes},
+          {"completions", s.completions},
+          {"recv_completions", s.recv_completions},
+          {"start", s.start.count()},
+          {"end", s.end.count()},
+          {"latency", s.latency_ps},
+          {"verified", s.data_verified},
+          {"mismatch", s.data_mismatch},
+          {"received", p.received},
+          {"ok", p.ok}};
+}
+
+PairFlow::Part part_of(const json& j) {
+  PairFlow::Part p;
+  FlowStats& s = p.stats;
+  s.ops = j.at("ops").get<uint64_t>();
+  s.bytes = j.at("bytes").get<uint64_t>();
+  s.completions = j.at("completions").get<std::map<std::string, uint64_t>>();
+  s.recv_completions = j.at("recv_completions").get<std::map<std::string, uint64_t>>();
+  s.start = Time::ps(j.at("start").get<int64_t>());
+  s.end = Time::ps(j.at("end").get<int64_t>());
+  s.latency_ps = j.at("latency").get<std::vector<int64_t>>();
+  s.data_verified = j.at("verified").get<bool>();
+  s.data_mismatch = j.at("mismatch").get<bool>();
+  p.received = j.at("received").get<uint64_t>();
+  p.ok = j.at("ok").get<bool>();
+  return p;
+}
+
+}  // namespace
+
 // A flow's programs have ended: check what landed, record, give memory back.
-void FlowsRun::flow_ended(size_t id) {
+void FlowsRun::flow_ended(size_t id, Key at, bool placed) {
   PairFlow& f = *flows_[id];
   FlowStats s = f.result();
+  s.retransmitted_packets = 0;  // counted over the run (result())
   FlowRecord& r = records_[id];
   r.completed = s.ops == 1;
   if (r.completed) {
     r.end = s.end;
-    if (!f.placed_correctly()) {
+    if (!placed || !f.placed_correctly()) {
       s.data_verified = false;
       s.data_mismatch = true;
     }
   }
-  for (size_t i = 0; i < s.latency_ps.size(); ++i)
-    sample_keys_.emplace_back(env_.sim.now(), env_.sim.running_order());
+  sample_keys_.insert(sample_keys_.end(), s.latency_ps.size(), at);
   ended_.merge(s);
+  ended_ids_[id] = true;
   f.release_buffers();
   --running_;
-  if (r.completed && remote_end_ && !env_.sim.runs(hosts_[r.to]->context())) remote_end_(id, *hosts_[r.to]);
+  // A flow of one program: its receiver's rank checks what landed.
+  const Host& to = *hosts_[r.to];
+  if (r.completed && note_ && !f.runs_on_b() && !env_.sim.runs(to.context()))
+    note_(to, {{"id", id}, {"ended", true}});
+}
+
+void FlowsRun::program_ended(size_t id, bool on_a) {
+  // Program ends of one event are numbered in the order it ends them,
+  // which is the order one process ends their flows in.
+  const Key now{env_.sim.now(), env_.sim.running_order(), 0};
+  last_end_ = now.at == last_end_.at && now.event == last_end_.event
+                  ? Key{now.at, now.event, last_end_.seq + 1}
+                  : now;
+  const Key at = last_end_;
+  PairFlow& f = *flows_[id];
+  const Host& a = *hosts_[records_[id].from];
+  const Host& b = *hosts_[records_[id].to];
+  if (!note_ || !f.runs_on_b() || env_.sim.runs(a.context()) == env_.sim.runs(b.context())) return;
+  // The two programs run on two ranks.
+  if (on_a) {
+    Split& s = split_[id];
+    s.a = at;
+    if (s.b) {
+      const Split done = s;
+      split_.erase(id);
+      flow_ended(id, std::max(*done.a, *done.b), done.placed);
+    }
+    return;
+  }
+  // b's: what it found, and its memory checked (nothing writes it after
+  // its program has the message), go to a's rank; its pages back.
+  json note = {{"id", id},      {"b", part_json(f.b_part())},    {"at", at.at.count()}, {"event", at.event},
+               {"seq", at.seq}, {"placed", f.placed_correctly()}};
+  f.release_buffers();
+  ended_ids_[id] = true;
+  note_(a, note);
+}
+
+void FlowsRun::heard(const json& note) {
+  const size_t id = note.at("id").get<size_t>();
+  if (id >= flows_.size()) throw std::logic_error("parallel: a note for a flow that has not arrived");
+  if (note.contains("ended")) return ended_elsewhere(id);
+  if (note.contains("sent")) return flows_[id]->told(Time::ps(note["sent"].get<int64_t>()));
+  // b's program ended on its rank: what it found is a's side's now.
+  flows_[id]->absorb(part_of(note.at("b")));
+  Split& s = split_[id];
+  s.b = Key{Time::ps(note.at("at").get<int64_t>()), note.at("event").get<uint64_t>(),
+            note.at("seq").get<uint64_t>()};
+  s.placed = note.at("placed").get<bool>();
+  if (s.a) {
+    const Split done = s;
+    split_.erase(id);
+    flow_ended(id, std::max(*done.a, *done.b), done.placed);
+  }
 }
 
 bool FlowsRun::sends_here(size_t id) const { return env_.sim.runs(hosts_[records_[id].from]->context()); }
 
-// The receiver's side of a flow another rank ended: it checks what landed
-// (the sender's rank could not) and counts its QP's retransmissions.
+// The receiver's side of a flow of one program another rank ended: it
+// checks what landed (the sender's rank could not).
 void FlowsRun::ended_elsewhere(size_t id) {
   PairFlow& f = *flows_[id];
-  Host& to = *hosts_[records_[id].to];
   if (!f.placed_correctly()) received_ok_ = false;
-  f.each_qp([&](const Host& h, const verbs::QueuePair& qp) {
-    if (&h == &to) received_retransmits_ += qp.retransmitted_packets();
-  });
   f.release_buffers();
 }
 
 bool FlowsRun::finished() const { return next_ == arrivals_.size() && running_ == 0; }
 
 void FlowsRun::each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const {
-  for (const auto& flow : flows_)
-    if (flow) flow->each_qp(f);
+  for (const auto& flow : flows_) flow->each_qp(f);
 }
 
-FlowStats FlowsRun::result() const {
+FlowStats FlowsRun::result(std::vector<Key>* keys) const {
   FlowStats all = ended_;
-  for (size_t id = 0; id < flows_.size(); ++id)
-    if (!flows_[id]->finished() && sends_here(id)) all.merge(flows_[id]->result());
+  if (keys) *keys = sample_keys_;
+  for (size_t id = 0; id < flows_.size(); ++id) {
+    const PairFlow& f = *flows_[id];
+    const bool at_a = sends_here(id), at_b = env_.sim.runs(hosts_[records_[id].to]->context());
+    // Each end's transport, over the whole run, on the rank that runs it.
+    if (at_a) all.retransmitted_packets += f.retransmits(true);
+    if (at_b) all.retransmitted_packets += f.retransmits(false);
+    if (ended_ids_[id]) continue;
+    if (at_a) {
+      FlowStats s = flows_[id]->result();
+      s.retransmitted_packets = 0;
+      if (keys) keys->insert(keys->end(), s.latency_ps.size(), Key{Time::max(), id, 0});
+      all.merge(s);
+    } else if (at_b && note_ && f.runs_on_b()) {
+      // b's program still running, a's elsewhere: what it found so far
+      // is a's side's in one process (a wrong byte read).
+      const PairFlow::Part p = f.b_part();
+      all.data_mismatch = all.data_mismatch || p.stats.data_mismatch || !p.stats.data_verified;
+    }
+  }
   all.data_verified = all.data_verified && received_ok_;
   all.data_mismatch = all.data_mismatch || !received_ok_;
-  all.retransmitted_packets += received_retransmits_;
   all.planned_ops = next_;
   all.finished = finished();
   if (all.start == Time::max()) all.start = w_.start;

@@ -3,9 +3,13 @@
 // posts its one message. A flow that ends is checked (the receiver holds the
 // sender's pattern, workloads/payload_pattern.hpp), recorded, and gives its
 // buffers' pages back, so memory follows the flows in flight, not the run.
+// Its transports' retransmissions are counted at the end, over the run.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <vector>
 
 #include "workloads/flows.hpp"
@@ -21,28 +25,50 @@ class FlowsRun {
   void start();
   // Every arrival has come and every flow has ended.
   bool finished() const;
-  FlowStats result() const;
+  FlowStats result() const { return result(nullptr); }
   const std::vector<FlowRecord>& records() const { return records_; }
   // The QPs of the flows in flight.
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 
-  // A run split over ranks (docs/parallel.md) runs a flow's ends on their
-  // hosts' ranks: the sender's rank ends the flow and records it, and
-  // calls `f` when a completed flow's receiver is another rank's, which
-  // then calls ended_elsewhere(id): the receiver's memory is checked and
-  // given back there. Both ranks' result() together are the one-process
-  // result (parallel/, which merges them).
-  void on_remote_end(std::function<void(size_t id, const Host& receiver)> f) { remote_end_ = std::move(f); }
-  void ended_elsewhere(size_t id);
-  // When each latency sample was taken, in the one order of events: (time,
-  // event key), as result().latency_ps lists them.
-  const std::vector<std::pair<Time, uint64_t>>& sample_keys() const { return sample_keys_; }
+  // A run split over ranks (docs/parallel.md) runs each end of a flow on
+  // its host's rank. The sender's rank (a's) keeps the flow's record and
+  // ends it; where the two hosts are on different ranks, they tell each
+  // other what one process would read across (notes, sent with `f` to
+  // the rank that runs host `at`, read there with heard()):
+  // - a flow of one program (RDMA WRITEs): when it ends, its receiver's
+  //   rank checks what landed in its host's memory and gives it back;
+  // - a flow of two (SENDs, sockets): b's program, when it ends, sends
+  //   what it found (PairFlow::Part) and its end; a's rank ends the flow
+  //   once both programs have, at the later of the two ends;
+  // - a socket client tells the server's rank when it sent its message.
+  // The ranks' result() together are the one-process result (parallel/
+  // spanning_flows.cpp merges them).
+  void on_note(std::function<void(const Host& at, const nlohmann::json& note)> f) { note_ = std::move(f); }
+  void heard(const nlohmann::json& note);
+  // When a flow ended, in the one order of events: the event's time and
+  // key, and the program end's place among this workload's in that event.
+  struct EndKey {
+    Time at;
+    uint64_t event = 0, seq = 0;
+    auto operator<=>(const EndKey&) const = default;
+  };
+  // Statistics of the flows this engine sends and of the receivers it
+  // runs. `keys`, if given, gets the end of each latency sample's flow,
+  // as result().latency_ps lists them; a flow still running, (never, its
+  // id), after all ended ones and in id order, as one process lists them.
+  FlowStats result(std::vector<EndKey>* keys) const;
   // Whether this engine runs flow `id`'s sender.
   bool sends_here(size_t id) const;
 
  private:
+  using Key = EndKey;
   void arrive();
-  void flow_ended(size_t id);
+  // Flow `id` ended (at the event `at`): record, check, give memory back.
+  // `placed`: what the receiver's rank found in its memory, if that is elsewhere.
+  void flow_ended(size_t id, Key at, bool placed);
+  // A program of flow `id` ended here (a's or b's).
+  void program_ended(size_t id, bool on_a);
+  void ended_elsewhere(size_t id);
 
   WorkloadEnv& env_;
   const WorkloadConfig& w_;
@@ -50,14 +76,22 @@ class FlowsRun {
   std::vector<Host*> hosts_;
   std::vector<FlowArrival> arrivals_;
   size_t next_ = 0;                               // the next arrival
-  std::vector<std::unique_ptr<PairFlow>> flows_;  // by id; null once ended
+  std::vector<std::unique_ptr<PairFlow>> flows_;  // by id
+  std::vector<bool> ended_ids_;                   // by id: ended here
   std::vector<FlowRecord> records_;
   FlowStats ended_;     // merged statistics of the flows that ended
   size_t running_ = 0;  // flows whose sender this engine runs
-  std::function<void(size_t, const Host&)> remote_end_;
-  std::vector<std::pair<Time, uint64_t>> sample_keys_;
-  bool received_ok_ = true;            // what ended_elsewhere found
-  uint64_t received_retransmits_ = 0;  // ... and its receivers' QPs retransmitted
+  std::function<void(const Host&, const nlohmann::json&)> note_;
+  // Flows of two programs split between ranks, on a's rank: each
+  // program's end as it is known here, and what b's rank found.
+  struct Split {
+    std::optional<Key> a, b;
+    bool placed = true;
+  };
+  std::map<size_t, Split> split_;
+  std::vector<Key> sample_keys_;  // of ended_.latency_ps
+  Key last_end_;                  // the latest program end
+  bool received_ok_ = true;       // what receivers of flows ended elsewhere found
 };
 
 }  // namespace rdmasim

@@ -55,6 +55,18 @@ class SocketFlow final : public PairFlow {
   bool placed_correctly() const override { return stats_.data_verified && received_ == count_; }
   void release_buffers() override;
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>&) const override {}
+  uint64_t retransmits(bool on_a) const override {
+    const End& e = on_a ? ca_ : sb_;
+    return e.tcp ? e.tcp->tcp().stats().retransmits : 0;
+  }
+  bool runs_on_b() const override { return true; }
+  Part b_part() const override { return {stats_, received_, true}; }
+  void absorb(const Part& p) override {
+    stats_.merge(p.stats);
+    received_ += p.received;
+  }
+  // On the server's rank: the client sent its next message at `t`.
+  void told(Time t) override { sent_at_.push_back(t); }
 
  private:
   struct End {

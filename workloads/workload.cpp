@@ -387,13 +387,15 @@ Task Flow::receiver(Time t0) {
           same = same && computed_intact(sb_, sb_.rbuf, size_);
         } else {
           auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
-          // Its stamps name it; between them, the bytes of its slot (which
-          // later messages do not rewrite) as the sender holds them.
-          auto slot = a_.memory().view(sa_.buf + (received_ % slots_) * len, len);
+          // Its stamps name it; between them, the bytes of its slot, which
+          // later messages do not rewrite: the pattern of the slot's first
+          // message (fill_message). Checked against the pattern, not the
+          // sender's memory, which a rank of a split run may not hold.
+          const uint64_t first = message_id(received_ % slots_);
           same = same && stamped(received_, got);
           for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += stamp_)
-            same = std::memcmp(got.data() + at, slot.data() + at,
-                               std::min(stamp_ - PayloadPattern::kRecord, len - at)) == 0;
+            same = pattern_.matches(first, at,
+                                    got.subspan(at, std::min(stamp_ - PayloadPattern::kRecord, len - at)));
         }
         if (!same) stats_.data_verified = false;
       }

@@ -78,17 +78,45 @@ TEST_CASE("partition: a flows workload of RDMA WRITEs spans ranks; pods fill the
     CHECK((g.name(link.a).starts_with("core") || g.name(link.b).starts_with("core")));
   }
   CHECK(!p.cut_links.empty());
+}
 
-  // SENDs compare both ends as they run: the workload's hosts stay on one rank.
-  WorkloadConfig sends = flows;
-  sends.op = "send";
-  CHECK(!workload_spans_ranks(sends, cfg));
-  cfg.workloads = {sends};
+TEST_CASE(
+    "partition: flows of SENDs (every QP type) and of sockets span ranks; UC WRITEs and other kinds do not") {
+  ExperimentConfig cfg;
+  cfg.topology = generate_fat_tree(4, {}, {});
+  const Graph g(cfg.topology);
+  WorkloadConfig flows;
+  flows.kind = WorkloadKind::flows;
+  flows.op = "send";
+  for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
+  for (QpType qp : {QpType::rc, QpType::uc, QpType::ud}) {
+    flows.qp = qp;
+    CHECK(flows_span_ranks(flows, cfg));
+    CHECK(workload_spans_ranks(flows, cfg));
+  }
+  // The pods fill the ranks as for WRITEs: two pods a rank.
+  flows.qp = QpType::ud;
+  cfg.workloads = {flows};
+  const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);
+  for (int h = 0; h < g.host_count(); ++h) CHECK(p.rank[static_cast<size_t>(h)] == (h < 8 ? 0 : 1));
+  // Kernel sockets (fabric: tcp) run flows of op send.
+  flows.qp = QpType::rc;
+  cfg.fabric = "tcp";
+  CHECK(flows_span_ranks(flows, cfg));
+  cfg.fabric = "roce_v2";
+  // A UC WRITE completes as it is sent, before its receiver can be checked: one rank.
+  WorkloadConfig uc = flows;
+  uc.op = "rdma_write";
+  uc.qp = QpType::uc;
+  CHECK(!flows_span_ranks(uc, cfg));
+  cfg.workloads = {uc};
   const Partition together = partition_network(g, cfg, 2, PartitionMode::pods);
   for (int h = 0; h < g.host_count(); ++h) CHECK(together.rank[static_cast<size_t>(h)] == 0);
-  // On kernel sockets, no flows span ranks.
-  cfg.fabric = "tcp";
-  CHECK(!workload_spans_ranks(flows, cfg));
+  // Only flows: a send workload's pair compares both ends as it runs.
+  WorkloadConfig sends = pair(g.name(0), g.name(9));
+  sends.kind = WorkloadKind::send;
+  sends.op = "send";
+  CHECK(!flows_span_ranks(sends, cfg));
 }
 
 TEST_CASE("partition: pods shares a fat tree's core switches between the ranks") {

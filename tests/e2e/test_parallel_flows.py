@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""`kind: flows` workloads of SENDs (RC, UC and UD QPs) and of kernel
+sockets (fabric: tcp) span MPI ranks (docs/parallel.md, "Workloads whose
+flows span ranks"): each flow's two programs run on their own hosts' ranks,
+what one process reads across the two ends goes between the ranks as
+notes, and `mpirun -np 2` and `-np 4` write results.json, flows.csv,
+latency.csv and every pcap byte-identical to the single-process run, on
+roce_v2 (with loss, and with PFC), roce_v1, ib, iwarp and tcp. The
+partition really splits the hosts (a leaf a rank at -np 2, a host a rank
+at -np 4), flows cross ranks and their ends told each other by notes; the
+captures are clean in tshark.
+
+usage: test_parallel_flows.py PATH/TO/rdmasim SOURCE_DIR"""
+import csv
+import json
+import os
+
+from e2e import check, check_captures, finish, run, tmpdir, write_text
+from mpi_e2e import mpirun, parallel_stats, require_mpi, same_output
+
+base = tmpdir()
+
+# Two leaves of two hosts: h0, h1 under leaf0, h2, h3 under leaf1.
+LEAF_SPINE = """
+name: {name}
+fabric: {fabric}
+seed: 11
+link: {{bandwidth: 100Gbps, delay: 1us, loss: {loss}}}
+topology:
+  generate: {{kind: leaf_spine, spines: 2, leaves: 2, hosts_per_leaf: 2}}
+{extra}
+workloads:
+{workloads}
+capture: {{pcap: hosts, latency_samples: true}}
+"""
+
+# Small flows, so that many arrive in 15 us; UD's fit one packet (the 4 KiB MTU).
+write_text(os.path.join(base, "small.cdf"), "512 0\n4096 50\n32768 100\n")
+write_text(os.path.join(base, "ud.cdf"), "1024 0\n4096 100\n")
+
+
+def flows(name, op="send", qp="rc", cdf="small.cdf", payload=""):
+    return (f"  - {{name: {name}, kind: flows, op: {op}, qp: {qp}, cdf: {cdf}, load: 0.2, duration: 15us"
+            f"{payload}}}")
+
+
+RDMA_SENDS = "\n".join([flows("rc"), flows("rcm", payload=", payload: memory"), flows("uc", qp="uc"),
+                        flows("ud", qp="ud", cdf="ud.cdf"), flows("w", op="rdma_write")])
+PFC = "flow_control: pfc\npfc: {priority: 3, xoff: 4KiB, xon: 2KiB}"
+
+
+def experiment(name, fabric, loss=0, extra="", workloads=RDMA_SENDS):
+    return write_text(os.path.join(base, name + ".yaml"),
+                      LEAF_SPINE.format(name=name, fabric=fabric, loss=loss, extra=extra, workloads=workloads))
+
+
+require_mpi(experiment("probe", "roce_v2"), os.path.join(base, "probe"))
+
+cases = [
+    # name, fabric, loss, extra, workloads
+    ("roce_v2_loss", "roce_v2", 0.01, "", RDMA_SENDS),
+    ("roce_v2_pfc", "roce_v2", 0, PFC, RDMA_SENDS),
+    ("roce_v1", "roce_v1", 0.01, "", RDMA_SENDS),
+    ("ib", "ib", 0.01, "", RDMA_SENDS),
+    # iWARP has RC only.
+    ("iwarp", "iwarp", 0.01, "", "\n".join([flows("rc"), flows("w", op="rdma_write")])),
+    # Kernel sockets: the server times each message from the client's send().
+    ("tcp", "tcp", 0.01, "", flows("sock")),
+]
+for name, fabric, loss, extra, workloads in cases:
+    path = experiment(name, fabric, loss, extra, workloads)
+    single = os.path.join(base, name + "-1")
+    run(path, single)
+    if not check(os.path.exists(os.path.join(single, "results.json")), f"{name}: no results"):
+        continue
+    with open(os.path.join(single, "results.json")) as f:
+        res = json.load(f)
+    # Every workload ran flows, most of them across the leaves.
+    with open(os.path.join(single, "flows.csv")) as f:
+        rows = list(csv.DictReader(f))
+    for w in res["workloads"]:
+        mine = [r for r in rows if r["workload"] == w["name"]]
+        across = [r for r in mine if (r["from"] in ("h0", "h1")) != (r["to"] in ("h0", "h1"))]
+        check(len(across) >= 3, f"{name}: {w['name']}: {len(across)} flows across the leaves")
+        check(w["fct"]["completed"] > 0, f"{name}: {w['name']}: no flow completed")
+        if loss == 0:
+            check(w["finished"] and w["data_verified"], f"{name}: {w['name']}: {w}")
+        check(not w["data_mismatch"], f"{name}: {w['name']}: wrong bytes landed")
+    if loss:
+        check(sum(w["retransmitted_packets"] for w in res["workloads"]) > 0, f"{name}: no retransmission")
+    pfc = fabric == "roce_v2" and extra == PFC
+    if pfc:
+        check(any(p["pause_frames"] > 0 for p in res["ports"]), f"{name}: no PAUSE frame")
+    check(len(check_captures(single, fabric, pfc=pfc)) == 4, f"{name}: a capture per host")
+    for n, hosts in ((2, [2, 2]), (4, [1, 1, 1, 1])):
+        out = os.path.join(base, f"{name}-{n}")
+        p = mpirun(n, "run", path, "--out", out, "--partition", "pods")
+        if not check(p.returncode == 0, f"{name} -np {n}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"):
+            continue
+        same_output(single, out, f"{name} -np {n}")
+        per = parallel_stats(out)["per_rank"]
+        # A leaf a rank, then a host a rank: the flows' hosts are not tied together.
+        check([r["hosts"] for r in per] == hosts, f"{name} -np {n}: hosts per rank {[r['hosts'] for r in per]}")
+        check(sum(r["notes_sent"] for r in per) > 0, f"{name} -np {n}: no note crossed ranks")
+        check(sum(r["frames_sent"] for r in per) > 0, f"{name} -np {n}: no frame crossed ranks")
+
+finish()
