@@ -14,13 +14,14 @@ and no output is left. A cut link with no propagation delay is refused
 with exit 2. A build without MPI refuses --partition with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
-import filecmp
 import os
 import shutil
 import subprocess
 
 import e2e
-from e2e import BINARY, check, check_no_malformed, finish, rdmasim, run, tmpdir, write_text
+from e2e import (BINARY, check, check_no_malformed, finish, mpi_env, mpirun, rdmasim, run, same_output, tmpdir,
+                 write_text)
+from e2e import output_files as files
 
 base = tmpdir()
 
@@ -50,40 +51,6 @@ def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=
     return write_text(os.path.join(base, name + ".yaml"),
                       LEAF_SPINE.format(name=name, fabric=fabric, delay=delay, loss=loss, extra=extra,
                                         workloads=workloads, capture=capture))
-
-
-def mpi_env():
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # Open MPI does not free its own allocations at MPI_Finalize, some in
-    # plugins it has unloaded (frames LeakSanitizer cannot name, so no
-    # suppression matches them): leak checks are off for the ranks only.
-    if e2e.SANITIZED:
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-    return env
-
-
-def mpirun(n, *args):
-    return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n), BINARY, *args],
-                          capture_output=True, text=True, timeout=300, env=mpi_env())
-
-
-def files(d):
-    out = []
-    for root, _, names in os.walk(d):
-        for n in names:
-            # parallel.json is the split run's own; the manifest lists it.
-            if n not in ("parallel.json", ".rdmasim-manifest"):
-                out.append(os.path.relpath(os.path.join(root, n), d))
-    return sorted(out)
-
-
-def same_output(single, split, what):
-    a, b = files(single), files(split)
-    check(a == b, f"{what}: files differ: {sorted(set(a) ^ set(b))}")
-    for f in a:
-        if f in b and not filecmp.cmp(os.path.join(single, f), os.path.join(split, f), shallow=False):
-            check(False, f"{what}: {f} differs from the single-process run")
 
 
 # A build without MPI says so and runs nothing.
