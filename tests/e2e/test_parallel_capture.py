@@ -16,10 +16,9 @@
 usage: test_parallel_capture.py PATH/TO/rdmasim SOURCE_DIR"""
 import json
 import os
-import shutil
 
-from e2e import (check, check_roce_v2_capture, finish, mpirun, rdmasim, run, same_output, tmpdir,
-                 write_text)
+from e2e import check, check_roce_v2_capture, finish, run, tmpdir, write_text
+from mpi_e2e import mpirun, parallel_stats, require_mpi, same_output
 
 base = tmpdir()
 
@@ -49,11 +48,7 @@ def results(out):
         return json.load(f)
 
 
-probe = rdmasim("run", experiment("probe", "pcap: none"), "--out", os.path.join(base, "probe"), "--partition", "pods")
-if probe.returncode == 2 and "no MPI" in probe.stderr:
-    print("built without MPI: nothing to check")
-    finish()
-check(probe.returncode == 0 and shutil.which("mpirun"), f"--partition on one rank: {probe.stderr}")
+require_mpi(experiment("probe", "pcap: none"), os.path.join(base, "probe"))
 
 cases = {
     # Nothing bounded: every sample of every port and QP.
@@ -85,8 +80,7 @@ for name, capture in cases.items():
         if not check(p.returncode == 0, f"{name} -np {n}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"):
             continue
         same_output(single, out, f"{name} -np {n}")
-        with open(os.path.join(out, "parallel.json")) as f:
-            per = json.load(f)["per_rank"]
+        per = parallel_stats(out)["per_rank"]
         check(sum(1 for x in per if x["hosts"] > 0) >= 2, f"{name} -np {n}: hosts on one rank only: {per}")
         if name == "bounded":
             check(err.count("warning:") == p.stderr.count("warning:") and "time series end at" in p.stderr,
