@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "nodes/host/cpu/trace.hpp"
 #include "parallel/parallel_run.hpp"
 #include "parallel/spanning_flows.hpp"
+#include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
 
@@ -127,9 +129,12 @@ struct RunEnd {
 constexpr Time kCheckEvery = 100_us;
 constexpr Time kDrain = 1_ms;
 
+// `series` is sampled on the way; `check` runs after every kCheckEvery
+// (on every rank at once when split).
 RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
                       std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
-                      const std::vector<bool>& runs_here) {
+                      const std::vector<bool>& runs_here, TimeSeries* series,
+                      const std::function<void()>& check) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
   // With a progress line, each slice runs in steps of kProgressStep,
@@ -159,6 +164,24 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
       if (l) l->finish();
     }
   } finish{line};
+  // Runs through t, pausing before each time the series samples: after
+  // every event before it, before any at it (so a sample is no event, and
+  // a run's events are the same with a time series or without).
+  auto run_through = [&](Time t) -> uint64_t {
+    for (;;) {
+      const Time s = series ? series->next() : Time::max();
+      const Time upto = s <= t ? s - Time::ps(1) : t;
+      uint64_t left = 0;
+      if (par) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
+        left = par->run(upto);
+      } else {
+        run_to(upto);
+        left = sim.pending();
+      }
+      if (s > t || left == 0) return left;
+      series->sample();
+    }
+  };
   RunEnd end;
   // Per port, frames sent and PAUSE frames; over all ranks when split (each
   // counts what its nodes did).
@@ -173,14 +196,11 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
   };
   std::vector<uint64_t> seen;  // port_counts() when the workloads were done
   uint64_t pending = par ? par->sum({sim.pending()})[0] : sim.pending();
+  if (series) series->sample();  // at 0, before anything runs
   while (pending > 0 && sim.now() < limit) {
     const Time slice_end = limit - sim.now() > kCheckEvery ? sim.now() + kCheckEvery : limit;
-    if (par) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
-      pending = par->run(slice_end);
-    } else {
-      run_to(slice_end);
-      pending = sim.pending();
-    }
+    pending = run_through(slice_end);
+    check();
     if (pending == 0) break;
     if (end.workloads_done == Time::max()) {
       // A workload another rank runs is that rank's to call finished.
@@ -255,10 +275,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   const ParallelRun::Stats& st = par.stats();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  json my_stuck = json::array();
-  for (const Network::PfcStuck& p : net.pfc_stuck) my_stuck.push_back({p.at.count(), p.node, p.port});
   const json part = {
-      {"pfc_stuck", std::move(my_stuck)},
       {"results", std::move(mine)},
       {"flows_csv", flows_csv},
       {"latency_csv", latency_csv},
@@ -329,13 +346,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
       }
     }
   }
-  // Each rank found its own ports stuck at the grid times; the cycles are
-  // among all of them (docs/parallel.md).
-  std::vector<Network::PfcStuck> stuck;
-  for (const json& r : ranks)
-    for (const json& p : r["pfc_stuck"])
-      stuck.push_back({Time::ps(p[0].get<int64_t>()), p[1].get<int>(), p[2].get<uint16_t>()});
-  out["pfc_deadlocks"] = deadlocks_json(find_pfc_deadlocks(net, std::move(stuck)));
+  // pfc_deadlocks: rank 0's, found among every rank's stuck ports at each check (parallel/split_checks.hpp).
   (void)cfg;
   if (parallel_stats)
     *parallel_stats = {{"ranks", par.cluster().size()},
@@ -359,8 +370,6 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                     json* parallel_stats) {
   Cluster& cluster = Cluster::get();
   const bool parallel = split && cluster.parallel();
-  if (parallel && cfg.capture.timeseries)
-    throw InputError("capture.timeseries: not available in a run split over ranks (docs/parallel.md)");
   Network net(cfg);
   // Split over ranks: before anything is scheduled (the fabric's finish
   // schedules), so that each rank keeps only its own nodes' events.
@@ -474,12 +483,16 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   if (par) par->agree(failed);
   std::unique_ptr<TimeSeries> series;
-  if (cfg.capture.timeseries) {
-    series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries, cfg.capture.max_bytes.count());
-    series->start();
-  }
+  if (cfg.capture.timeseries)
+    series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries, cfg.capture.max_bytes.count(),
+                                          par.get());
+  // At each check: the ports found stuck go to the deadlock finder (rank
+  // 0's, split), and a split run's captures keep to one budget.
+  PfcDeadlockFinder deadlocks(net);
+  std::function<void()> check = [&] { deadlocks.add(std::exchange(net.pfc_stuck, {})); };
+  if (par) check = SplitChecks(*par, net, captures.get(), cfg.capture.max_bytes.count(), deadlocks);
 
-  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here);
+  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check);
   try {
     if (series) series->write(dir);
     if (captures) captures->close();
@@ -612,7 +625,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     }
   }
   out["ports"] = std::move(ports);
-  out["pfc_deadlocks"] = deadlocks_json(find_pfc_deadlocks(net, net.pfc_stuck));
+  out["pfc_deadlocks"] = deadlocks_json(deadlocks.found());
   json watchdog = json::array();
   for (const Network::PfcWatchdogEvent& e : net.pfc_watchdog)
     watchdog.push_back(

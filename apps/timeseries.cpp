@@ -1,18 +1,64 @@
 #include "apps/timeseries.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string_view>
 
 #include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
 
 namespace rdmasim {
 
+namespace {
+
+constexpr std::string_view kQueuesHeader = "time_ps,node,port,queue_bytes\n";
+constexpr std::string_view kQpsHeader = "time_ps,workload,qp,rate_bps,window_bytes\n";
+
+// A length, then the elements' bytes (the ranks are one build on one kind of machine).
+template <typename V>
+void put(std::string& out, const V& v) {
+  const uint64_t n = v.size();
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out.append(reinterpret_cast<const char*>(v.data()), n * sizeof(v[0]));
+}
+template <typename T>
+std::vector<T> get(const std::string& in, size_t& at) {
+  uint64_t n;
+  if (at + sizeof n > in.size()) throw std::runtime_error("timeseries: a truncated message");
+  std::memcpy(&n, in.data() + at, sizeof n);
+  at += sizeof n;
+  if (n > (in.size() - at) / sizeof(T)) throw std::runtime_error("timeseries: a truncated message");
+  std::vector<T> v(n);
+  std::memcpy(v.data(), in.data() + at, n * sizeof(T));
+  at += n * sizeof(T);
+  return v;
+}
+
+// One rank's rows, read in turn as rank 0 interleaves them.
+struct Rows {
+  std::vector<uint32_t> lens;
+  std::string text;
+  size_t next = 0, at = 0;
+  std::string_view take() {
+    if (next == lens.size()) throw std::logic_error("timeseries: a rank has fewer rows than its samples");
+    const std::string_view row = std::string_view(text).substr(at, lens[next]);
+    at += lens[next++];
+    return row;
+  }
+};
+
+}  // namespace
+
 TimeSeries::TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
-                       const TimeSeriesConfig& config, uint64_t max_bytes)
+                       const TimeSeriesConfig& config, uint64_t max_bytes, ParallelRun* par)
     : net_(net),
+      par_(par),
       interval_(config.interval),
       max_bytes_(max_bytes),
+      next_(Time{}),
+      bytes_(kQueuesHeader.size() + kQpsHeader.size()),
       write_queues_(config.all_ports || !config.ports.empty()),
       write_qps_(config.all_qps || !config.workloads.empty()) {
   // The loader checked every name; rows keep the network's and the workloads' order, as unfiltered.
@@ -29,35 +75,83 @@ TimeSeries::TimeSeries(Network& net, const std::vector<std::unique_ptr<WorkloadR
       runs_.push_back(run.get());
 }
 
-void TimeSeries::start() {
-  net_.sim.at(Time{}, [this] { sample(); });
+int TimeSeries::owner(const Node& node) const {
+  return par_ ? par_->partition().rank[node.context() - 1] : 0;
 }
 
 void TimeSeries::sample() {
-  if (bytes() >= max_bytes_) {
-    full_at_ = net_.sim.now();
+  const Time now = next_;
+  if (bytes_ >= max_bytes_) {
+    full_at_ = now;
+    next_ = Time::max();
     return;
   }
-  const std::string t = std::to_string(net_.sim.now().count()) + ",";
-  for (const auto& [node, p] : ports_)
+  const int me = par_ ? par_->cluster().rank() : 0;
+  const uint64_t before = queues_.size() + qps_.size();
+  const std::string t = std::to_string(now.count()) + ",";
+  for (const auto& [node, p] : ports_) {
+    if (owner(*node) != me) continue;
+    const size_t at = queues_.size();
     queues_ += t + csv_field(nlohmann::json(node->name())) + "," + std::to_string(p) + "," +
                std::to_string(node->queued_bytes(p)) + "\n";
+    queue_lens_.push_back(static_cast<uint32_t>(queues_.size() - at));
+  }
+  // Every rank holds every QP (parallel/spanning_flows.hpp); the rank of
+  // its host runs it.
   for (const WorkloadRun* run : runs_) {
     const std::string w = csv_field(nlohmann::json(run->config().name));
     run->each_qp([&](const Host& h, const verbs::QueuePair& qp) {
+      const int rank = owner(h);
+      if (par_ && me == 0) qp_ranks_.push_back(static_cast<uint32_t>(rank));
+      if (rank != me) return;
       const auto l = qp.send_limits();
+      const size_t at = qps_.size();
       qps_ += t + w + "," + csv_field(nlohmann::json(h.name() + ":" + std::to_string(qp.qp_num()))) + "," +
               std::to_string(l.rate_bps) + "," + std::to_string(l.window_bytes) + "\n";
+      qp_lens_.push_back(static_cast<uint32_t>(qps_.size() - at));
     });
   }
-  // Only while something else is scheduled: the sampler alone does not keep a run going.
-  if (net_.sim.pending() > 0) net_.sim.after(interval_, [this] { sample(); });
+  uint64_t added = queues_.size() + qps_.size() - before;
+  if (par_) added = par_->sum({added})[0];
+  bytes_ += added;
+  ++samples_;
+  next_ = now + interval_;
 }
 
 void TimeSeries::write(const std::filesystem::path& dir) const {
+  std::string queues(kQueuesHeader), qps(kQpsHeader);
+  if (!par_) {
+    queues += queues_;
+    qps += qps_;
+  } else {
+    std::string mine;
+    put(mine, queue_lens_);
+    put(mine, qp_lens_);
+    put(mine, queues_);
+    put(mine, qps_);
+    const std::vector<std::string> all = par_->cluster().gather(mine);
+    if (par_->cluster().rank() != 0) return;
+    std::vector<Rows> q(all.size()), r(all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      size_t at = 0;
+      q[i].lens = get<uint32_t>(all[i], at);
+      r[i].lens = get<uint32_t>(all[i], at);
+      const auto qt = get<char>(all[i], at), rt = get<char>(all[i], at);
+      q[i].text.assign(qt.begin(), qt.end());
+      r[i].text.assign(rt.begin(), rt.end());
+    }
+    // One process's order: each sample's ports in the network's order; the
+    // QPs as rank 0 listed them, with the rank holding each.
+    for (uint64_t s = 0; s < samples_; ++s)
+      for (const auto& [node, p] : ports_) queues += q[static_cast<size_t>(owner(*node))].take();
+    for (uint32_t rank : qp_ranks_) qps += r[rank].take();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (q[i].next != q[i].lens.size() || r[i].next != r[i].lens.size())
+        throw std::logic_error("timeseries: a rank has more rows than its samples");
+  }
   std::filesystem::create_directories(dir / "timeseries");
-  if (write_queues_) write_file_atomic(dir / "timeseries" / "queues.csv", queues_);
-  if (write_qps_) write_file_atomic(dir / "timeseries" / "qps.csv", qps_);
+  if (write_queues_) write_file_atomic(dir / "timeseries" / "queues.csv", queues);
+  if (write_qps_) write_file_atomic(dir / "timeseries" / "qps.csv", qps);
 }
 
 }  // namespace rdmasim

@@ -39,14 +39,15 @@ struct Network {
   };
   std::vector<LinkEnds> links;  // by link index
 
-  // A PFC deadlock (fabrics/ethernet/pfc.hpp, find_pfc_deadlocks): ports
+  // A PFC deadlock (fabrics/ethernet/pfc.hpp, PfcDeadlockFinder): ports
   // paused in a cycle, each with frames waiting, for the detection time.
   struct PfcDeadlock {
     Time at;
     std::vector<std::pair<std::string, uint16_t>> ports;  // node, port
   };
   // The ports the deadlock detector found stuck, each at a time of its grid,
-  // in the order the checks ran (find_pfc_deadlocks turns them into cycles).
+  // in the order the checks ran, until the run hands them to a
+  // PfcDeadlockFinder (at each of its checks), which turns them into cycles.
   struct PfcStuck {
     Time at;
     int node;

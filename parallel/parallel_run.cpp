@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "parallel/message.hpp"
 
 namespace rdmasim {
 
@@ -14,18 +15,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-template <typename T>
-void put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-template <typename T>
-T get(const std::string& in, size_t& at) {
-  if (at + sizeof(T) > in.size()) throw std::runtime_error("parallel: a truncated frame message");
-  T v;
-  std::memcpy(&v, in.data() + at, sizeof v);
-  at += sizeof v;
-  return v;
-}
+using message::get;
+using message::put;
 
 // What follows in a message: a frame, a note (ParallelRun::note) or a
 // gate update (ParallelRun::gate_update).

@@ -11,8 +11,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "core/engine.hpp"
 #include "pcap/pcap_writer.hpp"
 
 namespace rdmasim {
@@ -53,11 +56,42 @@ class CaptureSet {
   uint64_t bytes() const { return budget_->used; }
   std::optional<Time> full_at() const { return budget_->full_at; }
 
+  // A run split over ranks holds each rank's captures in one CaptureSet;
+  // the budget is the whole run's. Each set keeps to it alone (the first
+  // record that would pass it ends its captures), and logs where each
+  // record it tried stands in the one order of events: (time, key of the
+  // event, how many records that event had written before). The ranks
+  // total what they tried at each check; when it passes the budget, the
+  // logs say which record one process would have stopped at, and end_at()
+  // cuts every set's files back to the records before it.
+  struct Record {
+    Time at;
+    uint64_t order;   // the event's key (Simulator::running_order)
+    uint32_t seq;     // records the same event wrote before it
+    uint32_t bytes;   // what it adds to bytes()
+    uint32_t point;   // its file, in capture order
+    bool written;     // false: the one that did not fit
+    uint64_t offset;  // the file's bytes of records before it
+    auto key() const { return std::tie(at, order, seq); }
+  };
+  void log_records(const Simulator& sim) { budget_->sim = &sim; }
+  // The records tried since the last call.
+  std::vector<Record> take_log() { return std::exchange(budget_->log, {}); }
+  // Removes every record of `log` (this set's latest) from `cut` on,
+  // closes every file and ends the captures at cut.at.
+  void end_at(const std::vector<Record>& log, const Record& cut);
+
  private:
   struct Point;
   struct Budget {
+    explicit Budget(uint64_t m) : max(m) {}
     uint64_t max, used = 0;
     std::optional<Time> full_at;
+    const Simulator* sim = nullptr;  // logging (log_records)
+    std::vector<Record> log;
+    Time last_at;
+    uint64_t last_order = 0;
+    uint32_t seq = 0;
   };
 
   std::filesystem::path pcap_dir_;

@@ -30,6 +30,7 @@ enum class Direction : uint8_t { Tx, Rx };
 class PcapWriter {
  public:
   static constexpr uint32_t kDefaultSnaplen = 65535;
+  static constexpr uint64_t kFileHeaderBytes = 24;  // the pcap file header, before the first record
 
   // Creates (truncates) `path`. Throws OutputError (path, reason) when it cannot.
   PcapWriter(const std::filesystem::path& path, Linktype linktype, uint32_t snaplen = kDefaultSnaplen);

@@ -332,15 +332,14 @@ void find_cycles(const Edges& edges, std::vector<PortRef>& path, const std::set<
 
 }  // namespace
 
-std::vector<Network::PfcDeadlock> find_pfc_deadlocks(const Network& net,
-                                                     std::vector<Network::PfcStuck> stuck) {
+PfcDeadlockFinder::PfcDeadlockFinder(const Network& net) : net_(net) {
+  for (size_t n = 0; n < net.nodes.size(); ++n) index_[net.nodes[n].get()] = static_cast<int>(n);
+}
+
+void PfcDeadlockFinder::add(std::vector<Network::PfcStuck> stuck) {
   std::sort(stuck.begin(), stuck.end(), [](const Network::PfcStuck& a, const Network::PfcStuck& b) {
     return std::tie(a.at, a.node, a.port) < std::tie(b.at, b.node, b.port);
   });
-  std::map<const Node*, int> index;
-  for (size_t n = 0; n < net.nodes.size(); ++n) index[net.nodes[n].get()] = static_cast<int>(n);
-  std::vector<Network::PfcDeadlock> out;
-  std::set<std::set<PortRef>> reported;
   for (size_t from = 0; from < stuck.size();) {
     // The ports stuck at one grid time, and each one's edges to the
     // stuck ports of its peer node (the peer's own port aside).
@@ -350,8 +349,8 @@ std::vector<Network::PfcDeadlock> find_pfc_deadlocks(const Network& net,
     for (; to < stuck.size() && stuck[to].at == now; ++to) edges[{stuck[to].node, stuck[to].port}];
     from = to;
     for (auto& [port, next] : edges) {
-      const Port* peer = net.nodes[static_cast<size_t>(port.first)]->port(port.second).peer();
-      const int m = index.at(&peer->owner());
+      const Port* peer = net_.nodes[static_cast<size_t>(port.first)]->port(port.second).peer();
+      const int m = index_.at(&peer->owner());
       for (const auto& [cand, unused] : edges)
         if (cand.first == m && cand.second != peer->index()) next.push_back(cand);
     }
@@ -360,16 +359,15 @@ std::vector<Network::PfcDeadlock> find_pfc_deadlocks(const Network& net,
     for (const auto& [start, unused] : edges) {
       std::vector<PortRef> path{start};
       find_cycles(edges, path, done, [&](const std::vector<PortRef>& cycle) {
-        if (!reported.insert(std::set<PortRef>(cycle.begin(), cycle.end())).second) return;
+        if (!reported_.insert(std::set<PortRef>(cycle.begin(), cycle.end())).second) return;
         Network::PfcDeadlock d{now, {}};
         for (const PortRef& p : cycle)
-          d.ports.emplace_back(net.nodes[static_cast<size_t>(p.first)]->name(), p.second);
-        out.push_back(std::move(d));
+          d.ports.emplace_back(net_.nodes[static_cast<size_t>(p.first)]->name(), p.second);
+        found_.push_back(std::move(d));
       });
       done.insert(start);
     }
   }
-  return out;
 }
 
 std::vector<PfcNode*> enable_pfc(Network& net,
