@@ -26,10 +26,15 @@ enum class PartitionMode {
 
 // Whether a workload's flows may have their two ends on different ranks:
 // `kind: flows` of RC RDMA WRITEs on an RDMA fabric, whose receiver is
-// checked on its own rank when the flow ends (FlowsRun::ended_elsewhere).
-// The hosts of any other workload stay on one rank: its programs compare
-// both ends' memory as they run.
+// checked on its own rank when the flow ends (FlowsRun::ended_elsewhere),
+// and the pair workloads of pairs_span_ranks. The hosts of any other
+// workload stay on one rank.
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
+// The pair workloads (basic kinds, incast, all_to_all, pingpong, perftest
+// kinds) on an RDMA fabric, but write_lat: each end's programs check what
+// their own host holds, against the pattern, and the sender's acts on the
+// receiver's memory reach its rank as notes (parallel/spanning_pairs.hpp).
+bool pairs_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
 
 struct Partition {
   int ranks = 1;

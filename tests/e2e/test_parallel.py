@@ -14,13 +14,13 @@ and no output is left. A cut link with no propagation delay is refused
 with exit 2. A build without MPI refuses --partition with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
-import filecmp
 import os
 import shutil
 import subprocess
 
 import e2e
-from e2e import BINARY, check, check_no_malformed, finish, rdmasim, run, tmpdir, write_text
+from e2e import (BINARY, check, check_no_malformed, files, finish, mpi_env, mpirun, rdmasim, run, same_output,
+                 tmpdir, write_text)
 
 base = tmpdir()
 
@@ -43,6 +43,10 @@ PAIRS = """  - {name: w, kind: rdma_write, from: h0, to: h2, size: 16KiB, count:
 INCAST = """  - {name: incast, kind: incast, from: [h0, h1, h2], to: h3, op: rdma_write, size: 64KiB, count: 6, outstanding: 4}"""
 SOCKETS = """  - {name: s, kind: send, from: h0, to: h2, size: 16KiB, count: 10, outstanding: 2}
   - {name: p, kind: pingpong, op: send, from: h3, to: h1, size: 1KiB, count: 5}"""
+# write_lat keeps its two hosts on one rank (docs/parallel.md): with pods
+# -np 4 the two pairs take ranks 0 and 2, and ranks 1 and 3 own nothing.
+PINNED = """  - {name: l0, kind: write_lat, from: h0, to: h2, size: 2KiB, count: 20}
+  - {name: l1, kind: write_lat, from: h1, to: h3, size: 64, count: 20}"""
 FLOWS = """  - {name: f, kind: flows, cdf: hadoop, load: 0.5, duration: 20us, op: rdma_write}"""
 
 
@@ -50,40 +54,6 @@ def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=
     return write_text(os.path.join(base, name + ".yaml"),
                       LEAF_SPINE.format(name=name, fabric=fabric, delay=delay, loss=loss, extra=extra,
                                         workloads=workloads, capture=capture))
-
-
-def mpi_env():
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # Open MPI does not free its own allocations at MPI_Finalize, some in
-    # plugins it has unloaded (frames LeakSanitizer cannot name, so no
-    # suppression matches them): leak checks are off for the ranks only.
-    if e2e.SANITIZED:
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-    return env
-
-
-def mpirun(n, *args):
-    return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n), BINARY, *args],
-                          capture_output=True, text=True, timeout=300, env=mpi_env())
-
-
-def files(d):
-    out = []
-    for root, _, names in os.walk(d):
-        for n in names:
-            # parallel.json is the split run's own; the manifest lists it.
-            if n not in ("parallel.json", ".rdmasim-manifest"):
-                out.append(os.path.relpath(os.path.join(root, n), d))
-    return sorted(out)
-
-
-def same_output(single, split, what):
-    a, b = files(single), files(split)
-    check(a == b, f"{what}: files differ: {sorted(set(a) ^ set(b))}")
-    for f in a:
-        if f in b and not filecmp.cmp(os.path.join(single, f), os.path.join(split, f), shallow=False):
-            check(False, f"{what}: {f} differs from the single-process run")
 
 
 # A build without MPI says so and runs nothing.
@@ -118,6 +88,7 @@ IB_FLOWS = LEAF_SPINE.format(name="ib_flows", fabric="ib", delay="1us", loss="0.
 FAULT = "faults:\n  - {at: 4us, link: [h1, leaf0], action: down}\n  - {at: 9us, link: [h1, leaf0], action: up}"
 cases = [
     ("pairs", yaml, ["pods", "spread"]),
+    ("pinned", experiment("pinned", workloads=PINNED), ["pods"]),
     ("pfc", experiment("pfc", extra="flow_control: pfc\npfc: {priority: 3, xoff: 64KiB, xon: 32KiB}",
                        workloads=INCAST), ["spread"]),
     # kind: flows of RDMA WRITEs spans ranks: each leaf's hosts on their own rank.
@@ -162,10 +133,10 @@ for name, path, partitions in cases:
     if name == "flows":
         check(os.path.exists(os.path.join(single, "flows.csv")), "flows: no flows.csv")
 
-# pairs over 4 ranks with pods: the two workloads' host pairs on ranks 0
+# write_lat over 4 ranks with pods: the two workloads' host pairs on ranks 0
 # and 2, ranks 1 and 3 own nothing and run only the experiment's events.
 import json
-with open(os.path.join(base, "pairs-pods-4", "parallel.json")) as f:
+with open(os.path.join(base, "pinned-pods-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
 empty = [r for r in per if r["nodes"] == 0]
 check(len(empty) == 2 and empty[0]["events"] == empty[1]["events"],
