@@ -84,11 +84,12 @@ IB_FLOWS = LEAF_SPINE.format(name="ib_flows", fabric="ib", delay="1us", loss="0.
                              workloads="\n".join(f"  - {{name: f{i}, kind: flows, cdf: 64k.cdf, load: 1, duration: 30us}}"
                                                   for i in range(2))).replace("loss: 0.001}", "loss: 0.001, buffer: 16KiB}")
 
-# A fault on a link the spread partition cuts (h1 - leaf0, h1 on another rank than its leaf): down, then up.
-FAULT = "faults:\n  - {at: 4us, link: [h1, leaf0], action: down}\n  - {at: 9us, link: [h1, leaf0], action: up}"
+# A fault on a link the spread partition cuts at -np 2 and 4 (leaf1 -
+# spine0: the spines go round robin, leaf1 with h2): down, then up.
+FAULT = "faults:\n  - {at: 4us, link: [leaf1, spine0], action: down}\n  - {at: 9us, link: [leaf1, spine0], action: up}"
 cases = [
     ("pairs", yaml, ["pods", "spread"]),
-    ("pinned", experiment("pinned", workloads=PINNED), ["pods"]),
+    ("pinned", experiment("pinned", workloads=PINNED), ["pods", "spread"]),
     ("pfc", experiment("pfc", extra="flow_control: pfc\npfc: {priority: 3, xoff: 64KiB, xon: 32KiB}",
                        workloads=INCAST), ["spread"]),
     # kind: flows of RDMA WRITEs spans ranks: each leaf's hosts on their own rank.
@@ -152,9 +153,9 @@ check(sum(r["notes_sent"] for r in per) > 0, f"flows -np 4: no flow ended across
 for n in (2, 4):
     with open(os.path.join(base, f"roce_v1-spread-{n}", "parallel.json")) as f:
         cut = json.load(f)["cut"]
-    check("h1 - leaf0" in cut, f"roce_v1 -np {n}: the faulty link is not cut: {cut}")
+    check("leaf1 - spine0" in cut, f"roce_v1 -np {n}: the faulty link is not cut: {cut}")
 # spread -np 4 leaves ranks with no host (they own spines only).
-with open(os.path.join(base, "pairs-spread-4", "parallel.json")) as f:
+with open(os.path.join(base, "pinned-spread-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
 check(any(r["hosts"] == 0 and r["nodes"] > 0 for r in per), f"spread -np 4: a rank with switches only {per}")
 
@@ -173,7 +174,7 @@ for name in ("ib", "ib_flows"):
             stats = json.load(f)
         check(sum(r["credits_sent"] for r in stats["per_rank"]) > 0, f"{name} -np {n}: no credit crossed ranks")
         if name == "ib":
-            check("h1 - leaf0" in stats["cut"], f"ib -np {n}: the faulty link is not cut: {stats['cut']}")
+            check("leaf1 - spine0" in stats["cut"], f"ib -np {n}: the faulty link is not cut: {stats['cut']}")
 with open(os.path.join(base, "ib_flows-1", "results.json")) as f:
     waited = [p for p in json.load(f)["ports"] if p["credit_wait_ps"] > 0]
 check(len(waited) > 8, f"ib_flows: few ports wait for credits: {len(waited)}")
