@@ -2,7 +2,6 @@
 pcaps, ask tshark about them, and check CRCs with an implementation that is
 independent of the simulator's own (zlib's CRC-32, a bitwise CRC-16/32C)."""
 
-import filecmp
 import json
 import os
 import shutil
@@ -307,42 +306,3 @@ def bth_records(path, display_filter="infiniband.bth"):
         out.append((int(r[0]), int(r[1]), int(r[2], 0), int(r[3]), r[4] in ("1", "True"),
                     int(r[5]) if r[5] else None))
     return out
-
-
-# Runs split over MPI ranks (docs/parallel.md; test_parallel, test_parallel_pairs).
-def mpi_env():
-    """The environment of `mpirun` here: as root (CI), oversubscribed."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # Open MPI does not free its own allocations at MPI_Finalize, some in
-    # plugins it has unloaded (frames LeakSanitizer cannot name, so no
-    # suppression matches them): leak checks are off for the ranks only.
-    if SANITIZED:
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-    return env
-
-
-def mpirun(n, *args):
-    """`mpirun -np N rdmasim ARGS...`; returns the CompletedProcess."""
-    return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n), BINARY, *args],
-                          capture_output=True, text=True, timeout=300, env=mpi_env())
-
-
-def files(d):
-    """The output files under D, relative, but a split run's own."""
-    out = []
-    for root, _, names in os.walk(d):
-        for n in names:
-            # parallel.json is the split run's own; the manifest lists it.
-            if n not in ("parallel.json", ".rdmasim-manifest"):
-                out.append(os.path.relpath(os.path.join(root, n), d))
-    return sorted(out)
-
-
-def same_output(single, split, what):
-    """The split run's output is the single-process run's, byte for byte."""
-    a, b = files(single), files(split)
-    check(a == b, f"{what}: files differ: {sorted(set(a) ^ set(b))}")
-    for f in a:
-        if f in b and not filecmp.cmp(os.path.join(single, f), os.path.join(split, f), shallow=False):
-            check(False, f"{what}: {f} differs from the single-process run")

@@ -15,12 +15,11 @@ with exit 2. A build without MPI refuses --partition with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
 import os
-import shutil
 import subprocess
 
 import e2e
-from e2e import (BINARY, check, check_no_malformed, files, finish, mpi_env, mpirun, rdmasim, run, same_output,
-                 tmpdir, write_text)
+from e2e import BINARY, check, check_no_malformed, finish, run, tmpdir, write_text
+from mpi_e2e import files, mpi_env, mpirun, require_mpi, same_output
 
 base = tmpdir()
 
@@ -58,15 +57,7 @@ def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=
 
 # A build without MPI says so and runs nothing.
 yaml = experiment("pairs", loss=0.002)
-probe = rdmasim("run", yaml, "--out", os.path.join(base, "probe"), "--partition", "pods")
-if probe.returncode == 2 and "no MPI" in probe.stderr:
-    check(not os.path.exists(os.path.join(base, "probe")), "no MPI: an output directory was written")
-    print("built without MPI: checked the refusal only")
-    finish()
-check(probe.returncode == 0, f"--partition on one rank: exit {probe.returncode}: {probe.stderr}")
-if shutil.which("mpirun") is None:
-    check(False, "the build has MPI but mpirun is missing (scripts/setup.sh installs openmpi-bin)")
-    finish()
+require_mpi(yaml, os.path.join(base, "probe"))
 
 # A PFC deadlock across ranks: the ring of four switches of
 # test_pfc_deadlock, loaded four times over by flows of 64 KiB (which span
@@ -201,6 +192,29 @@ p = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1"
 check(p.returncode == 3, f"a failing rank: exit {p.returncode}, expected 3\n{p.stdout}\n{p.stderr}")
 check("rank 1:" in p.stderr, f"a failing rank: rank 0 does not say which: {p.stderr}")
 check(not os.path.exists(out), "a failing rank: an output directory was left")
+
+# mpirun ends a job on SIGINT by sending SIGTERM to every rank: rank 0
+# removes what it staged, and no output is left.
+import signal
+import time
+parent = os.path.join(base, "interrupted")
+os.mkdir(parent)
+out = os.path.join(parent, "out")
+long_run = experiment("long", extra="stop: 10s",
+                      workloads="  - {name: w, kind: rdma_write, from: h0, to: h2, size: 64KiB, count: 10000000}")
+p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
+                      "--out", out, "--partition", "spread", "-q"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+deadline = time.monotonic() + 120
+while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.02)
+check(os.listdir(parent) != [], "interrupted: rank 0 began staging its output")
+time.sleep(0.5)  # every rank is running windows
+p.send_signal(signal.SIGINT)
+_, err = p.communicate(timeout=120)
+check(p.returncode != 0, f"interrupted: mpirun exit {p.returncode}")
+check("interrupted (SIGTERM)" in err and "was not written" in err, f"interrupted: rank 0 does not say so: {err}")
+check(os.listdir(parent) == [], f"interrupted: output left behind: {os.listdir(parent)}")
 
 # Only `run` runs over ranks.
 p = mpirun(2, "validate", yaml)

@@ -13,11 +13,10 @@ UC WRITEs and UD SENDs losing data) are reported, and exit, as one
 process reports them.
 
 usage: test_parallel_pairs.py PATH/TO/rdmasim SOURCE_DIR"""
-import json
 import os
-import shutil
 
-from e2e import check, check_no_malformed, check_roce_v2_capture, finish, mpirun, rdmasim, run, same_output, tmpdir, write_text
+from e2e import check, check_no_malformed, check_roce_v2_capture, finish, run, tmpdir, write_text
+from mpi_e2e import mpirun, parallel_stats, require_mpi, same_output
 
 base = tmpdir()
 
@@ -69,15 +68,8 @@ cases = [
     ("failed", "roce_v2", 0.05, "", FAILED, None),
 ]
 
-probe = rdmasim("run", write_text(os.path.join(base, "probe.yaml"), LEAF_SPINE.format(
-    name="probe", fabric="roce_v2", loss=0, extra="", workloads=PFC)), "--out", os.path.join(base, "probe"),
-    "--partition", "pods")
-if probe.returncode == 2 and "no MPI" in probe.stderr:
-    print("built without MPI: nothing to split")
-    finish()
-if shutil.which("mpirun") is None:
-    check(False, "the build has MPI but mpirun is missing (scripts/setup.sh installs openmpi-bin)")
-    finish()
+require_mpi(write_text(os.path.join(base, "probe.yaml"), LEAF_SPINE.format(
+    name="probe", fabric="roce_v2", loss=0, extra="", workloads=PFC)), os.path.join(base, "probe"))
 
 for name, fabric, loss, extra, workloads, code in cases:
     path = write_text(os.path.join(base, name + ".yaml"),
@@ -116,8 +108,7 @@ for name, fabric, loss, extra, workloads, code in cases:
         if not check(p.returncode == code, f"{name} -np {n}: exit {p.returncode}, expected {code}\n{p.stdout}\n{p.stderr}"):
             continue
         same_output(single, out, f"{name} -np {n}")
-        with open(os.path.join(out, "parallel.json")) as f:
-            stats = json.load(f)
+        stats = parallel_stats(out)
         hosts = [r["hosts"] for r in stats["per_rank"]]
         check(hosts == [4 // n] * n, f"{name} -np {n}: hosts per rank {hosts}, expected {4 // n} each")
         # READ sources filled, WRITEs checked on the receiver's rank.
