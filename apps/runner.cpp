@@ -20,6 +20,7 @@
 #include "nodes/host/cpu/trace.hpp"
 #include "parallel/parallel_run.hpp"
 #include "parallel/spanning_flows.hpp"
+#include "parallel/spanning_pairs.hpp"
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/workload.hpp"
@@ -466,6 +467,8 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   std::unique_ptr<SpanningFlows> spanning;
   if (par) spanning = std::make_unique<SpanningFlows>(*par);
+  std::unique_ptr<SpanningPairs> pairs;  // after `spanning`: it hands that one its notes
+  if (par) pairs = std::make_unique<SpanningPairs>(*par);
   // Programs still waiting (a flow whose peer failed) go before the flows
   // and hosts they point into, however the run ends.
   struct ClearOnExit {
@@ -475,7 +478,8 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   try {
     for (size_t i = 0; i < runs.size(); ++i) {
       runs[i]->start();
-      if (spans[i]) spanning->add(i, *runs[i]->flows_run());
+      if (spans[i] && runs[i]->flows_run()) spanning->add(i, *runs[i]->flows_run());
+      if (spans[i] && !runs[i]->flows_run()) pairs->add(i, *runs[i]);
     }
   } catch (...) {
     if (!par) throw;
@@ -536,7 +540,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     flows_csv.emplace_back();
     latency_csv.emplace_back();
     std::vector<FlowRecord> span_records;
-    FlowStats s = spanning && spanning->has(i) ? spanning->result(i, span_records) : r->result();
+    FlowStats s = spanning && spanning->has(i) ? spanning->result(i, span_records)
+                  : pairs && pairs->has(i)     ? pairs->result(i)
+                                               : r->result();
     if (!s.finished) s.end = net.sim.now();  // cut off by stop: active until then
     const double secs = (s.end - s.start).to_s();
     json j;

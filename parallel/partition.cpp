@@ -46,8 +46,16 @@ bool flows_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
   return op == WorkloadKind::rdma_write && w.qp == QpType::rc && fabric_of(cfg).rdma();
 }
 
+bool pairs_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
+  // write_lat's two busy-polling sides stop the moment the other fails
+  // (Flow::write_ping), which another rank would learn a window later.
+  const bool pairs = w.kind != WorkloadKind::flows && w.kind != WorkloadKind::compute &&
+                     w.kind != WorkloadKind::udp && w.kind != WorkloadKind::write_lat;
+  return pairs && fabric_of(cfg).rdma();
+}
+
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
-  return flows_span_ranks(w, cfg);
+  return flows_span_ranks(w, cfg) || pairs_span_ranks(w, cfg);
 }
 
 namespace {

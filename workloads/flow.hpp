@@ -25,6 +25,9 @@ class PairFlow {
   virtual void setup() = 0;
   virtual void start() = 0;
   bool finished() const { return running_ == 0; }
+  // Every program this engine runs has ended: in a run split over ranks
+  // (docs/parallel.md) a program on another rank's host never runs here.
+  bool finished_here() const { return running_ == elsewhere_; }
   virtual FlowStats result() = 0;
   // The receiver got message 0 as sent (a single-message flow, checked
   // before its buffers are released).
@@ -98,7 +101,8 @@ class PairFlow {
   std::function<void()> on_finished_;
   std::function<void(bool)> on_program_ended_;
   std::function<void(Time)> tell_b_;
-  int running_ = 0;  // programs still running
+  int running_ = 0;    // programs still running
+  int elsewhere_ = 0;  // of those, programs another rank runs (they never end here)
 };
 
 class Flow final : public PairFlow {
@@ -126,6 +130,8 @@ class Flow final : public PairFlow {
   // Each program runs as its host (core/engine.hpp: contexts), whoever starts it.
   void start() override {
     const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
+    const bool b_program = pingpong_ || (needs_receiver() && w_.post_recvs);
+    elsewhere_ = (env_.sim.runs(a_.context()) ? 0 : 1) + (b_program && !env_.sim.runs(b_.context()) ? 1 : 0);
     if (pingpong_ && op_ == WorkloadKind::rdma_write) {
       running_ = 2;
       {
@@ -157,7 +163,34 @@ class Flow final : public PairFlow {
       receiver(t);
     }
   }
-  FlowStats result() override;
+  FlowStats result() override { return conclude(part()); }
+
+  // A run split over ranks (docs/parallel.md, parallel/spanning_pairs.hpp)
+  // runs each end's programs on its host's rank. Where one process's
+  // sender program touches the receiver's memory, the sender's rank calls
+  // the on_remote function instead, and the glue has the receiver's rank
+  // call remote() with the same arguments at the window's end: no later
+  // than a lookahead after the act, so before anything the sender sends
+  // after it arrives there.
+  enum class Remote : uint8_t {
+    posted,  // message k was posted: the receiver's slot holds it (READ's source, a computed buffer's slots)
+    placed,  // message k completed (RC WRITE): check the receiver's slot holds it
+  };
+  void on_remote(std::function<void(Remote what, uint64_t k)> f) { remote_ = std::move(f); }
+  void remote(Remote what, uint64_t k);
+  // What an engine holds of the flow: the statistics of the programs it
+  // runs and the checks of the ends it runs (one process: all of it).
+  struct Part {
+    FlowStats stats;        // its programs' (the programs' own, before result())
+    bool all_ok = true;     // no program here failed
+    bool ended = true;      // every program here has ended
+    bool held = true;       // its ends hold at the end what the messages left there (the end-of-run check)
+    uint64_t received = 0;  // messages the receiver program took
+    void merge(const Part& p);
+  };
+  Part part() const;
+  // The flow's result from the whole of it (every end's part merged).
+  FlowStats conclude(const Part& whole) const;
   // The receiver's copy of message 0 equals the pattern.
   bool placed_correctly() const override;
   // Gives the pages of both data buffers back (they read as zeros again).
@@ -214,8 +247,16 @@ class Flow final : public PairFlow {
   uint64_t message_id(uint64_t k) const { return index_ * count_ + k; }
   // Writes message k's bytes into `slot` of the buffer its data comes from.
   void fill_message(uint64_t k, uint64_t slot);
-  // Whether message k landed where it was going (sender's view, at its completion).
-  bool placed(uint64_t k) const;
+  // Whether message k landed where it was going (sender's view, at its
+  // completion); on another rank, that rank is told (Remote::placed).
+  bool placed(uint64_t k);
+  // What the sender's buffer holds with message `last` in slot `last % slots_`
+  // (fill_message): the slot's first message with `last`'s stamps.
+  SlotPattern sent_slots() const { return SlotPattern(pattern_, message_id(0), slots_, msg_size(), stamp_); }
+  // Whether `s`'s data buffer holds what all count_ messages left in the sender's.
+  bool holds_all_sent(const Side& s) const;
+  // The end-of-run check of the ends this engine runs (Part::held).
+  bool ends_hold() const;
   // Every stamp_ bytes of a message start with a pattern record naming it
   // (setup(): the IBA path MTU; iWARP, 256).
   uint64_t stamp_ = 256;
@@ -236,6 +277,7 @@ class Flow final : public PairFlow {
   bool reap_send_completions(Side& self, uint64_t& completed);
   WorkloadKind op_;
   bool connected_ = false;
+  std::function<void(Remote, uint64_t)> remote_;
   // With `payload: pattern` the data buffers at both ends are computed from
   // the messages' pattern (setup()): the sender's read, the receiver's
   // checked as written (nodes/host/memory.hpp), none stored.

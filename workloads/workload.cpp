@@ -240,11 +240,16 @@ void Flow::post_recv(Side& s, uint64_t k) {
 // itself: every packet carries its message's number, and a 4 KiB-MTU packet
 // costs one 32-byte record instead of 128.
 void Flow::fill_message(uint64_t k, uint64_t slot) {
+  // The receiver's buffer on another rank: a READ's source, or computed
+  // (its writes are checked against the message each slot holds).
+  if (remote_ && (computed_ || op_ == WorkloadKind::rdma_read) && !env_.sim.runs(b_.context()))
+    remote_(Remote::posted, k);
   if (computed_) {  // the buffer computes the message from the one its slot holds
     computed_->put(k);
     return;
   }
   const Side& src = op_ == WorkloadKind::rdma_read ? sb_ : sa_;
+  if (!env_.sim.runs(src.host->context())) return;  // its rank writes it (Remote::posted)
   const uint64_t size = msg_size();
   const std::span<std::byte> bytes = src.host->memory().view(src.buf + slot * size, size);
   if (k < slots_) {
@@ -268,10 +273,13 @@ bool Flow::stamped(uint64_t k, std::span<const std::byte> bytes) const {
 // RC completes in order and a slot is reused only after its message
 // completed, so at k's completion its slot on the far side still holds k:
 // every packet's stamp names k (the rest is compared at the end, result()).
-bool Flow::placed(uint64_t k) const {
+bool Flow::placed(uint64_t k) {
   const uint64_t size = msg_size();
   const Side& dst = op_ == WorkloadKind::rdma_read ? sa_ : sb_;
-  if (!env_.sim.runs(dst.host->context())) return true;  // split run: the receiver's rank checks (FlowsRun)
+  if (!env_.sim.runs(dst.host->context())) {  // split run: the receiver's rank checks
+    if (remote_) remote_(Remote::placed, k);  // (FlowsRun: at the flow's end)
+    return true;
+  }
   if (computed_) return computed_intact(dst, dst.buf, (k + 1) * size);  // messages up to k landed
   return stamped(k, dst.host->memory().view(dst.buf + (k % slots_) * size, size));
 }
@@ -365,6 +373,7 @@ Task Flow::receiver(Time t0) {
   for (; posted < rdepth_; ++posted) post_recv(sb_, posted);
   co_await sleep_until(sim, t0);
   std::vector<ibv_wc> wcs(16);
+  SlotPattern sent = sent_slots();
   while (received_ < count_) {
     co_await b_.wait(*pb_, *sb_.rcq);
     const int n = sb_.rcq->poll(static_cast<int>(wcs.size()), wcs.data());
@@ -386,16 +395,12 @@ Task Flow::receiver(Time t0) {
         if (computed_) {  // checked as it was written
           same = same && computed_intact(sb_, sb_.rbuf, size_);
         } else {
+          // What the sender's slot held for it: its stamps name it, between
+          // them the slot's first message (fill_message). Computed, not read
+          // from the sender's memory, which a split run holds on another rank.
           auto got = b_.memory().view(sb_.rbuf + (wc.wr_id % rdepth_) * recv_slot_len() + off, len);
-          // Its stamps name it; between them, the bytes of its slot, which
-          // later messages do not rewrite: the pattern of the slot's first
-          // message (fill_message). Checked against the pattern, not the
-          // sender's memory, which a rank of a split run may not hold.
-          const uint64_t first = message_id(received_ % slots_);
-          same = same && stamped(received_, got);
-          for (uint64_t at = PayloadPattern::kRecord; same && at < len; at += stamp_)
-            same = pattern_.matches(first, at,
-                                    got.subspan(at, std::min(stamp_ - PayloadPattern::kRecord, len - at)));
+          sent.put(received_);
+          same = same && sent.matches((received_ % slots_) * len, got);
         }
         if (!same) stats_.data_verified = false;
       }
@@ -461,6 +466,7 @@ Task Flow::pong(Time t0) {
   post_recv(sb_, 0);
   co_await sleep_until(sim, t0);
   std::vector<ibv_wc> wcs(4);
+  SlotPattern sent = sent_slots();
   for (uint64_t k = 0; k < count_; ++k) {
     co_await b_.wait(*pb_, *sb_.rcq);
     if (sb_.rcq->poll(1, wcs.data()) != 1) {
@@ -469,11 +475,13 @@ Task Flow::pong(Time t0) {
     }
     if (wcs[0].status != IBV_WC_SUCCESS) break;
     post_recv(sb_, k + 1);
-    // Answer with the same bytes from b's own buffer (what it just received).
+    // Answer with the same bytes from b's own buffer (what it just received),
+    // compared with the ping's slot 0 as it is now: the last message posted
+    // through it (computed, as the receiver does).
     const uint64_t len = msg_size();
     auto got = b_.memory().view(sb_.rbuf + (k % rdepth_) * recv_slot_len(), len);
-    auto want = a_.memory().view(sa_.buf, len);
-    if (std::memcmp(got.data(), want.data(), len) != 0) stats_.data_verified = false;
+    sent.put(k - k % slots_);
+    if (!sent.matches(0, got)) stats_.data_verified = false;
     ibv_sge sge{sb_.rbuf + (k % rdepth_) * recv_slot_len(), static_cast<uint32_t>(len), sb_.rmr->lkey};
     ibv_send_wr wr = signaled_wr(k, sge, IBV_WR_SEND);
     if (w_.qp == QpType::ud) {
@@ -571,34 +579,56 @@ Task Flow::write_ping(Time t0, Side& self, Side& peer, Process& p, bool first) {
   program_ended();
 }
 
-FlowStats Flow::result() {
-  FlowStats s = stats_;
-  s.finished = finished();
-  for (const Side* side : {&sa_, &sb_})
-    if (side->qp) s.retransmitted_packets += side->qp->retransmitted_packets();
-  s.planned_ops = count_;
-  s.data_mismatch = !stats_.data_verified;  // the receiver saw wrong bytes land
-  if (!all_ok_ || s.ops < count_) {         // not all delivered: nothing more to compare
-    s.data_verified = false;
-    return s;
+void Flow::remote(Remote what, uint64_t k) {
+  if (what == Remote::posted) {
+    fill_message(k, k % slots_);
+  } else if (!placed(k)) {
+    stats_.data_verified = false;
   }
-  const uint64_t len = slots_ * msg_size();
-  if (pingpong_) {
-    // Checked as each message arrived.
-  } else if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
-    if (!env_.sim.runs(b_.context())) return s;  // split run: the receiver's rank checks (FlowsRun)
-    if (computed_) {
-      s.data_verified = s.data_verified && computed_intact(sb_, sb_.buf, s.ops * msg_size());
-    } else {
-      auto got = b_.memory().view(sb_.buf, len), want = a_.memory().view(sa_.buf, len);
-      s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
-    }
-  } else if (op_ == WorkloadKind::rdma_read && computed_) {
-    s.data_verified = s.data_verified && computed_intact(sa_, sa_.buf, s.ops * msg_size());
-  } else if (op_ == WorkloadKind::rdma_read) {
-    auto got = a_.memory().view(sa_.buf, len), want = b_.memory().view(sb_.buf, len);
-    s.data_verified = s.data_verified && std::memcmp(got.data(), want.data(), len) == 0;
-  } else if (is_atomic_op()) {
+}
+
+Flow::Part Flow::part() const {
+  Part p;
+  p.stats = stats_;
+  for (const Side* side : {&sa_, &sb_})
+    if (side->qp && env_.sim.runs(side->host->context()))
+      p.stats.retransmitted_packets += side->qp->retransmitted_packets();
+  p.all_ok = all_ok_;
+  p.ended = finished_here();
+  p.held = ends_hold();
+  p.received = received_;
+  return p;
+}
+
+void Flow::Part::merge(const Part& p) {
+  stats.merge(p.stats);
+  all_ok = all_ok && p.all_ok;
+  ended = ended && p.ended;
+  held = held && p.held;
+  received += p.received;
+}
+
+bool Flow::holds_all_sent(const Side& s) const {
+  SlotPattern sent = sent_slots();
+  for (uint64_t k = count_ - std::min(count_, slots_); k < count_; ++k) sent.put(k);
+  return sent.matches(0, s.host->memory().view(s.buf, slots_ * msg_size()));
+}
+
+// What the buffers hold once every message completed, checked where they
+// are: a WRITE's receiver, a READ's requester, the atomics' operand. Only
+// what conclude() looks at, and only ends this engine runs.
+bool Flow::ends_hold() const {
+  const bool a_here = env_.sim.runs(a_.context()), b_here = env_.sim.runs(b_.context());
+  if (pingpong_) return true;  // checked as each message arrived
+  if (op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) {
+    if (!b_here) return true;
+    return computed_ ? computed_intact(sb_, sb_.buf, count_ * msg_size()) : holds_all_sent(sb_);
+  }
+  if (op_ == WorkloadKind::rdma_read) {
+    if (!a_here) return true;
+    return computed_ ? computed_intact(sa_, sa_.buf, count_ * msg_size()) : holds_all_sent(sa_);
+  }
+  if (is_atomic_op() && b_here) {
     uint64_t v;
     std::memcpy(&v, b_.memory().view(sb_.buf, 8).data(), 8);
     // The remote operand started at 0; replay the operations in order.
@@ -609,11 +639,25 @@ FlowStats Flow::result() {
       else if (want == w_.compare_add)
         want = w_.swap;
     }
-    s.data_verified = v == want;
-  } else if (!pingpong_) {
-    s.data_verified = s.data_verified && received_ == count_;
+    return v == want;
+  }
+  return true;
+}
+
+FlowStats Flow::conclude(const Part& whole) const {
+  FlowStats s = whole.stats;
+  s.finished = whole.ended;
+  s.planned_ops = count_;
+  s.data_mismatch = !whole.stats.data_verified;  // the receiver saw wrong bytes land
+  if (!whole.all_ok || s.ops < count_) {         // not all delivered: nothing more to compare
+    s.data_verified = false;
     return s;
   }
+  if (!pingpong_ && (op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm)) {
+    s.data_verified = s.data_verified && whole.received == count_;
+    return s;
+  }
+  s.data_verified = s.data_verified && whole.held;
   s.data_mismatch = s.data_mismatch || !s.data_verified;
   return s;
 }
@@ -714,7 +758,7 @@ bool WorkloadRun::finished() const {
   if (compute_) return compute_->finished();
   if (flows_run_) return flows_run_->finished();
   if (udp_) return udp_->finished();
-  return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished(); });
+  return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished_here(); });
 }
 
 void FlowStats::merge(const FlowStats& s) {
@@ -759,11 +803,25 @@ FlowStats WorkloadRun::result() const {
     all.finished = udp_->finished();
     return all;
   }
+  std::vector<FlowStats> each;
+  for (const auto& f : flows_) each.push_back(f->result());
+  return result_of(each);
+}
+
+FlowStats WorkloadRun::result_of(const std::vector<FlowStats>& flows) const {
+  FlowStats all;
   all.start = Time::max();
   all.finished = true;
-  for (const auto& f : flows_) all.merge(f->result());
-  if (flows_.empty() || all.start == Time::max()) all.start = Time{};
+  for (const FlowStats& f : flows) all.merge(f);
+  if (flows.empty() || all.start == Time::max()) all.start = Time{};
   return all;
+}
+
+std::vector<Flow*> WorkloadRun::pair_flows() const {
+  std::vector<Flow*> out;
+  for (const auto& f : flows_)
+    if (auto* flow = dynamic_cast<Flow*>(f.get())) out.push_back(flow);
+  return out.size() == flows_.size() ? out : std::vector<Flow*>{};
 }
 
 const std::vector<FlowRecord>* WorkloadRun::flow_records() const {

@@ -64,6 +64,7 @@ struct FlowStats {
 };
 
 class PairFlow;
+class Flow;
 class ComputeJob;
 class FlowsRun;
 class UdpJob;
@@ -79,6 +80,12 @@ class WorkloadRun {
   bool finished() const;
   // Checks memory, merges flow statistics.
   FlowStats result() const;
+  // The statistics of a pair workload from its flows', in order (a run
+  // split over ranks has them from every rank's part, docs/parallel.md).
+  FlowStats result_of(const std::vector<FlowStats>& flows) const;
+  // A pair workload's flows (every kind but flows, compute and udp) on an
+  // RDMA fabric, in order: a split run's glue hooks in; else empty.
+  std::vector<Flow*> pair_flows() const;
   // kind: flows: every flow started so far; else null.
   const std::vector<FlowRecord>* flow_records() const;
   // kind: flows: its runner (a split run's glue hooks in, docs/parallel.md); else null.

@@ -42,6 +42,10 @@ PAIRS = """  - {name: w, kind: rdma_write, from: h0, to: h2, size: 16KiB, count:
 INCAST = """  - {name: incast, kind: incast, from: [h0, h1, h2], to: h3, op: rdma_write, size: 64KiB, count: 6, outstanding: 4}"""
 SOCKETS = """  - {name: s, kind: send, from: h0, to: h2, size: 16KiB, count: 10, outstanding: 2}
   - {name: p, kind: pingpong, op: send, from: h3, to: h1, size: 1KiB, count: 5}"""
+# write_lat keeps its two hosts on one rank (docs/parallel.md): with pods
+# -np 4 the two pairs take ranks 0 and 2, and ranks 1 and 3 own nothing.
+PINNED = """  - {name: l0, kind: write_lat, from: h0, to: h2, size: 2KiB, count: 20}
+  - {name: l1, kind: write_lat, from: h1, to: h3, size: 64, count: 20}"""
 FLOWS = """  - {name: f, kind: flows, cdf: hadoop, load: 0.5, duration: 20us, op: rdma_write}"""
 
 
@@ -71,10 +75,12 @@ IB_FLOWS = LEAF_SPINE.format(name="ib_flows", fabric="ib", delay="1us", loss="0.
                              workloads="\n".join(f"  - {{name: f{i}, kind: flows, cdf: 64k.cdf, load: 1, duration: 30us}}"
                                                   for i in range(2))).replace("loss: 0.001}", "loss: 0.001, buffer: 16KiB}")
 
-# A fault on a link the spread partition cuts (h1 - leaf0, h1 on another rank than its leaf): down, then up.
-FAULT = "faults:\n  - {at: 4us, link: [h1, leaf0], action: down}\n  - {at: 9us, link: [h1, leaf0], action: up}"
+# A fault on a link the spread partition cuts at -np 2 and 4 (leaf1 -
+# spine0: the spines go round robin, leaf1 with h2): down, then up.
+FAULT = "faults:\n  - {at: 4us, link: [leaf1, spine0], action: down}\n  - {at: 9us, link: [leaf1, spine0], action: up}"
 cases = [
     ("pairs", yaml, ["pods", "spread"]),
+    ("pinned", experiment("pinned", workloads=PINNED), ["pods", "spread"]),
     ("pfc", experiment("pfc", extra="flow_control: pfc\npfc: {priority: 3, xoff: 64KiB, xon: 32KiB}",
                        workloads=INCAST), ["spread"]),
     # kind: flows of RDMA WRITEs spans ranks: each leaf's hosts on their own rank.
@@ -119,10 +125,10 @@ for name, path, partitions in cases:
     if name == "flows":
         check(os.path.exists(os.path.join(single, "flows.csv")), "flows: no flows.csv")
 
-# pairs over 4 ranks with pods: the two workloads' host pairs on ranks 0
+# write_lat over 4 ranks with pods: the two workloads' host pairs on ranks 0
 # and 2, ranks 1 and 3 own nothing and run only the experiment's events.
 import json
-with open(os.path.join(base, "pairs-pods-4", "parallel.json")) as f:
+with open(os.path.join(base, "pinned-pods-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
 empty = [r for r in per if r["nodes"] == 0]
 check(len(empty) == 2 and empty[0]["events"] == empty[1]["events"],
@@ -138,9 +144,9 @@ check(sum(r["notes_sent"] for r in per) > 0, f"flows -np 4: no flow ended across
 for n in (2, 4):
     with open(os.path.join(base, f"roce_v1-spread-{n}", "parallel.json")) as f:
         cut = json.load(f)["cut"]
-    check("h1 - leaf0" in cut, f"roce_v1 -np {n}: the faulty link is not cut: {cut}")
+    check("leaf1 - spine0" in cut, f"roce_v1 -np {n}: the faulty link is not cut: {cut}")
 # spread -np 4 leaves ranks with no host (they own spines only).
-with open(os.path.join(base, "pairs-spread-4", "parallel.json")) as f:
+with open(os.path.join(base, "pinned-spread-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
 check(any(r["hosts"] == 0 and r["nodes"] > 0 for r in per), f"spread -np 4: a rank with switches only {per}")
 
@@ -159,7 +165,7 @@ for name in ("ib", "ib_flows"):
             stats = json.load(f)
         check(sum(r["credits_sent"] for r in stats["per_rank"]) > 0, f"{name} -np {n}: no credit crossed ranks")
         if name == "ib":
-            check("h1 - leaf0" in stats["cut"], f"ib -np {n}: the faulty link is not cut: {stats['cut']}")
+            check("leaf1 - spine0" in stats["cut"], f"ib -np {n}: the faulty link is not cut: {stats['cut']}")
 with open(os.path.join(base, "ib_flows-1", "results.json")) as f:
     waited = [p for p in json.load(f)["ports"] if p["credit_wait_ps"] > 0]
 check(len(waited) > 8, f"ib_flows: few ports wait for credits: {len(waited)}")

@@ -9,8 +9,11 @@ using namespace rdmasim;
 
 namespace {
 
+// A workload whose hosts stay on one rank (write_lat: pairs_span_ranks).
 WorkloadConfig pair(const std::string& from, const std::string& to) {
   WorkloadConfig w;
+  w.kind = WorkloadKind::write_lat;
+  w.op = "rdma_write";
   w.from = {from};
   w.to = {to};
   return w;
@@ -117,6 +120,43 @@ TEST_CASE(
   sends.kind = WorkloadKind::send;
   sends.op = "send";
   CHECK(!flows_span_ranks(sends, cfg));
+}
+
+TEST_CASE("partition: pair workloads span ranks, each end on its host's rank; write_lat stays together") {
+  ExperimentConfig cfg;
+  cfg.topology = generate_fat_tree(4, {}, {});  // 16 hosts, 4 pods of 4
+  const Graph g(cfg.topology);
+  WorkloadConfig incast;
+  incast.kind = WorkloadKind::incast;
+  incast.op = "rdma_write";
+  for (int h = 1; h < g.host_count(); ++h) incast.from.push_back(g.name(h));
+  incast.to = {g.name(0)};
+  WorkloadConfig a2a = incast;
+  a2a.kind = WorkloadKind::all_to_all;
+  a2a.to = a2a.from;
+  for (WorkloadKind k : {WorkloadKind::rdma_read, WorkloadKind::send, WorkloadKind::pingpong,
+                         WorkloadKind::write_bw, WorkloadKind::read_lat, WorkloadKind::atomic_bw}) {
+    WorkloadConfig w = pair(g.name(0), g.name(15));
+    w.kind = k;
+    CHECK(pairs_span_ranks(w, cfg));
+  }
+  CHECK(!pairs_span_ranks(pair(g.name(0), g.name(15)), cfg));  // write_lat
+  for (const WorkloadConfig& w : {incast, a2a}) {
+    CHECK(pairs_span_ranks(w, cfg));
+    CHECK(workload_spans_ranks(w, cfg));
+    cfg.workloads = {w, pair(g.name(4), g.name(12))};
+    // The incast's (all_to_all's) hosts are not tied, write_lat's h4 and
+    // h12 are: eight hosts a rank in graph order, h12 with h4.
+    const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);
+    for (int h = 0; h < g.host_count(); ++h)
+      CHECK(p.rank[static_cast<size_t>(h)] == (h < 7 || h == 12 ? 0 : 1));
+  }
+  // Compute and udp are one host's (udp: kernel sockets); on kernel sockets nothing spans.
+  WorkloadConfig compute = incast;
+  compute.kind = WorkloadKind::compute;
+  CHECK(!pairs_span_ranks(compute, cfg));
+  cfg.fabric = "tcp";
+  CHECK(!pairs_span_ranks(incast, cfg));
 }
 
 TEST_CASE("partition: pods shares a fat tree's core switches between the ranks") {
