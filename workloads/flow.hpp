@@ -53,13 +53,13 @@ class PairFlow {
   // and added to a's side on a's rank: there result() is then the one
   // process's. The two programs keep disjoint statistics, so adding is
   // exact.
-  struct Part {
+  struct EndPart {
     FlowStats stats;
     uint64_t received = 0;
     bool ok = true;
   };
-  virtual Part b_part() const = 0;
-  virtual void absorb(const Part& p) = 0;
+  virtual EndPart b_part() const = 0;
+  virtual void absorb(const EndPart& p) = 0;
   // What a's program tells b's as it runs (a socket client's send time,
   // from which the server times the message): `f` is called on a's rank,
   // told() on b's.
@@ -200,8 +200,8 @@ class Flow final : public PairFlow {
     return s.qp ? s.qp->retransmitted_packets() : 0;
   }
   bool runs_on_b() const override { return pingpong_ || (needs_receiver() && w_.post_recvs); }
-  Part b_part() const override { return {stats_, received_, all_ok_}; }
-  void absorb(const Part& p) override {
+  EndPart b_part() const override { return {stats_, received_, all_ok_}; }
+  void absorb(const EndPart& p) override {
     stats_.merge(p.stats);
     received_ += p.received;
     all_ok_ = all_ok_ && p.ok;

@@ -64,7 +64,7 @@ namespace {
 using nlohmann::json;
 
 // What b's program found, as a note.
-json part_json(const PairFlow::Part& p) {
+json part_json(const PairFlow::EndPart& p) {
   const FlowStats& s = p.stats;
   return {{"ops", s.ops},
           {"bytes", s.bytes},
@@ -79,8 +79,8 @@ json part_json(const PairFlow::Part& p) {
           {"ok", p.ok}};
 }
 
-PairFlow::Part part_of(const json& j) {
-  PairFlow::Part p;
+PairFlow::EndPart part_of(const json& j) {
+  PairFlow::EndPart p;
   FlowStats& s = p.stats;
   s.ops = j.at("ops").get<uint64_t>();
   s.bytes = j.at("bytes").get<uint64_t>();
@@ -207,7 +207,7 @@ FlowStats FlowsRun::result(std::vector<Key>* keys) const {
     } else if (at_b && note_ && f.runs_on_b()) {
       // b's program still running, a's elsewhere: what it found so far
       // is a's side's in one process (a wrong byte read).
-      const PairFlow::Part p = f.b_part();
+      const PairFlow::EndPart p = f.b_part();
       all.data_mismatch = all.data_mismatch || p.stats.data_mismatch || !p.stats.data_verified;
     }
   }

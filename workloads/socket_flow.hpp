@@ -60,8 +60,8 @@ class SocketFlow final : public PairFlow {
     return e.tcp ? e.tcp->tcp().stats().retransmits : 0;
   }
   bool runs_on_b() const override { return true; }
-  Part b_part() const override { return {stats_, received_, true}; }
-  void absorb(const Part& p) override {
+  EndPart b_part() const override { return {stats_, received_, true}; }
+  void absorb(const EndPart& p) override {
     stats_.merge(p.stats);
     received_ += p.received;
   }
