@@ -307,7 +307,7 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
   std::ostream& say = root ? err : quiet;
   std::optional<PartitionMode> mode;
   try {
-    mode = partition_mode(o.partition.empty() ? "pods" : o.partition);
+    if (!o.partition.empty()) mode = partition_mode(o.partition);
   } catch (const InputError& e) {
     say << e.what() << "\n";
     return kExitBadInput;
@@ -316,6 +316,7 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
     print_errors(r.errors, say);
     return kExitBadInput;
   }
+  if (!mode) mode = default_partition(*r.config);
   warn_about_stop(*r.config, say);
   // Rank 0 makes the staged directory and tells the others where it is ("!" and why, when it cannot).
   std::unique_ptr<StagedDir> stage;
@@ -752,7 +753,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   run->add_option("--out,-o", o.out, "output directory (default out/<experiment name>)")->type_name("DIR");
   run->add_option(
          "--partition", o.partition,
-         "under mpirun: how to split the network over the ranks, pods (default) or spread (docs/parallel.md)")
+         "under mpirun: how to split the network over the ranks: pods (default for a generated topology), "
+         "spread, or graph (a balanced graph partition; default for a topology written link by link) "
+         "(docs/parallel.md)")
       ->type_name("MODE");
   run->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
       ->check(CLI::IsMember(fabrics))

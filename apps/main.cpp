@@ -6,7 +6,11 @@
 #include "parallel/cluster.hpp"
 
 int main(int argc, char** argv) {
-  rdmasim::Cluster::init(argc, argv);  // joins mpirun's ranks, if it started this one
+  // First: it blocks SIGINT and SIGTERM for every thread started later,
+  // MPI's among them (mpirun ends a job with SIGTERM to every rank, and a
+  // thread that did not block it would die of it, leaving the staged
+  // output behind).
   rdmasim::clean_up_on_interrupt();
+  rdmasim::Cluster::init(argc, argv);  // joins mpirun's ranks, if it started this one
   return rdmasim::cli_main(argc, argv, std::cout, std::cerr);
 }

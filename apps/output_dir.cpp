@@ -16,6 +16,8 @@
 #include <system_error>
 #include <thread>
 
+#include "parallel/cluster.hpp"
+
 namespace rdmasim {
 
 namespace fs = std::filesystem;
@@ -308,7 +310,11 @@ void clean_up_on_interrupt() {
       msg += existed ? "; " + dir + " keeps its previous output" : "; " + dir + " was not written";
     }
     msg += "\n";
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    // Under mpirun every rank gets the signal; rank 0 holds the staged
+    // output and says what became of it, the others stay quiet.
+    if (Cluster::get().rank() == 0) {
+      [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    }
     ::_exit(128 + sig);
   }).detach();
 }

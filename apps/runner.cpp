@@ -275,6 +275,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
         {"events", net.sim.events_run()},
         {"run_s", st.run_s},
         {"wait_s", st.wait_s},
+        {"pack_s", st.pack_s},
         {"max_rss_kib", ru.ru_maxrss}}}};
   const std::vector<std::string> all = par.cluster().gather(part.dump());
   if (par.cluster().rank() != 0) return nullptr;
@@ -338,6 +339,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   (void)cfg;
   if (parallel_stats)
     *parallel_stats = {{"ranks", par.cluster().size()},
+                       {"partition", partition_name(par.partition().mode)},
                        {"lookahead_ps", par.lookahead() == Time::max() ? -1 : par.lookahead().count()},
                        {"cut_links", par.partition().cut_links.size()},
                        {"cut", cut_names(net, par.partition())},

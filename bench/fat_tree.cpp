@@ -5,7 +5,7 @@
 // delivered to hosts per wall second, and how many flows completed.
 //
 //   bench_fat_tree [--k 8] [--load 0.3] [--time 1ms] [--cdf websearch] [--payload pattern|memory]
-//                  [--partition pods|spread]
+//                  [--partition pods|spread|graph]
 //
 // --payload memory stores the flows' bytes in host memory instead of
 // computing them from the pattern (docs/yaml.md, flows `payload`).
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     for (const auto& s : stats["per_rank"])
       std::printf(
           "rank=%d hosts=%llu nodes=%llu windows=%llu frames_sent=%llu bytes_sent=%llu notes_sent=%llu "
-          "events=%llu run_s=%.2f wait_s=%.2f peak_rss_mib=%.0f\n",
+          "events=%llu run_s=%.2f wait_s=%.2f pack_s=%.2f peak_rss_mib=%.0f\n",
           i++, static_cast<unsigned long long>(s["hosts"].get<uint64_t>()),
           static_cast<unsigned long long>(s["nodes"].get<uint64_t>()),
           static_cast<unsigned long long>(s["windows"].get<uint64_t>()),
@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(s["bytes_sent"].get<uint64_t>()),
           static_cast<unsigned long long>(s["notes_sent"].get<uint64_t>()),
           static_cast<unsigned long long>(s["events"].get<uint64_t>()), s["run_s"].get<double>(),
-          s["wait_s"].get<double>(), static_cast<double>(s["max_rss_kib"].get<uint64_t>()) / 1024);
+          s["wait_s"].get<double>(), s["pack_s"].get<double>(),
+          static_cast<double>(s["max_rss_kib"].get<uint64_t>()) / 1024);
   }
   return 0;
 }

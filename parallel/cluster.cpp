@@ -1,5 +1,6 @@
 #include "parallel/cluster.hpp"
 
+#include <climits>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -35,6 +36,12 @@ int Cluster::requested_ranks() {
   return 1;
 }
 
+int Cluster::launched_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
+
 Cluster& Cluster::init(int& argc, char**& argv) {
   auto& c = instance();
   if (c) return *c;
@@ -67,40 +74,36 @@ Cluster::~Cluster() {
 
 #ifdef RDMASIM_MPI
 
-std::vector<std::string> Cluster::exchange(const std::vector<std::string>& to_each) {
-  if (!mpi_) return to_each;
+void Cluster::exchange(const std::vector<std::string>& to_each, std::vector<std::string>& from) {
   const size_t n = static_cast<size_t>(size_);
-  std::vector<int> send_counts(n), recv_counts(n), send_at(n), recv_at(n);
-  std::string out;
+  from.resize(n);
+  if (!mpi_) {
+    from[0] = to_each[0];
+    return;
+  }
+  std::vector<int> send_counts(n), recv_counts(n);
   for (size_t r = 0; r < n; ++r) {
+    if (to_each[r].size() > static_cast<size_t>(INT_MAX))
+      throw std::runtime_error(
+          "parallel: a window's frames for one rank exceed 2 GiB (shorten the lookahead)");
     send_counts[r] = static_cast<int>(to_each[r].size());
-    send_at[r] = static_cast<int>(out.size());
-    out += to_each[r];
   }
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  int total = 0;
-  for (size_t r = 0; r < n; ++r) {
-    recv_at[r] = total;
-    total += recv_counts[r];
-  }
   // Only the pairs with something to hand over talk (usually a few
   // neighbours, and no one in an idle stretch): no second collective.
-  std::string in(static_cast<size_t>(total), '\0');
   std::vector<MPI_Request> reqs;
   reqs.reserve(2 * n);
-  for (size_t r = 0; r < n; ++r)
+  for (size_t r = 0; r < n; ++r) {
+    from[r].resize(static_cast<size_t>(recv_counts[r]));
     if (recv_counts[r] > 0)
-      MPI_Irecv(in.data() + recv_at[r], recv_counts[r], MPI_BYTE, static_cast<int>(r), 0, MPI_COMM_WORLD,
+      MPI_Irecv(from[r].data(), recv_counts[r], MPI_BYTE, static_cast<int>(r), 0, MPI_COMM_WORLD,
                 &reqs.emplace_back());
+  }
   for (size_t r = 0; r < n; ++r)
     if (send_counts[r] > 0)
-      MPI_Isend(out.data() + send_at[r], send_counts[r], MPI_BYTE, static_cast<int>(r), 0, MPI_COMM_WORLD,
+      MPI_Isend(to_each[r].data(), send_counts[r], MPI_BYTE, static_cast<int>(r), 0, MPI_COMM_WORLD,
                 &reqs.emplace_back());
   MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-  std::vector<std::string> from(n);
-  for (size_t r = 0; r < n; ++r)
-    from[r] = in.substr(static_cast<size_t>(recv_at[r]), static_cast<size_t>(recv_counts[r]));
-  return from;
 }
 
 void Cluster::min(std::vector<int64_t>& v) {
@@ -151,7 +154,9 @@ void Cluster::abort(int code) {
 
 #else
 
-std::vector<std::string> Cluster::exchange(const std::vector<std::string>& to_each) { return to_each; }
+void Cluster::exchange(const std::vector<std::string>& to_each, std::vector<std::string>& from) {
+  from.assign(to_each.begin(), to_each.begin() + 1);
+}
 void Cluster::min(std::vector<int64_t>&) {}
 void Cluster::max(std::vector<int64_t>&) {}
 void Cluster::sum(std::vector<uint64_t>&) {}

@@ -23,14 +23,20 @@ class Cluster {
   // The ranks a launcher asked for (its environment), whether or not MPI
   // is here to use them; 1 when not started by one.
   static int requested_ranks();
+  // This process's rank as its launcher numbered it (its environment),
+  // readable before MPI starts and from any thread; 0 when not started by one.
+  static int launched_rank();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool parallel() const { return size_ > 1; }
 
   // Collectives: every rank calls them, in the same order.
-  // to_each[r] goes to rank r; returns what each rank sent this one.
-  std::vector<std::string> exchange(const std::vector<std::string>& to_each);
+  // to_each[r] goes to rank r; from[r] becomes what rank r sent this
+  // one. Both keep their strings' capacity from call to call: a run
+  // exchanges every window, and fresh buffers each time cost more in page
+  // faults than the copying (docs/parallel.md, Figures).
+  void exchange(const std::vector<std::string>& to_each, std::vector<std::string>& from);
   void min(std::vector<int64_t>& v);
   void max(std::vector<int64_t>& v);
   void sum(std::vector<uint64_t>& v);

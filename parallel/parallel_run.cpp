@@ -113,7 +113,10 @@ void ParallelRun::note(int rank, std::string note) {
 // link, end, arrival, key, lost, metadata, headroom and bytes; then the
 // notes and gate updates, in the order written.
 void ParallelRun::exchange() {
-  std::vector<std::string> out(static_cast<size_t>(cluster_.size()));
+  const auto packing = Clock::now();
+  std::vector<std::string>& out = out_;
+  out.resize(static_cast<size_t>(cluster_.size()));
+  for (std::string& to : out) to.clear();
   for (size_t i : outbox_) {
     Cut& c = cuts_[i];
     c.queued = false;
@@ -146,7 +149,11 @@ void ParallelRun::exchange() {
     out[r] += notes_[r];
     notes_[r].clear();
   }
-  const std::vector<std::string> in = cluster_.exchange(out);
+  const auto sending = Clock::now();
+  stats_.pack_s += std::chrono::duration<double>(sending - packing).count();
+  cluster_.exchange(out, in_);
+  const auto unpacking = Clock::now();
+  const std::vector<std::string>& in = in_;
   std::vector<std::string> notes;
   // Frames go on the wire in the order their senders sent them: by rank,
   // then as each rank wrote them (one link's frames in order).
@@ -200,6 +207,7 @@ void ParallelRun::exchange() {
       sender->put_on_wire(std::move(f));
     }
   }
+  stats_.pack_s += since(unpacking);
   for (const std::string& n : notes) {
     if (!on_note) throw std::logic_error("parallel: a note and no one to read it");
     on_note(n);
@@ -264,7 +272,8 @@ uint64_t ParallelRun::run(Time until) {
         failed = std::current_exception();
       }
     } else {
-      cluster_.exchange(std::vector<std::string>(static_cast<size_t>(cluster_.size())));
+      out_.assign(static_cast<size_t>(cluster_.size()), std::string());
+      cluster_.exchange(out_, in_);
     }
     // One reduction agrees on all the window's end needs: the lowest
     // failed rank, the earliest pending event, the last event run (as its

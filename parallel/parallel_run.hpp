@@ -64,6 +64,7 @@ class ParallelRun final : public RemoteLink {
     uint64_t windows = 0;
     uint64_t frames_sent = 0, bytes_sent = 0, notes_sent = 0, credits_sent = 0;
     double run_s = 0, wait_s = 0;  // running events; in the exchange and agreement
+    double pack_s = 0;             // of wait_s: writing frames out and putting those that came on wires
   };
   const Stats& stats() const { return stats_; }
 
@@ -109,6 +110,9 @@ class ParallelRun final : public RemoteLink {
   std::vector<Cut> cuts_;
   std::vector<size_t> outbox_;      // cuts with frames to hand over
   std::vector<std::string> notes_;  // by rank: notes to hand over
+  // By rank: what a window hands over and receives, kept from window to
+  // window (Cluster::exchange).
+  std::vector<std::string> out_, in_;
   Stats stats_;
 };
 

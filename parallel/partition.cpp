@@ -5,13 +5,31 @@
 
 #include "core/errors.hpp"
 #include "fabrics/registry.hpp"
+#include "parallel/graph_partition.hpp"
 
 namespace rdmasim {
 
 PartitionMode partition_mode(const std::string& name) {
   if (name == "pods") return PartitionMode::pods;
   if (name == "spread") return PartitionMode::spread;
-  throw InputError("--partition: unknown partition '" + name + "' (expected pods or spread)");
+  if (name == "graph") return PartitionMode::graph;
+  throw InputError("--partition: unknown partition '" + name + "' (expected pods, spread or graph)");
+}
+
+const char* partition_name(PartitionMode mode) {
+  switch (mode) {
+    case PartitionMode::pods:
+      return "pods";
+    case PartitionMode::spread:
+      return "spread";
+    case PartitionMode::graph:
+      return "graph";
+  }
+  return "?";
+}
+
+PartitionMode default_partition(const ExperimentConfig& cfg) {
+  return cfg.topology.generated == GeneratorKind::none ? PartitionMode::graph : PartitionMode::pods;
 }
 
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
@@ -31,10 +49,47 @@ int least_loaded(const std::vector<size_t>& load) {
   return static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
 }
 
+void find_cut_links(const Graph& g, Partition& p) {
+  for (int l = 0; l < g.link_count(); ++l)
+    if (p.rank[static_cast<size_t>(g.link(l).a)] != p.rank[static_cast<size_t>(g.link(l).b)])
+      p.cut_links.push_back(l);
+}
+
+// One vertex per group of hosts tied by a workload and of nodes tied by
+// links with no propagation delay (cut, such a link leaves no lookahead
+// and the run is refused), its weight its nodes; one edge per link.
+void graph_partition(const Graph& g, const ExperimentConfig& cfg, std::vector<int>& host_up, Partition& p) {
+  std::vector<int> up(static_cast<size_t>(g.size()));
+  std::iota(up.begin(), up.end(), 0);
+  for (int h = 0; h < g.host_count(); ++h) up[static_cast<size_t>(h)] = find_root(host_up, h);
+  for (int l = 0; l < g.link_count(); ++l)
+    if (cfg.topology.links[static_cast<size_t>(l)].config.delay <= Time{})
+      up[static_cast<size_t>(find_root(up, g.link(l).a))] = find_root(up, g.link(l).b);
+  std::vector<int> vertex(static_cast<size_t>(g.size()), -1);
+  WeightedGraph wg;
+  for (int n = 0; n < g.size(); ++n) {
+    int& v = vertex[static_cast<size_t>(find_root(up, n))];
+    if (v < 0) {
+      v = static_cast<int>(wg.weight.size());
+      wg.weight.push_back(0);
+    }
+    vertex[static_cast<size_t>(n)] = v;
+    ++wg.weight[static_cast<size_t>(v)];
+  }
+  for (int l = 0; l < g.link_count(); ++l)
+    wg.edges.push_back(
+        {vertex[static_cast<size_t>(g.link(l).a)], vertex[static_cast<size_t>(g.link(l).b)], 1});
+  const std::vector<int> part = balanced_partition(wg, p.ranks);
+  for (int n = 0; n < g.size(); ++n)
+    p.rank[static_cast<size_t>(n)] = part[static_cast<size_t>(vertex[static_cast<size_t>(n)])];
+  find_cut_links(g, p);
+}
+
 }  // namespace
 
 Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ranks, PartitionMode mode) {
   Partition p;
+  p.mode = mode;
   p.ranks = ranks;
   p.rank.assign(static_cast<size_t>(g.size()), -1);
   const int hosts = g.host_count();
@@ -57,6 +112,10 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
   }
   std::vector<std::vector<int>> groups(static_cast<size_t>(hosts));
   for (int h = 0; h < hosts; ++h) groups[find_root(up, h)].push_back(h);
+  if (mode == PartitionMode::graph) {
+    graph_partition(g, cfg, up, p);
+    return p;
+  }
   // Groups in graph order (by their first host), filling the ranks in
   // turn with an equal share of the hosts each: generated topologies
   // number a leaf's and a pod's hosts together, so a leaf (a pod) stays
@@ -103,6 +162,7 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       if (p.rank[static_cast<size_t>(n)] >= 0) continue;
       if (mode == PartitionMode::spread && !first_round) {
         placed.emplace_back(n, next);
+        ++load[static_cast<size_t>(next)];
         next = (next + 1) % ranks;
         continue;
       }
@@ -110,13 +170,15 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       for (const Graph::Port& port : g.ports(n)) by_host = by_host || g.is_host(port.peer);
       if (mode == PartitionMode::spread && !by_host) continue;
       const int r = majority(n);
-      if (r >= 0) placed.emplace_back(n, r);
-    }
-    // A round places what the previous rounds decided, not what it placed itself.
-    for (auto [n, r] : placed) {
-      p.rank[static_cast<size_t>(n)] = r;
+      if (r < 0) continue;
+      placed.emplace_back(n, r);
+      // Counted at once: a round's ties (a fat tree's cores, each with one
+      // link to every pod) then alternate between the ranks instead of all
+      // going to the one that was least loaded when the round began.
       ++load[static_cast<size_t>(r)];
     }
+    // A round votes by what the previous rounds placed, not by what it placed itself.
+    for (auto [n, r] : placed) p.rank[static_cast<size_t>(n)] = r;
     if (placed.empty()) {
       if (mode == PartitionMode::spread && first_round) continue;
       break;
@@ -129,9 +191,7 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       p.rank[static_cast<size_t>(n)] = r;
       ++load[static_cast<size_t>(r)];
     }
-  for (int l = 0; l < g.link_count(); ++l)
-    if (p.rank[static_cast<size_t>(g.link(l).a)] != p.rank[static_cast<size_t>(g.link(l).b)])
-      p.cut_links.push_back(l);
+  find_cut_links(g, p);
   return p;
 }
 

@@ -22,7 +22,17 @@ enum class PartitionMode {
   // round robin over the ranks in graph order (spines and cores apart from
   // the leaves: more cut links, each rank a share of the switching).
   spread,
+  // A balanced graph partition (METIS, parallel/graph_partition.hpp) of the
+  // topology with each group of hosts tied by a workload as one vertex:
+  // for topologies written by hand, whose host order says nothing about
+  // where hosts sit. Links with no propagation delay are cut only when
+  // nothing else balances (a cut one leaves no lookahead).
+  graph,
 };
+
+// The partition a run uses when --partition is not given: pods for a
+// generated topology (hosts numbered by leaf and pod), graph otherwise.
+PartitionMode default_partition(const ExperimentConfig& cfg);
 
 // Whether a workload's flows may have their two ends on different ranks:
 // `kind: flows` of RC RDMA WRITEs on an RDMA fabric, whose receiver is
@@ -32,6 +42,7 @@ enum class PartitionMode {
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
 
 struct Partition {
+  PartitionMode mode = PartitionMode::pods;
   int ranks = 1;
   std::vector<int> rank;       // by graph node
   std::vector<int> cut_links;  // links whose ends are on different ranks, ascending
@@ -39,6 +50,7 @@ struct Partition {
 
 // Throws InputError for a partition name it does not know.
 PartitionMode partition_mode(const std::string& name);
+const char* partition_name(PartitionMode mode);
 
 Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ranks, PartitionMode mode);
 

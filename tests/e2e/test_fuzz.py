@@ -4,7 +4,8 @@ go through `validate` and, when they validate, `run` with a short `stop`.
 The only acceptable exit codes are 0, 2 and, for a run, 4 (operations failed
 that the mutant did not ask for): never 1 (an internal error), 3 (this
 test's output folder is writable), a signal or a hang. Bounded in time:
-it stops mutating after BUDGET seconds and says how many it tried.
+it tries at least MINIMUM mutants, stops after BUDGET seconds and says
+how many it tried.
 
 usage: test_fuzz.py PATH/TO/rdmasim SOURCE_DIR [SEED [COUNT]]"""
 import copy
@@ -21,7 +22,8 @@ import e2e
 
 SEED = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 COUNT = int(sys.argv[4]) if len(sys.argv) > 4 else 300
-BUDGET = 60.0      # seconds of mutating
+BUDGET = 60.0      # seconds of mutating, once MINIMUM mutants are done
+MINIMUM = 50
 RUN_TIMEOUT = 30   # a run of 50 us of simulated time that takes longer is a hang
 
 # Values that have broken simulators: limits of every integer type, units at
@@ -116,7 +118,9 @@ def main():
     began = time.monotonic()
     tried = 0
     for i in range(COUNT):
-        if time.monotonic() - began > BUDGET:
+        # At least MINIMUM mutants however slow the machine (a sanitized
+        # build on a loaded one takes seconds a mutant); then until BUDGET.
+        if tried >= MINIMUM and time.monotonic() - began > BUDGET:
             break
         name, tree, text = rng.choice(bases)
         mutant = mutate(rng, tree, text)
@@ -143,7 +147,6 @@ def main():
         os.remove(exp)
     print(f"{tried} mutants (seed {SEED}): {seen[0]} valid, {seen[2]} refused with exit 2; {runs} run, "
           f"{time.monotonic() - began:.0f} s")
-    e2e.check(tried >= 50, f"only {tried} mutants in {BUDGET} s")
     e2e.finish()
 
 

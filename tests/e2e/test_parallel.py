@@ -14,13 +14,12 @@ and no output is left. A cut link with no propagation delay is refused
 with exit 2. A build without MPI refuses --partition with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
-import filecmp
 import os
-import shutil
 import subprocess
 
 import e2e
-from e2e import BINARY, check, check_no_malformed, finish, rdmasim, run, tmpdir, write_text
+from e2e import BINARY, check, check_no_malformed, finish, run, tmpdir, write_text
+from mpi_e2e import files, mpi_env, mpirun, require_mpi, same_output
 
 base = tmpdir()
 
@@ -52,51 +51,9 @@ def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=
                                         workloads=workloads, capture=capture))
 
 
-def mpi_env():
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-    # Open MPI does not free its own allocations at MPI_Finalize, some in
-    # plugins it has unloaded (frames LeakSanitizer cannot name, so no
-    # suppression matches them): leak checks are off for the ranks only.
-    if e2e.SANITIZED:
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-    return env
-
-
-def mpirun(n, *args):
-    return subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n), BINARY, *args],
-                          capture_output=True, text=True, timeout=300, env=mpi_env())
-
-
-def files(d):
-    out = []
-    for root, _, names in os.walk(d):
-        for n in names:
-            # parallel.json is the split run's own; the manifest lists it.
-            if n not in ("parallel.json", ".rdmasim-manifest"):
-                out.append(os.path.relpath(os.path.join(root, n), d))
-    return sorted(out)
-
-
-def same_output(single, split, what):
-    a, b = files(single), files(split)
-    check(a == b, f"{what}: files differ: {sorted(set(a) ^ set(b))}")
-    for f in a:
-        if f in b and not filecmp.cmp(os.path.join(single, f), os.path.join(split, f), shallow=False):
-            check(False, f"{what}: {f} differs from the single-process run")
-
-
 # A build without MPI says so and runs nothing.
 yaml = experiment("pairs", loss=0.002)
-probe = rdmasim("run", yaml, "--out", os.path.join(base, "probe"), "--partition", "pods")
-if probe.returncode == 2 and "no MPI" in probe.stderr:
-    check(not os.path.exists(os.path.join(base, "probe")), "no MPI: an output directory was written")
-    print("built without MPI: checked the refusal only")
-    finish()
-check(probe.returncode == 0, f"--partition on one rank: exit {probe.returncode}: {probe.stderr}")
-if shutil.which("mpirun") is None:
-    check(False, "the build has MPI but mpirun is missing (scripts/setup.sh installs openmpi-bin)")
-    finish()
+require_mpi(yaml, os.path.join(base, "probe"))
 
 # A PFC deadlock across ranks: the ring of four switches of
 # test_pfc_deadlock, loaded four times over by flows of 64 KiB (which span
@@ -229,6 +186,29 @@ p = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1"
 check(p.returncode == 3, f"a failing rank: exit {p.returncode}, expected 3\n{p.stdout}\n{p.stderr}")
 check("rank 1:" in p.stderr, f"a failing rank: rank 0 does not say which: {p.stderr}")
 check(not os.path.exists(out), "a failing rank: an output directory was left")
+
+# mpirun ends a job on SIGINT by sending SIGTERM to every rank: rank 0
+# removes what it staged, and no output is left.
+import signal
+import time
+parent = os.path.join(base, "interrupted")
+os.mkdir(parent)
+out = os.path.join(parent, "out")
+long_run = experiment("long", extra="stop: 10s",
+                      workloads="  - {name: w, kind: rdma_write, from: h0, to: h2, size: 64KiB, count: 10000000}")
+p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
+                      "--out", out, "--partition", "spread", "-q"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+deadline = time.monotonic() + 120
+while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.02)
+check(os.listdir(parent) != [], "interrupted: rank 0 began staging its output")
+time.sleep(0.5)  # every rank is running windows
+p.send_signal(signal.SIGINT)
+_, err = p.communicate(timeout=120)
+check(p.returncode != 0, f"interrupted: mpirun exit {p.returncode}")
+check("interrupted (SIGTERM)" in err and "was not written" in err, f"interrupted: rank 0 does not say so: {err}")
+check(os.listdir(parent) == [], f"interrupted: output left behind: {os.listdir(parent)}")
 
 # Only `run` runs over ranks.
 p = mpirun(2, "validate", yaml)

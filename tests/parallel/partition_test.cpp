@@ -90,3 +90,28 @@ TEST_CASE("partition: a flows workload of RDMA WRITEs spans ranks; pods fill the
   cfg.fabric = "tcp";
   CHECK(!workload_spans_ranks(flows, cfg));
 }
+
+TEST_CASE("partition: pods shares a fat tree's core switches between the ranks") {
+  ExperimentConfig cfg;
+  cfg.topology = generate_fat_tree(4, {}, {});  // 16 hosts, 8 edge, 8 aggregation, 4 core
+  const Graph g(cfg.topology);
+  WorkloadConfig flows;
+  flows.kind = WorkloadKind::flows;
+  flows.op = "rdma_write";
+  for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
+  cfg.workloads = {flows};
+  for (int ranks : {2, 4}) {
+    const Partition p = partition_network(g, cfg, ranks, PartitionMode::pods);
+    // Every core has one link to each pod: a tie, which the ranks share
+    // rather than the first of them taking every core.
+    std::vector<int> cores(static_cast<size_t>(ranks), 0), nodes(static_cast<size_t>(ranks), 0);
+    for (int n = 0; n < g.size(); ++n) {
+      ++nodes[static_cast<size_t>(p.rank[static_cast<size_t>(n)])];
+      if (g.name(n).starts_with("core")) ++cores[static_cast<size_t>(p.rank[static_cast<size_t>(n)])];
+    }
+    for (int r = 0; r < ranks; ++r) {
+      CHECK(cores[static_cast<size_t>(r)] == 4 / ranks);
+      CHECK(nodes[static_cast<size_t>(r)] == g.size() / ranks);
+    }
+  }
+}
