@@ -232,12 +232,12 @@ std::string qp_name(QpType t) { return std::string(to_string(t)); }
 
 // The unloaded cost of the path from host a to host b that ECMP's first
 // choice at every hop takes (kind: flows, ideal FCT).
-PathCost path_cost(const Network& net, const NextHops& hops, int a, int b) {
+PathCost path_cost(const Network& net, const HostPaths& paths, int a, int b) {
   PathCost c{Time{}, DataRate(UINT64_MAX)};
   for (int node = a; node != b;) {
-    const auto ports = hops(node, b);
-    if (ports.empty()) break;
-    const Graph::Port& port = net.graph.ports(node)[ports[0]];
+    const int first = paths.first_hop(node, b);
+    if (first < 0) break;
+    const Graph::Port& port = net.graph.ports(node)[static_cast<size_t>(first)];
     const LinkConfig& link = net.cfg.topology.links[static_cast<size_t>(port.link)].config;
     c.one_way = c.one_way + link.delay;
     c.bottleneck = std::min(c.bottleneck, link.bandwidth);
@@ -434,7 +434,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   };
   // Connection management (RDMA CM's REQ, REP, RTU) crosses the path three
   // times before the QPs are ready; model it from the path's propagation delay.
-  const NextHops hops = ecmp_next_hops(net.graph);
+  const HostPaths hops(net.graph);
   env.connect_time = [&net, &hops](Host& a, Host& b) {
     const int d = hops.distance(net.host_index(a), net.host_index(b));
     return net.cfg.link.delay * 3 * std::max(d, 1);

@@ -139,6 +139,84 @@ NextHops ecmp_next_hops(const Graph& g, const RouteOptions& options) {
   return r;
 }
 
+HostPaths::HostPaths(const Graph& g) : g_(g), row_(static_cast<size_t>(g.size()), -1) {
+  std::vector<int> nodes;  // the forwarding nodes, by row
+  for (int n = 0; n < g.size(); ++n)
+    if (is_transit(g, n, true)) {
+      row_[static_cast<size_t>(n)] = static_cast<int32_t>(nodes.size());
+      nodes.push_back(n);
+    }
+  forwarding_ = nodes.size();
+  dist_.assign(forwarding_ * forwarding_, kUnreachable);
+  std::vector<int> queue;
+  for (size_t s = 0; s < forwarding_; ++s) {
+    // Breadth first from nodes[s] over forwarding nodes.
+    uint16_t* d = dist_.data() + s * forwarding_;
+    d[s] = 0;
+    queue.assign(1, nodes[s]);
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const int v = queue[i];
+      const uint16_t next = static_cast<uint16_t>(d[row_[static_cast<size_t>(v)]] + 1);
+      for (const Graph::Port& p : g.ports(v)) {
+        const int32_t r = row_[static_cast<size_t>(p.peer)];
+        if (r < 0 || d[r] != kUnreachable) continue;
+        d[r] = next;
+        queue.push_back(p.peer);
+      }
+    }
+  }
+}
+
+uint32_t HostPaths::from_forwarding(int node, int host) const {
+  uint32_t best = kUnreachable;
+  for (const Graph::Port& p : g_.ports(host)) {
+    if (p.peer == node) return 1;
+    if (!forwards(p.peer)) continue;
+    const uint32_t d = between(node, p.peer);
+    if (d != kUnreachable) best = std::min(best, d + 1);
+  }
+  return best;
+}
+
+int HostPaths::distance(int node, int host) const {
+  if (node == host) return 0;
+  if (forwards(node)) {
+    const uint32_t d = from_forwarding(node, host);
+    return d == kUnreachable ? -1 : static_cast<int>(d);
+  }
+  // A host: through a neighbour that forwards, or straight to `host`.
+  uint32_t best = kUnreachable;
+  for (const Graph::Port& p : g_.ports(node)) {
+    if (p.peer == host) return 1;
+    if (!forwards(p.peer)) continue;
+    const uint32_t d = from_forwarding(p.peer, host);
+    if (d != kUnreachable) best = std::min(best, d + 1);
+  }
+  return best == kUnreachable ? -1 : static_cast<int>(best);
+}
+
+bool HostPaths::on_path(int node, uint16_t p, int d, int host) const {
+  const int peer = g_.ports(node)[p].peer;
+  if (peer == host) return d == 1;
+  return forwards(peer) && from_forwarding(peer, host) == static_cast<uint32_t>(d - 1);
+}
+
+void HostPaths::next_hops(int node, int host, std::vector<uint16_t>& out) const {
+  out.clear();
+  const int d = distance(node, host);
+  if (d <= 0) return;
+  for (uint16_t p = 0; p < g_.ports(node).size(); ++p)
+    if (on_path(node, p, d, host)) out.push_back(p);
+}
+
+int HostPaths::first_hop(int node, int host) const {
+  const int d = distance(node, host);
+  if (d <= 0) return -1;
+  for (uint16_t p = 0; p < g_.ports(node).size(); ++p)
+    if (on_path(node, p, d, host)) return p;
+  return -1;
+}
+
 bool BroadcastDomains::same_domain(int a, int b) const {
   for (const BroadcastDomain& d : domains)
     if (std::binary_search(d.nodes.begin(), d.nodes.end(), a) &&
@@ -342,10 +420,14 @@ ForwardingTable ib_forwarding(const Graph& g, IbRouting routing, std::span<const
     if (!roots.empty()) return updown_forwarding(g, roots);
     return updown_forwarding(g, updown_default_roots(g));
   }
-  const NextHops hops = ecmp_next_hops(g);
+  const HostPaths paths(g);
   ForwardingTable t(g.size(), g.host_count());
+  std::vector<uint16_t> hops;
   for (int dst = 0; dst < g.host_count(); ++dst)
-    for (int v = 0; v < g.size(); ++v) t.set(v, dst, spread(hops(v, dst), dst));
+    for (int v = 0; v < g.size(); ++v) {
+      paths.next_hops(v, dst, hops);
+      t.set(v, dst, spread(hops, dst));
+    }
   return t;
 }
 

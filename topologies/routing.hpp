@@ -90,6 +90,47 @@ class NextHops {
 };
 NextHops ecmp_next_hops(const Graph& g, const RouteOptions& options = {});
 
+// The same answers as ecmp_next_hops(g) (every link usable, routers
+// forward), from a table of hop counts between the nodes that forward
+// (switches and routers). A host forwards nothing, so every path towards
+// a host runs through forwarding nodes to one of the host's own
+// neighbours: (forwarding nodes)^2 entries answer for every (node, host),
+// where NextHops holds nodes x hosts of each. A k = 16 fat tree: 320
+// switches, 200 KiB, where NextHops took 17 MiB; k = 48: 17 MiB where it
+// would take 8 GiB. Every rank of a split run holds one (docs/parallel.md).
+class HostPaths {
+ public:
+  explicit HostPaths(const Graph& g);
+
+  // Hops from node to host; 0 for the host itself, -1 when unreachable.
+  int distance(int node, int host) const;
+  // The local ports of node on a shortest path to host, ascending, into
+  // `out` (emptied first): ecmp_next_hops(g)(node, host).
+  void next_hops(int node, int host, std::vector<uint16_t>& out) const;
+  // The first of them (ECMP's first choice), or -1 when there is none.
+  int first_hop(int node, int host) const;
+  // Heap bytes of the table.
+  size_t bytes() const { return dist_.capacity() * sizeof(uint16_t) + row_.capacity() * sizeof(int32_t); }
+
+ private:
+  static constexpr uint16_t kUnreachable = UINT16_MAX;
+  // Hops between two forwarding nodes through forwarding nodes only.
+  uint32_t between(int a, int b) const {
+    return dist_[static_cast<size_t>(row_[static_cast<size_t>(a)]) * forwarding_ +
+                 row_[static_cast<size_t>(b)]];
+  }
+  bool forwards(int n) const { return row_[static_cast<size_t>(n)] >= 0; }
+  // Hops from a node that forwards to host; kUnreachable when none.
+  uint32_t from_forwarding(int node, int host) const;
+  // Whether port `p` of node, its distance `d` to host, is on a shortest path.
+  bool on_path(int node, uint16_t p, int d, int host) const;
+
+  const Graph& g_;
+  std::vector<int32_t> row_;  // by node: its row among the forwarding nodes, -1 for a host
+  size_t forwarding_ = 0;
+  std::vector<uint16_t> dist_;  // forwarding_ x forwarding_
+};
+
 // L2 broadcast domains. Bridges (switches) join the links they touch into
 // one domain; hosts and routers end a domain (a router's ports lie in
 // different domains, which is why roce_v1 cannot cross one). A node with

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/ring.hpp"
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "nodes/node.hpp"
 #include "topologies/config.hpp"
@@ -91,7 +92,7 @@ class L2Bridge final : public Node {
   std::unordered_map<uint64_t, FdbEntry> fdb_;  // looked up only, never iterated
   std::function<void(const Packet&)> on_discard_;
   struct Pending {
-    std::deque<Packet> frames;
+    Ring<Packet> frames;  // nothing until a frame: a port that forwards none costs its handle
     Time last;
   };
   std::deque<Pending> pipeline_;  // per egress port; a deque so growing never moves a queue

@@ -86,8 +86,8 @@ void PfcPort::remove(uint8_t cls, uint64_t bytes) {
   held_[cls] -= std::min(held_[cls], bytes);
   if (pausing_peer(cls) && held_[cls] <= s_.xon) {
     pausing_ &= static_cast<uint8_t>(~(1u << cls));
-    port_.owner().sim().cancel(refresh_[cls]);
-    refresh_[cls] = {};
+    port_.owner().sim().cancel(timers().refresh[cls]);
+    timers().refresh[cls] = {};
     send_pfc(cls, 0);
   }
 }
@@ -104,7 +104,7 @@ void PfcPort::send_pfc(uint8_t cls, uint16_t quanta) {
     ++stats_.xoff_sent;
     // Renew the pause before it runs out, while the bytes stay above XON.
     const Time t = pfc_quanta_to_time(quanta, port_.params().rate) / 2;
-    refresh_[cls] = port_.owner().sim().after(t, [this, cls] { refresh(cls); });
+    timers().refresh[cls] = port_.owner().sim().after(t, [this, cls] { refresh(cls); });
   } else {
     ++stats_.xon_sent;
   }
@@ -112,7 +112,7 @@ void PfcPort::send_pfc(uint8_t cls, uint16_t quanta) {
 }
 
 void PfcPort::refresh(uint8_t cls) {
-  refresh_[cls] = {};
+  timers().refresh[cls] = {};
   if (pausing_peer(cls)) send_pfc(cls, s_.pause_quanta);
 }
 
@@ -124,37 +124,37 @@ void PfcPort::on_pfc(const PfcFrame& f) {
     // Only priorities that are lossless here honour PFC (802.1Q 36.1.2).
     if (!(f.class_enable >> cls & 1) || !(s_.classes >> cls & 1)) continue;
     if (watchdog_active(cls)) {  // the watchdog ignores it; a pause still says the storm goes on
-      if (f.quanta[cls]) last_ignored_[cls] = sim.now();
+      if (f.quanta[cls]) timers().last_ignored[cls] = sim.now();
       continue;
     }
-    sim.cancel(expire_[cls]);
-    expire_[cls] = {};
+    sim.cancel(timers().expire[cls]);
+    timers().expire[cls] = {};
     if (f.quanta[cls] == 0) {
       resume(cls);
       continue;
     }
     const bool began = !paused(cls);
     if (began) {
-      paused_since_[cls] = sim.now();
+      timers().paused_since[cls] = sim.now();
       arm_watchdog(cls);
     }
     paused_ |= static_cast<uint8_t>(1u << cls);
     if (began && cls == stuck_cls_) arm_stuck_check();
-    expire_[cls] =
+    timers().expire[cls] =
         sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
   }
 }
 
 void PfcPort::expire(uint8_t cls) {
-  expire_[cls] = {};
+  timers().expire[cls] = {};
   resume(cls);
 }
 
 void PfcPort::resume(uint8_t cls) {
   if (!paused(cls)) return;
   paused_ &= static_cast<uint8_t>(~(1u << cls));
-  port_.owner().sim().cancel(watchdog_[cls]);
-  watchdog_[cls] = {};
+  port_.owner().sim().cancel(timers().watchdog[cls]);
+  timers().watchdog[cls] = {};
   stop_stuck_check(cls);
   port_.kick();
 }
@@ -168,47 +168,47 @@ void PfcPort::resume(uint8_t cls) {
 
 void PfcPort::arm_watchdog(uint8_t cls) {
   if (s_.watchdog <= Time{}) return;
-  watchdog_[cls] = port_.owner().sim().after(s_.watchdog, [this, cls] { watchdog_check(cls); });
+  timers().watchdog[cls] = port_.owner().sim().after(s_.watchdog, [this, cls] { watchdog_check(cls); });
 }
 
 // Paused since at least the detection time (a resume cancels the check);
 // with nothing waiting it is not stuck: looked at again a detection time on.
 void PfcPort::watchdog_check(uint8_t cls) {
-  watchdog_[cls] = {};
+  timers().watchdog[cls] = {};
   if (!paused(cls)) return;
   if (port_.queued_bytes(cls) == 0) {
     arm_watchdog(cls);
     return;
   }
   Simulator& sim = port_.owner().sim();
-  sim.cancel(expire_[cls]);
-  expire_[cls] = {};
+  sim.cancel(timers().expire[cls]);
+  timers().expire[cls] = {};
   paused_ &= static_cast<uint8_t>(~(1u << cls));
   stop_stuck_check(cls);
   ignoring_ |= static_cast<uint8_t>(1u << cls);
-  last_ignored_[cls] = sim.now();
+  timers().last_ignored[cls] = sim.now();
   const size_t dropped = port_.drain(cls);
   ++stats_.watchdog_events;
   stats_.watchdog_drops += dropped;
   if (watchdog_fired_) watchdog_fired_(cls, dropped);
-  restore_[cls] = sim.after(s_.watchdog_restore, [this, cls] { restore_check(cls); });
+  timers().restore[cls] = sim.after(s_.watchdog_restore, [this, cls] { restore_check(cls); });
   port_.kick();
 }
 
 void PfcPort::restore_check(uint8_t cls) {
   Simulator& sim = port_.owner().sim();
-  const Time quiet_until = last_ignored_[cls] + s_.watchdog_restore;
+  const Time quiet_until = timers().last_ignored[cls] + s_.watchdog_restore;
   if (sim.now() < quiet_until) {
-    restore_[cls] = sim.at(quiet_until, [this, cls] { restore_check(cls); });
+    timers().restore[cls] = sim.at(quiet_until, [this, cls] { restore_check(cls); });
     return;
   }
-  restore_[cls] = {};
+  timers().restore[cls] = {};
   ignoring_ &= static_cast<uint8_t>(~(1u << cls));
 }
 
 Time PfcPort::stuck_since(uint8_t cls) const {
   if (!paused(cls) || port_.queued_bytes(cls) == 0) return Time::max();
-  return paused_since_[cls & 7];
+  return timers_->paused_since[cls & 7];  // paused: a PFC frame came, so it has them
 }
 
 void PfcPort::watch_stuck(uint8_t cls, Time detect, Time every, std::function<void()> stuck) {
@@ -223,7 +223,8 @@ void PfcPort::watch_stuck(uint8_t cls, Time detect, Time every, std::function<vo
 // not, and none that outlasts the pause (the run's end is unchanged).
 void PfcPort::arm_stuck_check() {
   Simulator& sim = port_.owner().sim();
-  const int64_t due = std::max(paused_since_[stuck_cls_] + stuck_detect_, sim.now() + Time::ps(1)).count();
+  const int64_t due =
+      std::max(timers().paused_since[stuck_cls_] + stuck_detect_, sim.now() + Time::ps(1)).count();
   const int64_t every = stuck_every_.count();
   stuck_check_ = sim.at(Time::ps((due + every - 1) / every * every), [this] { stuck_check(); });
 }

@@ -118,6 +118,8 @@ class PfcPort final : public EgressGate, public IngressMeter {
     uint64_t watchdog_events = 0, watchdog_drops = 0;
   };
   const Stats& stats() const { return stats_; }
+  // Whether it has needed its per-priority timers yet (a PFC frame sent or received).
+  bool has_timers() const { return timers_ != nullptr; }
 
  private:
   void send_pfc(uint8_t cls, uint16_t quanta);
@@ -138,21 +140,32 @@ class PfcPort final : public EgressGate, public IngressMeter {
   std::array<uint64_t, 8> held_{};
   uint8_t pausing_ = 0;  // priorities we asked the peer to pause
   uint8_t paused_ = 0;   // priorities the peer asked us to pause
-  std::array<EventId, 8> refresh_{};
-  std::array<EventId, 8> expire_{};
-  std::array<Time, 8> paused_since_{};
   // The deadlock detector's watch (watch_stuck); kClasses: none.
   uint8_t stuck_cls_ = 8;
   Time stuck_detect_, stuck_every_;
   EventId stuck_check_;
   std::function<void()> stuck_;
-  // The watchdog: its check while a priority is paused, the priorities whose
-  // PFC frames it ignores, when such a frame last came, the restore check.
-  std::array<EventId, 8> watchdog_{};
-  uint8_t ignoring_ = 0;
-  std::array<Time, 8> last_ignored_{};
-  std::array<EventId, 8> restore_{};
+  uint8_t ignoring_ = 0;  // priorities whose PFC frames the watchdog ignores
   std::function<void(uint8_t, size_t)> watchdog_fired_;
+  // Per priority, what a pause in either direction needs: our XOFF's
+  // refresh; the peer's pause's expiry and start; the watchdog's check
+  // while paused, when a PFC frame it ignored last came, its restore
+  // check. Made by the first PFC frame sent or received (timers()): most
+  // ports of a network are never paused, and a split run's replicas of
+  // other ranks' ports never run (docs/parallel.md), so they hold none.
+  struct Timers {
+    std::array<EventId, 8> refresh{};
+    std::array<EventId, 8> expire{};
+    std::array<Time, 8> paused_since{};
+    std::array<EventId, 8> watchdog{};
+    std::array<Time, 8> last_ignored{};
+    std::array<EventId, 8> restore{};
+  };
+  Timers& timers() {
+    if (!timers_) timers_ = std::make_unique<Timers>();
+    return *timers_;
+  }
+  std::unique_ptr<Timers> timers_;
   Stats stats_;
 };
 

@@ -60,6 +60,16 @@ size_t IbSwitch::waiting() const {
   return n;
 }
 
+size_t IbSwitch::queue_bytes() const {
+  size_t n = 0;
+  for (const Output& o : out_) {
+    n += o.pipeline.capacity() * sizeof(Held) + o.on_wire.capacity() * sizeof(Release);
+    for (const auto& q : o.vl_queue) n += q.capacity() * sizeof(Held);
+    for (const auto& q : o.in_port_queue) n += q.capacity() * sizeof(Release);
+  }
+  return n;
+}
+
 void IbSwitch::receive(Port& in, Packet p) {
   const uint8_t in_class = p.meta().vl & (Port::kClasses - 1);  // what the input buffer counted
   auto lrh = LrhView::check(p.raw_bytes());

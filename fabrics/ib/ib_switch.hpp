@@ -14,10 +14,10 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
+#include "core/ring.hpp"
 #include "fabrics/ib/virtual_lanes.hpp"
 #include "nodes/node.hpp"
 #include "topologies/config.hpp"
@@ -62,6 +62,8 @@ class IbSwitch final : public Node {
   const Stats& stats() const { return stats_; }
   // Packets waiting inside the switch for an output port (all ports, all VLs).
   size_t waiting() const;
+  // Heap bytes its outputs' queues hold.
+  size_t queue_bytes() const;
 
  private:
   // A packet inside the switch and the input buffer it holds.
@@ -76,13 +78,17 @@ class IbSwitch final : public Node {
     uint8_t in_class;
     uint32_t bytes;
   };
+  // An output's queues are Rings, which allocate nothing until a packet
+  // comes (std::deque took 576 bytes each, 10 KiB an output, when it was
+  // made): an output that forwards nothing, or the replica of another
+  // rank's switch in a split run (docs/parallel.md), costs its handles.
   struct Output {
-    std::deque<Held> pipeline;  // through the forwarding latency, in order
-    Time last;                  // when the newest pipelined packet reaches the output
-    std::array<std::deque<Held>, Port::kClasses> vl_queue;
-    uint64_t queued = 0;                                            // bytes in vl_queue
-    std::array<std::deque<Release>, Port::kClasses> in_port_queue;  // handed to the port, not yet sent
-    std::deque<Release> on_wire;                                    // being serialised, oldest first
+    Ring<Held> pipeline;  // through the forwarding latency, in order
+    Time last;            // when the newest pipelined packet reaches the output
+    std::array<Ring<Held>, Port::kClasses> vl_queue;
+    uint64_t queued = 0;                                      // bytes in vl_queue
+    std::array<Ring<Release>, Port::kClasses> in_port_queue;  // handed to the port, not yet sent
+    Ring<Release> on_wire;                                    // being serialised, oldest first
   };
 
   void reached_output(uint16_t out);
@@ -94,7 +100,7 @@ class IbSwitch final : public Node {
   uint16_t lid_ = 0;
   std::vector<int16_t> lft_;  // by DLID; -1: no entry
   std::vector<SlToVl> sl2vl_;
-  std::deque<Output> out_;  // by port; a deque so that growing it moves nothing
+  std::vector<Output> out_;  // by port
   Stats stats_;
   uint64_t fecn_threshold_ = UINT64_MAX;
 };

@@ -39,7 +39,8 @@ void build_l3_switches(Network& net) {
 // Routes, neighbour MACs; returns each host's endpoint.
 std::vector<IpEndpoint> finish_l3(Network& net) {
   const Graph& g = net.graph;
-  const NextHops hops = ecmp_next_hops(g);
+  const HostPaths paths(g);
+  std::vector<uint16_t> ports;
   for (int n = g.host_count(); n < g.size(); ++n) {
     auto& sw = static_cast<L3Switch&>(*net.nodes[n]);
     for (uint16_t p = 0; p < g.ports(n).size(); ++p) {
@@ -47,12 +48,12 @@ std::vector<IpEndpoint> finish_l3(Network& net) {
       sw.set_neighbor(p, port_mac(net, port.peer, port.peer_port));
     }
     for (int h = 0; h < g.host_count(); ++h) {
-      auto span = hops(n, h);
-      std::vector<uint16_t> ports(span.begin(), span.end());
+      paths.next_hops(n, h, ports);
       const IpEndpoint e = host_endpoint(h);
       sw.add_route(e.ipv4, ports);
-      sw.add_route(e.ipv6, std::move(ports));
+      sw.add_route(e.ipv6, ports);
     }
+    sw.routes_done();
   }
   std::vector<IpEndpoint> eps;
   for (int h = 0; h < g.host_count(); ++h) {

@@ -19,6 +19,13 @@ uint32_t five_tuple_hash(std::span<const std::byte> addrs, uint8_t proto, std::s
   h ^= h >> 16;
   return h * 0x45d9f3bu;
 }
+
+// An IPv6 address as one number, so that consecutive addresses are consecutive keys.
+unsigned __int128 key(const Ipv6Address& a) {
+  unsigned __int128 k = 0;
+  for (uint8_t o : a.octets) k = k << 8 | o;
+  return k;
+}
 }  // namespace
 
 L3Switch::L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const SwitchConfig& cfg,
@@ -36,10 +43,21 @@ uint32_t L3Switch::group(std::vector<uint16_t> ports) {
 }
 
 void L3Switch::add_route(const Ipv4Address& dst, std::vector<uint16_t> ports) {
-  v4_[dst.to_u32()] = group(std::move(ports));
+  v4_.set(dst.to_u32(), group(std::move(ports)));
 }
 void L3Switch::add_route(const Ipv6Address& dst, std::vector<uint16_t> ports) {
-  v6_[dst] = group(std::move(ports));
+  v6_.set(key(dst), group(std::move(ports)));
+}
+
+void L3Switch::routes_done() {
+  v4_.shrink();
+  v6_.shrink();
+}
+
+size_t L3Switch::route_bytes() const {
+  size_t n = v4_.bytes() + v6_.bytes() + groups_.capacity() * sizeof(groups_[0]);
+  for (const auto& g : groups_) n += g.capacity() * sizeof(uint16_t);
+  return n;
 }
 
 void L3Switch::set_neighbor(uint16_t port, const MacAddress& mac) {
@@ -59,8 +77,8 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.not_ip;
     } else if (ip->ttl() <= 1) {
       ++stats_.ttl_expired;  // RFC 1812 5.3.1 (no ICMP is modelled)
-    } else if (auto it = v4_.find(ip->dst().to_u32()); it != v4_.end() && !groups_[it->second].empty()) {
-      ports = &groups_[it->second];
+    } else if (const uint32_t* g = v4_.find(ip->dst().to_u32()); g && !groups_[*g].empty()) {
+      ports = &groups_[*g];
       if (ports->size() > 1)
         hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
       ip->decrement_ttl();
@@ -73,8 +91,8 @@ void L3Switch::receive(Port& in, Packet p) {
       ++stats_.not_ip;
     } else if (ip->hop_limit() <= 1) {
       ++stats_.ttl_expired;
-    } else if (auto it = v6_.find(ip->dst()); it != v6_.end() && !groups_[it->second].empty()) {
-      ports = &groups_[it->second];
+    } else if (const uint32_t* g = v6_.find(key(ip->dst())); g && !groups_[*g].empty()) {
+      ports = &groups_[*g];
       if (ports->size() > 1)
         hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
       ip->set_hop_limit(static_cast<uint8_t>(ip->hop_limit() - 1));

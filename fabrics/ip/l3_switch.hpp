@@ -5,11 +5,11 @@
 #pragma once
 
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "core/random.hpp"
 #include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/ip/route_ranges.hpp"
 #include "fabrics/ip/wire/address.hpp"
 #include "nodes/node.hpp"
 #include "topologies/config.hpp"
@@ -24,9 +24,12 @@ class L3Switch final : public Node {
   // Routes: the egress ports towards a host address (ECMP set, ascending).
   // A switch keeps each distinct set once (a fat tree's switch has a handful:
   // one up-group shared by every remote host, one port per local one), and
-  // a route is the index of its set.
+  // its routes as ranges of consecutive addresses with the same set
+  // (fabrics/ip/route_ranges.hpp).
   void add_route(const Ipv4Address& dst, std::vector<uint16_t> ports);
   void add_route(const Ipv6Address& dst, std::vector<uint16_t> ports);
+  // Every route is in: gives back the room the tables grew beyond it.
+  void routes_done();
   // The MAC of the neighbour on a port (host NIC or the next switch's port).
   void set_neighbor(uint16_t port, const MacAddress& mac);
   MacAddress port_mac(uint16_t port) const;
@@ -42,6 +45,8 @@ class L3Switch final : public Node {
     uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0, telemetry_full = 0;
   };
   const Stats& stats() const { return stats_; }
+  // Heap bytes of the forwarding state: the ECMP sets and the routes.
+  size_t route_bytes() const;
 
  private:
   void forward(Port& in, uint16_t out, Packet p);
@@ -55,8 +60,8 @@ class L3Switch final : public Node {
   uint32_t group(std::vector<uint16_t> ports);
   std::vector<std::vector<uint16_t>> groups_;              // ECMP sets, each once
   std::map<std::vector<uint16_t>, uint32_t> group_index_;  // set -> its index in groups_
-  std::unordered_map<uint32_t, uint32_t> v4_;              // address -> group
-  std::map<Ipv6Address, uint32_t> v6_;
+  RouteRanges<uint32_t> v4_;                               // address -> group
+  RouteRanges<unsigned __int128> v6_;
   std::vector<MacAddress> neighbors_;
   std::vector<Time> last_ready_;  // per egress port: keeps frames in order
   Stats stats_;

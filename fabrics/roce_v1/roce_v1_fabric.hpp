@@ -18,9 +18,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 
+#include "core/ring.hpp"
 #include "fabrics/ethernet/neighbor_cache.hpp"
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/iba/iba_fabric.hpp"
@@ -104,7 +104,7 @@ class RoceV1Fabric final : public IbaFabric, private TxSource {
 
   RoceV1Port self_;
   NeighborCache cache_;
-  std::deque<Packet> out_;
+  Ring<Packet> out_;
   RxStats rx_;
 };
 

@@ -9,7 +9,6 @@
 
 #include <coroutine>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
@@ -421,7 +420,7 @@ class Device {
   std::vector<std::unique_ptr<QueuePair>> qps_;
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
   std::vector<std::unique_ptr<SharedReceiveQueue>> srqs_;
-  std::deque<AsyncEvent> async_;
+  Ring<AsyncEvent> async_;  // nothing until an event: most devices never raise one
 };
 
 }  // namespace rdmasim::verbs

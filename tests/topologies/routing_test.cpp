@@ -285,3 +285,48 @@ TEST_CASE("routing: ib_path refuses tables that loop or dead-end") {
   CHECK(g.ports(*g.find("s1"))[1].peer == *g.find("s0"));
   CHECK_FALSE(ib_path(g, t, 0, 2));
 }
+
+namespace {
+// HostPaths answers what ecmp_next_hops does, for every node and host.
+void check_host_paths(const Graph& g) {
+  const NextHops full = ecmp_next_hops(g);
+  const HostPaths paths(g);
+  std::vector<uint16_t> got;
+  for (int h = 0; h < g.host_count(); ++h)
+    for (int n = 0; n < g.size(); ++n) {
+      CAPTURE(g.name(n));
+      CAPTURE(g.name(h));
+      CHECK(paths.distance(n, h) == full.distance(n, h));
+      paths.next_hops(n, h, got);
+      CHECK(got == ports(full(n, h)));
+      CHECK(paths.first_hop(n, h) == (full(n, h).empty() ? -1 : full(n, h)[0]));
+    }
+}
+}  // namespace
+
+TEST_CASE("routing: HostPaths gives ECMP's next hops and distances from the switches' table alone") {
+  SUBCASE("fat tree") { check_host_paths(Graph(generate_fat_tree(4, {}, {}))); }
+  SUBCASE("leaf-spine") { check_host_paths(Graph(generate_leaf_spine(4, 3, 2, {}, {}))); }
+  SUBCASE("ring") { check_host_paths(Graph(ring(7))); }
+  SUBCASE("routers forward, hosts do not, a host with two links, an unreachable host") {
+    check_host_paths(Graph(topology({"a", "b", "c", "d", "e"}, {"s1", "s2", "s3"},
+                                    {{"a", "s1"},
+                                     {"a", "b"},
+                                     {"b", "s2"},
+                                     {"s1", "r"},
+                                     {"r", "s2"},
+                                     {"c", "s2"},
+                                     {"c", "s2"},
+                                     {"d", "e"},
+                                     {"s3", "e"}},
+                                    {"r"})));
+  }
+  SUBCASE("the table is (switches and routers)^2, not nodes x hosts") {
+    const Graph g(generate_fat_tree(16, {}, {}));  // 1,024 hosts, 320 switches
+    const HostPaths paths(g);
+    CHECK(paths.bytes() <= 320 * 320 * 2 + g.size() * 4);
+    const int h0 = *g.find("h0"), h1023 = *g.find("h1023");
+    CHECK(paths.distance(h0, h1023) == 6);
+    CHECK(paths.distance(*g.find("edge0"), h1023) == 5);
+  }
+}

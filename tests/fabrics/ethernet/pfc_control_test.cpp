@@ -94,6 +94,25 @@ TEST_CASE("pfc: XOFF at the threshold pauses the peer's priority; XON resumes it
   CHECK(t.a.port(0).stats().credit_wait > Time{});
 }
 
+TEST_CASE("pfc: a port makes its pause timers at its first PFC frame, sent or received, not before") {
+  Pair t;
+  t.a.port(0).send(eth_frame(t.pool, kB, kA, 100, 3));
+  t.sim.run(t.sim.now() + 5_us);
+  CHECK(t.b.got.size() == 1);
+  REQUIRE(t.at_b().held(3) < 1000);  // traffic, held bytes below XOFF: no PFC frame
+  CHECK_FALSE(t.at_a().has_timers());
+  CHECK_FALSE(t.at_b().has_timers());
+  t.at_b().add(3, 1000);  // XOFF: b sends, a receives
+  CHECK(t.at_b().has_timers());
+  t.sim.run(t.sim.now() + 2_us);
+  CHECK(t.at_a().has_timers());
+  CHECK(t.at_a().paused(3));
+  t.at_b().remove(3, t.at_b().held(3));  // and they work as before: the resume ends the pause
+  t.sim.run(t.sim.now() + 2_us);
+  CHECK_FALSE(t.at_a().paused(3));
+  CHECK(t.at_b().stats().xon_sent == 1);
+}
+
 TEST_CASE("pfc: a pause lasts its quanta of 512 bit times, and is renewed while congested") {
   const Time pause = pfc_quanta_to_time(1000, 100_Gbps);  // 512 bits each at 100 Gb/s
   CHECK(pause == 5120_ns);

@@ -68,6 +68,22 @@ uint32_t psn_of(const Packet& p) { return ConstBthView::check(p.bytes().subspan(
 
 }  // namespace
 
+TEST_CASE("ib switch: an output's queues hold no memory until a packet passes through it") {
+  Star s;
+  CHECK(s.sw.queue_bytes() == 0);
+  s.send(0, 3, 0, 100);
+  s.sim.run();
+  REQUIRE(s.e(2).got.size() == 1);
+  // Only the output the packet took, sized for it; the other two hold nothing.
+  const size_t used = s.sw.queue_bytes();
+  CHECK(used > 0);
+  CHECK(used < 4096);
+  s.send(1, 3, 0, 100);
+  s.sim.run();
+  CHECK(s.e(2).got.size() == 2);
+  CHECK(s.sw.queue_bytes() == used);  // the same output again: nothing more
+}
+
 TEST_CASE("ib switch: forwards on the DLID through its table, bytes unchanged") {
   Star s;
   Packet probe = test::ib_frame(s.pool, 3, 1, 0, 0, 100, 7);
