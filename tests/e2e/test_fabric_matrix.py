@@ -42,6 +42,8 @@ KINDS = {
     "all_to_all_read": "{kind: all_to_all, op: rdma_read, hosts: [h0, h1, h2], size: 2KiB, count: 2}",
     "pingpong": "{kind: pingpong, from: h2, to: h1, size: 64, count: 3}",
     "pingpong_send": "{kind: pingpong, op: send, from: h3, to: h2, size: 64, count: 3}",
+    # The pong echoes what it received, after the GRH of its UD buffer.
+    "pingpong_ud": "{kind: pingpong, op: send, qp: ud, from: h0, to: h2, size: 64, count: 3}",
     "write_bw": "{kind: write_bw, from: h0, to: h1, size: 4KiB, count: 3}",
     "write_lat": "{kind: write_lat, from: h1, to: h2, size: 64, count: 3}",
     "read_bw": "{kind: read_bw, from: h2, to: h3, size: 4KiB, count: 3}",
@@ -58,7 +60,7 @@ KINDS = {
 
 # UC and UD do not recover lost packets: under loss their messages may never
 # arrive, so those runs leave them out.
-UNRELIABLE = {"send_uc", "send_ud", "rdma_write_uc"}
+UNRELIABLE = {"send_uc", "send_ud", "rdma_write_uc", "pingpong_ud"}
 
 # What each fabric refuses (docs/yaml.md "What the transports allow"), and a
 # word the refusal must give as its reason.
@@ -70,9 +72,11 @@ REFUSED = {
     "roce_v1": {"udp": "fabric: tcp"},
     "roce_v2": {"udp": "fabric: tcp"},
     "iwarp": {"udp": "fabric: tcp", "send_uc": "RFC 5040", "send_ud": "RFC 5040", "rdma_write_uc": "RFC 5040",
+              "pingpong_ud": "RFC 5040",
               "send_imm": "RFC 5040", "rdma_write_imm": "RFC 5040", "atomic_cas": "RFC 5040",
               "atomic_fadd": "RFC 5040", "atomic_bw": "RFC 5040", "atomic_lat": "RFC 5040"},
-    "tcp": {**{k: "has no RDMA" for k in RDMA_ONLY}, "send_uc": "qp: uc", "send_ud": "qp: ud"},
+    "tcp": {**{k: "has no RDMA" for k in RDMA_ONLY}, "send_uc": "qp: uc", "send_ud": "qp: ud",
+            "pingpong_ud": "qp: ud"},
 }
 
 VARIANTS = {"plain": "", "loss": "loss: 0.01, ", "pfc": ""}
