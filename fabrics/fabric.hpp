@@ -64,7 +64,7 @@ struct WorkloadSites {
   const Entry& kind;  // its kind:
   const Entry& op;    // op: when written, else kind:
   const Entry& qp;    // qp: when written, else kind:
-  const Entry* size;  // size:, if written
+  const Entry* size;  // size: (flows: cdf:), if written
 };
 
 // The price catalogue's families of this fabric's hardware (docs/cost.md).

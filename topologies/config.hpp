@@ -73,6 +73,12 @@ struct FlowsConfig {
   std::vector<CdfPoint> points;   // filled by the loader
   double load = 0.3;              // 0 < load <= 1 of each sender's host link
   Time duration;                  // arrivals in [start, start + duration)
+  // The largest flow the CDF draws: its last size, rounded as a flow's is.
+  uint64_t largest() const {
+    if (points.empty()) return 0;
+    const auto b = static_cast<uint64_t>(points.back().size_bytes + 0.5);
+    return b < 1 ? 1 : b;
+  }
 };
 
 struct WorkloadConfig {

@@ -32,8 +32,15 @@ class PairFlow {
   // The receiver got message 0 as sent (a single-message flow, checked
   // before its buffers are released).
   virtual bool placed_correctly() const = 0;
-  // Gives the flow's buffers back.
+  // Gives the flow's buffers back (a UC WRITE's receiver's only once its
+  // message landed, below).
   virtual void release_buffers() = 0;
+  // A UC WRITE completes when its last packet has been sent (IBA 9.8.2),
+  // before it lands, and a lost packet leaves it never landing (9.8.3):
+  // whether the flow's data is still to land in b's memory, and `f`
+  // called (as b) when it has.
+  virtual bool lands_later() const { return false; }
+  void on_landed(std::function<void()> f) { on_landed_ = std::move(f); }
   // Its QPs, requester side first, with the host each is on (none for sockets).
   virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const = 0;
   // Packets the transport of the end on a (`on_a`) or on b retransmitted so far.
@@ -101,6 +108,7 @@ class PairFlow {
   std::function<void()> on_finished_;
   std::function<void(bool)> on_program_ended_;
   std::function<void(Time)> tell_b_;
+  std::function<void()> on_landed_;
   int running_ = 0;    // programs still running
   int elsewhere_ = 0;  // of those, programs another rank runs (they never end here)
 };
@@ -200,6 +208,7 @@ class Flow final : public PairFlow {
     return s.qp ? s.qp->retransmitted_packets() : 0;
   }
   bool runs_on_b() const override { return pingpong_ || (needs_receiver() && w_.post_recvs); }
+  bool lands_later() const override { return unacknowledged_write() && !landed_; }
   EndPart b_part() const override { return {stats_, received_, all_ok_}; }
   void absorb(const EndPart& p) override {
     stats_.merge(p.stats);
@@ -213,6 +222,10 @@ class Flow final : public PairFlow {
  private:
   bool needs_receiver() const {
     return op_ == WorkloadKind::send || op_ == WorkloadKind::send_imm || op_ == WorkloadKind::rdma_write_imm;
+  }
+  // A WRITE on a UC QP of a single-message flow: no one hears when it lands.
+  bool unacknowledged_write() const {
+    return connected_ && !pingpong_ && op_ == WorkloadKind::rdma_write && w_.qp == QpType::uc;
   }
   bool is_atomic_op() const { return op_ == WorkloadKind::atomic_cas || op_ == WorkloadKind::atomic_fadd; }
   uint64_t msg_size() const { return is_atomic_op() ? 8 : size_; }
@@ -289,6 +302,7 @@ class Flow final : public PairFlow {
   std::vector<Time> posted_at_;
   uint64_t received_ = 0;
   bool all_ok_ = true;
+  bool landed_ = false;   // unacknowledged_write(): b's QP placed the message whole
   bool aborted_ = false;  // write_lat: one side failed, so the other stops polling
   FlowStats stats_;
 };

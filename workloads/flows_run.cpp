@@ -48,6 +48,7 @@ void FlowsRun::arrive() {
   // two programs end on two ranks, on neither (program_ended ends it).
   flow->on_program_ended([this, id](bool on_a) { program_ended(id, on_a); });
   flow->on_finished([this, id] { flow_ended(id, last_end_, true); });
+  flow->on_landed([this, id] { landed(id); });
   flow->setup();
   const bool at_a = env_.sim.runs(from.context()), at_b = env_.sim.runs(to.context());
   if (note_ && at_a && !at_b && flow->runs_on_b())
@@ -105,9 +106,16 @@ void FlowsRun::flow_ended(size_t id, Key at, bool placed) {
   s.retransmitted_packets = 0;  // counted over the run (result())
   FlowRecord& r = records_[id];
   r.completed = s.ops == 1;
+  // A UC WRITE sent and not landed yet: checked when it lands (landed()),
+  // else not delivered (result()).
+  const bool later = r.completed && f.lands_later();
+  if (later) {
+    s.data_verified = !s.data_mismatch;
+    landing_.insert(id);
+  }
   if (r.completed) {
     r.end = s.end;
-    if (!placed || !f.placed_correctly()) {
+    if (!later && (!placed || !f.placed_correctly())) {
       s.data_verified = false;
       s.data_mismatch = true;
     }
@@ -121,6 +129,14 @@ void FlowsRun::flow_ended(size_t id, Key at, bool placed) {
   const Host& to = *hosts_[r.to];
   if (r.completed && note_ && !f.runs_on_b() && !env_.sim.runs(to.context()))
     note_(to, {{"id", id}, {"ended", true}});
+}
+
+// A UC WRITE's message landed in b's memory: whole, so now its bytes say
+// whether it landed right. Before its flow ended, flow_ended checks it.
+void FlowsRun::landed(size_t id) {
+  if (!landing_.erase(id)) return;
+  if (!flows_[id]->placed_correctly()) received_ok_ = false;
+  flows_[id]->release_buffers();
 }
 
 void FlowsRun::program_ended(size_t id, bool on_a) {
@@ -211,7 +227,8 @@ FlowStats FlowsRun::result(std::vector<Key>* keys) const {
       all.data_mismatch = all.data_mismatch || p.stats.data_mismatch || !p.stats.data_verified;
     }
   }
-  all.data_verified = all.data_verified && received_ok_;
+  all.data_verified =
+      all.data_verified && received_ok_ && landing_.empty();  // in flight or lost: not delivered
   all.data_mismatch = all.data_mismatch || !received_ok_;
   all.planned_ops = next_;
   all.finished = finished();

@@ -4,12 +4,15 @@
 // sender's pattern, workloads/payload_pattern.hpp), recorded, and gives its
 // buffers' pages back, so memory follows the flows in flight, not the run.
 // Its transports' retransmissions are counted at the end, over the run.
+// A UC WRITE completes once sent, so its receiver is checked when the
+// message lands (or, never landing, it was not delivered).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "workloads/flows.hpp"
@@ -69,6 +72,7 @@ class FlowsRun {
   // A program of flow `id` ended here (a's or b's).
   void program_ended(size_t id, bool on_a);
   void ended_elsewhere(size_t id);
+  void landed(size_t id);
 
   WorkloadEnv& env_;
   const WorkloadConfig& w_;
@@ -91,7 +95,8 @@ class FlowsRun {
   std::map<size_t, Split> split_;
   std::vector<Key> sample_keys_;  // of ended_.latency_ps
   Key last_end_;                  // the latest program end
-  bool received_ok_ = true;       // what receivers of flows ended elsewhere found
+  bool received_ok_ = true;       // what receivers of flows ended elsewhere, or landed late, found
+  std::set<size_t> landing_;      // ended UC WRITE flows whose data has not landed
 };
 
 }  // namespace rdmasim

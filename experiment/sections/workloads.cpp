@@ -427,7 +427,8 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
   const Entry& qp_at = qe ? *qe : *ke;
   payload(d, *f, w, op);
   // What the fabric's transport can carry (the IBA service types; RFC 5040 for iWARP).
-  const bool size_checked = fabric_of(d.x).check_workload(d, w, WorkloadSites{*ke, op_at, qp_at, se});
+  const Entry* sizes_at = w.kind == WorkloadKind::flows ? f->find("cdf") : se;
+  const bool size_checked = fabric_of(d.x).check_workload(d, w, WorkloadSites{*ke, op_at, qp_at, sizes_at});
   if (!size_checked && w.size.count() > (uint64_t{1} << 31) && se) {
     d.c.error(se->value, se->path,
               "a message is at most 2GiB (2^31 bytes, the IBA limit), got " + to_string(w.size));

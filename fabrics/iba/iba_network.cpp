@@ -31,11 +31,16 @@ bool IbaNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const W
   }
   if (w.qp != QpType::ud || !send) return false;
   const uint32_t mtu = path_mtu(d.x);
-  if (w.size.count() > mtu) {
+  // A flow is one message of a size its CDF draws: the largest must fit.
+  const bool flows = w.kind == WorkloadKind::flows;
+  const uint64_t largest = flows ? w.flows.largest() : w.size.count();
+  if (largest > mtu) {
     const Entry& e = at.size ? *at.size : at.kind;
     d.c.error(e.value, e.path,
-              "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) +
-                  " bytes), got " + to_string(w.size));
+              "a UD message fits in one packet: at most the path MTU (" + std::to_string(mtu) + " bytes), " +
+                  (flows ? "but the cdf " + w.flows.cdf + " draws flows of up to " + std::to_string(largest) +
+                               " bytes"
+                         : "got " + to_string(w.size)));
   }
   return true;
 }

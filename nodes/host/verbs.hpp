@@ -9,6 +9,8 @@
 
 #include <coroutine>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -323,6 +325,12 @@ class QueuePair {
   };
   virtual SendLimits send_limits() const { return {}; }
 
+  // Called when an inbound SEND or WRITE message has been placed whole
+  // (its last packet executed in sequence): the simulation's own view, no
+  // verbs call. A UC WRITE tells neither end when it lands (IBA 9.8: no
+  // acknowledgement; the requester's completion only says it was sent).
+  void on_message_placed(std::function<void()> f) { message_placed_ = std::move(f); }
+
   // The device moves the QP to ERR (a CQ it completes to overflowed).
   void fail() {
     if (state_ != IBV_QPS_ERR && state_ != IBV_QPS_RESET) enter_error();
@@ -342,6 +350,9 @@ class QueuePair {
                      uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false, uint16_t slid = 0,
                      uint8_t sl = 0, bool solicited = false);
   ibv_wc_opcode wc_opcode(ibv_wr_opcode op) const;
+  void message_placed() const {
+    if (message_placed_) message_placed_();
+  }
   // The receive WQE for an arriving message: from the SRQ when the QP has
   // one, else from its own receive queue. False when none is posted.
   bool take_recv(RecvWqe& out);
@@ -367,6 +378,7 @@ class QueuePair {
   ibv_qp_state state_ = IBV_QPS_RESET;
   Ring<SendWqe> sq_;  // posted and not yet completed, oldest first
   Ring<RecvWqe> rq_;
+  std::function<void()> message_placed_;
 };
 
 // A verbs context on one host's RNIC.

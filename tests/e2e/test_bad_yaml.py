@@ -15,6 +15,7 @@ EXPECT = {
     "self_link.yaml": (6, "itself"),
     "disconnected_host.yaml": (4, "c"),
     "ud_too_big.yaml": (9, "size"),
+    "ud_flows_too_big.yaml": (7, "4096 bytes), but the cdf hadoop draws flows of up to 10000000 bytes"),
     "syntax.yaml": (None, ""),
     "wrong_type.yaml": (3, "seed"),
     "unknown_fabric.yaml": (2, "fabric"),

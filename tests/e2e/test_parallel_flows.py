@@ -3,9 +3,10 @@
 sockets (fabric: tcp) span MPI ranks (docs/parallel.md, "Workloads whose
 flows span ranks"): each flow's two programs run on their own hosts' ranks,
 what one process reads across the two ends goes between the ranks as
-notes, and `mpirun -np 2` and `-np 4` write results.json, flows.csv,
-latency.csv and every pcap byte-identical to the single-process run, on
-roce_v2 (with loss, and with PFC), roce_v1, ib, iwarp and tcp. The
+notes, and `mpirun -np 2` (and `-np 4` on roce_v2 with loss and on tcp)
+write results.json, flows.csv, latency.csv and every pcap byte-identical
+to the single-process run, on roce_v2 (with loss, and with PFC), roce_v1,
+ib, iwarp and tcp. The
 partition really splits the hosts (a leaf a rank at -np 2, a host a rank
 at -np 4), flows cross ranks and their ends told each other by notes; the
 captures are clean in tshark.
@@ -92,7 +93,9 @@ for name, fabric, loss, extra, workloads in cases:
     if pfc:
         check(any(p["pause_frames"] > 0 for p in res["ports"]), f"{name}: no PAUSE frame")
     check(len(check_captures(single, fabric, pfc=pfc)) == 4, f"{name}: a capture per host")
-    for n, hosts in ((2, [2, 2]), (4, [1, 1, 1, 1])):
+    # -np 4 (a host a rank: every flow crosses) on two fabrics, the IBA
+    # transport's and the sockets', so the test stays short.
+    for n, hosts in ((2, [2, 2]), (4, [1, 1, 1, 1]))[:2 if name in ("roce_v2_loss", "tcp") else 1]:
         out = os.path.join(base, f"{name}-{n}")
         p = mpirun(n, "run", path, "--out", out, "--partition", "pods")
         if not check(p.returncode == 0, f"{name} -np {n}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"):

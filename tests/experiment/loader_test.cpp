@@ -560,6 +560,14 @@ workloads: [{kind: send, from: a, to: b}]
           "bytes), got "
           "4097B\n");
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: ud, size: 4KiB}\n")) == "");
+    // A flow is one message of a size its cdf draws: a UD one must fit a packet too.
+    CHECK(errors(pair_with("  - {kind: flows, op: send, qp: ud, cdf: hadoop, duration: 1us}\n")) ==
+          "exp.yaml:6:42: workloads[0].cdf: a UD message fits in one packet: at most the path MTU (4096 "
+          "bytes), but the cdf hadoop draws flows of up to 10000000 bytes\n");
+    CHECK(errors(pair_with("  - {kind: flows, op: send, qp: ud, duration: 1us}\n")) ==
+          "exp.yaml:6:12: workloads[0].kind: a UD message fits in one packet: at most the path MTU (4096 "
+          "bytes), but the cdf websearch draws flows of up to 30000000 bytes\n");
+    CHECK(errors(pair_with("  - {kind: flows, op: send, qp: rc, cdf: hadoop, duration: 1us}\n")) == "");
     CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, size: 2GiB}\n")) == "");
     CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, size: 3GiB}\n")) ==
           "exp.yaml:6:46: workloads[0].size: a message is at most 2GiB (2^31 bytes, the IBA limit), got "

@@ -459,6 +459,7 @@ RespStep IbaQp::complete(const RespPacket& r) {
   resp_.nak_sent = false;
   if ((r.send || r.write) && r.last) {
     ++resp_.msn;
+    message_placed();
     if (r.send || r.imm) {
       const ibv_wc_opcode wop = r.send ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
       // byte_len: the bytes placed; for WRITE with immediate the RETH DMA length (as rxe and mlx5).
