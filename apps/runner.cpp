@@ -380,6 +380,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       par = std::make_unique<ParallelRun>(cluster, net,
                                           partition_network(net.graph, cfg, cluster.size(), *split));
   });
+  if (par && fabric.seal_before_crossing) par->seal_crossing(fabric.sealer);
   auto mine = [&par](int node) { return !par || par->owns(node); };
 
   // Captures: each rank those of its own nodes.

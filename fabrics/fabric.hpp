@@ -30,7 +30,10 @@ class Paths;             // topologies/reachability.hpp
 // program addresses a peer. The fabric's builder returns it.
 struct BuiltFabric {
   Linktype linktype = Linktype::Ethernet;
-  std::function<void(Packet&)> sealer;                       // fills CRCs of a frame a capture observes
+  std::function<void(Packet&)> sealer;  // fills CRCs of a frame a capture observes
+  // The sealer reads state only the sender's side holds (iWARP's MPA stream
+  // descriptions): a run split over ranks seals a frame before it crosses.
+  bool seal_before_crossing = false;
   std::function<ibv_ah_attr(Host& from, Host& to)> address;  // the address vector a QP to `to` uses
   uint32_t mtu = 4096;                                       // the path MTU the QPs use
 };

@@ -115,6 +115,7 @@ void ParallelRun::exchange() {
     auto& wire = c.port->wire();
     while (!wire.empty()) {
       Port::InFlight f = wire.take_front();
+      if (sealer_ && f.packet.meta().crc_pending) sealer_(f.packet);
       const PacketMeta& m = f.packet.meta();
       const std::span<const std::byte> bytes = f.packet.bytes();  // a deferred payload read in
       put<uint8_t>(to, kFrame);

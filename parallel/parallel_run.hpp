@@ -79,6 +79,10 @@ class ParallelRun final : public RemoteLink {
   // What a note says can only matter from the next window on: it must be
   // about something that happened at least a lookahead before it is read,
   // or that no event reads (a flow's end, for its receiver's check).
+  // Frames leave for another rank sealed by `sealer` (BuiltFabric::
+  // seal_before_crossing): as one process's first capture of them would,
+  // with the sender's state, which the receiving rank does not hold.
+  void seal_crossing(std::function<void(Packet&)> sealer) { sealer_ = std::move(sealer); }
   void note(int rank, std::string note);
   std::function<void(const std::string&)> on_note;
 
@@ -114,6 +118,7 @@ class ParallelRun final : public RemoteLink {
   // window (Cluster::exchange).
   std::vector<std::string> out_, in_;
   Stats stats_;
+  std::function<void(Packet&)> sealer_;
 };
 
 }  // namespace rdmasim

@@ -109,6 +109,7 @@ BuiltFabric IwarpNet::finish(Network& net) const {
     enable_l3_pfc(net, eps);
   BuiltFabric built;
   built.sealer = [streams](Packet& p) { seal_iwarp(p, *streams); };
+  built.seal_before_crossing = true;  // only the sender's endpoint publishes its stream
   built.address = ip_address;
   return built;
 }

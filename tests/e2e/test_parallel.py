@@ -87,6 +87,11 @@ cases = [
     ("flows", experiment("flows", workloads=FLOWS, capture=", latency_samples: true"),
      ["pods", "spread"]),
     ("iwarp", experiment("iwarp", fabric="iwarp", loss=0.002), ["pods"]),
+    # Captures of receivers only: the senders' frames reach them from
+    # other ranks, sealed there (MPA CRCs need the sender's stream state).
+    ("iwarp_receivers", write_text(os.path.join(base, "iwarp_receivers.yaml"), open(experiment(
+        "iwarp_receivers", fabric="iwarp", loss=0.002)).read().replace("pcap: all", "pcap: [h2, h3, spine0]")),
+     ["spread"]),
     ("roce_v1", experiment("roce_v1", fabric="roce_v1", loss=0.002, extra=FAULT), ["spread"]),
     ("tcp", experiment("tcp", fabric="tcp", loss=0.002, workloads=SOCKETS), ["spread"]),
     # InfiniBand: credits return across ranks; frames lost on a cut link
