@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "workloads/flow_stats_json.hpp"
+
 namespace rdmasim {
 
 namespace {
@@ -11,38 +13,6 @@ using nlohmann::json;
 
 // A note: workload index, flow, what, message.
 constexpr size_t kNoteFields = 4;
-
-json stats_json(const FlowStats& s) {
-  return {{"ops", s.ops},
-          {"bytes", s.bytes},
-          {"completions", s.completions},
-          {"recv_completions", s.recv_completions},
-          {"start", s.start.count()},
-          {"end", s.end.count()},
-          {"latency", s.latency_ps},
-          {"verified", s.data_verified},
-          {"mismatch", s.data_mismatch},
-          {"finished", s.finished},
-          {"planned", s.planned_ops},
-          {"retransmitted", s.retransmitted_packets}};
-}
-
-FlowStats stats_of(const json& j) {
-  FlowStats s;
-  s.ops = j.at("ops").get<uint64_t>();
-  s.bytes = j.at("bytes").get<uint64_t>();
-  s.completions = j.at("completions").get<std::map<std::string, uint64_t>>();
-  s.recv_completions = j.at("recv_completions").get<std::map<std::string, uint64_t>>();
-  s.start = Time::ps(j.at("start").get<int64_t>());
-  s.end = Time::ps(j.at("end").get<int64_t>());
-  s.latency_ps = j.at("latency").get<std::vector<int64_t>>();
-  s.data_verified = j.at("verified").get<bool>();
-  s.data_mismatch = j.at("mismatch").get<bool>();
-  s.finished = j.at("finished").get<bool>();
-  s.planned_ops = j.at("planned").get<uint64_t>();
-  s.retransmitted_packets = j.at("retransmitted").get<uint64_t>();
-  return s;
-}
 
 }  // namespace
 
@@ -75,7 +45,7 @@ void SpanningPairs::add(size_t index, WorkloadRun& run) {
 }
 
 std::string SpanningPairs::encode(const Flow::Part& p) {
-  return json{{"stats", stats_json(p.stats)},
+  return json{{"stats", flow_stats_json(p.stats)},
               {"all_ok", p.all_ok},
               {"ended", p.ended},
               {"held", p.held},
@@ -86,7 +56,7 @@ std::string SpanningPairs::encode(const Flow::Part& p) {
 Flow::Part SpanningPairs::decode(const std::string& text) {
   const json j = json::parse(text);
   Flow::Part p;
-  p.stats = stats_of(j.at("stats"));
+  p.stats = flow_stats_of(j.at("stats"));
   p.all_ok = j.at("all_ok").get<bool>();
   p.ended = j.at("ended").get<bool>();
   p.held = j.at("held").get<bool>();

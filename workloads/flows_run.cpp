@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "workloads/flow.hpp"
+#include "workloads/flow_stats_json.hpp"
 #include "workloads/socket_flow.hpp"
 
 namespace rdmasim {
@@ -66,35 +67,11 @@ using nlohmann::json;
 
 // What b's program found, as a note.
 json part_json(const PairFlow::EndPart& p) {
-  const FlowStats& s = p.stats;
-  return {{"ops", s.ops},
-          {"bytes", s.bytes},
-          {"completions", s.completions},
-          {"recv_completions", s.recv_completions},
-          {"start", s.start.count()},
-          {"end", s.end.count()},
-          {"latency", s.latency_ps},
-          {"verified", s.data_verified},
-          {"mismatch", s.data_mismatch},
-          {"received", p.received},
-          {"ok", p.ok}};
+  return {{"stats", flow_stats_json(p.stats)}, {"received", p.received}, {"ok", p.ok}};
 }
 
 PairFlow::EndPart part_of(const json& j) {
-  PairFlow::EndPart p;
-  FlowStats& s = p.stats;
-  s.ops = j.at("ops").get<uint64_t>();
-  s.bytes = j.at("bytes").get<uint64_t>();
-  s.completions = j.at("completions").get<std::map<std::string, uint64_t>>();
-  s.recv_completions = j.at("recv_completions").get<std::map<std::string, uint64_t>>();
-  s.start = Time::ps(j.at("start").get<int64_t>());
-  s.end = Time::ps(j.at("end").get<int64_t>());
-  s.latency_ps = j.at("latency").get<std::vector<int64_t>>();
-  s.data_verified = j.at("verified").get<bool>();
-  s.data_mismatch = j.at("mismatch").get<bool>();
-  p.received = j.at("received").get<uint64_t>();
-  p.ok = j.at("ok").get<bool>();
-  return p;
+  return {flow_stats_of(j.at("stats")), j.at("received").get<uint64_t>(), j.at("ok").get<bool>()};
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+#include "workloads/flow_stats_json.hpp"
+
+namespace rdmasim {
+
+using nlohmann::json;
+
+json flow_stats_json(const FlowStats& s) {
+  return {{"ops", s.ops},
+          {"bytes", s.bytes},
+          {"completions", s.completions},
+          {"recv_completions", s.recv_completions},
+          {"start", s.start.count()},
+          {"end", s.end.count()},
+          {"latency", s.latency_ps},
+          {"verified", s.data_verified},
+          {"mismatch", s.data_mismatch},
+          {"finished", s.finished},
+          {"planned", s.planned_ops},
+          {"retransmitted", s.retransmitted_packets}};
+}
+
+FlowStats flow_stats_of(const json& j) {
+  FlowStats s;
+  s.ops = j.at("ops").get<uint64_t>();
+  s.bytes = j.at("bytes").get<uint64_t>();
+  s.completions = j.at("completions").get<std::map<std::string, uint64_t>>();
+  s.recv_completions = j.at("recv_completions").get<std::map<std::string, uint64_t>>();
+  s.start = Time::ps(j.at("start").get<int64_t>());
+  s.end = Time::ps(j.at("end").get<int64_t>());
+  s.latency_ps = j.at("latency").get<std::vector<int64_t>>();
+  s.data_verified = j.at("verified").get<bool>();
+  s.data_mismatch = j.at("mismatch").get<bool>();
+  s.finished = j.at("finished").get<bool>();
+  s.planned_ops = j.at("planned").get<uint64_t>();
+  s.retransmitted_packets = j.at("retransmitted").get<uint64_t>();
+  return s;
+}
+
+}  // namespace rdmasim
