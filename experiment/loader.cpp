@@ -90,11 +90,11 @@ LoadResult load(std::optional<std::string_view> text, std::string read_error,
     return finish(c, std::move(x));
   }
   int index = 0;
-  for (const std::string& s : sets) apply_set(c, root, s, Override{"--set " + s, "", ++index, 0});
-  if (fabric) apply_override(c, root, "fabric", *fabric, Override{"--fabric " + *fabric, "", ++index, 0});
+  for (const std::string& s : sets) apply_set(c, root, s, Override{"--set " + s, "", ++index, 0, {}});
+  if (fabric) apply_override(c, root, "fabric", *fabric, Override{"--fabric " + *fabric, "", ++index, 0, {}});
   if (seed) {
     const std::string v = std::to_string(*seed);
-    apply_override(c, root, "seed", v, Override{"--seed " + v, "", ++index, 0});
+    apply_override(c, root, "seed", v, Override{"--seed " + v, "", ++index, 0, {}});
   }
   ExperimentDraft draft{c, x};
   read_experiment(draft, root);

@@ -107,7 +107,12 @@ LoadError YamlReader::locate(const YAML::Node& at, const std::string& path,
     if (!under(path, o->path) && !(m.is_null() && under(o->path, path))) continue;
     e.file = kCommandLine;
     e.line = o->index;
-    e.column = m.is_null() ? 1 : o->value_column + m.column + 1;
+    e.column = o->value_column + m.column + 1;
+    if (m.is_null()) {
+      const auto part = std::find_if(o->part_columns.begin(), o->part_columns.end(),
+                                     [&](const auto& pc) { return pc.first == path; });
+      e.column = part == o->part_columns.end() ? 1 : part->second;
+    }
     e.message += " (" + shorten(o->shown) + ")";
     return e;
   }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -82,6 +83,9 @@ struct Override {
   std::string path;      // canonical key path, as errors name it
   int index = 0;         // position among the options, from 1
   int value_column = 0;  // offset of the value in the option's text, from 0
+  // The key path up to each part of the option's path, and the column the
+  // part starts at: an error about a key the option added points at it.
+  std::vector<std::pair<std::string, int>> part_columns;
 };
 
 // One key of a map, its value, and its key path.

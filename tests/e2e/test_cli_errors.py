@@ -8,6 +8,7 @@ it was.
 
 usage: test_cli_errors.py PATH/TO/rdmasim SOURCE_DIR
 """
+import json
 import os
 import re
 import subprocess
@@ -172,6 +173,21 @@ def main():
         # --set naming a key that does not exist is bad input too.
         bad_input(rdmasim("validate", good, "--set", "no_such_key.at_all=3", cwd=tmp), "--set on an unknown key",
                   r"no_such_key")
+        # --set reaches a list element by [index] or by name (w0: the name an
+        # unnamed workload gets), and an error points at the part at fault.
+        for path in ("workloads[0].count", "workloads.w0.count", "workloads[w0].count"):
+            out = os.path.join(tmp, "set-" + path.replace("[", "_").replace("]", "_"))
+            r = rdmasim("run", good, "--set", f"{path}=3", "--out", out, "--quiet", cwd=tmp)
+            check(r.returncode == 0, f"--set {path}=3 runs", r)
+            if r.returncode == 0:
+                with open(os.path.join(out, "results.json")) as f:
+                    ops = json.load(f)["workloads"][0]["ops"]
+                check(ops == 3, f"--set {path}=3 makes 3 operations, got {ops}", r)
+        bad_input(rdmasim("validate", good, "--set", "workloads[0].cont=3", cwd=tmp), "--set on a misspelt key",
+                  r"^<command line>:1:14: workloads\[0\]\.cont: unknown key \(did you mean 'count'\?\)")
+        bad_input(rdmasim("validate", good, "--set", "workloads.w9.count=3", cwd=tmp), "--set on an unknown name",
+                  r"^<command line>:1:11: workloads is a list of 1; expected an index from 0 to 0 or a name "
+                  r"\(w0\), got 'w9'")
 
         # A good file validates.
         r = rdmasim("validate", good, cwd=tmp)

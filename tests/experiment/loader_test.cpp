@@ -353,7 +353,9 @@ workloads: [{kind: send, from: h0, to: h15}]
           "<command line>:2:19: workloads[0].count: expected a whole number from 1, got '0' (--set "
           "workloads.0.count=0)\n");
     CHECK(errors(yaml, {"workloads.3.count=1"}) ==
-          "<command line>:1:11: workloads is a list of 1; expected an index from 0 to 0, got '3' (--set "
+          "<command line>:1:11: workloads is a list of 1; expected an index from 0 to 0 or a name (w0), got "
+          "'3' "
+          "(--set "
           "workloads.3.count=1)\n");
     CHECK(errors(yaml, {"count"}) ==
           "<command line>:1:1: expected key=value, such as link.bandwidth=25Gbps (--set count)\n");
@@ -365,16 +367,65 @@ workloads: [{kind: send, from: h0, to: h15}]
           "<command line>:1:12: link.delay: the value is not valid YAML: end of sequence flow not found "
           "(--set link.delay=[1)\n");
     CHECK(errors(yaml, {"link.speed=1Gbps"}) ==
-          "<command line>:1:1: link.speed: unknown key; allowed keys: bandwidth, delay, mtu, buffer, loss "
+          "<command line>:1:6: link.speed: unknown key; allowed keys: bandwidth, delay, mtu, buffer, loss "
           "(--set link.speed=1Gbps)\n");
     CHECK(errors(load(yaml, {}, "infiniband")) ==
           "<command line>:1:1: fabric: unknown fabric 'infiniband'; expected one of ib, roce_v1, roce_v2, "
           "iwarp, tcp "
           "(--fabric infiniband)\n");
   }
+  SUBCASE("list elements by [index], by name, and the part of a path that is wrong") {
+    const std::string named = R"(topology: {generate: {kind: fat_tree, k: 4}}
+workloads:
+  - {name: flood, kind: send, from: h0, to: h15}
+  - {kind: send, from: h1, to: h14}
+  - {name: a.b, kind: send, from: h2, to: h13}
+)";
+    const ExperimentConfig n =
+        good(named, {"workloads[0].count=7", "workloads.flood.size=128", "workloads.w1.count=3",
+                     "workloads[a.b].count=5", "workloads[2].start=1us", "topology.generate.k=6"});
+    CHECK(n.workloads.at(0).count == 7);
+    CHECK(n.workloads.at(0).size == 128_B);
+    CHECK(n.workloads.at(1).count == 3);
+    CHECK(n.workloads.at(2).count == 5);
+    CHECK(n.workloads.at(2).start == 1_us);
+    CHECK(n.topology.hosts.size() == 54);
+    // The column points at the part at fault, and the message names it.
+    CHECK(
+        errors(named, {"workloads[0].rat=1Gbps"}) ==
+        "<command line>:1:14: workloads[0].rat: unknown key (did you mean 'rate'?); allowed keys: name, "
+        "kind, from, to, senders, hosts, qp, size, count, outstanding, start, timeout, retry_cnt, rnr_retry, "
+        "min_rnr_timer, post_recvs, bad_rkey, op, inline_threshold, add, compare, swap, on, work, chunk, "
+        "cdf, "
+        "load, duration, payload, rate, app_cost (--set workloads[0].rat=1Gbps)\n");
+    CHECK(
+        errors(named, {"workloads.flod.count=1"}) ==
+        "<command line>:1:11: workloads is a list of 3; expected an index from 0 to 2 or a name (flood, w1, "
+        "a.b), got 'flod' (did you mean 'flood'?) (--set workloads.flod.count=1)\n");
+    CHECK(
+        errors(named, {"workloads[5].count=1"}) ==
+        "<command line>:1:11: workloads is a list of 3; expected an index from 0 to 2 or a name (flood, w1, "
+        "a.b), got '5' (--set workloads[5].count=1)\n");
+    CHECK(errors(named, {"workloads[0.count=1"}) ==
+          "<command line>:1:10: workloads[0.count: '[' without a ']' (--set workloads[0.count=1)\n");
+    CHECK(errors(named, {"workloads[0]count=1"}) ==
+          "<command line>:1:13: workloads[0]count: expected '.' or '[' after ']', got 'c' (--set "
+          "workloads[0]count=1)\n");
+    CHECK(errors(named, {"workloads[]=1"}) ==
+          "<command line>:1:10: workloads[]: empty part in the key path (--set workloads[]=1)\n");
+    CHECK(errors(named, {"link[0]=1"}) ==
+          "<command line>:1:6: link is not given, so it has no [0] (--set link[0]=1)\n");
+    CHECK(errors(named, {"topology[0]=1"}) ==
+          "<command line>:1:10: topology is a map, not a list, so it has no [0] (--set topology[0]=1)\n");
+    CHECK(errors(named, {"workloads.flood.kind.x=1"}) ==
+          "<command line>:1:22: workloads[0].kind is a single value, so it has no 'x' (--set "
+          "workloads.flood.kind.x=1)\n");
+    CHECK(errors(named, {"topology.generat.k=4"})
+              .starts_with("<command line>:1:10: topology.generat: unknown key (did you mean 'generate'?)"));
+  }
   SUBCASE("an override that makes the file contradict itself") {
     CHECK(errors(kDesignExample, {"topology.generate.k=4"}) ==
-          "<command line>:1:1: topology.generate: give either generate or hosts, switches, routers and "
+          "<command line>:1:10: topology.generate: give either generate or hosts, switches, routers and "
           "links, not "
           "both (--set topology.generate.k=4)\n");
   }
