@@ -266,10 +266,11 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
         continue;
       }
       const json& lat = field(w, "latency_ns");
-      if (field(w, "kind") == "udp") {  // datagrams: how many of those offered the program got
+      if (field(w, "kind") == "udp") {  // datagrams: how many of those offered the program got, and when
         const json& d = field(w, "datagrams");
         rows.push_back({text(field(w, "name")), "udp", endpoints(w), text(field(w, "ops")),
-                        "delivered " + text(field(d, "delivered")) + " of " + text(field(d, "offered")),
+                        "delivered " + text(field(d, "delivered")) + " of " + text(field(d, "offered")) +
+                            " (" + text(field(d, "delivered_during_load")) + " during the load)",
                         number(field(w, "throughput_gbps"), 2), number(field(lat, "p50"), 3, 1e3),
                         number(field(lat, "p99"), 3, 1e3), "-"});
         continue;
