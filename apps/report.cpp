@@ -79,14 +79,19 @@ std::string verified(const json& j) {
   return j.get<bool>() ? "yes" : "NO";
 }
 
-// A workload's data check: "yes", "MISMATCH" when delivered bytes differ
-// from those sent, "not all delivered" when the run ended (or failed) first.
+// A workload's data check: "MISMATCH" when delivered bytes differ from
+// those sent; "cut off" when the run stopped it before it finished (what it
+// delivered was intact; `undelivered` counts the rest); "yes"; "not all
+// delivered" when it failed first.
 std::string data_check(const json& w) {
   const json& ok = field(w, "data_verified");
-  if (!ok.is_boolean() || ok.get<bool>()) return verified(ok);
   const json& mismatch = field(w, "data_mismatch");
-  if (mismatch.is_boolean() && !mismatch.get<bool>()) return "not all delivered";
-  return "MISMATCH";
+  if (ok.is_boolean() && !ok.get<bool>() && !mismatch.is_boolean()) return "MISMATCH";
+  if (mismatch.is_boolean() && mismatch.get<bool>()) return "MISMATCH";
+  const json& finished = field(w, "finished");
+  if (ok.is_boolean() && finished.is_boolean() && !finished.get<bool>()) return "cut off";
+  if (!ok.is_boolean() || ok.get<bool>()) return verified(ok);
+  return "not all delivered";
 }
 
 // "1,234,567".

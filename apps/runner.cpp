@@ -610,6 +610,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["data_mismatch"] = s.data_mismatch;
     j["finished"] = s.finished;
     j["planned_ops"] = s.planned_ops;
+    // What a run that stopped (or failed) before the end did not deliver.
+    j["undelivered"] = {{"messages", s.planned_ops - std::min(s.planned_ops, s.ops)},
+                        {"bytes", s.undelivered_bytes}};
     if (const auto* flows = spanning && spanning->has(i) ? &span_records : r->flow_records()) {
       j["fct"] = fct_json(*flows);
       flows_csv.back() = flows_csv_rows(w.name, w.from, *flows);

@@ -45,11 +45,9 @@ void SpanningPairs::add(size_t index, WorkloadRun& run) {
 }
 
 std::string SpanningPairs::encode(const Flow::Part& p) {
-  return json{{"stats", flow_stats_json(p.stats)},
-              {"all_ok", p.all_ok},
-              {"ended", p.ended},
-              {"held", p.held},
-              {"received", p.received}}
+  return json{
+      {"stats", flow_stats_json(p.stats)}, {"all_ok", p.all_ok},    {"ended", p.ended}, {"held", p.held},
+      {"held_so_far", p.held_so_far},      {"received", p.received}}
       .dump();
 }
 
@@ -60,6 +58,7 @@ Flow::Part SpanningPairs::decode(const std::string& text) {
   p.all_ok = j.at("all_ok").get<bool>();
   p.ended = j.at("ended").get<bool>();
   p.held = j.at("held").get<bool>();
+  p.held_so_far = j.at("held_so_far").get<bool>();
   p.received = j.at("received").get<uint64_t>();
   return p;
 }

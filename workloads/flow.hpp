@@ -189,10 +189,14 @@ class Flow final : public PairFlow {
   // What an engine holds of the flow: the statistics of the programs it
   // runs and the checks of the ends it runs (one process: all of it).
   struct Part {
-    FlowStats stats;        // its programs' (the programs' own, before result())
-    bool all_ok = true;     // no program here failed
-    bool ended = true;      // every program here has ended
-    bool held = true;       // its ends hold at the end what the messages left there (the end-of-run check)
+    FlowStats stats;     // its programs' (the programs' own, before result())
+    bool all_ok = true;  // no program here failed
+    bool ended = true;   // every program here has ended
+    bool held = true;    // its ends hold at the end what the messages left there (the end-of-run check)
+    // Cut off by stop: its ends hold what the messages completed so far left
+    // there (checked where the sender's program runs with the end it
+    // checks; elsewhere only the checks made at each completion count).
+    bool held_so_far = true;
     uint64_t received = 0;  // messages the receiver program took
     void merge(const Part& p);
   };
@@ -270,6 +274,15 @@ class Flow final : public PairFlow {
   bool holds_all_sent(const Side& s) const;
   // The end-of-run check of the ends this engine runs (Part::held).
   bool ends_hold() const;
+  // Part::held_so_far: the same check of a flow the run stopped, over the
+  // messages completed, where this engine runs the sender's program.
+  bool ends_hold_so_far() const;
+  // Whether `s`'s data buffer holds the `done` messages completed of the
+  // posted_ posted: each slot's last completed message, and in a slot a
+  // later message is landing in, the bytes every message of it shares.
+  bool holds_completed(const Side& s, uint64_t done) const;
+  // The atomics' remote operand after n operations, from 0.
+  uint64_t atomic_operand(uint64_t n) const;
   // Every stamp_ bytes of a message start with a pattern record naming it
   // (setup(): the IBA path MTU; iWARP, 256).
   uint64_t stamp_ = 256;
@@ -301,6 +314,7 @@ class Flow final : public PairFlow {
   uint64_t slots_ = 1, rdepth_ = 1;
   std::vector<Time> posted_at_;
   uint64_t received_ = 0;
+  uint64_t posted_ = 0;  // work requests a's program posted
   bool all_ok_ = true;
   bool landed_ = false;   // unacknowledged_write(): b's QP placed the message whole
   bool aborted_ = false;  // write_lat: one side failed, so the other stops polling

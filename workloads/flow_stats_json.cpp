@@ -16,6 +16,7 @@ json flow_stats_json(const FlowStats& s) {
           {"mismatch", s.data_mismatch},
           {"finished", s.finished},
           {"planned", s.planned_ops},
+          {"undelivered_bytes", s.undelivered_bytes},
           {"retransmitted", s.retransmitted_packets}};
 }
 
@@ -32,6 +33,7 @@ FlowStats flow_stats_of(const json& j) {
   s.data_mismatch = j.at("mismatch").get<bool>();
   s.finished = j.at("finished").get<bool>();
   s.planned_ops = j.at("planned").get<uint64_t>();
+  s.undelivered_bytes = j.at("undelivered_bytes").get<uint64_t>();
   s.retransmitted_packets = j.at("retransmitted").get<uint64_t>();
   return s;
 }

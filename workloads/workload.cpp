@@ -343,7 +343,7 @@ Task Flow::sender(Time t0) {
         all_ok_ = false;
         break;
       }
-      ++posted;
+      posted_ = ++posted;
       ++inflight;
     }
     if (inflight == 0) break;
@@ -604,6 +604,7 @@ Flow::Part Flow::part() const {
   p.all_ok = all_ok_;
   p.ended = finished_here();
   p.held = ends_hold();
+  p.held_so_far = ends_hold_so_far();
   p.received = received_;
   return p;
 }
@@ -613,6 +614,7 @@ void Flow::Part::merge(const Part& p) {
   all_ok = all_ok && p.all_ok;
   ended = ended && p.ended;
   held = held && p.held;
+  held_so_far = held_so_far && p.held_so_far;
   received += p.received;
 }
 
@@ -642,15 +644,62 @@ bool Flow::ends_hold() const {
   if (is_atomic_op() && b_here) {
     uint64_t v;
     std::memcpy(&v, b_.memory().view(sb_.buf, 8).data(), 8);
-    // The remote operand started at 0; replay the operations in order.
-    uint64_t want = 0;
-    for (uint64_t i = 0; i < count_; ++i) {
-      if (op_ == WorkloadKind::atomic_fadd)
-        want += w_.compare_add;
-      else if (want == w_.compare_add)
-        want = w_.swap;
+    return v == atomic_operand(count_);
+  }
+  return true;
+}
+
+uint64_t Flow::atomic_operand(uint64_t n) const {
+  // The remote operand started at 0; replay the operations in order.
+  uint64_t v = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (op_ == WorkloadKind::atomic_fadd)
+      v += w_.compare_add;
+    else if (v == w_.compare_add)
+      v = w_.swap;
+  }
+  return v;
+}
+
+bool Flow::ends_hold_so_far() const {
+  const bool a_here = env_.sim.runs(a_.context()), b_here = env_.sim.runs(b_.context());
+  if (pingpong_ || !a_here) return true;  // a ping-pong checks each message as it arrives
+  const uint64_t done = stats_.ops;
+  if ((op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) && b_here)
+    return computed_ ? computed_intact(sb_, sb_.buf, done * msg_size()) : holds_completed(sb_, done);
+  if (op_ == WorkloadKind::rdma_read)
+    return computed_ ? computed_intact(sa_, sa_.buf, done * msg_size()) : holds_completed(sa_, done);
+  if (is_atomic_op() && b_here) {
+    // Operations in flight may have run at the responder before the cut-off.
+    uint64_t v;
+    std::memcpy(&v, b_.memory().view(sb_.buf, 8).data(), 8);
+    for (uint64_t n = done; n <= posted_; ++n)
+      if (v == atomic_operand(n)) return true;
+    return false;
+  }
+  return true;
+}
+
+bool Flow::holds_completed(const Side& s, uint64_t done) const {
+  const uint64_t size = msg_size();
+  if (done == 0 || size == 0) return true;
+  SlotPattern sent = sent_slots();
+  for (uint64_t slot = 0; slot < std::min(posted_, slots_); ++slot) {
+    // The last message posted into the slot.
+    const uint64_t last = slot + (posted_ - 1 - slot) / slots_ * slots_;
+    const std::span<const std::byte> bytes = s.host->memory().view(s.buf + slot * size, size);
+    if (last < done) {  // completed: all its bytes
+      sent.put(last);
+      if (!sent.matches(slot * size, bytes)) return false;
+      continue;
     }
-    return v == want;
+    if (last < slots_) continue;  // the slot's first message, in flight: nothing completed there
+    // A message in flight over a completed one: its stamps were checked
+    // at completion (placed()); the bytes between them are the slot's own.
+    for (uint64_t off = 0; off < size; off += stamp_) {
+      const uint64_t from = off + PayloadPattern::kRecord, to = std::min(off + stamp_, size);
+      if (from < to && !sent.matches(slot * size + from, bytes.subspan(from, to - from))) return false;
+    }
   }
   return true;
 }
@@ -660,8 +709,21 @@ FlowStats Flow::conclude(const Part& whole) const {
   s.finished = whole.ended;
   s.planned_ops = count_;
   s.data_mismatch = !whole.stats.data_verified;  // the receiver saw wrong bytes land
-  if (!whole.all_ok || s.ops < count_) {         // not all delivered: nothing more to compare
+  s.undelivered_bytes = (count_ - std::min(count_, s.ops)) * msg_size();
+  if (!whole.all_ok) {  // a program failed: not all delivered, nothing more to compare
     s.data_verified = false;
+    return s;
+  }
+  if (s.ops < count_) {  // cut off by stop: what completed is checked, the rest is undelivered
+    // A UC WRITE completes when sent, not when it lands: which of those
+    // landed cannot be told, so nothing is verified.
+    if ((op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm) && w_.qp != QpType::rc &&
+        !pingpong_) {
+      s.data_verified = false;
+      return s;
+    }
+    s.data_verified = s.data_verified && whole.held_so_far;
+    s.data_mismatch = s.data_mismatch || !s.data_verified;
     return s;
   }
   // A UC WRITE that has not landed (in flight, or a packet lost: the
@@ -791,6 +853,7 @@ void FlowStats::merge(const FlowStats& s) {
   data_mismatch = data_mismatch || s.data_mismatch;
   finished = finished && s.finished;
   planned_ops += s.planned_ops;
+  undelivered_bytes += s.undelivered_bytes;
   retransmitted_packets += s.retransmitted_packets;
 }
 

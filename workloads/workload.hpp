@@ -54,10 +54,13 @@ struct FlowStats {
     uint64_t delivered_in_time = 0;  // while the load was offered
   };
   std::optional<Datagrams> datagrams;
-  bool data_verified = true;   // every message delivered, and the receiver holds exactly what was sent
+  // Every message delivered, and the receiver holds exactly what was sent;
+  // of a workload the run stopped (not finished): the messages it completed.
+  bool data_verified = true;
   bool data_mismatch = false;  // some delivered bytes differ from what was sent (not merely undelivered)
   bool finished = false;
-  uint64_t planned_ops = 0;  // operations the workload means to run (flows: flows started)
+  uint64_t planned_ops = 0;        // operations the workload means to run (flows: flows started)
+  uint64_t undelivered_bytes = 0;  // the payload of planned operations that did not complete
   // Adds another flow's statistics (data_verified and finished: all of them).
   void merge(const FlowStats& s);
   uint64_t retransmitted_packets = 0;  // by its QPs' transports, both ends

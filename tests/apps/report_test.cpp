@@ -58,6 +58,27 @@ TEST_CASE("the run summary gives a compute workload's host, work done and end") 
                "    -  -\n") != std::string::npos);
 }
 
+TEST_CASE("the data-verified cell: a run cut off by stop is not a corrupted one") {
+  auto cell = [](json verified, json mismatch, json finished) {
+    json r = results("roce_v2", 87.4, 1234, 0);
+    json& w = r["workloads"][0];
+    w["data_verified"] = verified;
+    if (!mismatch.is_null()) w["data_mismatch"] = mismatch;
+    if (!finished.is_null()) w["finished"] = finished;
+    const std::string s = format_run_summary(r, "d");
+    const size_t eol = s.find('\n', s.find("  w0 "));
+    return s.substr(s.rfind("  ", eol) + 2, eol - s.rfind("  ", eol) - 2);
+  };
+  CHECK(cell(true, false, true) == "yes");
+  CHECK(cell(true, false, false) == "cut off");   // what was delivered was intact
+  CHECK(cell(false, false, false) == "cut off");  // nothing could be compared yet
+  CHECK(cell(false, true, false) == "MISMATCH");  // a wrong byte, cut off or not
+  CHECK(cell(false, true, true) == "MISMATCH");
+  CHECK(cell(false, false, true) == "not all delivered");  // it failed first
+  CHECK(cell(false, nullptr, nullptr) == "MISMATCH");
+  CHECK(cell(true, nullptr, nullptr) == "yes");
+}
+
 TEST_CASE("the run summary survives missing keys") {
   const std::string s = format_run_summary(json::object(), "x");
   CHECK(s.find("- on -, seed -") == 0);
