@@ -90,6 +90,24 @@ def rdmasim(*args, timeout=600, **kw):
     return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def peak_rss_mib(*args):
+    """Runs the binary with `args`; returns (exit code, its peak resident set
+    in MiB). ru_maxrss of a child forked from Python starts at Python's own
+    resident set (it counts the memory the child had before its exec, about
+    13 MiB here), so the peak is taken by /usr/bin/time, which forks from a
+    small process, when it is there."""
+    cmd = [BINARY, *args]
+    if shutil.which("time") or os.path.exists("/usr/bin/time"):
+        with tempfile.NamedTemporaryFile("r", suffix=".rss") as f:
+            p = subprocess.run(["/usr/bin/time", "-q", "-f", "%M", "-o", f.name, *cmd],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            lines = f.read().split()
+            return p.returncode, int(lines[-1]) / 1024 if lines else 0.0
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
 def write_text(path, text):
     with open(path, "w") as f:
         f.write(text)

@@ -6,7 +6,6 @@ a 1,024-host all-to-all, 10,000 declared hosts. The estimate is checked
 against the peak RSS of real runs (docs/reliability.md, "Memory")."""
 import os
 import re
-import subprocess
 
 import e2e
 
@@ -29,9 +28,9 @@ def refused(path, args, where, largest):
     return float(m.group(1)) * {"GiB": 1024, "MiB": 1, "KiB": 1 / 1024}[m.group(2)] if m else 0
 
 
-# 2 GiB messages, 4 outstanding: 4 slots of 2 GiB at the sender, filled,
-# and 4 at the receiver: 16 GiB.
-big = ["--set", "workloads.0.size=2GiB"]
+# 2 GiB messages, 4 outstanding, in memory: 4 slots of 2 GiB at the
+# sender, filled, and 4 at the receiver: 16 GiB.
+big = ["--set", "workloads.0.size=2GiB", "--set", "workloads.0.payload=memory"]
 mib = refused(two, big + ["--memory-limit", "8GiB"], two + ":2:13: workloads[0]: ", "message buffers, 16.0 GiB")
 e2e.check(16 * 1024 <= mib < 16.1 * 1024, f"2 GiB x 4 outstanding: about 16 GiB, estimated {mib} MiB")
 r = rdmasim("validate", two, *big, "--memory-limit", "17GiB")
@@ -70,11 +69,9 @@ e2e.check(r.returncode == 2 and re.search(r"limit of [\d.]+ GiB \(80% of (MemTot
 
 # The estimate against the peak RSS of real runs: within a factor of 1.5.
 def peak_mib(path, *args):
-    p = subprocess.Popen([e2e.BINARY, "run", path, "--out", os.path.join(tmp, "measured"), *args],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    e2e.check(os.waitstatus_to_exitcode(status) == 0, f"run {path} {args}")
-    return usage.ru_maxrss / 1024
+    code, mib = e2e.peak_rss_mib("run", path, "--out", os.path.join(tmp, "measured"), *args)
+    e2e.check(code == 0, f"run {path} {args}")
+    return mib
 
 
 small = e2e.write_text(os.path.join(tmp, "small.yaml"), """\
@@ -83,7 +80,9 @@ workloads: [{kind: all_to_all, size: 64, count: 1}]
 capture: {pcap: none}
 """)
 cases = [(small, ["--fabric", f]) for f in ("roce_v2", "iwarp", "roce_v1")]
-cases.append((two, ["--set", "workloads.0.size=16MiB", "--set", "workloads.0.count=8", "--set", "workloads.0.outstanding=8"]))
+for payload in ("memory", "pattern"):
+    cases.append((two, ["--set", "workloads.0.size=16MiB", "--set", "workloads.0.count=8", "--set",
+                        "workloads.0.outstanding=8", "--set", f"workloads.0.payload={payload}"]))
 for path, args in cases:
     estimate = refused(path, args + ["--memory-limit", "1KiB"], path, "")
     peak = peak_mib(path, *args)

@@ -59,11 +59,18 @@ for fabric in ("roce_v2", "roce_v1", "ib", "iwarp"):
 
 # The estimate before a run counts no payload bytes for pattern: 2 GiB
 # messages, 4 outstanding, are refused under an 8 GiB limit with memory
-# (16 GiB, test_memory_limit.py) and pass it with pattern.
+# (16 GiB, test_memory_limit.py) and pass it with pattern, which an RC
+# WRITE takes when it says nothing.
 two = write_text(os.path.join(base, "two.yaml"), TWO_HOSTS)
 big = ["--set", "workloads.0.size=2GiB", "--memory-limit", "8GiB"]
-r = rdmasim("validate", two, *big)
+r = rdmasim("validate", two, *big, "--set", "workloads.0.payload=memory")
 check(r.returncode == 2, f"2 GiB x 4 in memory: refused under 8 GiB ({r.returncode})")
 r = rdmasim("validate", two, *big, "--set", "workloads.0.payload=pattern")
 check(r.returncode == 0, f"2 GiB x 4 computed: validates under 8 GiB: {r.stderr}")
+r = rdmasim("validate", two, *big)
+check(r.returncode == 0, f"2 GiB x 4, payload unsaid: computed by default, validates under 8 GiB: {r.stderr}")
+# Where a program reads the bytes (a SEND's receiver, a ping-pong), memory
+# stays the default: the same messages as SENDs are refused.
+r = rdmasim("validate", two, *big, "--set", "workloads.0.kind=send")
+check(r.returncode == 2, f"2 GiB x 4 SENDs, payload unsaid: in memory, refused under 8 GiB ({r.returncode})")
 finish()
