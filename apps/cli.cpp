@@ -27,6 +27,7 @@
 #include "fabrics/registry.hpp"
 #include "parallel/cluster.hpp"
 #include "topologies/config.hpp"
+#include "topologies/yaml_reader.hpp"
 
 namespace rdmasim {
 
@@ -101,6 +102,19 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
   return out;
+}
+
+// A check that an option's value is one of `names` ("fabric"s): else it
+// names them all and the one meant (suggestion(): the default fabric for
+// "roce").
+CLI::Validator one_of(std::vector<std::string> names, const std::string& what) {
+  return CLI::Validator(
+      [names, what](std::string& v) -> std::string {
+        if (std::find(names.begin(), names.end(), v) != names.end()) return {};
+        return "unknown " + what + " '" + v + "'" + suggestion(v, names, ExperimentConfig{}.fabric) +
+               "; the " + what + "s are " + join(names, ", ");
+      },
+      "{" + join(names, ",") + "}");
 }
 
 // DIR: --out, or out/<experiment name><suffix> (`run` and `compare`: none,
@@ -758,7 +772,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
          "(docs/parallel.md)")
       ->type_name("MODE");
   run->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
-      ->check(CLI::IsMember(fabrics))
+      ->check(one_of(fabrics, "fabric"))
       ->type_name("FABRIC");
   run->add_flag("--quiet,-q", o.quiet, "no progress line");
   run->add_flag("--progress", o.progress,
@@ -775,7 +789,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
           "--fabrics", o.fabrics,
           "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + variants_help() + ")")
       ->delimiter(',')
-      ->check(CLI::IsMember(compare_columns()))
+      ->check(one_of(compare_columns(), "fabric"))
       ->type_name("F,F,...");
 
   compare->add_flag("--report", o.report, "also write DIR/report.html (as rdmasim report DIR)");
@@ -799,7 +813,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
           "output directory: DIR/runs/<run>/, DIR/sweep.csv, DIR/sweep.json (default out/<name>-sweep)")
       ->type_name("DIR");
   sweep->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
-      ->check(CLI::IsMember(fabrics))
+      ->check(one_of(fabrics, "fabric"))
       ->type_name("FABRIC");
   sweep->add_option("--emit", o.emit, "write DIR/sweep.slurm, a Slurm array job of the grid, and run nothing")
       ->check(CLI::IsMember({"slurm"}))
@@ -811,7 +825,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       app.add_subcommand("validate", "check an experiment file and print its errors; run nothing");
   add_experiment_options(*validate, o);
   validate->add_option("--fabric", o.fabric, "check it for this fabric instead of the file's")
-      ->check(CLI::IsMember(fabrics))
+      ->check(one_of(fabrics, "fabric"))
       ->type_name("FABRIC");
 
   // "rdmasim frobnicate" or "rdmasim --frobnicate": say so plainly, where

@@ -19,6 +19,10 @@ struct ExperimentDraft {
   YamlReader& c;
   ExperimentConfig& x;
   std::optional<Graph> graph;  // the topology's, once it is read and has hosts
+  // A link was left out for naming an unknown node or being malformed: what
+  // follows from the missing link (a host without one, a pair that cannot
+  // reach) is not reported, so the first error is the link's own.
+  bool links_incomplete = false;
 
   // For the validate pass.
   std::optional<Entry> topology;       // the topology key

@@ -160,14 +160,15 @@ std::optional<Fields> YamlReader::fields(const YAML::Node& node, const std::stri
 
 std::optional<std::string> YamlReader::one_of(const YAML::Node& v, const std::string& path,
                                               std::string_view what,
-                                              const std::vector<std::string_view>& names) {
+                                              const std::vector<std::string_view>& names,
+                                              std::string_view preferred) {
   const std::string list = join_names(names);
   auto s = scalar(v, path, std::string(what) + " (" + list + ")");
   if (!s) return std::nullopt;
   if (std::find(names.begin(), names.end(), *s) != names.end()) return s;
-  error(
-      v, path,
-      "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, names) + "; expected one of " + list);
+  error(v, path,
+        "unknown " + std::string(what) + " '" + *s + "'" + suggestion(*s, names, preferred) +
+            "; expected one of " + list);
   return std::nullopt;
 }
 

@@ -64,9 +64,11 @@ std::string join_names(const Names& names) {
   return s;
 }
 
-// " (did you mean 'x'?)" when one of `names` is close to `word`.
+// " (did you mean 'x'?)" when one of `names` is close to `word`, or else
+// begins with it (a word of three letters or more): `preferred` when it is
+// one of those ("roce": roce_v1 and roce_v2 begin with it), else the first.
 template <class Names>
-std::string suggestion(std::string_view word, const Names& names) {
+std::string suggestion(std::string_view word, const Names& names, std::string_view preferred = {}) {
   // Close means a third of the word or less, and not all of it.
   std::string_view best;
   size_t best_d = std::min(std::max<size_t>(1, word.size() / 3), word.size() - 1) + 1;
@@ -74,6 +76,9 @@ std::string suggestion(std::string_view word, const Names& names) {
     const size_t d = edit_distance(word, n);
     if (d < best_d) best = n, best_d = d;
   }
+  if (best.empty() && word.size() >= 3)
+    for (std::string_view n : names)
+      if (n.starts_with(word) && (best.empty() || n == preferred)) best = n;
   return best.empty() ? "" : " (did you mean '" + std::string(best) + "'?)";
 }
 
@@ -160,9 +165,11 @@ class YamlReader {
     auto s = one_of(v, path, what, names);
     return s ? from_string<E>(*s) : std::nullopt;
   }
-  // One of `names` (a choice that is not an enum, such as the registry's fabrics).
+  // One of `names` (a choice that is not an enum, such as the registry's
+  // fabrics); `preferred` is the one suggested when several begin alike.
   std::optional<std::string> one_of(const YAML::Node& v, const std::string& path, std::string_view what,
-                                    const std::vector<std::string_view>& names);
+                                    const std::vector<std::string_view>& names,
+                                    std::string_view preferred = {});
 
   // Sets `out` from `key` when the map has it and `parse` accepts it.
   template <class T, class Parse>

@@ -61,8 +61,9 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
                   std::to_string(d.x.name.size()) + " characters long; give a name: of at most " +
                   std::to_string(kMaxNameLength) + " characters");
   }
-  d.c.read(*top, "fabric", d.x.fabric,
-           [&](const Entry& e) { return d.c.one_of(e.value, e.path, "fabric", fabric_names()); });
+  d.c.read(*top, "fabric", d.x.fabric, [&](const Entry& e) {
+    return d.c.one_of(e.value, e.path, "fabric", fabric_names(), ExperimentConfig{}.fabric);
+  });
   d.c.read(*top, "seed", d.x.seed, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
   d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) { return d.c.positive_time(e); });
   if (auto e = top->find("link")) d.x.link = read_link(d, e->value, e->path, d.x.link);

@@ -128,13 +128,17 @@ void lists(ExperimentDraft& d, const Fields& f) {
     const std::string path = index_path(le->path, i);
     if (!l.IsSequence() || l.size() < 2 || l.size() > 3) {
       d.c.error(l, path, "expected [a, b] or [a, b, {bandwidth: 25Gbps, ...}], got " + describe(l));
+      d.links_incomplete = true;
       continue;
     }
     auto a = d.c.name(l[0], index_path(path, 0), "a node name");
     auto b = d.c.name(l[1], index_path(path, 1), "a node name");
     LinkSpec spec{a.value_or(""), b.value_or(""), d.x.link};
     if (l.size() == 3) spec.config = read_link(d, l[2], index_path(path, 2), d.x.link);
-    if (!a || !b) continue;
+    if (!a || !b) {
+      d.links_incomplete = true;
+      continue;
+    }
     bool known = true;
     for (size_t end = 0; end < 2; ++end) {
       if (!line_of.count(end ? *b : *a)) {
@@ -142,7 +146,10 @@ void lists(ExperimentDraft& d, const Fields& f) {
         known = false;
       }
     }
-    if (!known) continue;
+    if (!known) {
+      d.links_incomplete = true;
+      continue;
+    }
     if (*a == *b) {
       d.c.error(l, path, "a link from '" + *a + "' to itself");
       continue;
@@ -167,7 +174,7 @@ void lists(ExperimentDraft& d, const Fields& f) {
     t.links.push_back(std::move(spec));
     d.link_nodes.push_back(l);
   }
-  for (size_t i = 0; i < t.hosts.size(); ++i)
+  for (size_t i = 0; i < t.hosts.size() && !d.links_incomplete; ++i)
     if (!links_of.count(t.hosts[i]))
       d.c.error(host_nodes[i], host_paths[i], "host '" + t.hosts[i] + "' has no link");
 }

@@ -269,7 +269,7 @@ void validate(ExperimentDraft& d, const std::vector<std::unique_ptr<Section>>& s
   const Fabric& fabric = fabric_of(d.x);
   congestion_control(d, fabric);
   loss_recovery(d, fabric);
-  if (d.graph) {
+  if (d.graph && !d.links_incomplete) {
     Paths paths(*d.graph);
     for (const auto& w : d.workloads_read)
       if (d.x.workloads[w.index].kind != WorkloadKind::compute)  // a process on one host: no path to check

@@ -194,9 +194,88 @@ def tshark_fields(path, fields, display_filter=None):
     return [line.split("\t") for line in out.splitlines()]
 
 
+BAD_FRAMES = "_ws.malformed || _ws.short || _ws.expert.severity >= 8388608"
+# The one error Wireshark 4.0 reports on captures rdmasim cannot avoid: its
+# RPC-over-RDMA heuristic, reading a frame a second time, fails an assertion
+# on the last segment of a SEND whose reassembly it could not finish in the
+# first pass, whatever the SEND's bytes (docs/captures.md): on iwarp every
+# SEND of several DDP segments (it counts their byte offsets as fragment
+# numbers), on the IBA fabrics an RC SEND whose segments the capture does not
+# hold exactly once (one lost before the capture point, or resent after a
+# loss). Tolerated on exactly those frames.
+WS40_SEND_BUG = './epan/tvbuff.c:748: failed assertion "tvb && tvb->initialized"'
+IWARP_SENDS = ("0x03", "0x04", "0x05", "0x06")
+IBA_SEND_FIRST, IBA_SEND_LASTS = "0", ("2", "22")  # RC SEND First; Last, Last with Invalidate
+
+
+def tshark_version():
+    out = subprocess.run(["tshark", "--version"], capture_output=True, text=True).stdout
+    return out.split("\n")[0].split()[2]  # "TShark (Wireshark) 4.0.17 (...)"
+
+
+def _iba_send_incomplete(path, frame):
+    """Whether the RC SEND that ends at `frame` is not whole and once in the
+    capture: a PSN between its First and its Last missing (lost before the
+    capture point) or seen twice (go-back-N resent it)."""
+    rows = tshark_fields(path, ["frame.number", "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
+                                "eth.src", "infiniband.lrh.slid"], "infiniband.bth")
+    at = next(i for i, r in enumerate(rows) if int(r[0]) == frame)
+    key = lambda r: (r[2], r[4], r[5])  # noqa: E731  one direction of one QP
+    mine = [r for r in rows if key(r) == key(rows[at])]
+    hi = int(rows[at][3])  # PSNs wrap at 2^24; no test SEND crosses it
+    firsts = [int(r[3]) for r in mine if r[1] == IBA_SEND_FIRST and int(r[3]) < hi]
+    if not firsts:
+        return True  # its First is not in the capture at all
+    lo = max(firsts)
+    seen = [int(r[3]) for r in mine if lo <= int(r[3]) <= hi]
+    return sorted(seen) != list(range(lo, hi + 1))
+
+
+def gui_problems(path):
+    """Frames that the Wireshark GUI shows as malformed or with error-level
+    expert info: tshark with two passes and default preferences (every
+    heuristic on, no --disable-heuristic), as Wireshark reads a file.
+    Returns [(line, known)]: known when it is Wireshark 4.0's SEND defect
+    above, on a frame where it is expected."""
+    sep = "\x1f"
+    p = subprocess.run(["tshark", "-n", "-2", "-r", path, "-Y", BAD_FRAMES, "-T", "fields", "-E", "occurrence=a",
+                        "-E", f"aggregator={sep}", "-e", "frame.number", "-e", "iwarp_rdma.opcode", "-e",
+                        "iwarp_ddp.last_flag", "-e", "iwarp_ddp.mo", "-e", "infiniband.bth.opcode", "-e",
+                        "_ws.expert.message", "-e", "_ws.expert.severity", "-e", "frame.protocols"],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"tshark -2 failed on {path}: {p.stderr}")
+    ws40 = tshark_version().startswith("4.0.")
+    found = []
+    for line in p.stdout.splitlines():
+        frame, iw_op, last, mo, ib_op, messages, severities, protocols = (line.split("\t") + [""] * 8)[:8]
+        errors = {m for m, s in zip(messages.split(sep), severities.split(sep)) if s and int(s) >= 8388608}
+        known = ws40 and errors == {WS40_SEND_BUG} and protocols.endswith(":rpcordma")
+        if known and iw_op:
+            known = iw_op in IWARP_SENDS and last in ("1", "True") and mo.isdigit() and int(mo) > 0
+        elif known:
+            known = ib_op in IBA_SEND_LASTS and _iba_send_incomplete(path, int(frame))
+        found.append((line, known))
+    return found
+
+
+def check_gui_clean(path):
+    """No malformed frame and no error-level expert info as the Wireshark GUI
+    reads PATH (gui_problems); returns how many frames showed the known 4.0
+    SEND defect."""
+    problems = gui_problems(path)
+    bad = [line for line, known in problems if not known]
+    check(not bad, f"{path}: malformed or error-level expert info as Wireshark reads it (tshark -2, "
+          f"default heuristics):\n" + "\n".join(bad)[:2000])
+    return len(problems) - len(bad)
+
+
 def check_no_malformed(path):
-    bad = tshark(path, "-Y", "_ws.malformed || _ws.short || _ws.expert.severity >= 8388608")
+    """Clean to a script (checksums checked, upper-layer heuristics off) and
+    as the Wireshark GUI reads it (check_gui_clean)."""
+    bad = tshark(path, "-Y", BAD_FRAMES)
     check(bad.strip() == "", f"{path}: malformed frames or error-level expert info:\n{bad[:2000]}")
+    check_gui_clean(path)
 
 
 def check_all_match(path, display_filter, what):

@@ -156,6 +156,10 @@ def main():
         bad_input(rdmasim("run", good, "--set", "noequals", cwd=tmp), "run --set without =", r"noequals")
         bad_input(rdmasim("compare", good, "--fabrics", "ib,token_ring", cwd=tmp), "compare --fabrics with an unknown one",
                   r"token_ring")
+        # "roce" begins two fabrics' names: the default one is suggested, and all are listed.
+        for cmd, flag in (("compare", "--fabrics"), ("run", "--fabric"), ("validate", "--fabric")):
+            bad_input(rdmasim(cmd, good, flag, "roce", cwd=tmp), f"{cmd} {flag} roce",
+                      r"unknown fabric 'roce' \(did you mean 'roce_v2'\?\); the fabrics are ib, roce_v1, roce_v2, iwarp")
         bad_input(rdmasim("validate", good, "--out", "x", cwd=tmp), "validate takes no --out")
         check(leftovers(tmp, "out") == [], "bad flags must not create out/")
 

@@ -2,7 +2,7 @@
 `capture: {pcap: all}`, plain, with `loss: 0.01` on every link, and with
 `flow_control: pfc`: exit 0, every workload finished with `data_verified`,
 and every capture clean in tshark (no malformed frame, no error-level expert
-info, only the fabric's protocol) with right ICRCs/VCRCs/MPA CRCs, checked
+info, only the fabric's protocol; and as the Wireshark GUI reads it, e2e.check_gui_clean) with right ICRCs/VCRCs/MPA CRCs, checked
 by the independent implementations of the other capture tests. The kinds a
 fabric cannot run are refused before the start with a located error (exit 2)
 that names the fabric's reason."""
@@ -195,6 +195,7 @@ def check_pcaps(job):
     check(bad == "", f"{tshark_path}: frames malformed, in error or not {fabric}:\n{bad[:1500]}")
     total = 0
     for path in paths:
+        e2e.check_gui_clean(path)  # one file, as Wireshark opens it
         n, wrong = own_crcs(fabric, path)
         check(wrong == 0, f"{path}: {wrong} of {n} frames with a wrong CRC")
         total += n

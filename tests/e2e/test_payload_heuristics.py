@@ -7,12 +7,18 @@ dissect as plain data under the transport on every RDMA fabric: no SMB Direct
 fragments, no RPC-over-RDMA or NVMe-over-RDMA, nothing malformed (an earlier
 pattern made tshark call RoCE payloads SMB Direct fragments, and the GUI showed a
 dissector bug on iWARP SENDs). WRITEs and READs with computed payloads, SENDs
-from memory and generated flows, each of several segments (memory and pattern
-give byte-identical captures: test_payload_pattern.py)."""
+from memory, generated flows and every other operation of each fabric, each of several segments (memory and pattern
+give byte-identical captures: test_payload_pattern.py).
+
+Each capture is also read as the GUI reads it, two passes with default
+preferences (e2e.check_gui_clean): nothing malformed, no error-level expert
+info. The quickstart on iwarp, whose SENDs fit one DDP segment, is clean
+without exception; on a SEND of several segments Wireshark 4.0 has a
+defect no payload avoids (docs/captures.md), tolerated on those frames alone."""
 import os
 import subprocess
 
-from e2e import check, finish, run, tmpdir
+from e2e import SOURCE, check, check_gui_clean, finish, gui_problems, run, tmpdir
 
 EXPERIMENT = """name: heuristics_{fabric}
 fabric: {fabric}
@@ -23,7 +29,16 @@ workloads:
   - {{name: s, kind: send, from: h2, to: h3, size: 6000, count: 4}}
   - {{name: r, kind: rdma_read, from: h1, to: h2, size: 5000, count: 2, payload: {payload}}}
   - {{name: f, kind: flows, cdf: websearch, load: 0.2, duration: 20us}}
-capture: {{pcap: hosts}}
+{extra}capture: {{pcap: hosts}}
+"""
+# The operations iwarp has not (RFC 5040: no immediate data, atomics, UC or UD).
+IBA_ONLY = """  - {name: wi, kind: rdma_write_imm, from: h1, to: h0, size: 5000, count: 2}
+  - {name: si, kind: send_imm, from: h3, to: h2, size: 3000, count: 2}
+  - {name: us, kind: send, qp: ud, from: h0, to: h3, size: 1000, count: 2}
+  - {name: uc, kind: rdma_write, qp: uc, from: h3, to: h0, size: 5000, count: 2}
+  - {name: ucs, kind: send, qp: uc, from: h2, to: h1, size: 3000, count: 2}
+  - {name: ac, kind: atomic_cas, from: h0, to: h2, count: 2}
+  - {name: af, kind: atomic_fadd, from: h2, to: h0, count: 2}
 """
 TRANSPORT = {"roce_v2": "infiniband", "roce_v1": "infiniband", "ib": "infiniband", "iwarp": "iwarp_ddp_rdmap"}
 # Upper layers that, switched on by default, look into RDMA payloads.
@@ -33,7 +48,7 @@ base = tmpdir()
 for fabric, transport in TRANSPORT.items():
     for payload in ("pattern",):
         out = os.path.join(base, f"{fabric}_{payload}")
-        _, _, _, r = run(EXPERIMENT.format(fabric=fabric, payload=payload), out)
+        _, _, _, r = run(EXPERIMENT.format(fabric=fabric, payload=payload, extra="" if fabric == "iwarp" else IBA_ONLY), out)
         if not r:
             continue
         check(all(w["data_verified"] for w in r["workloads"]), f"{fabric} {payload}: data verified")
@@ -56,5 +71,21 @@ for fabric, transport in TRANSPORT.items():
                     check(transport in layers, f"{path}: data not under {transport}: {protocols}")
                     data_frames += 1
         check(data_frames > 0, f"{fabric} {payload}: frames with payload in the captures")
+        for name in sorted(os.listdir(os.path.join(out, "pcap"))):
+            path = os.path.join(out, "pcap", name)
+            known = check_gui_clean(path)
+            # Only the last segment of a SEND of several segments (6000 bytes: two).
+            sends = subprocess.run(["tshark", "-n", "-r", path, "-Y", "iwarp_rdma.opcode == 3 && iwarp_ddp.last_flag "
+                                    "&& iwarp_ddp.mo > 0"], capture_output=True, text=True).stdout.count("\n")
+            check(known <= sends, f"{path}: the 4.0 defect on {known} frames, {sends} last segments of SENDs")
+
+# The README's first capture, on iwarp: clean as the GUI reads it, with no exception.
+out = os.path.join(base, "quickstart_iwarp")
+_, _, _, r = run(os.path.join(SOURCE, "examples", "quickstart.yaml"), out, "--fabric", "iwarp")
+if r:
+    for name in sorted(os.listdir(os.path.join(out, "pcap"))):
+        path = os.path.join(out, "pcap", name)
+        problems = gui_problems(path)
+        check(not problems, f"{path}: as Wireshark reads it: {problems[:5]}")
 
 finish()
