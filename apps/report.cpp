@@ -316,8 +316,17 @@ json drops_json(const json& results) {
 }
 
 std::string format_run_summary(const json& results, const fs::path& dir) {
-  std::string out = fmt::format("{} on {}, seed {}\n", text(field(results, "experiment")),
-                                text(field(results, "fabric")), text(field(results, "seed")));
+  // The fabric, and the host stack where it has one (tcp: "kernel" or "dpdk"), as the report names it.
+  std::vector<std::string> stacks;
+  for (const auto& h : field(results, "hosts"))
+    if (const json& s = field(h, "stack");
+        s.is_string() && std::find(stacks.begin(), stacks.end(), s.get<std::string>()) == stacks.end())
+      stacks.push_back(s.get<std::string>());
+  std::string stack;
+  for (const auto& s : stacks) stack += (stack.empty() ? "" : "/") + (s == "dpdk" ? std::string("DPDK") : s);
+  std::string out =
+      fmt::format("{} on {}{}, seed {}\n", text(field(results, "experiment")), text(field(results, "fabric")),
+                  stack.empty() ? "" : " (" + stack + " stack)", text(field(results, "seed")));
   std::vector<std::vector<std::string>> rows{
       {"workload", "kind", "from -> to", "ops", "completions", "Gb/s", "p50 us", "p99 us", "data verified"}};
   const json& workloads = field(results, "workloads");

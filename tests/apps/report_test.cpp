@@ -202,7 +202,7 @@ TEST_CASE("drops are counted at every place a frame or datagram is lost, each na
   CHECK(drops_json(r)["at"]["nic_ring"] == 40);
 }
 
-TEST_CASE("rows with no data to check say n/a, and why") {
+TEST_CASE("rows with no data to check say n/a, and why; the host stack is named") {
   json r = results("tcp", 1, 1, 0);
   r["workloads"].push_back({{"name", "flood"},
                             {"kind", "udp"},
@@ -210,7 +210,10 @@ TEST_CASE("rows with no data to check say n/a, and why") {
                             {"to", "b"},
                             {"ops", 3},
                             {"datagrams", {{"offered", 10}, {"delivered", 3}}}});
+  r["hosts"][0]["stack"] = "dpdk";
+  r["hosts"][1]["stack"] = "dpdk";
   const std::string s = format_run_summary(r, "d");
+  CHECK(s.find("quickstart on tcp (DPDK stack), seed 1\n") == 0);
   CHECK(s.find("delivered 3 of 10") != std::string::npos);
   CHECK(s.find("  n/a\n") != std::string::npos);
   CHECK(s.find("  n/a: flood's datagrams are counted, not compared") != std::string::npos);
