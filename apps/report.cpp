@@ -177,9 +177,29 @@ uint64_t sum_over(const json& arr, F&& value) {
   return total;
 }
 
-uint64_t total_drops(const json& results) {
-  return sum_over(field(results, "ports"), [](const json& p) -> const json& { return field(p, "drops"); });
+uint64_t count(const json& j) {
+  return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() > 0) ? j.get<uint64_t>() : 0;
 }
+
+// The places drops_json names, in the order the summary prints them.
+constexpr std::pair<const char*, const char*> kDropPlaces[] = {{"link", "links"},
+                                                               {"switch_queue", "switch queues"},
+                                                               {"nic_queue", "host NIC queues"},
+                                                               {"nic_ring", "NIC ring"},
+                                                               {"backlog", "backlog"},
+                                                               {"socket", "socket buffers"},
+                                                               {"no_socket", "no socket"}};
+
+// "9,315 (NIC ring 9,000, backlog 300, socket buffers 15)"; "0".
+std::string drops_text(const json& drops) {
+  std::string places;
+  for (const auto& [key, shown] : kDropPlaces)
+    if (const uint64_t n = count(field(field(drops, "at"), key)); n > 0)
+      places += fmt::format("{}{} {}", places.empty() ? "" : ", ", shown, grouped(n));
+  const std::string total = grouped(count(field(drops, "total")));
+  return places.empty() ? total : total + " (" + places + ")";
+}
+
 uint64_t total_cpu_busy_ps(const json& results) {
   return sum_over(field(results, "hosts"),
                   [](const json& h) -> const json& { return field(h, "cpu_busy_ps"); });
@@ -191,19 +211,9 @@ struct Delivered {
   double gbps = 0, mops = 0;
 };
 Delivered delivered(const json& results) {
-  double bytes = 0, ops = 0;
-  int64_t start = INT64_MAX, end = 0;
-  const json& ws = field(results, "workloads");
-  if (ws.is_array())
-    for (const auto& w : ws) {
-      bytes += field(w, "bytes").is_number() ? field(w, "bytes").get<double>() : 0;
-      ops += field(w, "ops").is_number() ? field(w, "ops").get<double>() : 0;
-      if (field(w, "start_ps").is_number()) start = std::min(start, field(w, "start_ps").get<int64_t>());
-      if (field(w, "end_ps").is_number()) end = std::max(end, field(w, "end_ps").get<int64_t>());
-    }
-  if (end <= start) return {};
-  const double secs = static_cast<double>(end - start) / 1e12;
-  return {bytes * 8 / secs / 1e9, ops / secs / 1e6};
+  const WorkDone w = work_done(results);
+  if (!(w.seconds > 0)) return {};
+  return {w.units[0].amount * 8 / w.seconds, w.units[1].amount / w.seconds};
 }
 
 // compare.json's cost of a fabric: results.json's, and per unit of performance.
@@ -222,6 +232,13 @@ json compare_cost(const json& results) {
   return c;
 }
 
+// A run's cost per `unit` of work (results.json cost.per_unit), or null.
+const json& per_unit(const json& cost, std::string_view unit) {
+  for (const auto& u : field(cost, "per_unit"))
+    if (field(u, "unit") == unit) return field(u, "total");
+  return null_json();
+}
+
 // An amount of money: whole units from 100, cents below, 3 digits below 1.
 std::string money(double x) {
   if (std::abs(x) >= 100) return fmt::format("{:.0f}", x);
@@ -230,11 +247,15 @@ std::string money(double x) {
 }
 std::string money(const json& j) { return j.is_number() ? money(j.get<double>()) : "-"; }
 
-// "cheapest per delivered Gb/s: roce_v2 (81 USD), then ..." over the fabrics that ran.
-std::string cost_winner(const std::vector<const json*>& ran, std::string_view key, std::string_view what) {
+// The units of work cost is compared per (cost.per_unit), as the table names them.
+constexpr std::pair<const char*, const char*> kWorkUnits[] = {{"GB", "GB moved"},
+                                                              {"Mop", "million operations"}};
+
+// "cheapest per GB moved: roce_v2 (0.012 USD), then ..." over the fabrics that ran.
+std::string cost_winner(const std::vector<const json*>& ran, std::string_view unit, std::string_view what) {
   std::vector<std::pair<double, std::string>> v;
   for (const json* f : ran) {
-    const json& x = field(field(*f, "cost"), key);
+    const json& x = per_unit(field(*f, "cost"), unit);
     if (x.is_number()) v.emplace_back(x.get<double>(), text(field(*f, "fabric")));
   }
   if (v.size() < 2) return "";
@@ -256,18 +277,72 @@ size_t count_captures(const fs::path& dir) {
 
 }  // namespace
 
+WorkDone work_done(const json& results) {
+  double bytes = 0, ops = 0;
+  int64_t start = INT64_MAX, end = 0;
+  const json& ws = field(results, "workloads");
+  if (ws.is_array())
+    for (const auto& w : ws) {
+      bytes += field(w, "bytes").is_number() ? field(w, "bytes").get<double>() : 0;
+      ops += field(w, "ops").is_number() ? field(w, "ops").get<double>() : 0;
+      if (field(w, "start_ps").is_number()) start = std::min(start, field(w, "start_ps").get<int64_t>());
+      if (field(w, "end_ps").is_number()) end = std::max(end, field(w, "end_ps").get<int64_t>());
+    }
+  WorkDone d{{{"GB", "bytes moved", bytes / 1e9}, {"Mop", "operations", ops / 1e6}}, 0};
+  if (end > start) d.seconds = static_cast<double>(end - start) / 1e12;
+  return d;
+}
+
+json drops_json(const json& results) {
+  std::vector<std::string> host_names;
+  for (const auto& h : field(results, "hosts")) host_names.push_back(text(field(h, "name")));
+  uint64_t link = 0, switch_queue = 0, nic_queue = 0;
+  for (const auto& p : field(results, "ports")) {
+    const uint64_t all = count(field(p, "drops")), on_link = std::min(all, count(field(p, "link_drops")));
+    link += on_link;
+    const bool host =
+        std::find(host_names.begin(), host_names.end(), text(field(p, "node"))) != host_names.end();
+    (host ? nic_queue : switch_queue) += all - on_link;
+  }
+  uint64_t ring = 0, backlog = 0, no_socket = 0, socket = 0;
+  for (const auto& h : field(results, "hosts"))
+    for (const char* stack : {"kernel_rx", "dpdk_rx"}) {
+      const json& s = field(h, stack);
+      ring += count(field(s, "ring_drops"));
+      backlog += count(field(s, "backlog_drops"));
+      no_socket += count(field(s, "discarded"));
+    }
+  for (const auto& w : field(results, "workloads"))
+    socket += count(field(field(field(w, "datagrams"), "dropped_at"), "socket"));
+  json at = {{"link", link},          {"switch_queue", switch_queue}, {"nic_queue", nic_queue},
+             {"nic_ring", ring},      {"backlog", backlog},           {"socket", socket},
+             {"no_socket", no_socket}};
+  return {{"total", link + switch_queue + nic_queue + ring + backlog + socket + no_socket}, {"at", at}};
+}
+
 std::string format_run_summary(const json& results, const fs::path& dir) {
-  std::string out = fmt::format("{} on {}, seed {}\n", text(field(results, "experiment")),
-                                text(field(results, "fabric")), text(field(results, "seed")));
+  // The fabric, and the host stack where it has one (tcp: "kernel" or "dpdk"), as the report names it.
+  std::vector<std::string> stacks;
+  for (const auto& h : field(results, "hosts"))
+    if (const json& s = field(h, "stack");
+        s.is_string() && std::find(stacks.begin(), stacks.end(), s.get<std::string>()) == stacks.end())
+      stacks.push_back(s.get<std::string>());
+  std::string stack;
+  for (const auto& s : stacks) stack += (stack.empty() ? "" : "/") + (s == "dpdk" ? std::string("DPDK") : s);
+  std::string out =
+      fmt::format("{} on {}{}, seed {}\n", text(field(results, "experiment")), text(field(results, "fabric")),
+                  stack.empty() ? "" : " (" + stack + " stack)", text(field(results, "seed")));
   std::vector<std::vector<std::string>> rows{
       {"workload", "kind", "from -> to", "ops", "completions", "Gb/s", "p50 us", "p99 us", "data verified"}};
   const json& workloads = field(results, "workloads");
+  std::vector<std::string> unchecked;  // why a row's data check is n/a
   if (workloads.is_array())
     for (const auto& w : workloads) {
       if (field(w, "kind") == "compute") {  // a process, not traffic: what it got done and when
         rows.push_back({text(field(w, "name")), "compute", "on " + text(field(w, "on")), "-",
                         duration(field(w, "work_done_ps")) + " of CPU, ends " + duration(field(w, "end_ps")),
-                        "-", "-", "-", "-"});
+                        "-", "-", "-", "n/a"});
+        unchecked.push_back(text(field(w, "name")) + " moves no data (a compute process)");
         continue;
       }
       const json& lat = field(w, "latency_ns");
@@ -277,7 +352,9 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
                         "delivered " + text(field(d, "delivered")) + " of " + text(field(d, "offered")) +
                             " (" + text(field(d, "delivered_during_load")) + " during the load)",
                         number(field(w, "throughput_gbps"), 2), number(field(lat, "p50"), 3, 1e3),
-                        number(field(lat, "p99"), 3, 1e3), "-"});
+                        number(field(lat, "p99"), 3, 1e3), "n/a"});
+        unchecked.push_back(text(field(w, "name")) +
+                            "'s datagrams are counted, not compared (UDP: a lost one is not resent)");
         continue;
       }
       rows.push_back({text(field(w, "name")), text(field(w, "kind")), endpoints(w), ops_done(w),
@@ -285,10 +362,11 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
                       number(field(lat, "p50"), 3, 1e3), number(field(lat, "p99"), 3, 1e3), data_check(w)});
     }
   out += layout(rows, "lllrlrrrl");
+  for (const auto& why : unchecked) out += "  n/a: " + why + "\n";
   if (workloads.is_array())
     for (const auto& w : workloads) out += fct_summary(w);
-  out +=
-      fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")), total_drops(results));
+  out += fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")),
+                     drops_text(drops_json(results)));
   const size_t captures = count_captures(dir);
   out += fmt::format("output: {} (results.json", dir.string());
   if (captures > 0) out += fmt::format(", {} capture{} in pcap/", captures, captures == 1 ? "" : "s");
@@ -328,6 +406,7 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
   // Where the CPU went, all hosts together: what a GB moved costs in work
   // (everything but spinning and idle) and in spinning (poll_ps).
   const uint64_t busy = total_cpu_busy_ps(results), spin = total_cpu_ps(results, "poll");
+  const json drops = drops_json(results);
   const double gb = static_cast<double>(bytes) / 1e9;
   auto per_gb = [&](uint64_t ps) {
     return gb > 0 ? json(static_cast<double>(ps) / 1e9 / gb) : json(nullptr);
@@ -336,7 +415,8 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
           {"status", "ok"},
           {"dir", dir},
           {"end_time_ps", field(results, "end_time_ps")},
-          {"drops", total_drops(results)},
+          {"drops", field(drops, "total")},
+          {"drops_at", field(drops, "at")},
           {"cpu_busy_ps", busy},
           {"bytes", bytes},
           {"cpu_work_ms_per_gb", per_gb(busy - std::min(busy, spin))},
@@ -410,6 +490,11 @@ std::string format_compare_table(const json& compare) {
     row("cpu ms per GB, working", [](const json& f) { return number(field(f, "cpu_work_ms_per_gb"), 3); });
     row("cpu ms per GB, spinning", [](const json& f) { return number(field(f, "cpu_spin_ms_per_gb"), 3); });
     row("drops", [](const json& f) { return text(field(f, "drops")); });
+    for (const auto& [key, shown] : kDropPlaces)
+      if (std::any_of(ran.begin(), ran.end(),
+                      [&](const json* f) { return count(field(field(*f, "drops_at"), key)) > 0; }))
+        row(std::string("  at ") + shown,
+            [&](const json& f) { return text(field(field(f, "drops_at"), key)); });
     row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
     const json& cost0 = field(*ran.front(), "cost");
     if (cost0.is_object()) {
@@ -424,12 +509,14 @@ std::string format_compare_table(const json& compare) {
       row("cpu cost " + cur,
           [](const json& f) { return money(field(field(field(f, "cost"), "cpu"), "cost")); });
       row("total cost " + cur, [&](const json& f) { return cost(f, "total"); });
-      row(cur + " per delivered Gb/s", [&](const json& f) { return cost(f, "per_gbps"); });
-      row(cur + " per Mop/s", [&](const json& f) { return cost(f, "per_mops"); });
+      row("switches priced",
+          [](const json& f) { return text(field(field(field(f, "cost"), "assumptions"), "switches")); });
+      for (const auto& [unit, what] : kWorkUnits)
+        row(fmt::format("{} per {}", cur, what),
+            [&](const json& f) { return money(per_unit(field(f, "cost"), unit)); });
     }
     out += layout(rows, "l");
-    out += cost_winner(ran, "per_gbps", "delivered Gb/s");
-    out += cost_winner(ran, "per_mops", "Mop/s");
+    for (const auto& [unit, what] : kWorkUnits) out += cost_winner(ran, unit, what);
   }
   return out + notes;
 }

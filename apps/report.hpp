@@ -8,12 +8,26 @@
 #include <string>
 #include <string_view>
 
+#include "cost/work.hpp"
+
 namespace rdmasim {
 
 // Per workload: name, kind, from -> to, ops, completions by status,
-// throughput, latency p50/p99, data verified; then end time, drops, and
-// where the output went.
+// throughput, latency p50/p99, data verified (n/a, with why, for what
+// carries no data to check); then end time, drops (drops_json: every
+// place, named) and where the output went.
 std::string format_run_summary(const nlohmann::json& results, const std::filesystem::path& dir);
+
+// The work a run's results.json says it did: GB moved and million
+// operations, all workloads together, over the span from the first start to
+// the last end (what cost.per_unit prices).
+WorkDone work_done(const nlohmann::json& results);
+
+// Every frame and datagram lost, and where: {"total": N, "at": {link,
+// switch_queue, nic_queue (a host's egress), nic_ring, backlog, socket
+// (buffer full), no_socket (nothing bound to its port, or a bad header)}},
+// from the ports', the host stacks' and the datagram workloads' counters.
+nlohmann::json drops_json(const nlohmann::json& results);
 
 // One fabric's entry of compare.json, from its results.json: what the table
 // shows (throughput, latency, cpu busy, drops, end time) and where it lives.

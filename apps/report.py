@@ -4,17 +4,29 @@
 # (SHOWN: the page's name to print, where OUT is staged).
 # Exit 2: no results in the folders given, or files there that are not
 # what rdmasim writes; 3: matplotlib is missing.
+#
+# What it draws (docs/report.md): a sweep over an ordered key (a size, a
+# rate, a load, any number) plots each metric as a line against that key,
+# one line per value of the other varied keys, the mean over seeds with a
+# 95% confidence interval as error bars; unordered configurations (fabrics
+# of a comparison, single runs, a sweep over names only) get horizontal
+# bars, one per configuration, named on the axis. Figures carry ids for
+# the tests: a line is <g id="series-N">, a bar <g id="bar-N">.
 import csv
 import html
 import io
 import json
+import math
 import os
+import re
 import sys
 
 try:
     import matplotlib
     matplotlib.use("svg")
     import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 except ImportError:
     sys.stderr.write("rdmasim report: needs matplotlib for python3 (Debian: apt-get install python3-matplotlib)\n")
     sys.exit(3)
@@ -22,6 +34,10 @@ except ImportError:
 matplotlib.rcParams["svg.hashsalt"] = "rdmasim"  # the same input makes the same page
 matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["font.size"] = 9
+matplotlib.rcParams["font.family"] = "DejaVu Sans"  # the page names it too, so the browser measures alike
+
+DETAIL_LIMIT = 8  # per-run figures (CDFs, FCT buckets, queues, cost points) up to this many runs
+MARKERS = "osD^vPX*"
 
 
 def refuse(message):
@@ -41,33 +57,222 @@ def load(path):
     return d
 
 
-def runs_of(d):
-    """(label, results, folder) of every run an output folder holds."""
+class Run:
+    """One run: its label, results.json, folder, and the varied keys' values (sweeps)."""
+
+    def __init__(self, label, results, folder, coords=None):
+        self.label, self.r, self.dir, self.coords = label, results, folder, coords or {}
+
+
+class Folder:
+    """An output folder given to the report: a run, a comparison or a sweep."""
+
+    def __init__(self, path, kind, runs, axes=None):
+        self.path, self.kind, self.runs, self.axes = path, kind, runs, axes or []
+        self.name = os.path.basename(os.path.normpath(path))
+
+
+def fabric_label(r):
+    """The fabric, and the host stack where the fabric has one (tcp: kernel or DPDK)."""
+    stacks = sorted({h["stack"] for h in r.get("hosts", []) if h.get("stack")})
+    f = r.get("fabric", "?")
+    return f"{f} ({'/'.join('DPDK' if s == 'dpdk' else s for s in stacks)} stack)" if stacks else f
+
+
+def folder_of(d):
     if os.path.exists(os.path.join(d, "compare.json")):
-        out = []
+        runs = []
         for e in load(os.path.join(d, "compare.json"))["fabrics"]:
             p = os.path.join(d, e["fabric"], "results.json")
             if e.get("status") == "ok" and os.path.exists(p):
-                out.append((e["fabric"], load(p), os.path.dirname(p)))
-        return out
+                r = load(p)
+                runs.append(Run(fabric_label(r), r, os.path.dirname(p), {"fabric": e["fabric"]}))
+        return Folder(d, "compare", runs)
     if os.path.exists(os.path.join(d, "sweep.json")):
         s = load(os.path.join(d, "sweep.json"))
-        keys = [a["key"] for a in s.get("axes", [])]
-        out = []
+        axes = [(a["key"], [str(v) for v in a["values"]]) for a in s.get("axes", [])]
+        runs = []
         for row in s.get("rows", []):
             p = os.path.join(d, "runs", row[0], "results.json")
-            if os.path.exists(p):
-                label = " ".join(f"{k}={v}" for k, v in zip(keys, row[2:2 + len(keys)]))
-                out.append((label or row[0], load(p), os.path.dirname(p)))
-        return out
+            if row[1] == 0 and os.path.exists(p):
+                coords = {k: str(v) for (k, _), v in zip(axes, row[2:2 + len(axes)])}
+                label = " ".join(f"{k}={v}" for k, v in coords.items())
+                runs.append(Run(label or row[0], load(p), os.path.dirname(p), coords))
+        return Folder(d, "sweep", runs, axes)
     p = os.path.join(d, "results.json")
     if os.path.exists(p):
         r = load(p)
-        return [(f"{r.get('fabric', '?')} ({os.path.basename(os.path.normpath(d))})", r, d)]
-    return []
+        return Folder(d, "run", [Run(f"{fabric_label(r)} ({os.path.basename(os.path.normpath(d))})", r, d)])
+    return Folder(d, "none", [])
 
+
+# ---- numbers of a run ------------------------------------------------------
+
+UNIT_SCALE = [("size", {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}),
+              ("rate", {"bps": 1, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9, "Tbps": 1e12}),
+              ("time", {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1})]
+
+
+def ordered_value(text):
+    """(number, kind) of a value with an optional unit (4KiB, 0.5Gbps, 2us, 0.3), or None."""
+    m = re.fullmatch(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*", text)
+    if not m:
+        return None
+    x, unit = float(m.group(1)), m.group(2)
+    if not unit:
+        return x, "number"
+    for kind, units in UNIT_SCALE:
+        if unit in units:
+            return x * units[unit], kind
+    return None
+
+
+def work(r):
+    """(bytes, ops, seconds) of all workloads, from the first start to the last end."""
+    ws = [w for w in r.get("workloads", []) if "start_ps" in w and "end_ps" in w]
+    if not ws:
+        return 0, 0, 0
+    secs = (max(w["end_ps"] for w in ws) - min(w["start_ps"] for w in ws)) / 1e12
+    return sum(w.get("bytes", 0) for w in ws), sum(w.get("ops", 0) for w in ws), max(secs, 0)
+
+
+def delivered(r):
+    b, ops, secs = work(r)
+    return (b * 8 / secs / 1e9, ops / secs / 1e6) if secs > 0 else (0.0, 0.0)
+
+
+DROP_PLACES = [("link", "links"), ("switch_queue", "switch queues"), ("nic_queue", "host NIC queues"),
+               ("nic_ring", "NIC ring"), ("backlog", "backlog"), ("socket", "socket buffers"),
+               ("no_socket", "no socket")]
+
+
+def drops(r):
+    """(total, {place: n}): results.json's drops (every place); older files: the ports' only."""
+    d = r.get("drops")
+    if isinstance(d, dict):
+        return d.get("total", 0), {k: v for k, v in d.get("at", {}).items() if v}
+    n = sum(p.get("drops", 0) for p in r.get("ports", []))
+    return n, ({"ports": n} if n else {})
+
+
+def per_unit(r, unit):
+    for u in (r.get("cost") or {}).get("per_unit", []):
+        if u.get("unit") == unit:
+            return u
+    return None
+
+
+def cpu_ms_per_gb(r):
+    gb = work(r)[0] / 1e9
+    return sum(h.get("cpu_busy_ps", 0) for h in r.get("hosts", [])) / 1e9 / gb if gb > 0 else None
+
+
+def verified(r):
+    """("yes" | "NO" | "n/a", why n/a): only workloads whose data is checked count."""
+    checked = [w for w in r.get("workloads", []) if isinstance(w.get("data_verified"), bool)]
+    if not checked:
+        kinds = sorted({w.get("kind", "?") for w in r.get("workloads", [])})
+        return "n/a", f"no workload here carries data to check ({', '.join(kinds)}: " \
+                      "compute moves none, UDP datagrams are counted, not compared)"
+    return ("yes" if all(w["data_verified"] for w in checked) else "NO"), ""
+
+
+MEASURES = {"half_round_trip": "half RTT", "post_to_completion": "post to CQE",
+            "send_to_receive": "send to receive", "flow_completion": "FCT"}
+
+
+def lat(key):
+    return lambda w: (w.get("latency_ns") or {}).get(key, None) / 1e3 \
+        if (w.get("latency_ns") or {}).get(key) is not None and w.get("ops") else None
+
+
+# (figure id, title, axis label, value of a workload) and (id, title, label, value of a run).
+WORKLOAD_METRICS = [
+    ("throughput", "Throughput", "Gb/s", lambda w: w.get("throughput_gbps") if w.get("ops") else None),
+    ("latency-p50", "Latency, median", "latency p50 (us)", lat("p50")),
+    ("latency-p99", "Latency, 99th percentile", "latency p99 (us)", lat("p99")),
+    ("fct-p99", "Flow completion time slowdown, p99", "FCT slowdown p99",
+     lambda w: ((w.get("fct") or {}).get("slowdown") or {}).get("p99")),
+    ("delivered-pps", "Datagrams delivered to the program", "datagrams/s", lambda w: w.get("delivered_pps")),
+]
+
+
+def run_metrics(currency):
+    return [
+        ("drops", "Frames and datagrams dropped (every place)", "drops", lambda r: drops(r)[0]),
+        ("cpu", "CPU time per GB moved (all hosts)", "CPU ms per GB", cpu_ms_per_gb),
+        ("cost-per-gb", "Cost per GB moved", f"{currency} per GB",
+         lambda r: (per_unit(r, "GB") or {}).get("total")),
+        ("cost-per-mop", "Cost per million operations", f"{currency} per million ops",
+         lambda r: (per_unit(r, "Mop") or {}).get("total")),
+    ]
+
+
+def workload_names(runs):
+    names = []
+    for run in runs:
+        for w in run.r.get("workloads", []):
+            if w["name"] not in names:
+                names.append(w["name"])
+    return names
+
+
+def measure_of(runs, name):
+    ms = []
+    for run in runs:
+        for w in run.r.get("workloads", []):
+            m = MEASURES.get(w.get("latency_measure"), w.get("latency_measure"))
+            if w["name"] == name and m and m not in ms:
+                ms.append(m)
+    return " / ".join(ms)
+
+
+def panels_of(runs, fid, value):
+    """[(panel title, {run index: value})]: a panel per workload with a value somewhere."""
+    out = []
+    for name in workload_names(runs):
+        vals = {}
+        for i, run in enumerate(runs):
+            for w in run.r.get("workloads", []):
+                if w["name"] == name and value(w) is not None:
+                    vals[i] = value(w)
+        if vals:
+            m = measure_of(runs, name) if fid.startswith("latency") else ""
+            out.append((f"{name} ({m})" if m else name, vals))
+    return out
+
+
+def metric_panels(runs):
+    """[(id, title, axis label, [(panel title, {run index: value})])] of every metric some run has."""
+    out = [(fid, title, unit, p) for fid, title, unit, value in WORKLOAD_METRICS
+           if (p := panels_of(runs, fid, value))]
+    currency = next(((run.r.get("cost") or {}).get("currency") for run in runs if run.r.get("cost")), "USD")
+    for fid, title, unit, value in run_metrics(currency):
+        vals = {i: v for i, run in enumerate(runs) if (v := value(run.r)) is not None}
+        if vals and (fid != "drops" or any(vals.values())):
+            out.append((fid, title, unit, [("all workloads", vals)]))
+    return out
+
+
+T95 = [0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+       2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
+       2.042]
+
+
+def mean_ci(xs):
+    """Mean and the 95% confidence half-width (Student's t; 0 for one value or equal values)."""
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return m, 0.0
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    return m, (T95[n - 1] if n - 1 < len(T95) else 1.96) * sd / math.sqrt(n)
+
+
+# ---- drawing ---------------------------------------------------------------
 
 def svg(fig):
+    declutter(fig)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -75,69 +280,175 @@ def svg(fig):
     return text[text.index("<svg"):]
 
 
-def delivered(r):
-    ws = r.get("workloads", [])
-    if not ws:
-        return 0.0, 0.0
-    start = min(w.get("start_ps", 0) for w in ws)
-    end = max(w.get("end_ps", 0) for w in ws)
-    if end <= start:
-        return 0.0, 0.0
-    secs = (end - start) / 1e12
-    return sum(w.get("bytes", 0) for w in ws) * 8 / secs / 1e9, sum(w.get("ops", 0) for w in ws) / secs / 1e6
+def declutter(fig):
+    """Hides tick labels that would touch the one before them (log axes bunch values together)."""
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for ax in fig.axes:
+        for labels, horizontal in ((ax.get_xticklabels(), True), (ax.get_yticklabels(), False)):
+            last = None
+            for t in labels:
+                if not t.get_visible() or not t.get_text():
+                    continue
+                b = t.get_window_extent(renderer).expanded(1.15, 1.3)
+                if last is not None and b.overlaps(last):
+                    t.set_visible(False)
+                else:
+                    last = b
 
 
-def labelled(fig, xlabel, ylabel, title):
-    ax = fig.axes[0]
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
+def short(x, _pos=None):
+    """An axis number: 0.25, 12.5, 850, 12k, 3.5M (no "m" for milli, which reads as mega)."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if abs(x) >= div:
+            return f"{x / (div if suffix != 'k' else 1e3):.3g}{suffix}"
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
+NUMBERS = FuncFormatter(short)
+
+
+def grid_of(n, most):
+    cols = min(n, most)
+    return cols, (n + cols - 1) // cols
+
+
+def style(i):
+    """A colour and a marker per series: 80 distinct pairs."""
+    return f"C{i % 10}", MARKERS[(i // 10) % len(MARKERS)]
+
+
+def bar_figure(title, unit, labels, panels):
+    """Horizontal bars, one per configuration (its label on the axis), a panel per workload.
+    panels: [(panel title, {config index: [repetitions]})]."""
+    cols, rows = grid_of(len(panels), 3)
+    n = len(labels)
+    fig, axs = plt.subplots(rows, cols, figsize=(7.5, rows * (0.25 * n + 1.0)), sharey=True, squeeze=False)
+    k = 0
+    for p, (ptitle, vals) in enumerate(panels):
+        ax = axs[p // cols][p % cols]
+        for i in range(n):
+            if i not in vals:
+                continue
+            m, ci = mean_ci(vals[i])
+            ax.barh([i], [m], 0.7, xerr=[ci] if ci > 0 else None, color="C0", ecolor="#333", capsize=2,
+                    gid=f"bar-{k}")
+            k += 1
+        ax.set_yticks(range(n), labels)
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_title(ptitle, fontsize=9)
+        ax.set_xlabel(unit)
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.xaxis.set_major_formatter(NUMBERS)
+    for p in range(len(panels), rows * cols):
+        axs[p // cols][p % cols].set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
     return fig
 
 
-def bars(runs, value, ylabel, title):
-    names = []
-    for _, r, _ in runs:
-        for w in r.get("workloads", []):
-            if w["name"] not in names:
-                names.append(w["name"])
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    width = 0.8 / max(1, len(runs))
-    for i, (label, r, _) in enumerate(runs):
-        ws = {w["name"]: w for w in r.get("workloads", [])}
-        ys = [value(ws[n]) if n in ws else 0 for n in names]
-        ax.bar([x + i * width for x in range(len(names))], ys, width, label=label)
-    ax.set_xticks([x + width * (len(runs) - 1) / 2 for x in range(len(names))], names)
-    return labelled(fig, "workload", ylabel, title)
-
-
-MEASURES = {"half_round_trip": "half RTT", "post_to_completion": "post to CQE",
-            "send_to_receive": "send to receive", "flow_completion": "FCT"}
-
-
-def latency(runs):
-    fig = bars(runs, lambda w: w.get("latency_ns", {}).get("p50", 0) / 1e3, "us", "Latency p50 (bars) and p99 (marks)")
-    ax = fig.axes[0]
-    names = [t.get_text() for t in ax.get_xticklabels()]
-    width = 0.8 / max(1, len(runs))
-    for i, (_, r, _) in enumerate(runs):
-        ws = {w["name"]: w for w in r.get("workloads", [])}
-        xs = [x + i * width for x, n in enumerate(names) if n in ws]
-        ys = [ws[n].get("latency_ns", {}).get("p99", 0) / 1e3 for n in names if n in ws]
-        ax.plot(xs, ys, "k_", markersize=12)
-    # Workloads time different things (results.json latency_measure): name
-    # each one's under it, so half a round trip is not read as a whole one.
-    measures = {}
-    for _, r, _ in runs:
-        for w in r.get("workloads", []):
-            m = MEASURES.get(w.get("latency_measure"), w.get("latency_measure"))
-            if m and m not in measures.setdefault(w["name"], []):
-                measures[w["name"]].append(m)
-    ax.set_xticklabels([n + ("\n" + " / ".join(measures[n]) if measures.get(n) else "") for n in names],
-                       fontsize=8)
+def line_figure(title, unit, xkey, xs, log, series, series_keys, panels):
+    """A line per series against the swept key, a panel per workload.
+    xs: [(number, label)]; series: [names], of the values of series_keys; panels: [(panel title, {(series, x index): [repetitions]})]."""
+    cols, rows = grid_of(len(panels), 2)
+    fig, axs = plt.subplots(rows, cols, figsize=(7.5 if cols > 1 else 6, 2.8 * rows), squeeze=False)
+    handles = {}
+    k = 0
+    for p, (ptitle, vals) in enumerate(panels):
+        ax = axs[p // cols][p % cols]
+        for s, name in enumerate(series):
+            pts = [(xs[x][0], *mean_ci(vals[(s, x)])) for x in range(len(xs)) if (s, x) in vals]
+            if not pts:
+                continue
+            colour, marker = style(s)
+            errs = [e for _, _, e in pts]
+            c = ax.errorbar([x for x, _, _ in pts], [m for _, m, _ in pts], yerr=errs if any(errs) else None,
+                            color=colour, marker=marker, markersize=4, linewidth=1.3, capsize=2, label=name)
+            c[0].set_gid(f"series-{k}")
+            if c[2]:
+                c[2][0].set_gid(f"errorbar-{k}")
+            k += 1
+            handles.setdefault(name, c)
+        if log:
+            ax.set_xscale("log", base=2 if log == "size" else 10)
+        ax.xaxis.set_major_locator(FixedLocator([x for x, _ in xs]))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels([label for _, label in xs])
+        ax.yaxis.set_major_formatter(NUMBERS)
+        ax.set_xlabel(xkey + (" (log scale)" if log else ""))
+        ax.set_ylabel(unit)
+        ax.set_title(ptitle, fontsize=9)
+        if all(m >= 0 for v in vals.values() for m in v):
+            ax.set_ylim(bottom=0)
+        ax.grid(True, linewidth=0.3, color="#ccc")
+    for p in range(len(panels), rows * cols):
+        axs[p // cols][p % cols].set_visible(False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if len(series) > 1:  # beside the panels, never over a line
+        leg = fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(1.0, 0.93),
+                         fontsize=8, title=", ".join(series_keys), title_fontsize=8,
+                         ncol=1 + len(handles) // 16, frameon=False)
+        leg.set_gid("legend")
     return fig
+
+
+# ---- the groups of figures -------------------------------------------------
+
+def sweep_plan(folder):
+    """(x key, xs, log, series keys) of a sweep with an ordered key, or None (names only)."""
+    for key, values in folder.axes:
+        if key in ("seed", "fabric") or len(values) < 2:
+            continue
+        parsed = [ordered_value(v) for v in values]
+        if all(parsed) and len({k for _, k in parsed}) == 1:
+            kind = parsed[0][1]
+            nums = [x for x, _ in parsed]
+            xs = sorted(zip(nums, values))
+            positive = all(x > 0 for x in nums)
+            log = "size" if positive and (kind == "size" or key.endswith("size")) and max(nums) / min(nums) >= 8 \
+                else ("10" if positive and max(nums) / min(nums) >= 100 else None)
+            others = [k for k, vs in folder.axes if k not in (key, "seed") and len(vs) > 1]
+            return key, xs, log, others
+    return None
+
+
+def sweep_figures(folder, prefix):
+    key, xs, log, others = sweep_plan(folder)
+    runs = folder.runs
+    series = []
+    coords_of = []
+    for run in runs:
+        name = ", ".join(f"{k}={run.coords[k]}" if len(others) > 1 else run.coords[k] for k in others) or "all"
+        if name not in series:
+            series.append(name)
+        coords_of.append((series.index(name), [label for _, label in xs].index(run.coords[key])))
+    seeds = next((len(vs) for k, vs in folder.axes if k == "seed"), 1)
+    figs = []
+    for fid, title, unit, panels in metric_panels(runs):
+        pv = []
+        for ptitle, vals in panels:
+            grouped = {}
+            for i, v in vals.items():
+                grouped.setdefault(coords_of[i], []).append(v)
+            pv.append((ptitle, grouped))
+        caption = f"{title} against {key}, {folder.name}: a line per {' and '.join(others) or 'sweep'}" + \
+                  (f"; mean of {seeds} seeds, error bars the 95% confidence interval" if seeds > 1 else "")
+        figs.append((prefix + fid, caption, line_figure(title, unit, key, xs, log, series, others, pv)))
+    return figs
+
+
+def bar_figures(runs, reps):
+    """Unordered configurations: `reps` maps a configuration's label to its runs' indices."""
+    labels = list(reps)
+    figs = []
+    for fid, title, unit, panels in metric_panels(runs):
+        pv = [(ptitle, {c: [vals[i] for i in reps[label] if i in vals] for c, label in enumerate(labels)
+                        if any(i in vals for i in reps[label])}) for ptitle, vals in panels]
+        repeated = any(len(ix) > 1 for ix in reps.values())
+        caption = f"{title}, a bar per configuration" + \
+                  ("; mean over seeds, error bars the 95% confidence interval" if repeated else "")
+        figs.append((fid, caption, bar_figure(title, unit, labels, pv)))
+    return figs
 
 
 def rows_of(path):
@@ -156,17 +467,25 @@ def latency_samples(d):
     return out
 
 
-def has_latency_samples(runs):
-    return any(latency_samples(d) for _, _, d in runs)
+def outside_legend(fig, ax, title=None):
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0, frameon=False,
+                  title=title, title_fontsize=7).set_gid("legend")
+    return fig
 
 
 def latency_cdf(runs):
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    for label, _, d in runs:
-        for name, xs in sorted(latency_samples(d).items()):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    k = 0
+    for run in runs:
+        for name, xs in sorted(latency_samples(run.dir).items()):
             xs.sort()
-            ax.plot([x / 1e3 for x in xs], [(i + 1) / len(xs) for i in range(len(xs))], label=f"{label} {name}")
-    return labelled(fig, "latency us", "fraction of operations", "Latency CDF")
+            colour, marker = style(k)
+            ax.plot([x / 1e3 for x in xs], [(i + 1) / len(xs) for i in range(len(xs))], color=colour,
+                    label=f"{run.label} {name}", gid=f"series-{k}")
+            k += 1
+    ax.set(xlabel="latency us", ylabel="fraction of operations", title="Latency CDF")
+    return outside_legend(fig, ax)
 
 
 def size_label(b):
@@ -180,114 +499,192 @@ def size_label(b):
     return f"<= {top} B"
 
 
-def fct(runs):
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    for label, r, _ in runs:
-        for w in r.get("workloads", []):
+def fct_buckets(runs):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    k = 0
+    for run in runs:
+        for w in run.r.get("workloads", []):
             # Buckets no flow fell into have no percentiles: left out.
             buckets = [b for b in (w.get("fct") or {}).get("buckets") or [] if b.get("count")]
             if buckets:
-                ax.plot([size_label(b) for b in buckets], [b["slowdown"]["p99"] for b in buckets], "o-",
-                        label=f"{label} {w['name']}")
-    return labelled(fig, "flow size", "FCT slowdown p99", "Flow completion time slowdown per size bucket")
-
-
-def has_fct(runs):
-    return any(b.get("count") for _, r, _ in runs for w in r.get("workloads", [])
-               for b in (w.get("fct") or {}).get("buckets") or [])
+                colour, marker = style(k)
+                ax.plot([size_label(b) for b in buckets], [b["slowdown"]["p99"] for b in buckets], "-",
+                        marker=marker, color=colour, label=f"{run.label} {w['name']}", gid=f"series-{k}")
+                k += 1
+    ax.set(xlabel="flow size", ylabel="FCT slowdown p99", title="Flow completion time slowdown per size bucket")
+    ax.tick_params(axis="x", labelsize=7)
+    return outside_legend(fig, ax)
 
 
 def queues(runs, most=6):
     """timeseries/queues.csv: the `most` ports whose queues grew longest, over time."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(6, 3.2))
     series = []
-    for label, _, d in runs:
+    for run in runs:
         by_port = {}
-        for row in rows_of(os.path.join(d, "timeseries", "queues.csv")):
+        for row in rows_of(os.path.join(run.dir, "timeseries", "queues.csv")):
             t, q = by_port.setdefault(f"{row['node']}:{row['port']}", ([], []))
             t.append(float(row["time_ps"]) / 1e6)
             q.append(float(row["queue_bytes"]))
-        series += [(max(q), f"{label} {port}", t, q) for port, (t, q) in by_port.items()]
+        series += [(max(q), f"{run.label} {port}", t, q) for port, (t, q) in by_port.items()]
     series.sort(key=lambda s: (-s[0], s[1]))
-    for _, name, t, q in series[:most]:
-        ax.plot(t, q, label=name)
-    return labelled(fig, "time us", "queue bytes", "Queue length over time (the longest queues)")
-
-
-def has_timeseries(runs):
-    return any(rows_of(os.path.join(d, "timeseries", "queues.csv")) for _, _, d in runs)
-
-
-def cpu_per_gb(runs):
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    labels, ys = [], []
-    for label, r, _ in runs:
-        busy = sum(h.get("cpu_busy_ps", 0) for h in r.get("hosts", []))
-        gb = sum(w.get("bytes", 0) for w in r.get("workloads", [])) / 1e9
-        labels.append(label)
-        ys.append(busy / 1e6 / gb if gb > 0 else 0)
-    ax.bar(labels, ys)
-    ax.set_ylabel("CPU us per GB delivered")
-    ax.set_title("CPU time per GB (all hosts)")
-    ax.tick_params(axis="x", labelrotation=20)
-    return fig
+    for k, (_, name, t, q) in enumerate(series[:most]):
+        ax.plot(t, q, label=name, color=style(k)[0], gid=f"series-{k}")
+    ax.set(xlabel="time us", ylabel="queue bytes", title="Queue length over time (the longest queues)")
+    return outside_legend(fig, ax)
 
 
 def cost_scatter(runs):
     pts = []
-    for label, r, _ in runs:
-        c = r.get("cost") or {}
+    for run in runs:
+        c = run.r.get("cost") or {}
         if "total" in c:
-            pts.append((c["total"], delivered(r)[0], label, c.get("currency", "")))
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for x, y, label, _ in pts:
-        ax.scatter([x], [y])
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            pts.append((c["total"], delivered(run.r)[0], run.label, c.get("currency", "")))
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for k, (x, y, label, _) in enumerate(pts):
+        colour, marker = style(k)
+        ax.scatter([x], [y], color=colour, marker=marker, s=30, label=label, gid=f"point-{k}")
     # Pareto front: no other point is at most as expensive and at least as fast.
     front = sorted((p for p in pts if not any(q[0] <= p[0] and q[1] >= p[1] and q[:2] != p[:2] for q in pts)))
     if len(front) > 1:
         ax.plot([p[0] for p in front], [p[1] for p in front], "k--", linewidth=1, label="Pareto front")
-        # Beside the axes: inside, wherever it went it could cover a point or its label.
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
-    # Room inside the frame for the labels of the outermost points (up and to the right of each).
     ax.margins(x=0.15, y=0.14)
-    ax.set_xlabel(f"total cost {pts[0][3] if pts else ''}")
-    ax.set_ylabel("delivered Gb/s")
-    ax.set_title("Cost against performance")
-    return fig
+    ax.set(xlabel=f"total cost {pts[0][3] if pts else ''}", ylabel="delivered Gb/s", title="Cost against performance")
+    return outside_legend(fig, ax)
 
 
-def table(runs):
-    head = ["run", "fabric", "Gb/s delivered", "Mop/s", "capex", "total cost", "cost per Gb/s", "drops", "data verified"]
-    rows = []
-    for label, r, _ in runs:
-        g, m = delivered(r)
-        c = r.get("cost") or {}
-        per = c.get("total", 0) / g if g > 0 and "total" in c else None
-        ok = all(w.get("data_verified") for w in r.get("workloads", []))
-        drops = sum(p.get("drops", 0) for p in r.get("ports", []))
-        rows.append([label, r.get("fabric", ""), f"{g:.2f}", f"{m:.3f}", f"{c.get('capex', 0):.0f}",
-                     f"{c.get('total', 0):.0f}", "-" if per is None else f"{per:.2f}", str(drops), "yes" if ok else "NO"])
-    out = "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n"
+def detail_figures(runs):
+    figs = []
+    if any(latency_samples(run.dir) for run in runs):
+        figs.append(("latency-cdf", "Latency CDF", latency_cdf(runs)))
+    if any(b.get("count") for run in runs for w in run.r.get("workloads", [])
+           for b in (w.get("fct") or {}).get("buckets") or []):
+        figs.append(("fct", "FCT slowdown per size bucket", fct_buckets(runs)))
+    if any(rows_of(os.path.join(run.dir, "timeseries", "queues.csv")) for run in runs):
+        figs.append(("queues", "Queue length over time", queues(runs)))
+    if any("cost" in run.r for run in runs):
+        figs.append(("cost", "Cost against performance", cost_scatter(runs)))
+    return figs
+
+
+# ---- tables ----------------------------------------------------------------
+
+def esc(x):
+    return html.escape(str(x))
+
+
+def html_table(head, rows, cls=""):
+    out = f"<table{f' class={chr(34)}{cls}{chr(34)}' if cls else ''}><tr>" + \
+        "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>\n"
     for row in rows:
-        out += "<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in row) + "</tr>\n"
+        out += "<tr>" + "".join(f"<td>{esc(x)}</td>" for x in row) + "</tr>\n"
     return out + "</table>\n"
+
+
+def money(x):
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.2f}" if abs(x) >= 1 else f"{x:.3g}"
+
+
+def runs_table(runs):
+    currency = next(((run.r.get("cost") or {}).get("currency") for run in runs if run.r.get("cost")), "USD")
+    head = ["run", "fabric", "Gb/s delivered", "Mop/s", f"{currency} per GB moved",
+            f"{currency} per million ops", "drops", "data verified"]
+    rows, notes = [], []
+    for run in runs:
+        g, m = delivered(run.r)
+        n, at = drops(run.r)
+        where = ", ".join(f"{dict(DROP_PLACES).get(k, k)} {v}" for k, v in at.items())
+        ok, why = verified(run.r)
+        if why and why not in notes:
+            notes.append(why)
+        rows.append([run.label, fabric_label(run.r), f"{g:.2f}", f"{m:.3f}",
+                     money((per_unit(run.r, "GB") or {}).get("total")),
+                     money((per_unit(run.r, "Mop") or {}).get("total")),
+                     f"{n} ({where})" if where else str(n), ok])
+    return html_table(head, rows) + "".join(f"<p class=\"note\">n/a: {esc(w)}</p>\n" for w in notes)
+
+
+def cost_section(runs):
+    """The bill of materials of each distinct network, with the opex and CPU formulas."""
+    groups = []
+    for run in runs:
+        c = run.r.get("cost")
+        if not c:
+            continue
+        key = json.dumps([c.get("bom"), c.get("assumptions"), c.get("currency")], sort_keys=True)
+        for g in groups:
+            if g[0] == key:
+                g[2].append(run)
+                break
+        else:
+            groups.append((key, c, [run]))
+    if not groups:
+        return ""
+    out = ["<h2>Cost model</h2>",
+           "<p>Prices are the catalogue's (estimates to replace with yours: <code>cost:</code> or "
+           "<code>--prices</code>, docs/cost.md). Cost per unit of work = network + CPU: network = "
+           "(capex + opex) / (units per second measured &times; the years in seconds), what the network "
+           "costs for what it moves at this run's rate over its life; CPU = the run's busy core-hours "
+           "&times; the core-hour price / units, what the work costs in CPU however long it took.</p>"]
+    for _, c, members in groups:
+        cur, a = c.get("currency", ""), c.get("assumptions", {})
+        fabrics = ", ".join(sorted({fabric_label(r.r) for r in members}))
+        names = ", ".join(r.label for r in members) if len(members) <= 3 else f"{len(members)} runs"
+        out.append(f"<h3>{esc(fabrics)}{'' if names == fabrics else ': ' + esc(names)}</h3>")
+        rows = [[l["item"], l.get("kind", ""), l.get("product", ""), l["count"], money(l["unit_price"]),
+                 money(l["price"]), f"{l.get('unit_watts', 0):g}", f"{l.get('watts', 0):g}",
+                 l.get("source", "") + (" (estimate)" if l.get("estimate") else ""), l.get("date", "")]
+                for l in c.get("bom", [])]
+        out.append(html_table(["part", "kind", "product", "count", f"unit {cur}", cur, "unit W", "W",
+                               "price source", "date"], rows, "bom"))
+        years, pue, kwh = a.get("years", 0), a.get("pue", 1), a.get("energy_price", 0)
+        switches = a.get("switches", "?")
+        out.append(f"<p>Switches priced as <code>{esc(switches)}</code>"
+                   + (" (<code>cost.ethernet_switches</code> chooses for every Ethernet fabric alike). "
+                      if switches.startswith("ethernet") else ". ") +
+                   f"Capex {money(c.get('capex'))} {esc(cur)}. Opex = {c.get('power_w', 0):g} W &times; PUE {pue:g} "
+                   f"&times; 8760 h &times; {years:g} years &times; {kwh:g} {esc(cur)}/kWh = "
+                   f"{money(c.get('opex'))} {esc(cur)}.</p>")
+        out.append(f"<p>CPU cost of a run = its hosts' busy core-hours &times; {a.get('cpu_core_hour', 0):g} "
+                   f"{esc(cur)} per core-hour (cost.cpu.run_cost). Over the {years:g} years, the cores it kept "
+                   "busy on average at that price make cost.cpu.cost, part of the total; the comparison is per "
+                   "unit of work.</p>")
+        if len(members) > DETAIL_LIMIT:
+            out.append("<p class=\"note\">Each run's cost per unit of work is in the table at the top.</p>")
+            continue
+        cpu_rows = []
+        for r in members:
+            cc = r.r["cost"].get("cpu", {})
+            busy_h = cc.get("busy_ps", 0) / 1e12 / 3600
+            cells = [r.label, f"{cc.get('busy_ps', 0) / 1e9:.3f}",
+                     f"{busy_h:.3g} h x {cc.get('core_hour', 0):g} = {money(cc.get('run_cost'))}"]
+            for unit in ("GB", "Mop"):
+                u = per_unit(r.r, unit)
+                cells.append("-" if not u else f"{u['amount']:.4g} {unit}: {money(u['network'])} + "
+                                               f"{money(u['cpu'])} = {money(u['total'])}")
+            cpu_rows.append(cells)
+        out.append(html_table(["run", "CPU busy ms", f"CPU cost of the run {cur}",
+                               f"per GB: network + CPU {cur}", f"per million ops: network + CPU {cur}"],
+                              cpu_rows, "cpu"))
+    return "\n".join(out)
 
 
 def main():
     out, shown, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
-    runs = []
+    folders = []
     for d in dirs:
         try:
-            found = runs_of(d)
+            f = folder_of(d)
         except (TypeError, KeyError, AttributeError, IndexError) as e:
             refuse(f"{d}: its compare.json or sweep.json is not what rdmasim writes ({type(e).__name__}: {e})")
-        if not found:
+        if not f.runs:
             sys.stderr.write(f"{d}: no results.json, compare.json or sweep.json here\n")
             sys.exit(2)
-        runs += found
+        folders.append(f)
     try:
-        page = make_page(runs)
+        page = make_page(folders)
     except (TypeError, KeyError, AttributeError, IndexError, ValueError) as e:
         refuse(f"{', '.join(dirs)}: a results.json there is not what rdmasim writes ({type(e).__name__}: {e})")
     tmp = out + ".tmp"
@@ -300,31 +697,50 @@ def main():
             os.remove(tmp)
         sys.stderr.write(f"error: {shown}: cannot write the page: {e.strerror}\n")
         sys.exit(4)
-    print(f"wrote {shown} ({page.count('<figure')} figures, {len(runs)} runs)")
+    print(f"wrote {shown} ({page.count('<figure')} figures, {sum(len(f.runs) for f in folders)} runs)")
 
 
-def make_page(runs):
-    figures = [("throughput", "Throughput per workload",
-                bars(runs, lambda w: w.get("throughput_gbps", 0), "Gb/s", "Throughput per workload")),
-               ("latency", "Latency per workload", latency(runs))]
-    if has_latency_samples(runs):
-        figures.append(("latency-cdf", "Latency CDF", latency_cdf(runs)))
-    if has_fct(runs):
-        figures.append(("fct", "FCT slowdown per size bucket", fct(runs)))
-    if has_timeseries(runs):
-        figures.append(("queues", "Queue length over time", queues(runs)))
-    figures.append(("cpu", "CPU time per GB", cpu_per_gb(runs)))
-    if any("cost" in r for _, r, _ in runs):
-        figures.append(("cost", "Cost against performance", cost_scatter(runs)))
-    title = ", ".join(sorted({r.get("experiment", "?") for _, r, _ in runs}))
+def make_page(folders):
+    runs = [run for f in folders for run in f.runs]
+    sections = []
+    ordered = [f for f in folders if f.kind == "sweep" and sweep_plan(f)]
+    for k, f in enumerate(ordered):
+        key = sweep_plan(f)[0]
+        sections.append((f"Sweep {f.name}: each metric against {key}", sweep_figures(f, f"sweep{k + 1 if k else ''}-")))
+    # Everything else is a set of unordered configurations: bars, seeds of a
+    # configuration as its repetitions; labels made unique across folders.
+    bar_runs, reps = [], {}
+    rest = [f for f in folders if f not in ordered]
+    for f in rest:
+        names = [k for k, vs in f.axes if k != "seed" and len(vs) > 1]
+        for run in f.runs:
+            label = (", ".join(f"{k}={run.coords[k]}" for k in names) or run.label) if f.kind == "sweep" else run.label
+            if len(rest) > 1:
+                label = f"{f.name}: {label}"
+            reps.setdefault(label, []).append(len(bar_runs))
+            bar_runs.append(run)
+    if bar_runs:
+        sections.append(("Configurations side by side", bar_figures(bar_runs, reps)))
+    if len(runs) <= DETAIL_LIMIT:
+        sections.append(("Per run", detail_figures(runs)))
+    title = ", ".join(sorted({run.r.get("experiment", "?") for run in runs}))
     page = ["<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-            f"<title>rdmasim report: {html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}"
-            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-            "figure{margin:1.5em 0}</style></head><body>",
-            f"<h1>rdmasim report: {html.escape(title)}</h1>", table(runs)]
-    for fid, caption, fig in figures:
-        page.append(f"<figure id=\"{fid}\">{svg(fig)}<figcaption>{html.escape(caption)}</figcaption></figure>")
+            f"<title>rdmasim report: {esc(title)}</title>",
+            "<style>body{font-family:'DejaVu Sans',sans-serif;max-width:64em;margin:2em auto;color:#222}"
+            "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"
+            "text-align:right}td:first-child,table.bom td:nth-child(3),table.bom td:nth-child(9){text-align:left}"
+            "figure{margin:1.5em 0}figcaption{font-size:90%;color:#444}.note{font-size:90%;color:#444}</style>"
+            "</head><body>",
+            f"<h1>rdmasim report: {esc(title)}</h1>", runs_table(runs)]
+    for heading, figs in sections:
+        if figs:
+            page.append(f"<h2>{esc(heading)}</h2>")
+        for fid, caption, fig in figs:
+            page.append(f"<figure id=\"{fid}\">{svg(fig)}<figcaption>{esc(caption)}</figcaption></figure>")
+    if len(runs) > DETAIL_LIMIT:
+        page.append(f"<p class=\"note\">Latency CDFs, FCT buckets, queues and cost points are drawn per run, "
+                    f"for at most {DETAIL_LIMIT} runs; this page has {len(runs)}.</p>")
+    page.append(cost_section(runs))
     page.append("</body></html>\n")
     return "\n".join(page)
 

@@ -11,6 +11,7 @@
 
 #include "apps/output_dir.hpp"
 #include "apps/progress.hpp"
+#include "apps/report.hpp"
 #include "apps/timeseries.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
@@ -632,6 +633,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                        {"tx_bytes", st.tx_bytes},
                        {"rx_bytes", st.rx_bytes},
                        {"drops", st.drops},
+                       {"link_drops", st.link_drops},
                        {"pause_frames", st.pause_frames},
                        {"ecn_marks", st.ecn_marks},
                        {"max_queue_bytes", st.max_queue_bytes},
@@ -674,7 +676,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     cpu_busy_ps = 0;
     for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
   }
-  out["cost"] = experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()));
+  out["drops"] = drops_json(out);
+  out["cost"] =
+      experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()), work_done(out));
   std::string latency, flows;
   for (size_t i = 0; i < runs.size(); ++i) {
     latency += latency_csv[i];

@@ -15,6 +15,7 @@
 
 #include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
+#include "apps/report.hpp"
 
 extern char** environ;
 
@@ -69,14 +70,15 @@ std::vector<std::pair<std::string, json>> headline(const json& r) {
     return *p;
   };
   v.emplace_back("end_time_ps", get(r, {"end_time_ps"}));
-  uint64_t drops = 0, busy = 0;
-  for (const auto& p : r.value("ports", json::array())) drops += p.value("drops", uint64_t{0});
+  uint64_t busy = 0;
   for (const auto& h : r.value("hosts", json::array())) busy += h.value("cpu_busy_ps", uint64_t{0});
-  v.emplace_back("drops", drops);
+  v.emplace_back("drops", drops_json(r)["total"]);
   v.emplace_back("cpu_busy_ps", busy);
   v.emplace_back("cost.capex", get(r, {"cost", "capex"}));
   v.emplace_back("cost.power_w", get(r, {"cost", "power_w"}));
   v.emplace_back("cost.total", get(r, {"cost", "total"}));
+  for (const auto& u : get(r, {"cost", "per_unit"}))
+    v.emplace_back("cost.per_" + u.value("unit", "?"), u.value("total", json(nullptr)));
   for (const auto& w : r.value("workloads", json::array())) {
     const std::string n = w.value("name", "?") + ".";
     v.emplace_back(n + "ops", get(w, {"ops"}));

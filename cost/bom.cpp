@@ -95,7 +95,7 @@ class BomBuilder {
   // The smallest radix that has `n` ports; beyond the largest, as many of
   // the largest as the ports need (a chassis would do better: a warning).
   void switch_box(const std::string& name, uint32_t n, DataRate rate) {
-    auto c = at_speed(ItemKind::switch_box, fabric_of(cfg_).cost_families().switches, rate, "switch " + name);
+    auto c = at_speed(ItemKind::switch_box, switch_family(cfg_, book_), rate, "switch " + name);
     if (c.empty()) return;
     std::sort(c.begin(), c.end(), [](auto* a, auto* b) { return a->radix < b->radix; });
     for (const auto* i : c)
@@ -115,7 +115,26 @@ class BomBuilder {
 
 double cents(double x) { return std::round(x * 100) / 100; }
 
+std::string_view kind_name(ItemKind k) {
+  switch (k) {
+    case ItemKind::adapter:
+      return "adapter";
+    case ItemKind::switch_box:
+      return "switch";
+    case ItemKind::cable:
+      return "cable";
+    case ItemKind::licence:
+      return "licence";
+  }
+  return "?";
+}
+
 }  // namespace
+
+std::string_view switch_family(const ExperimentConfig& cfg, const PriceBook& book) {
+  const std::string_view f = fabric_of(cfg).cost_families().switches;
+  return f == "ethernet" ? std::string_view(book.ethernet_switches) : f;
+}
 
 Bom bill_of_materials(const ExperimentConfig& cfg, const PriceBook& book) {
   return BomBuilder(cfg, book).build();
@@ -135,7 +154,30 @@ CostTotals cost_totals(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_
   return t;
 }
 
-nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps) {
+nlohmann::json per_unit_json(const CostTotals& t, const PriceBook& book, uint64_t cpu_busy_ps,
+                             const WorkDone& work) {
+  using nlohmann::json;
+  json out = json::array();
+  const double horizon_s = book.years * kHoursPerYear * 3600;
+  const double cpu_run = static_cast<double>(cpu_busy_ps) / 1e12 / 3600 * book.cpu_core_hour;
+  for (const WorkUnit& u : work.units) {
+    if (!(u.amount > 0) || !(work.seconds > 0)) continue;
+    const double rate = u.amount / work.seconds;
+    const double network = (t.capex + t.opex) / (rate * horizon_s);
+    const double cpu = cpu_run / u.amount;
+    out.push_back({{"unit", u.unit},
+                   {"of", u.of},
+                   {"amount", u.amount},
+                   {"per_second", rate},
+                   {"network", network},
+                   {"cpu", cpu},
+                   {"total", network + cpu}});
+  }
+  return out;
+}
+
+nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps,
+                         const WorkDone& work, std::string_view switches) {
   using nlohmann::json;
   const CostTotals t = cost_totals(bom, book, cpu_busy_ps, end_time_ps);
   json lines = json::array();
@@ -143,11 +185,14 @@ nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_bus
     const double n = static_cast<double>(l.count);
     lines.push_back({{"item", l.item->key},
                      {"count", l.count},
+                     {"kind", kind_name(l.item->kind)},
                      {"unit_price", l.item->price},
                      {"price", cents(l.item->price * n)},
                      {"unit_watts", l.item->watts},
                      {"watts", l.item->watts * n},
                      {"product", l.item->product},
+                     {"source", l.item->source},
+                     {"date", l.item->date},
                      {"estimate", l.item->estimate}});
   }
   return {{"currency", book.currency},
@@ -159,9 +204,16 @@ nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_bus
            {{"busy_ps", cpu_busy_ps},
             {"cores", t.cpu_cores},
             {"core_hour", book.cpu_core_hour},
-            {"cost", cents(t.cpu_cost)}}},
+            {"cost", cents(t.cpu_cost)},
+            {"run_cost", static_cast<double>(cpu_busy_ps) / 1e12 / 3600 * book.cpu_core_hour}}},
+          {"per_unit", per_unit_json(t, book, cpu_busy_ps, work)},
           {"bom", std::move(lines)},
-          {"assumptions", {{"years", book.years}, {"energy_price", book.energy_price}, {"pue", book.pue}}},
+          {"assumptions",
+           {{"years", book.years},
+            {"energy_price", book.energy_price},
+            {"pue", book.pue},
+            {"cpu_core_hour", book.cpu_core_hour},
+            {"switches", switches}}},
           {"warnings", bom.warnings}};
 }
 
@@ -169,10 +221,12 @@ PriceBook experiment_prices(const ExperimentConfig& cfg, std::vector<LoadError>&
   return apply_settings(shipped_prices(), cfg.cost, errors);
 }
 
-nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps) {
+nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps,
+                               const WorkDone& work) {
   std::vector<LoadError> errors;  // reported when the experiment was loaded
   const PriceBook book = experiment_prices(cfg, errors);
-  return cost_json(bill_of_materials(cfg, book), book, cpu_busy_ps, end_time_ps);
+  return cost_json(bill_of_materials(cfg, book), book, cpu_busy_ps, end_time_ps, work,
+                   switch_family(cfg, book));
 }
 
 }  // namespace rdmasim

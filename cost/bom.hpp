@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost/catalogue.hpp"
+#include "cost/work.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -37,14 +39,29 @@ struct CostTotals {
 };
 CostTotals cost_totals(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps);
 
-// results.json's `cost`: {currency, capex, power_w, opex, total, cpu, bom,
-// assumptions, warnings}.
-nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps);
+// The switch family a topology switch of `cfg` is priced as: the fabric's
+// (ib), or for every Ethernet fabric alike the book's ethernet_switches.
+std::string_view switch_family(const ExperimentConfig& cfg, const PriceBook& book);
+
+// Cost per unit of work (docs/cost.md), one entry a unit with work done:
+// network = (capex + opex) / (amount / seconds x the years in seconds), the
+// network's cost spread over what it moves at the measured rate for the
+// whole horizon; cpu = the run's CPU time (cpu_busy_ps as core-hours x
+// cpu_core_hour) / amount, what the work itself costs in CPU however long
+// it took; total = network + cpu.
+nlohmann::json per_unit_json(const CostTotals& t, const PriceBook& book, uint64_t cpu_busy_ps,
+                             const WorkDone& work);
+
+// results.json's `cost`: {currency, capex, power_w, opex, total, cpu,
+// per_unit, bom, assumptions, warnings}; `switches`: the switch family priced.
+nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_busy_ps, uint64_t end_time_ps,
+                         const WorkDone& work = {}, std::string_view switches = {});
 
 // The experiment's price book: the shipped catalogue with its `cost`
 // settings applied; `errors` gets those naming no catalogue item.
 PriceBook experiment_prices(const ExperimentConfig& cfg, std::vector<LoadError>& errors);
 // results.json's `cost` of a run of `cfg`.
-nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps);
+nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps,
+                               const WorkDone& work = {});
 
 }  // namespace rdmasim

@@ -77,6 +77,13 @@ const CatalogueItem* PriceBook::find(std::string_view key) const {
   return nullptr;
 }
 
+bool PriceBook::has_ethernet_switches(std::string_view family) const {
+  return family.starts_with("ethernet") &&
+         std::any_of(items.begin(), items.end(), [&](const CatalogueItem& i) {
+           return i.kind == ItemKind::switch_box && i.family == family;
+         });
+}
+
 PriceBook parse_catalogue(std::string_view yaml) {
   YAML::Node root;
   try {
@@ -94,6 +101,11 @@ PriceBook parse_catalogue(std::string_view yaml) {
   if (!items.IsMap()) bad(items, "items is a map of item names to entries");
   for (auto it = items.begin(); it != items.end(); ++it)
     b.items.push_back(item(it->first.Scalar(), it->second));
+  if (const YAML::Node e = root["ethernet_switches"]) {
+    b.ethernet_switches = e.Scalar();
+    if (!b.has_ethernet_switches(b.ethernet_switches))
+      bad(e, "no Ethernet switch of family '" + b.ethernet_switches + "'");
+  }
   return b;
 }
 
@@ -122,6 +134,14 @@ PriceBook apply_settings(PriceBook book, const std::vector<CostSetting>& setting
       book.years = s.amount;
     } else if (key == "cpu_core_hour") {
       book.cpu_core_hour = s.amount;
+    } else if (key == "ethernet_switches") {
+      if (book.has_ethernet_switches(s.text))
+        book.ethernet_switches = s.text;
+      else
+        errors.push_back(
+            {s.file, s.line, s.column,
+             s.path + ": no Ethernet switches of family '" + s.text +
+                 "' in the price catalogue: ethernet (commodity) or ethernet_dcb (sold for RoCE)" + s.note});
     } else {
       const bool price = key.starts_with("prices.");
       const std::string_view name = key.substr(key.find('.') + 1);

@@ -35,9 +35,14 @@ struct PriceBook {
   double pue = 1;            // facility watts per IT watt
   double years = 1;          // opex horizon
   double cpu_core_hour = 0;  // price of one core busy for an hour
+  // The switch family of every Ethernet fabric (a fabric whose
+  // CostFamilies::switches is "ethernet"): ethernet or ethernet_dcb.
+  std::string ethernet_switches = "ethernet";
   std::vector<CatalogueItem> items;
 
   const CatalogueItem* find(std::string_view key) const;
+  // Whether the catalogue has switches of `family`, an Ethernet one (ethernet, ethernet_dcb, ...).
+  bool has_ethernet_switches(std::string_view family) const;
 };
 
 // The shipped catalogue's text, and the book it makes (parsed once; a

@@ -73,7 +73,8 @@ struct WorkloadSites {
 // The price catalogue's families of this fabric's hardware (docs/cost.md).
 struct CostFamilies {
   std::string_view adapter;   // ib, roce, iwarp
-  std::string_view switches;  // ib, ethernet_dcb (RoCE wants PFC and ECN), ethernet (iWARP runs on any)
+  std::string_view switches;  // ib; ethernet: the Ethernet switch family the price book names
+                              // (cost.ethernet_switches), the same box for every Ethernet fabric
   std::string_view cable;     // ib, ethernet
 };
 

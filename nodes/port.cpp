@@ -44,7 +44,7 @@ bool Port::send(Packet p, Time ready) {
   const uint8_t cls = class_of(p);
   const size_t n = p.size();
   if (!peer_ || queued_bytes_ + n > params_.buffer_bytes) {
-    drop(p);
+    drop(p, !peer_);
     return false;
   }
   const Time start = std::max(sim_.now(), ready);  // when it may start
@@ -64,7 +64,7 @@ bool Port::send(Packet p, Time ready) {
 
 void Port::send_control(Packet p) {
   if (!peer_) {
-    drop(p);
+    drop(p, true);
     return;
   }
   control_.push_back(std::move(p));
@@ -186,7 +186,7 @@ void Port::arrive() {
   auto [p, lost, at, order] = wire_.take_front();
   if (!wire_.empty()) prefetch(wire_.front().packet);
   if (lost) {
-    drop(p);
+    drop(p, true);
     if (peer_->meter_) peer_->meter_->lost(peer_->class_of(p), p.size());
     return;
   }
@@ -214,8 +214,9 @@ size_t Port::drain(uint8_t cls) {
   return n;
 }
 
-void Port::drop(Packet& p) {
+void Port::drop(Packet& p, bool on_link) {
   ++stats_.drops;
+  if (on_link) ++stats_.link_drops;
   for (auto& f : drop_observers_) f(sim_.now(), p);
 }
 

@@ -35,6 +35,7 @@ struct PortStats {
   uint64_t tx_frames = 0, rx_frames = 0;
   uint64_t tx_bytes = 0, rx_bytes = 0;
   uint64_t drops = 0;         // tail drops at egress, frames lost on the wire or on a down link
+  uint64_t link_drops = 0;    // of those: lost on the wire, on a down link or on a port with no link
   uint64_t pause_frames = 0;  // PFC frames sent and received
   uint64_t ecn_marks = 0;
   uint64_t max_queue_bytes = 0;  // the most bytes the egress queue ever held
@@ -194,7 +195,7 @@ class Port {
   void tx_done();
   void arm_tx_done();
   void arrive();
-  void drop(Packet& p);
+  void drop(Packet& p, bool on_link = false);
   void note_blocked(bool blocked);
   void wake_at(Time t);
 

@@ -339,9 +339,10 @@ struct VlanConfig {
 // applied in order (a --prices file's, then the experiment's). cost/ checks
 // the item names against the catalogue.
 struct CostSetting {
-  std::string key;  // currency, energy_price, pue, years, cpu_core_hour, prices.ITEM, watts.ITEM
+  std::string key;  // currency, energy_price, pue, years, cpu_core_hour, ethernet_switches, prices.ITEM,
+                    // watts.ITEM
   double amount = 0;
-  std::string text;  // currency
+  std::string text;  // currency, ethernet_switches
   // Where it was written, for errors: "file:line:column: path: ...note".
   std::string file, path, note;
   int line = 0, column = 0;

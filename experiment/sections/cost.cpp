@@ -39,8 +39,9 @@ void add_cost(YamlReader& c, std::vector<CostSetting>& out, const YAML::Node& at
 }  // namespace
 
 void read_cost(YamlReader& c, const YAML::Node& v, const std::string& path, std::vector<CostSetting>& out) {
-  auto f = c.fields(v, path, "cost settings",
-                    {"currency", "energy_price", "pue", "years", "cpu_core_hour", "prices", "watts"});
+  auto f = c.fields(
+      v, path, "cost settings",
+      {"currency", "energy_price", "pue", "years", "cpu_core_hour", "ethernet_switches", "prices", "watts"});
   if (!f) return;
   for (const Entry& e : f->entries) {
     if (e.value.IsNull()) continue;
@@ -48,6 +49,9 @@ void read_cost(YamlReader& c, const YAML::Node& v, const std::string& path, std:
     if (k == "currency") {
       if (auto s = c.name(e.value, e.path, "a currency code such as USD"))
         add_cost(c, out, e.key, e.path, k, 0, *s);
+    } else if (k == "ethernet_switches") {
+      if (auto s = c.name(e.value, e.path, "a switch family: ethernet or ethernet_dcb"))
+        add_cost(c, out, e.value, e.path, k, 0, *s);
     } else if (k == "prices" || k == "watts") {
       if (!e.value.IsMap()) {
         c.error(e.value, e.path,

@@ -26,7 +26,7 @@ class RoceV1Net final : public IbaNet {
   MemoryCosts memory_costs() const override { return {24 * 1024, 0, {}, true}; }
   void create_nodes(Network& net) const override;
   BuiltFabric finish(Network& net) const override;
-  CostFamilies cost_families() const override { return {"roce", "ethernet_dcb", "ethernet"}; }
+  CostFamilies cost_families() const override { return {"roce", "ethernet", "ethernet"}; }
 };
 
 }  // namespace rdmasim

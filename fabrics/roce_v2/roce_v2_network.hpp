@@ -20,7 +20,7 @@ class RoceV2Net final : public IbaNet {
   }
   void create_nodes(Network& net) const override;
   BuiltFabric finish(Network& net) const override;
-  CostFamilies cost_families() const override { return {"roce", "ethernet_dcb", "ethernet"}; }
+  CostFamilies cost_families() const override { return {"roce", "ethernet", "ethernet"}; }
 };
 
 // `dcqcn:`, congestion control at RoCE v2 NICs.

@@ -40,7 +40,7 @@ TEST_CASE("the run summary names each workload's numbers, the end time, drops an
         "  workload  kind        from -> to  ops  completions                   Gb/s  p50 us  p99 us  data "
         "verified\n"
         "  w0        rdma_write  a -> b      100  SUCCESS 98, RETRY_EXC_ERR 2  87.40   1.234   2.500  yes\n"
-        "end time 60.000 us, drops 4\n"
+        "end time 60.000 us, drops 4 (host NIC queues 4)\n"
         "output: out/quickstart (results.json)\n");
 }
 
@@ -55,7 +55,8 @@ TEST_CASE("the run summary gives a compute workload's host, work done and end") 
                             {"finished", true}});
   const std::string s = format_run_summary(r, "out/x");
   CHECK(s.find("  calc      compute     on a          -  300.000 us of CPU, ends 424.500 us      -       -   "
-               "    -  -\n") != std::string::npos);
+               "    -  n/a\n") != std::string::npos);
+  CHECK(s.find("  n/a: calc moves no data (a compute process)\n") != std::string::npos);
 }
 
 TEST_CASE("the data-verified cell: a run cut off by stop is not a corrupted one") {
@@ -112,6 +113,7 @@ TEST_CASE("compare entries keep what the table shows; the table puts fabrics sid
         "  cpu ms per GB, working    0.381    0.381\n"
         "  cpu ms per GB, spinning   0.000    0.000\n"
         "  drops                         1        4\n"
+        "    at host NIC queues          1        4\n"
         "  end time us              60.000   60.000\n"
         "skipped iwarp: x.yaml:7:5: iwarp has no UD\n");
 }
@@ -159,7 +161,8 @@ TEST_CASE("compare's cost rows are the BOM's sums, per delivered Gb/s and Mop/s"
                {"opex", 200.0},
                {"total", 1800.0},
                {"cpu", {{"cores", 1.0}, {"cost", 100.0}}},
-               {"assumptions", {{"years", 5}}},
+               {"assumptions", {{"years", 5}, {"switches", "ethernet"}}},
+               {"per_unit", {{{"unit", "GB"}, {"total", 0.5}}, {{"unit", "Mop"}, {"total", 3.0}}}},
                {"bom",
                 {{{"item", "nic"}, {"count", 2}, {"unit_price", 500.0}, {"price", 1000.0}},
                  {{"item", "switch"}, {"count", 1}, {"unit_price", 500.0}, {"price", 500.0}}}}};
@@ -174,12 +177,66 @@ TEST_CASE("compare's cost rows are the BOM's sums, per delivered Gb/s and Mop/s"
   json cheaper = r;
   cheaper["fabric"] = "iwarp";
   cheaper["cost"]["total"] = 900.0;
+  cheaper["cost"]["per_unit"][0]["total"] = 0.25;
   const json cmp = {
       {"experiment", "e"}, {"seed", 1}, {"fabrics", {e, compare_entry("iwarp", cheaper, "iwarp")}}};
   const std::string t = format_compare_table(cmp);
-  CHECK(t.find("  capex USD                   1500    1500\n") != std::string::npos);
-  CHECK(t.find("  total cost USD              1800     900\n") != std::string::npos);
-  CHECK(t.find("  USD per delivered Gb/s     34.33   17.17\n") != std::string::npos);
-  CHECK(t.find("cheapest per delivered Gb/s: iwarp (17.17 USD), then roce_v2 (+100%)\n") !=
+  CHECK(t.find("  capex USD                       1500      1500\n") != std::string::npos);
+  CHECK(t.find("  total cost USD                  1800       900\n") != std::string::npos);
+  CHECK(t.find("  switches priced             ethernet  ethernet\n") != std::string::npos);
+  CHECK(t.find("  USD per GB moved                 0.5      0.25\n") != std::string::npos);
+  CHECK(t.find("  USD per million operations      3.00      3.00\n") != std::string::npos);
+  CHECK(t.find("cheapest per GB moved: iwarp (0.25 USD), then roce_v2 (+100%)\n") != std::string::npos);
+  CHECK(t.find("cheapest per million operations: iwarp (3.00 USD), then roce_v2 (+0%)\n") !=
         std::string::npos);
+}
+
+TEST_CASE("drops are counted at every place a frame or datagram is lost, each named") {
+  // A UDP flood into a kernel host: most datagrams die in the host, none on the wire.
+  json r = {
+      {"ports",
+       {{{"node", "a"}, {"port", 0}, {"drops", 5}, {"link_drops", 2}},
+        {{"node", "s"}, {"port", 1}, {"drops", 7}, {"link_drops", 0}}}},
+      {"hosts",
+       {{{"name", "a"}},
+        {{"name", "b"}, {"kernel_rx", {{"ring_drops", 9000}, {"backlog_drops", 300}, {"discarded", 1}}}}}},
+      {"workloads",
+       {{{"name", "flood"},
+         {"kind", "udp"},
+         {"datagrams",
+          {{"dropped", 9315}, {"dropped_at", {{"ring", 9000}, {"backlog", 300}, {"socket", 15}}}}}}}}};
+  const json d = drops_json(r);
+  CHECK(d["total"] == 2 + 3 + 7 + 9000 + 300 + 15 + 1);
+  CHECK(d["at"] == json{{"link", 2},
+                        {"switch_queue", 7},
+                        {"nic_queue", 3},
+                        {"nic_ring", 9000},
+                        {"backlog", 300},
+                        {"socket", 15},
+                        {"no_socket", 1}});
+  r["end_time_ps"] = 1000;
+  CHECK(format_run_summary(r, "d").find("drops 9,328 (links 2, switch queues 7, host NIC queues 3, NIC ring "
+                                        "9,000, backlog 300, socket buffers 15, no socket 1)\n") !=
+        std::string::npos);
+  // A DPDK host's ring counts too.
+  r["hosts"][1] = {{"name", "b"}, {"dpdk_rx", {{"ring_drops", 40}}}};
+  CHECK(drops_json(r)["at"]["nic_ring"] == 40);
+}
+
+TEST_CASE("rows with no data to check say n/a, and why; the host stack is named") {
+  json r = results("tcp", 1, 1, 0);
+  r["workloads"].push_back({{"name", "flood"},
+                            {"kind", "udp"},
+                            {"from", "a"},
+                            {"to", "b"},
+                            {"ops", 3},
+                            {"datagrams", {{"offered", 10}, {"delivered", 3}}}});
+  r["hosts"][0]["stack"] = "dpdk";
+  r["hosts"][1]["stack"] = "dpdk";
+  const std::string s = format_run_summary(r, "d");
+  CHECK(s.find("quickstart on tcp (DPDK stack), seed 1\n") == 0);
+  CHECK(s.find("delivered 3 of 10") != std::string::npos);
+  CHECK(s.find("  n/a\n") != std::string::npos);
+  CHECK(s.find("  n/a: flood's datagrams are counted, not compared") != std::string::npos);
+  CHECK(s.find("NO") == std::string::npos);
 }

@@ -71,16 +71,41 @@ TEST_CASE("BOM of two hosts on one switch") {
   const ExperimentConfig cfg = load(kTwoHosts);
   const Bom bom = bill_of_materials(cfg, shipped_prices());
   CHECK(counts(bom) == std::map<std::string, uint64_t>{
-                           {"roce_nic_100g", 2}, {"dcb_switch_100g_32p", 1}, {"eth_copper_100g", 2}});
+                           {"roce_nic_100g", 2}, {"eth_switch_100g_32p", 1}, {"eth_copper_100g", 2}});
   CHECK(bom.warnings.empty());
+}
+
+TEST_CASE("every Ethernet fabric is priced on the same switches, the family cost.ethernet_switches names") {
+  for (const char* fabric : {"roce_v1", "roce_v2", "iwarp", "tcp"}) {
+    INFO(fabric);
+    const std::string yaml = leaf_spine(fabric);
+    CHECK(counts(bill_of_materials(load(yaml), shipped_prices())).at("eth_switch_100g_32p") == 6);
+    const ExperimentConfig dcb = load(yaml + "cost: {ethernet_switches: ethernet_dcb}\n");
+    std::vector<LoadError> errors;
+    const PriceBook book = experiment_prices(dcb, errors);
+    CHECK(errors.empty());
+    CHECK(counts(bill_of_materials(dcb, book)).at("dcb_switch_100g_32p") == 6);
+    CHECK(switch_family(dcb, book) == "ethernet_dcb");
+  }
+  // ib has its own switches whatever the Ethernet choice.
+  const ExperimentConfig ib = load(leaf_spine("ib") + "cost: {ethernet_switches: ethernet_dcb}\n");
+  std::vector<LoadError> errors;
+  CHECK(switch_family(ib, experiment_prices(ib, errors)) == "ib");
+  // A family with no Ethernet switches is a located error.
+  const ExperimentConfig bad = load(kTwoHosts + "cost: {ethernet_switches: ib}\n");
+  experiment_prices(bad, errors);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].format() ==
+        "t.yaml:5:27: cost.ethernet_switches: no Ethernet switches of family 'ib' in the price catalogue: "
+        "ethernet (commodity) or ethernet_dcb (sold for RoCE)");
 }
 
 TEST_CASE("BOM of a leaf-spine on each fabric: adapters, radices, copper in the rack, optics between tiers") {
   const std::map<std::string, std::map<std::string, uint64_t>> want{
       {"roce_v2",
-       {{"roce_nic_25g", 32}, {"dcb_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
+       {{"roce_nic_25g", 32}, {"eth_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
       {"roce_v1",
-       {{"roce_nic_25g", 32}, {"dcb_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
+       {{"roce_nic_25g", 32}, {"eth_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
       {"iwarp",
        {{"iwarp_rnic_25g", 32}, {"eth_switch_100g_32p", 6}, {"eth_copper_25g", 32}, {"eth_optical_100g", 8}}},
       // The kernel TCP baseline: plain Ethernet NICs on commodity switches.
@@ -117,13 +142,13 @@ TEST_CASE("BOM of a k = 4 fat tree, worked by hand") {
                                         {"ib_subnet_manager", 36}});
   const Bom roce = bill_of_materials(fat_tree("roce_v2", "100Gbps"), shipped_prices());
   CHECK(counts(roce) == std::map<std::string, uint64_t>{{"roce_nic_100g", 16},
-                                                        {"dcb_switch_100g_32p", 20},
+                                                        {"eth_switch_100g_32p", 20},
                                                         {"eth_copper_100g", 16},
                                                         {"eth_optical_100g", 32}});
-  // capex by hand: 16 x 1000 + 20 x 16000 + 16 x 80 + 32 x 250.
+  // capex by hand: 16 x 1000 + 20 x 7000 + 16 x 80 + 32 x 250.
   const nlohmann::json c = cost_json(roce, shipped_prices(), 0, 1);
-  CHECK(c["capex"].get<double>() == doctest::Approx(16 * 1000 + 20 * 16000 + 16 * 80 + 32 * 250));
-  CHECK(c["power_w"].get<double>() == doctest::Approx(16 * 18 + 20 * 150 + 32 * 5));
+  CHECK(c["capex"].get<double>() == doctest::Approx(16 * 1000 + 20 * 7000 + 16 * 80 + 32 * 250));
+  CHECK(c["power_w"].get<double>() == doctest::Approx(16 * 18 + 20 * 200 + 32 * 5));
 }
 
 TEST_CASE("a switch gets the smallest radix that has its ports, or several of the largest") {
@@ -183,7 +208,7 @@ TEST_CASE("cost is linear in an overridden price, and the totals are the BOM's s
 
 TEST_CASE("opex is energy over the years at the PUE; CPU cost is busy cores priced per core-hour") {
   ExperimentConfig cfg = load(kTwoHosts + R"(cost: {energy_price: 0.1, pue: 2, years: 3, cpu_core_hour: 0.05,
-                                                    watts: {roce_nic_100g: 10, dcb_switch_100g_32p: 80}})");
+                                                    watts: {roce_nic_100g: 10, eth_switch_100g_32p: 80}})");
   std::vector<LoadError> errors;
   const PriceBook book = experiment_prices(cfg, errors);
   const CostTotals t = cost_totals(bill_of_materials(cfg, book), book, 3'000'000, 2'000'000);
@@ -192,6 +217,37 @@ TEST_CASE("opex is energy over the years at the PUE; CPU cost is busy cores pric
   CHECK(t.cpu_cores == doctest::Approx(1.5));
   CHECK(t.cpu_cost == doctest::Approx(1.5 * 3 * 8760 * 0.05));
   CHECK(t.total == doctest::Approx(t.capex + t.opex + t.cpu_cost));
+}
+
+TEST_CASE("cost per unit of work: the network over what it moves in its life, the CPU per job") {
+  ExperimentConfig cfg = load(kTwoHosts + "cost: {years: 2, cpu_core_hour: 0.36}\n");
+  std::vector<LoadError> errors;
+  const PriceBook book = experiment_prices(cfg, errors);
+  const Bom bom = bill_of_materials(cfg, book);
+  // 10 GB and 2 million operations in 0.5 s; the hosts busy 0.8 core-seconds.
+  const WorkDone work{{{"GB", "bytes moved", 10}, {"Mop", "operations", 2}}, 0.5};
+  const uint64_t busy = 800'000'000'000, end = 500'000'000'000;
+  const CostTotals t = cost_totals(bom, book, busy, end);
+  const nlohmann::json u = per_unit_json(t, book, busy, work);
+  REQUIRE(u.size() == 2);
+  const double life_s = 2 * 8760 * 3600.0, cpu_run = 0.8 / 3600 * 0.36;
+  CHECK(u[0]["unit"] == "GB");
+  CHECK(u[0]["per_second"].get<double>() == doctest::Approx(20));
+  CHECK(u[0]["network"].get<double>() == doctest::Approx((t.capex + t.opex) / (20 * life_s)));
+  CHECK(u[0]["cpu"].get<double>() == doctest::Approx(cpu_run / 10));
+  CHECK(u[1]["cpu"].get<double>() == doctest::Approx(cpu_run / 2));
+  CHECK(u[1]["total"].get<double>() == doctest::Approx(u[1]["network"].get<double>() + cpu_run / 2));
+  // The same work done twice as slowly, the cores busy all the while (polling):
+  // the average cores busy, and so cpu.cost over the years, stay the same,
+  // but each GB costs twice the CPU, and the network's share doubles too.
+  const WorkDone slow{work.units, 1.0};
+  const CostTotals ts = cost_totals(bom, book, 2 * busy, 2 * end);
+  const nlohmann::json us = per_unit_json(ts, book, 2 * busy, slow);
+  CHECK(ts.cpu_cost == doctest::Approx(t.cpu_cost));
+  CHECK(us[0]["cpu"].get<double>() == doctest::Approx(2 * u[0]["cpu"].get<double>()));
+  CHECK(us[0]["network"].get<double>() == doctest::Approx(2 * u[0]["network"].get<double>()));
+  // No work of a unit, no entry for it.
+  CHECK(per_unit_json(t, book, busy, WorkDone{{{"GB", "bytes moved", 0}}, 1}).empty());
 }
 
 TEST_CASE("cost settings: an unknown item and a bad amount are located errors") {

@@ -1,6 +1,6 @@
 """Cost in the results (docs/cost.md): results.json's `cost` holds the bill
 of materials of the topology and its sums; compare.json carries it per
-fabric with cost per delivered Gb/s; --prices and `cost:` change prices,
+fabric with cost per delivered Gb/s and per unit of work; --prices and `cost:` change prices,
 and a bad one is a located error (exit 2)."""
 
 import json
@@ -63,15 +63,36 @@ for entry in cmp["fabrics"]:
     c = entry["cost"]
     check(c["capex"] == cost["capex"] and c["total"] == cost["total"], f"{fabric}: compare carries the cost")
     check(abs(c["per_gbps"] * c["delivered_gbps"] - c["total"]) < 0.01, f"{fabric}: per_gbps = total / Gb/s")
-check("cheapest per delivered Gb/s: " in p.stdout and "total cost EUR" in p.stdout, "compare names the winner")
+    # Every part says where its price came from, and when.
+    check(all(l["source"] and l["date"] and l["kind"] for l in cost["bom"]), f"{fabric}: BOM sources and dates")
+    # Per unit of work: the network over what it moves in its life at this
+    # rate, the CPU per job (busy core-hours priced, over the work).
+    w = [x for x in json.load(open(os.path.join(out, fabric, "results.json")))["workloads"]]
+    secs = (max(x["end_ps"] for x in w) - min(x["start_ps"] for x in w)) / 1e12
+    gb = sum(x["bytes"] for x in w) / 1e9
+    u = {x["unit"]: x for x in cost["per_unit"]}
+    life = 4 * 8760 * 3600
+    check(abs(u["GB"]["amount"] - gb) < 1e-12 and abs(u["Mop"]["amount"] - sum(x["ops"] for x in w) / 1e6) < 1e-12,
+          f"{fabric}: GB and Mop of work")
+    check(abs(u["GB"]["network"] - (cost["capex"] + cost["opex"]) / (gb / secs * life)) < 1e-6 * u["GB"]["network"],
+          f"{fabric}: network per GB = (capex + opex) / GB in the years at the measured rate")
+    cpu_run = cost["cpu"]["busy_ps"] / 1e12 / 3600 * cost["cpu"]["core_hour"]
+    check(abs(u["GB"]["cpu"] - cpu_run / gb) < 1e-9 * u["GB"]["cpu"] + 1e-15, f"{fabric}: CPU per GB = run's CPU / GB")
+    check(abs(u["GB"]["total"] - u["GB"]["network"] - u["GB"]["cpu"]) < 1e-15, f"{fabric}: per GB = network + CPU")
+check("cheapest per GB moved: " in p.stdout and "total cost EUR" in p.stdout, "compare names the winner")
+# The same Ethernet switches for roce_v2 and iwarp; ib its own.
+switch = {e["fabric"]: [l["item"] for l in json.load(open(os.path.join(out, e["fabric"], "results.json")))["cost"]["bom"]
+                        if l["kind"] == "switch"] for e in cmp["fabrics"]}
+check(switch["roce_v2"] == switch["iwarp"] == ["eth_switch_100g_32p"] and switch["ib"] == ["ib_switch_100g_36p"],
+      f"equal parts priced equally: {switch}")
 
 # compare's printed cost rows are the BOM's sums, a column per fabric.
 table = {}
 for line in p.stdout.splitlines():
     m = re.match(r"^  (\S.*?\S)\s{2,}(\S+)\s+(\S+)\s+(\S+)$", line)
-    if m and m.group(1) in ("capex EUR", "power W", "total cost EUR", "EUR per delivered Gb/s"):
+    if m and m.group(1) in ("capex EUR", "power W", "total cost EUR"):
         table[m.group(1)] = dict(zip(("ib", "roce_v2", "iwarp"), map(float, m.groups()[1:])))
-check(len(table) == 4, f"cost rows: {sorted(table)}")
+check(len(table) == 3, f"cost rows: {sorted(table)}")
 for entry in cmp["fabrics"]:
     fabric = entry["fabric"]
     with open(os.path.join(out, fabric, "results.json")) as f:
@@ -82,8 +103,6 @@ for entry in cmp["fabrics"]:
     check(abs(table["power W"][fabric] - watts) <= 0.5, f"{fabric}: power row {table['power W'][fabric]} = BOM {watts}")
     total = capex + cost["opex"] + cost["cpu"]["cost"]
     check(abs(table["total cost EUR"][fabric] - total) <= 0.5, f"{fabric}: total row = BOM + opex + cpu")
-    check(abs(table["EUR per delivered Gb/s"][fabric] - total / entry["cost"]["delivered_gbps"]) <= 0.5,
-          f"{fabric}: per Gb/s row = total / delivered")
 
 # A price changed in the experiment: capex moves by count x the change.
 base = rdmasim("run", exp, "--fabric", "roce_v2", "--out", os.path.join(d, "a"))
@@ -103,6 +122,9 @@ with open(prices, "w") as f:
 p = rdmasim("validate", exp, "--prices", prices)
 check(p.returncode == 2, f"bad --prices: exit {p.returncode}")
 check(f"{prices}:2:17: prices.roce_nic_25g: expected a number from 0, got '-3'" in p.stderr, p.stderr)
+p = rdmasim("run", exp, "--set", "cost.ethernet_switches=fancy", "--out", os.path.join(d, "c"))
+check(p.returncode == 2 and "<command line>:1:" in p.stderr and "no Ethernet switches of family 'fancy'" in p.stderr,
+      f"an unknown switch family: {p.stderr}")
 p = rdmasim("run", exp, "--set", "cost.prices.no_such_item=4", "--out", os.path.join(d, "c"))
 check(p.returncode == 2 and "no item 'no_such_item' in the price catalogue" in p.stderr, p.stderr)
 check(not os.path.exists(os.path.join(d, "c")), "nothing written for bad cost settings")

@@ -17,7 +17,7 @@ p = rdmasim("compare", example, "--out", out)
 check(p.returncode == 0, f"compare: exit {p.returncode}: {p.stderr}")
 with open(os.path.join(e2e.SOURCE, "docs", "cost.md")) as f:
     doc = f.read()
-for row in ("capex USD", "power W", "opex USD (5 years)"):
+for row in ("capex USD", "power W", "opex USD (5 years)", "USD per GB moved"):
     printed = [l for l in p.stdout.splitlines() if l.startswith("  " + row + " ")]
     check(len(printed) == 1 and printed[0] in doc, f"docs/cost.md shows the row {row!r}: {printed}")
 
@@ -39,26 +39,34 @@ check(all(lat("ib", "incast", "p99") < lat(f, "incast", "p99") for f in others),
 check(0.95 < tput("ib", "incast") / tput("roce_v2", "incast") < 1, "IB's incast a little slower than RoCE v2's")
 check(cost["ib"]["delivered_gbps"] < cost["roce_v2"]["delivered_gbps"], "RoCE v2 delivers more than IB")
 check(tput("roce_v2", "a2a") > 0.98 * tput("ib", "a2a"), "RoCE v2 within 2 % of IB on a2a throughput")
-# "IB is not the most expensive at these prices; with 16000 USD switches it is"
-check(cost["ib"]["total"] < cost["roce_v2"]["total"], "IB costs less than RoCE v2")
-q = rdmasim("run", example, "--fabric", "ib", "--set", "cost.prices.ib_switch_100g_36p=16000", "--out",
-            os.path.join(d, "ib16k"))
-with open(os.path.join(d, "ib16k", "results.json")) as f:
-    dear = json.load(f)["cost"]["total"]
-check(dear > cost["roce_v2"]["total"], f"IB with 16000 USD switches ({dear}) costs more than RoCE v2")
-check(f"{round(dear):,} USD" in doc, f"docs/cost.md gives that total, {round(dear):,} USD")
-# "RoCE v2: dearest per delivered Gb/s of ib, roce_v2 and iwarp; RoCE v1 far behind on both"
-check(cost["roce_v2"]["per_gbps"] > max(cost["ib"]["per_gbps"], cost["iwarp"]["per_gbps"]), "RoCE v2 dearest per Gb/s")
+per_gb = lambda f: next(u["total"] for u in cost[f]["per_unit"] if u["unit"] == "GB")
+# "InfiniBand is the most expensive: the highest capex, 30 % more per GB
+# than iWARP; on the RoCE switches RoCE v2's capex is above IB's"
+check(max(cost, key=lambda f: cost[f]["capex"]) == "ib", "IB: the highest capex")
+check(abs(per_gb("ib") / per_gb("iwarp") - 1.30) < 0.01, f"IB 30 % dearer per GB than iWARP: "
+      f"{per_gb('ib') / per_gb('iwarp'):.3f}")
+check(len({cost[f]["assumptions"]["switches"] for f in others}) == 1, "the Ethernet fabrics on the same switches")
+dcb = {}
+for f in ("roce_v2", "iwarp"):
+    q = rdmasim("run", example, "--fabric", f, "--set", "cost.ethernet_switches=ethernet_dcb", "--out",
+                os.path.join(d, "dcb-" + f))
+    with open(os.path.join(d, "dcb-" + f, "results.json")) as g:
+        dcb[f] = json.load(g)["cost"]["capex"]
+check(dcb["roce_v2"] > cost["ib"]["capex"], f"RoCE v2 on DCB switches ({dcb['roce_v2']}) above IB's capex")
+check(f"{round(dcb['roce_v2']):,} USD" in doc and f"{round(dcb['iwarp']):,}" in doc,
+      f"docs/cost.md gives those capexes, {dcb}")
+# "RoCE v2 within 2 % of iWARP per GB; RoCE v1 far behind on both"
+check(1 < per_gb("roce_v2") / per_gb("iwarp") < 1.02, "RoCE v2 within 2 % of iWARP per GB")
 check(all(cost["roce_v1"]["delivered_gbps"] < cost[f]["delivered_gbps"] for f in ("ib", "roce_v2", "iwarp")),
       "RoCE v1 delivers the least")
-# "iWARP: cheapest per delivered Gb/s, capex half of RoCE's, the most power;
-# delivers within 4 % of RoCE v2, highest a2a median of ib, roce_v2, iwarp"
-check(min(cost, key=lambda f: cost[f]["per_gbps"]) == "iwarp", "iWARP cheapest per delivered Gb/s")
-check(cost["iwarp"]["capex"] <= 0.5 * cost["roce_v2"]["capex"], "iWARP capex half of RoCE's")
+check(max(cost, key=per_gb) == "roce_v1", "RoCE v1 the dearest per GB")
+# "iWARP: cheapest per GB moved, the most power; delivers within 4 % of
+# RoCE v2, highest a2a median of ib, roce_v2, iwarp"
+check(min(cost, key=per_gb) == "iwarp", "iWARP cheapest per GB moved")
 check(max(cost, key=lambda f: cost[f]["power_w"]) == "iwarp", "iWARP draws the most power")
 check(cost["iwarp"]["delivered_gbps"] > 0.96 * cost["roce_v2"]["delivered_gbps"], "iWARP within 4 % of RoCE v2")
 check(all(lat("iwarp", "a2a", "p50") > lat(f, "a2a", "p50") for f in ("ib", "roce_v2")), "iWARP: highest a2a median")
-m = re.search(r"cheapest per delivered Gb/s: (\w+)", p.stdout)
+m = re.search(r"cheapest per GB moved: (\w+)", p.stdout)
 check(m and m.group(1) == "iwarp", "compare names iwarp cheapest")
 
 e2e.finish()

@@ -19,7 +19,7 @@ workloads:
   - {name: fl, kind: flows, hosts: [a, b, c], cdf: hadoop, load: 0.5, duration: 40us}
 capture: {pcap: none, latency_samples: true, timeseries: {interval: 2us}}
 """
-FIGURES = ["throughput", "latency", "latency-cdf", "fct", "queues", "cpu", "cost"]
+FIGURES = ["throughput", "latency-p50", "latency-p99", "fct-p99", "latency-cdf", "fct", "queues", "cpu", "cost"]
 
 
 
@@ -48,14 +48,14 @@ check(lines("fct") >= 3, f"FCT slowdown: a line per fabric ({lines('fct')})")
 check("&lt;= 10 KB" in figure("fct") or "<= 10 KB" in figure("fct"), "FCT buckets named by size")
 # The latency figure says what each workload's latency is (half a round
 # trip, post to completion, ...): results.json's latency_measure.
-check("half RTT" in figure("latency") or "post to CQE" in figure("latency"), "latency: each workload's measure named")
+check("half RTT" in figure("latency-p50") or "post to CQE" in figure("latency-p50"), "latency: each workload's measure named")
 check(lines("queues") >= 1 and "s:" in figure("queues"), "queues: the longest queues by node:port")
 # The cost figure: a point per fabric, and the Pareto front (no other run
 # as cheap and as fast) drawn when it has more than one point.
 with open(os.path.join(cmp, "compare.json")) as f:
     pts = [(e["cost"]["total"], e["cost"]["delivered_gbps"]) for e in json.load(f)["fabrics"]]
 front = [p for p in pts if not any(q[0] <= p[0] and q[1] >= p[1] and q != p for q in pts)]
-check(len(re.findall(r'<g id="PathCollection_', figure("cost"))) == 3, "cost: a point per fabric")
+check(len(re.findall(r'<g id="point-', figure("cost"))) == 3, "cost: a point per fabric")
 check(("Pareto front" in figure("cost")) == (len(front) > 1), f"cost: the Pareto front {front} of {pts}")
 check(not re.search(r'(src|href)="(https?:|//)', text), "self-contained: nothing loaded from elsewhere")
 for fabric in ("ib", "roce_v2", "iwarp"):
