@@ -53,7 +53,7 @@ std::string pair_with(std::string_view workloads, std::string_view head = "") {
   return std::string(head) + std::string(kPair) + std::string(workloads);
 }
 
-// DESIGN.md, "Contract: the experiment file", verbatim.
+// docs/design.md, "Contract: the experiment file", verbatim.
 constexpr std::string_view kDesignExample = R"(name: quickstart
 fabric: roce_v2            # ib | roce_v1 | roce_v2 | iwarp
 seed: 1
@@ -90,7 +90,7 @@ capture:
 
 }  // namespace
 
-TEST_CASE("loader: the DESIGN.md example loads as written") {
+TEST_CASE("loader: the docs/design.md example loads as written") {
   const ExperimentConfig c = good(kDesignExample);
   CHECK(c.name == "quickstart");
   CHECK(c.file == "exp.yaml");
