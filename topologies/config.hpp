@@ -280,10 +280,14 @@ struct TimelyConfig {
   // update, HPCC's simulator), or at the first sample min_rtt after the last.
   TimelyUpdate update = TimelyUpdate::per_rtt;
   // Nonzero: the QP also keeps at most the BDP at its rate and this RTT
-  // unacknowledged (run.py's timely_vwin: HAS_WIN 1, VAR_WIN 1).
-  Time window_rtt{};
-  // The largest cut at once (1: down to min_rate, as rdma-hw.cc clamps it).
-  double max_mdf = 1.0;
+  // unacknowledged (run.py's timely_vwin: HAS_WIN 1, VAR_WIN 1). Zero: rate
+  // only (run.py's timely). Without it an incast's first burst is all sent
+  // before any RTT sample can show the queue (docs/congestion_control.md).
+  Time window_rtt = Time::us(10);
+  // The largest cut at once; 1: down to min_rate, as rdma-hw.cc clamps
+  // 1 - beta x gradient at 0, which after a burst leaves every flow at the
+  // floor, climbing back one step per packet at 1 Gb/s.
+  double max_mdf = 0.5;
 };
 
 // DCTCP (Alizadeh et al., SIGCOMM 2010) for RoCE, as the DCTCP baseline of

@@ -39,6 +39,8 @@ void apply_hpcc_ns3(ExperimentDraft& d) {
   // HPCC, TIMELY, DCTCP: the defaults are run.py's already (config.hpp).
   cc.hpcc = HpccConfig{};
   cc.timely = TimelyConfig{};
+  cc.timely.window_rtt = Time{};  // run.py's timely: HAS_WIN 0
+  cc.timely.max_mdf = 1.0;        // rdma-hw.cc: c clamped at 0
   cc.dctcp = DctcpConfig{};
   // ACK_HIGH_PRIO 1 for dcqcn and timely, 0 for hp and dctcp.
   cc.control_priority = cc.algorithm == CcAlgorithm::dcqcn || cc.algorithm == CcAlgorithm::timely ? 6 : -1;
