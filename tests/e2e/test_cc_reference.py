@@ -72,7 +72,7 @@ out = os.path.join(base, "control")
 _, _, _, r = run(SMALL, out)
 if r:
     for host in ("h0", "h8"):
-        path = os.path.join(out, "pcap", f"{host}.pcap")
+        path = os.path.join(out, "pcap", f"{host}-0.pcap")
         check_roce_v2_capture(path, pfc=True)
         rows = tshark_fields(path, ["infiniband.bth.opcode", "ip.dsfield.dscp"], "infiniband.bth")
         acks = [d for op, d in rows if op in ("17", "129")]
