@@ -160,8 +160,22 @@ TEST_CASE("TIMELY: one update per min_rtt of samples, not per RTT, while the que
 }
 
 TEST_CASE("TIMELY (HPCC's simulator's parameters): once an RTT, steps per line rate, floor 1 Gb/s") {
-  TimelyConfig cfg;  // defaults: run.py's timely at any rate
+  TimelyConfig cfg;  // run.py's timely at any rate: rate only, a cut clamped at 0
+  cfg.window_rtt = Time{};
+  cfg.max_mdf = 1;
   Timely t(cfg, 100_Gbps);
+  CHECK(!t.window());
+  {
+    // This model's default: at most half the rate at once, a BDP window.
+    const TimelyConfig defaults;  // held by reference
+    Timely d(defaults, 100_Gbps);
+    d.on_ack(rtt_ack(0_us, 10_us));
+    CcAck b = rtt_ack(1_us, 100_us);
+    b.next_psn = 50;
+    d.on_ack(b);
+    CHECK(gbps(d.pacing_rate()) == doctest::Approx(50));
+    CHECK(*d.window() == 62500);
+  }
   t.on_ack(rtt_ack(0_us, 10_us));
   CcAck a = rtt_ack(1_us, 100_us);  // far above: a gradient of 0.875 x 90 / 20 = 3.9
   a.psn = 0;
