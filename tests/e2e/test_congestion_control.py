@@ -68,14 +68,18 @@ for algo in ("none", "dcqcn", "dctcp", "timely", "hpcc", "swift"):
     senders = [row for row in qp[1:] if row[2].split(":")[0] != "h4"]
     if algo == "none":
         check(all(row[3] == "100000000000" and row[4] == "0" for row in senders), "none: line rate, no window")
-    if algo in ("dcqcn", "timely", "hpcc"):
+    if algo in ("dcqcn", "hpcc"):
         check(any(int(row[3]) < 100_000_000_000 for row in senders), f"{algo}: senders paced below line rate")
-    if algo in ("dctcp", "hpcc", "swift"):
+    # TIMELY's BDP window bounds this burst (its RTT stays below T_low).
+    if algo in ("dctcp", "hpcc", "swift", "timely"):
         check(all(0 < int(row[4]) <= 125000 for row in senders), f"{algo}: a window of at most the BDP")
     if algo == "hpcc":
-        # Once it has reacted, HPCC keeps the bottleneck queue near empty (a few packets).
+        # Once it has reacted, HPCC keeps the bottleneck queue below a BDP. With
+        # MI_THRESH 0 (HPCC's simulator) every update is multiplicative and
+        # the queue swings around eta (about 88 KB here); the old five additive
+        # stages held it to a few packets but slowed 1-10 MB flows' tails.
         later = [int(row[3]) for row in q[1:] if row[1:3] == ["s0", "4"] and int(row[0]) >= 100_000_000]
-        check(later and max(later) < 4 * 4200, f"hpcc: queue after 100 us at most {max(later)} bytes")
+        check(later and max(later) < 125000, f"hpcc: queue after 100 us at most {max(later)} bytes")
 # capture.timeseries narrowed: only the chosen ports and workload, in the
 # order and with the values of the unfiltered run (the "none" one above).
 TWO = INCAST.replace("    count: 32, outstanding: 16}", "    count: 32, outstanding: 16}\n"
