@@ -80,38 +80,49 @@ void Port::start_next() {
     return;
   }
   if (nonempty_ == 0) return;
-  // Round robin from rr_next_ over the classes with frames queued.
-  const uint8_t rotated = static_cast<uint8_t>(nonempty_ >> rr_next_ | nonempty_ << (kClasses - rr_next_));
   const Time now = sim_.now();
   Time earliest = Time::max();
   bool gated = false;
+  // Strict-priority classes first, the highest first.
+  for (uint8_t pending = nonempty_ & strict_; pending;) {
+    const auto cls = static_cast<uint8_t>(31 - __builtin_clz(pending));
+    if (try_class(cls, now, earliest, gated)) return;
+    pending &= static_cast<uint8_t>(~(1u << cls));
+  }
+  // Round robin from rr_next_ over the other classes with frames queued.
+  const auto rr = static_cast<uint8_t>(nonempty_ & ~strict_);
+  const uint8_t rotated = static_cast<uint8_t>(rr >> rr_next_ | rr << (kClasses - rr_next_));
   for (uint8_t pending = rotated; pending; pending &= static_cast<uint8_t>(pending - 1)) {
     const uint8_t cls = static_cast<uint8_t>((rr_next_ + __builtin_ctz(pending)) % kClasses);
-    auto& q = queues_[cls];
-    if (q.front().ready > now) {
-      earliest = std::min(earliest, q.front().ready);
-      continue;
-    }
-    const size_t n = q.front().packet.size();
-    if (gate_ && !gate_->may_send(cls, n)) {
-      gated = true;
-      continue;
-    }
-    if (gate_) gate_->sent(cls, n);
-    Packet p = std::move(q.take_front().packet);
-    if (q.empty())
-      nonempty_ &= static_cast<uint8_t>(~(1u << cls));
-    else
-      prefetch(q.front().packet);
-    queued_bytes_ -= n;
-    --queued_frames_;
-    class_bytes_[cls] -= n;
-    rr_next_ = static_cast<uint8_t>((cls + 1) % kClasses);
-    transmit(std::move(p));
-    return;
+    if (try_class(cls, now, earliest, gated)) return;
   }
   if (earliest != Time::max()) wake_at(earliest);
   if (gated) note_blocked(true);  // frames wait, but flow control holds them back
+}
+
+bool Port::try_class(uint8_t cls, Time now, Time& earliest, bool& gated) {
+  auto& q = queues_[cls];
+  if (q.front().ready > now) {
+    earliest = std::min(earliest, q.front().ready);
+    return false;
+  }
+  const size_t n = q.front().packet.size();
+  if (gate_ && !gate_->may_send(cls, n)) {
+    gated = true;
+    return false;
+  }
+  if (gate_) gate_->sent(cls, n);
+  Packet p = std::move(q.take_front().packet);
+  if (q.empty())
+    nonempty_ &= static_cast<uint8_t>(~(1u << cls));
+  else
+    prefetch(q.front().packet);
+  queued_bytes_ -= n;
+  --queued_frames_;
+  class_bytes_[cls] -= n;
+  if (!(strict_ >> cls & 1)) rr_next_ = static_cast<uint8_t>((cls + 1) % kClasses);
+  transmit(std::move(p));
+  return true;
 }
 
 void Port::wake_at(Time t) {

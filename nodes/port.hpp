@@ -107,6 +107,8 @@ class Port {
   uint16_t index() const { return index_; }
   Port* peer() const { return peer_; }
   const LinkParams& params() const { return params_; }
+  // This end's egress queue limit (a switch whose ports share a buffer).
+  void set_buffer_bytes(uint64_t b) { params_.buffer_bytes = b; }
   bool connected() const { return peer_ != nullptr; }
   // Time to serialise a frame of `bytes` (captured bytes; the link's
   // per-frame overhead is added). Frames come in few sizes: the last answer
@@ -151,6 +153,10 @@ class Port {
   }
   // The class a frame queues in: its priority, or its VL on InfiniBand.
   void classify_by_vl(bool on) { by_vl_ = on; }
+  // Classes served before every other (strict priority, highest class
+  // first), e.g. a control class for ACKs and CNPs; the rest round robin.
+  void set_strict_classes(uint8_t mask) { strict_ = mask; }
+  uint8_t strict_classes() const { return strict_; }
 
   // Tells the ingress meter that the node is done with a received frame.
   void release_ingress(uint8_t cls, size_t bytes) {
@@ -191,6 +197,8 @@ class Port {
  private:
   uint8_t class_of(const Packet& p) const { return (by_vl_ ? p.meta().vl : p.meta().priority) & 7; }
   void start_next();
+  // Starts the front frame of `cls` if it is ready and its gate lets it.
+  bool try_class(uint8_t cls, Time now, Time& earliest, bool& gated);
   void transmit(Packet p);
   void tx_done();
   void arm_tx_done();
@@ -227,6 +235,7 @@ class Port {
   size_t queued_frames_ = 0;
   uint8_t rr_next_ = 0;   // round-robin position among classes
   uint8_t nonempty_ = 0;  // bit c set: class c has frames queued
+  uint8_t strict_ = 0;    // bit c set: class c is served first
   bool blocked_ = false;
   Time blocked_since_;
   EventId wake_;  // pending re-examination for a frame not ready yet

@@ -180,15 +180,29 @@ struct PfcConfig {
   // ignored until none has come for `watchdog_restore`. Zero: no watchdog.
   Time watchdog_detect{};
   Time watchdog_restore{};  // zero: the detection time
+  // A switch's buffer shared by its ports (HPCC's simulator's SwitchMmu).
+  // Zero: the static per-port XOFF/XON above. Otherwise a port's priority
+  // pauses upstream when the bytes it holds beyond `reserve` reach
+  // (shared_buffer - headrooms - reserves - shared bytes in use) >> alpha_shift
+  // (USE_DYNAMIC_PFC_THRESHOLD 1), and resumes `resume_offset` below that.
+  Bytes shared_buffer{0};
+  DataRate shared_buffer_per{};  // nonzero: shared_buffer per this much of the fastest host link's rate
+  uint32_t alpha_shift = 3;      // 1/8; one less per doubling of a port's rate above the hosts'
+  Bytes reserve{4096};           // per port and priority, not shared
+  Bytes resume_offset{3072};
 };
 
 // RED-like ECN marking at switch egress (roce_v2, iwarp): no mark below
 // kmin, probability rising linearly to pmax at kmax, always above kmax.
+enum class EcnAt { enqueue, dequeue };
 struct EcnConfig {
   bool enabled = false;
   Bytes kmin{40 << 10};
   Bytes kmax{160 << 10};
   double pmax = 0.2;
+  DataRate rates_per{};       // nonzero: kmin and kmax per this much of the port's rate (KMIN_MAP, KMAX_MAP)
+  EcnAt at = EcnAt::enqueue;  // when the queue is measured and the frame marked
+  bool per_priority = false;  // the frame's own priority's queue, not the whole port's
 };
 
 // Congestion control at the NICs of the IBA fabrics (congestion_control:),
@@ -196,6 +210,13 @@ struct EcnConfig {
 // are its paper's (docs/congestion_control.md says which, and where the
 // paper leaves a value open, what was chosen).
 enum class CcAlgorithm { none, dcqcn, hpcc, timely, dctcp, swift, ib_cca };
+
+// Where the defaults come from. paper: each algorithm's paper (and the
+// switch's ecn:/pfc: sections as written); hpcc_ns3: the HPCC authors'
+// ns-3 simulator as its run.py runs it (docs/congestion_control.md,
+// "The hpcc_ns3 profile", cites each value). A key the file sets wins
+// over the profile.
+enum class CcProfile { paper, hpcc_ns3 };
 
 // DCQCN (Zhu et al., SIGCOMM 2015; the defaults are the paper's). The
 // receiver of an ECN CE-marked packet sends its sender a CNP, at most one
@@ -206,47 +227,80 @@ struct DcqcnConfig {
   double g = 1.0 / 256;              // RP: gain of the congestion estimate alpha
   Time alpha_period = Time::us(55);  // alpha decays after a period without a CNP
   Time rate_period = Time::us(55);   // rate increase timer
-  Bytes byte_counter{10'000'000};    // a rate increase every this many bytes sent
-  uint32_t fast_recovery = 5;        // steps that halve the gap to the target rate
-  DataRate additive{40'000'000};     // target rate step in additive increase
-  DataRate hyper{100'000'000};       // target rate step in hyper increase
-  DataRate min_rate{10'000'000};     // the rate never falls below this
+  // RP: CNPs within this time of the last cut are one cut, taken when it
+  // has passed (HPCC's simulator's RATE_DECREASE_INTERVAL). Zero: every CNP cuts.
+  Time decrease_period{};
+  Bytes byte_counter{10'000'000};  // a rate increase every this many bytes sent; 0: no byte counter
+  uint32_t fast_recovery = 5;      // steps that halve the gap to the target rate
+  DataRate additive{40'000'000};   // target rate step in additive increase
+  DataRate hyper{100'000'000};     // target rate step in hyper increase
+  DataRate min_rate{10'000'000};   // the rate never falls below this
+  // Nonzero: additive and hyper are per this much line rate (a NIC of
+  // twice it takes twice the steps), as HPCC's simulator's run.py scales them by 25 Gb/s.
+  DataRate rates_per{};
   // A cut sets the target to the current rate (the paper). false: only if a
   // timer step came since the last cut, as HPCC's simulator's CLAMP_TARGET_RATE 0.
   bool clamp_target_rate = true;
+  // Hyper increase once either count (timer or bytes) is more than one
+  // step past F (HPCC's simulator, whose only count is the timer's).
+  // true: only once both are past F, as QCN (IEEE 802.1Qau) counts them.
+  bool hyper_needs_both = false;
 };
 
-// HPCC (Li et al., SIGCOMM 2019, section 3 and Algorithm 1).
+// HPCC (Li et al., SIGCOMM 2019, section 3 and Algorithm 1; defaults: its
+// simulator's run.py, which the paper's evaluation ran).
 struct HpccConfig {
-  double eta = 0.95;              // target utilisation
-  uint32_t max_stage = 5;         // additive steps before a multiplicative update is forced
-  DataRate additive{50'000'000};  // W_AI expressed as a rate (W_AI = additive x base_rtt)
-  Time base_rtt = Time::us(10);   // T: the base RTT the window is sized to (W_init = line rate x T)
-  DataRate min_rate{100'000'000};
+  double eta = 0.95;                   // target utilisation (U_TARGET)
+  uint32_t max_stage = 0;              // additive steps before a multiplicative update is forced (MI_THRESH)
+  DataRate additive{10'000'000};       // W_AI expressed as a rate (W_AI = additive x base_rtt)
+  DataRate rates_per{25'000'000'000};  // additive is per this much line rate (0: as given)
+  Time base_rtt = Time::us(10);        // T: the base RTT the window is sized to (W_init = line rate x T)
+  DataRate min_rate{1'000'000'000};
+  // Each ACK between reference updates sets the rate from the reference
+  // window too (FAST_REACT 1); false: only once an RTT.
+  bool fast_react = true;
 };
 
 // TIMELY (Mittal et al., SIGCOMM 2015, Algorithm 1 and section 5).
+enum class TimelyUpdate { per_min_rtt, per_rtt };
 struct TimelyConfig {
   Time t_low = Time::us(50);    // below it: additive increase whatever the gradient
   Time t_high = Time::us(500);  // above it: multiplicative decrease by the RTT
   Time min_rtt = Time::us(20);  // normalises the gradient
-  // alpha: weight of the newest RTT difference. 0.02 is the paper's first
-  // author's published TIMELY code (the paper gives no number); HPCC's
-  // simulator uses 0.875, which makes one noisy sample the whole gradient.
-  double ewma = 0.02;
-  double beta = 0.8;              // multiplicative decrease factor
-  DataRate additive{10'000'000};  // delta
-  uint32_t hai_threshold = 5;     // gradient-negative steps before hyperactive increase (N = 5)
-  DataRate min_rate{10'000'000};
+  // alpha: weight of the newest RTT difference in the smoothed one. 0.875
+  // is HPCC's simulator's (rdma-hw.cc TimelyAlpha); the paper gives no number.
+  double ewma = 0.875;
+  double beta = 0.8;                   // multiplicative decrease factor
+  DataRate additive{10'000'000};       // delta
+  DataRate hyper{50'000'000};          // the step of hyperactive increase (N delta, N = 5)
+  DataRate rates_per{10'000'000'000};  // additive and hyper are per this much line rate (0: as given)
+  uint32_t hai_threshold = 5;          // increases in a row before hyperactive increase
+  DataRate min_rate{1'000'000'000};
+  // When it updates: once per RTT (an ACK past the PSN sent at the last
+  // update, HPCC's simulator), or at the first sample min_rtt after the last.
+  TimelyUpdate update = TimelyUpdate::per_rtt;
+  // Nonzero: the QP also keeps at most the BDP at its rate and this RTT
+  // unacknowledged (run.py's timely_vwin: HAS_WIN 1, VAR_WIN 1). Zero: rate
+  // only (run.py's timely). Without it an incast's first burst is all sent
+  // before any RTT sample can show the queue (docs/congestion_control.md).
+  Time window_rtt = Time::us(10);
+  // The largest cut at once; 1: down to min_rate, as rdma-hw.cc clamps
+  // 1 - beta x gradient at 0, which after a burst leaves every flow at the
+  // floor, climbing back one step per packet at 1 Gb/s.
+  double max_mdf = 0.5;
 };
 
 // DCTCP (Alizadeh et al., SIGCOMM 2010) for RoCE, as the DCTCP baseline of
-// HPCC's simulator: a window cut by alpha/2 once a window when ECN-echoed
-// ACKs arrived, alpha the EWMA of the fraction echoed.
+// HPCC's simulator (rdma-hw.cc HandleAckDctcp): a paced rate, cut by
+// alpha/2 at most once a window when ECN-echoed ACKs arrived (alpha, the
+// EWMA of the fraction echoed, updated first), raised by rate_ai once a
+// window otherwise; the window is the BDP at the current rate.
 struct DctcpConfig {
   double g = 1.0 / 16;           // gain of alpha
-  Time base_rtt = Time::us(10);  // initial window = line rate x base_rtt
+  Time base_rtt = Time::us(10);  // the window at line rate = line rate x base_rtt
   Bytes min_window{4096};
+  DataRate rate_ai{615'000'000};  // DCTCP_RATE_AI: one MTU per RTT of 13 us at MTU 1 KB
+  DataRate min_rate{1'000'000'000};
 };
 
 // Swift (Kumar et al., SIGCOMM 2020, Algorithm 1): a fabric window and an
@@ -260,6 +314,7 @@ struct SwiftConfig {
   double max_mdf = 0.5;          // largest cut at once
   double min_window = 0.01;      // packets; below one packet the QP is paced
   Time base_rtt = Time::us(10);  // initial window = line rate x base_rtt
+  uint32_t retx_reset = 5;       // RETX_RESET_THRESHOLD: timeouts in a row that reset cwnd to min_window
 };
 
 // InfiniBand congestion control (IBA annex A10): switches mark FECN when a
@@ -277,6 +332,11 @@ struct IbCcaConfig {
 
 struct CcConfig {
   CcAlgorithm algorithm = CcAlgorithm::none;
+  CcProfile profile = CcProfile::paper;
+  // RoCE: the 802.1p priority (and DSCP 8 x it) of ACKs, NAKs and CNPs,
+  // served before data at every port (strict priority, as HPCC's
+  // simulator's ACK_HIGH_PRIO); -1: they share the data's queue.
+  int control_priority = -1;
   DcqcnConfig dcqcn;
   HpccConfig hpcc;
   TimelyConfig timely;
@@ -415,6 +475,9 @@ RDMASIM_ENUM_NAMES(SwitchMode, store_and_forward, "cut_through", "store_and_forw
 RDMASIM_ENUM_NAMES(IbRouting, updown, "min_hop", "updown");
 RDMASIM_ENUM_NAMES(CongestionControl, dctcp, "newreno", "cubic", "dctcp");
 RDMASIM_ENUM_NAMES(CcAlgorithm, ib_cca, "none", "dcqcn", "hpcc", "timely", "dctcp", "swift", "ib_cca");
+RDMASIM_ENUM_NAMES(CcProfile, hpcc_ns3, "paper", "hpcc_ns3");
+RDMASIM_ENUM_NAMES(EcnAt, dequeue, "enqueue", "dequeue");
+RDMASIM_ENUM_NAMES(TimelyUpdate, per_rtt, "per_min_rtt", "per_rtt");
 RDMASIM_ENUM_NAMES(Completion, napi, "polling", "interrupt", "hybrid", "napi");
 RDMASIM_ENUM_NAMES(NetStack, dpdk, "kernel", "dpdk");
 RDMASIM_ENUM_NAMES(Doorbell, pio, "dma", "pio");

@@ -16,9 +16,19 @@ void read_flow_control(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_pfc(ExperimentDraft& d, const Entry& e) {
-  auto f =
-      d.c.fields(e.value, e.path, "PFC settings", {"priority", "xoff", "xon", "deadlock_detect", "watchdog"});
+  auto f = d.c.fields(e.value, e.path, "PFC settings",
+                      {"priority", "xoff", "xon", "deadlock_detect", "watchdog", "shared_buffer",
+                       "shared_buffer_per", "alpha_shift", "reserve", "resume_offset"});
   if (!f) return;
+  PfcConfig& p = d.x.pfc_config;
+  d.c.read(*f, "shared_buffer", p.shared_buffer, [&](const Entry& v) { return d.c.bytes(v, false); });
+  d.c.read(*f, "shared_buffer_per", p.shared_buffer_per, [&](const Entry& v) -> std::optional<DataRate> {
+    if (v.value.IsScalar() && v.value.Scalar() == "0") return DataRate(0);
+    return d.c.rate(v);
+  });
+  d.c.read(*f, "alpha_shift", p.alpha_shift, [&](const Entry& v) { return d.c.whole(v, 0, 16); });
+  d.c.read(*f, "reserve", p.reserve, [&](const Entry& v) { return d.c.bytes(v, false); });
+  d.c.read(*f, "resume_offset", p.resume_offset, [&](const Entry& v) { return d.c.bytes(v, false); });
   d.c.read(*f, "deadlock_detect", d.x.pfc_config.deadlock_detect,
            [&](const Entry& v) { return d.c.positive_time(v); });
 
@@ -44,8 +54,15 @@ void read_pfc(ExperimentDraft& d, const Entry& e) {
 }
 
 void read_ecn(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "ECN settings", {"enabled", "kmin", "kmax", "pmax"});
+  auto f = d.c.fields(e.value, e.path, "ECN settings",
+                      {"enabled", "kmin", "kmax", "pmax", "rates_per", "at", "per_priority"});
   if (!f) return;
+  d.c.read(*f, "rates_per", d.x.ecn.rates_per, [&](const Entry& v) -> std::optional<DataRate> {
+    if (v.value.IsScalar() && v.value.Scalar() == "0") return DataRate(0);
+    return d.c.rate(v);
+  });
+  d.c.read(*f, "at", d.x.ecn.at, [&](const Entry& v) { return d.c.choice<EcnAt>(v, "ECN marking point"); });
+  d.c.read(*f, "per_priority", d.x.ecn.per_priority, [&](const Entry& v) { return d.c.boolean(v); });
   d.c.read(*f, "enabled", d.x.ecn.enabled, [&](const Entry& v) { return d.c.boolean(v); });
   if (const Entry* en = f->find("enabled")) d.ecn_enabled = *en;
   d.c.read(*f, "kmin", d.x.ecn.kmin, [&](const Entry& v) { return d.c.bytes(v, false); });

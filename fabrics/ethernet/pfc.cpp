@@ -69,12 +69,36 @@ PfcSettings lossless_thresholds(const PfcSettings& configured, const Node& node,
 PfcPort::PfcPort(Port& port, PacketPool& pool, const MacAddress& mac, const PfcSettings& s)
     : port_(port), pool_(pool), mac_(mac), s_(s) {}
 
+// Shared buffer (switch-mmu.cc UpdateIngressAdmission, CheckShouldPause):
+// the bytes past the reserve are shared until they would pass the
+// threshold, then the headroom's.
+bool PfcPort::over_threshold(uint8_t cls) const {
+  const uint64_t past = held_[cls] - hdrm_[cls];
+  const uint64_t used = past > shared_->reserve ? past - shared_->reserve : 0;
+  return hdrm_[cls] > 0 || used >= shared_->threshold(shift_);
+}
+
+// CheckShouldResume: nothing in the headroom, and the shared bytes
+// resume_offset below the threshold (or none).
+bool PfcPort::under_resume(uint8_t cls) const {
+  const uint64_t past = held_[cls] - hdrm_[cls];
+  const uint64_t used = past > shared_->reserve ? past - shared_->reserve : 0;
+  return hdrm_[cls] == 0 && (used == 0 || used + shared_->resume_offset <= shared_->threshold(shift_));
+}
+
 void PfcPort::add(uint8_t cls, uint64_t bytes) {
   cls &= 7;
   if (!(s_.classes >> cls & 1)) return;
+  if (shared_) {
+    const uint64_t in = held_[cls] - hdrm_[cls], now_in = in + bytes;
+    if (now_in > shared_->reserve && now_in - shared_->reserve > shared_->threshold(shift_))
+      hdrm_[cls] += bytes;
+    else if (now_in > shared_->reserve)
+      shared_->used_add(std::min(bytes, now_in - shared_->reserve));
+  }
   held_[cls] += bytes;
   stats_.max_held = std::max(stats_.max_held, held_[cls]);
-  if (held_[cls] >= s_.xoff && !pausing_peer(cls)) {
+  if (!pausing_peer(cls) && (shared_ ? over_threshold(cls) : held_[cls] >= s_.xoff)) {
     pausing_ |= static_cast<uint8_t>(1u << cls);
     send_pfc(cls, s_.pause_quanta);
   }
@@ -83,8 +107,16 @@ void PfcPort::add(uint8_t cls, uint64_t bytes) {
 void PfcPort::remove(uint8_t cls, uint64_t bytes) {
   cls &= 7;
   if (!(s_.classes >> cls & 1)) return;
+  if (shared_) {  // RemoveFromIngressAdmission: the headroom's bytes first
+    const uint64_t from_hdrm = std::min(hdrm_[cls], bytes);
+    const uint64_t in = held_[cls] - hdrm_[cls];
+    const uint64_t from_shared =
+        std::min(bytes - from_hdrm, in > shared_->reserve ? in - shared_->reserve : 0);
+    hdrm_[cls] -= from_hdrm;
+    shared_->shared_used -= std::min(shared_->shared_used, from_shared);
+  }
   held_[cls] -= std::min(held_[cls], bytes);
-  if (pausing_peer(cls) && held_[cls] <= s_.xon) {
+  if (pausing_peer(cls) && (shared_ ? under_resume(cls) : held_[cls] <= s_.xon)) {
     pausing_ &= static_cast<uint8_t>(~(1u << cls));
     port_.owner().sim().cancel(timers().refresh[cls]);
     timers().refresh[cls] = {};
@@ -371,21 +403,54 @@ void PfcDeadlockFinder::add(std::vector<Network::PfcStuck> stuck) {
   }
 }
 
+void share_buffer(PfcNode& pfc, Node& node, const PfcConfig& c, uint64_t host_rate) {
+  SharedBuffer b;
+  b.size = c.shared_buffer.count();
+  if (c.shared_buffer_per.bps() && host_rate)
+    b.size =
+        static_cast<uint64_t>(static_cast<unsigned __int128>(b.size) * host_rate / c.shared_buffer_per.bps());
+  b.reserve = c.reserve.count();
+  b.resume_offset = c.resume_offset.count();
+  for (size_t i = 0; i < node.port_count(); ++i) {
+    const LinkParams& l = node.port(i).params();
+    b.total_headroom += 3 * bytes_in(l.rate, l.delay);  // third.cc: rate x delay / 8 x 3
+    b.total_reserve += b.reserve;
+  }
+  pfc.share(b);
+  for (size_t i = 0; i < node.port_count(); ++i) {
+    Port& port = node.port(i);
+    uint32_t shift = c.alpha_shift;
+    for (uint64_t r = port.params().rate.bps(); r > host_rate && shift > 0; r /= 2) --shift;
+    pfc.port(i).share(pfc.shared(), shift);
+    // Egress queues take what the shared buffer admits (switch-mmu.cc
+    // CheckEgressAdmission admits all).
+    port.set_buffer_bytes(std::max(port.params().buffer_bytes, b.size));
+  }
+}
+
 std::vector<PfcNode*> enable_pfc(Network& net,
                                  const std::function<MacAddress(int node, uint16_t port)>& port_mac) {
   const PfcSettings configured = pfc_settings(net.cfg.pfc_config);
   uint32_t mtu = net.cfg.link.mtu;
   for (const LinkSpec& l : net.cfg.topology.links) mtu = std::min(mtu, l.config.mtu);
   const uint32_t max_frame = mtu + kFrameOverhead;
+  const PfcConfig& c = net.cfg.pfc_config;
+  // The hosts' rate: the shared buffer's size and each port's alpha scale with it (run.py, third.cc).
+  uint64_t host_rate = 0;
+  for (int h = 0; h < net.graph.host_count(); ++h)
+    for (size_t i = 0; i < net.nodes[h]->port_count(); ++i)
+      host_rate = std::max(host_rate, net.nodes[h]->port(i).params().rate.bps());
   std::vector<PfcNode*> out(net.nodes.size(), nullptr);
   for (int n = 0; n < net.graph.size(); ++n) {
     Node& node = *net.nodes[n];
     const bool host = net.graph.is_host(n);
-    PfcSettings s = host ? configured : lossless_thresholds(configured, node, max_frame);
+    const bool shared = !host && c.shared_buffer.count() > 0;
+    PfcSettings s = host || shared ? configured : lossless_thresholds(configured, node, max_frame);
     if (host) s.watchdog = Time{};  // the watchdog is the switches'
     out[n] = &PfcNode::attach(node, net.pool, s,
                               host ? PfcAccounting::until_released : PfcAccounting::until_departed,
                               [&port_mac, n](uint16_t p) { return port_mac(n, p); });
+    if (shared) share_buffer(*out[n], node, c, host_rate);
     for (size_t i = 0; s.watchdog > Time{} && i < out[n]->port_count(); ++i)
       out[n]->port(i).on_watchdog([&net, &node, i](uint8_t, size_t dropped) {
         net.pfc_watchdog.push_back({net.sim.now(), node.name(), static_cast<uint16_t>(i), dropped});

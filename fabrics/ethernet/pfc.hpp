@@ -49,6 +49,29 @@
 
 namespace rdmasim {
 
+// A switch's buffer shared by its ports, as HPCC's simulator's SwitchMmu
+// (switch-mmu.cc) accounts it: per ingress port and priority, `reserve`
+// bytes of its own, then bytes from the shared pool, and past the dynamic
+// threshold bytes from the port's headroom (a round trip and more on its
+// link, which catches what comes after the pause). The threshold:
+//   (size - every port's headroom - every port's reserve - shared bytes in use) >> shift
+// with shift the port's (alpha = 1/8 at the hosts' rate, doubled per
+// doubling of the port's). A priority pauses upstream when its bytes
+// past the reserve reach the threshold or it holds headroom bytes, and
+// resumes once it holds no headroom and is resume_offset below it.
+struct SharedBuffer {
+  uint64_t size = 0;
+  uint64_t reserve = 4096;
+  uint64_t resume_offset = 3072;
+  uint64_t total_headroom = 0, total_reserve = 0;
+  uint64_t shared_used = 0;
+  void used_add(uint64_t b) { shared_used += b; }
+  uint64_t threshold(uint32_t shift) const {
+    const uint64_t fixed = total_headroom + total_reserve + shared_used;
+    return size > fixed ? (size - fixed) >> shift : 0;
+  }
+};
+
 struct PfcSettings {
   uint8_t classes = 1 << 3;        // bit i: priority i is lossless (paused and counted)
   uint64_t xoff = 256 << 10;       // held bytes of a priority at which it is paused upstream
@@ -90,6 +113,13 @@ class PfcPort final : public EgressGate, public IngressMeter {
   // Bytes of a priority that came in here are held, or no longer held.
   void add(uint8_t cls, uint64_t bytes);
   void remove(uint8_t cls, uint64_t bytes);
+  // Thresholds from the node's shared buffer instead of XOFF and XON.
+  void share(SharedBuffer* b, uint32_t shift) {
+    shared_ = b;
+    shift_ = shift;
+  }
+  // Bytes of `cls` held in the port's headroom (shared buffer only).
+  uint64_t headroom_held(uint8_t cls) const { return hdrm_[cls & 7]; }
   // A PFC frame arrived on this port.
   void on_pfc(const PfcFrame& f);
 
@@ -138,6 +168,11 @@ class PfcPort final : public EgressGate, public IngressMeter {
   MacAddress mac_;
   PfcSettings s_;
   std::array<uint64_t, 8> held_{};
+  SharedBuffer* shared_ = nullptr;
+  uint32_t shift_ = 3;
+  std::array<uint64_t, 8> hdrm_{};  // of held_, in the headroom (shared buffer)
+  bool over_threshold(uint8_t cls) const;
+  bool under_resume(uint8_t cls) const;
   uint8_t pausing_ = 0;  // priorities we asked the peer to pause
   uint8_t paused_ = 0;   // priorities the peer asked us to pause
   // The deadlock detector's watch (watch_stuck); kClasses: none.
@@ -185,6 +220,9 @@ class PfcNode {
   void discarded(const Packet& p);
 
   explicit PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
+  // The node's ports share `b` (switches; SharedBuffer).
+  void share(const SharedBuffer& b) { shared_ = std::make_unique<SharedBuffer>(b); }
+  SharedBuffer* shared() const { return shared_.get(); }
 
  private:
   // until_departed: a frame's count rides in its metadata (PacketMeta::pfc_bytes).
@@ -193,6 +231,7 @@ class PfcNode {
 
   PfcAccounting accounting_;
   std::vector<std::unique_ptr<PfcPort>> ports_;
+  std::unique_ptr<SharedBuffer> shared_;
 };
 
 // Looks for PFC deadlocks: a cycle of ports, each paused (the PFC priority)
@@ -231,6 +270,10 @@ bool is_pfc_frame(std::span<const std::byte> frame);
 
 // The PFC settings an experiment asks for: its priority, XOFF and XON.
 PfcSettings pfc_settings(const PfcConfig& c);
+
+// Makes `node`'s ports share one buffer (pfc.shared_buffer), its size per
+// `host_rate` when pfc.shared_buffer_per says so.
+void share_buffer(PfcNode& pfc, Node& node, const PfcConfig& c, uint64_t host_rate);
 
 // flow_control: pfc on a whole network: hosts count until released, every
 // other node until departed with lossless_thresholds. `port_mac` gives the

@@ -118,10 +118,16 @@ void IbSwitch::reached_output(uint16_t out) {
   Output& o = out_[out];
   Held h = std::move(o.pipeline.front());
   o.pipeline.pop_front();
-  // IBA A10.2.1.1: an output port past its threshold marks what it forwards.
-  // FECN is in BTH byte 4, outside the ICRC and inside the VCRC.
+  // IBA A10.2.1.1: an output port past its threshold marks what it
+  // forwards, if it is the root of the congestion: a port whose VL has no
+  // credits to send is a victim of congestion further on (its queue grows
+  // because the next hop's does) and marks nothing, so that only the flows
+  // through the root slow down. FECN is in BTH byte 4, outside the ICRC and
+  // inside the VCRC.
   const Port& port = this->port(out);
-  if (o.queued + port.queued_bytes() > fecn_threshold_ && set_fecn(h.packet)) {
+  const uint8_t vl = h.packet.meta().vl & (Port::kClasses - 1);
+  const bool victim = port.gate() && !port.gate()->may_send(vl, h.packet.size());
+  if (!victim && o.queued + port.queued_bytes() > fecn_threshold_ && set_fecn(h.packet)) {
     ++stats_.fecn_marked;
     if (!h.packet.meta().crc_pending) fill_vcrc(h.packet.bytes());
   }

@@ -54,6 +54,7 @@ std::vector<IpEndpoint> finish_l3(Network& net) {
       sw.add_route(e.ipv6, ports);
     }
     sw.routes_done();
+    if (net.cfg.ecn.enabled && net.cfg.ecn.at == EcnAt::dequeue) sw.enable_dequeue_marking();
   }
   std::vector<IpEndpoint> eps;
   for (int h = 0; h < g.host_count(); ++h) {

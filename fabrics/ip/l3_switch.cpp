@@ -125,32 +125,46 @@ void L3Switch::forward(Port& in, uint16_t out, Packet p) {
   }
   in.release_ingress(p);
   ++stats_.forwarded;
-  if (ecn_.enabled && mark(out)) {
-    bool marked = false;
-    if (eth->ethertype() == ethertype::kIpv4) {
-      auto ip = Ipv4View::check(eth->payload());
-      if (is_ect(ip->ecn())) {
-        ip->update_ecn(Ecn::Ce);
-        marked = true;
-      }
-    } else if (eth->ethertype() == ethertype::kIpv6) {
-      auto ip = Ipv6View::check(eth->payload());
-      if (is_ect(ip->ecn())) {
-        ip->set_ecn(Ecn::Ce);
-        marked = true;
-      }
-    }
-    if (marked) {
-      ++stats_.ecn_marked;
-      ++port(out).stats().ecn_marks;
-    }
-  }
+  if (ecn_.enabled && ecn_.at == EcnAt::enqueue && mark(port(out), p.meta().priority & 7))
+    set_ce(port(out), p);
   // The frame takes its place in the egress queue now and may start once
   // the forwarding latency has passed; per-port order is kept.
   if (last_ready_.size() < port_count()) last_ready_.resize(port_count());
   const Time ready = std::max(sim_.now() + delay, last_ready_[out]);
   last_ready_[out] = ready;
   port(out).send(std::move(p), ready);
+}
+
+// CE on an ECN-capable frame (RFC 3168 5); counted on the port.
+void L3Switch::set_ce(Port& out, Packet& p) {
+  auto eth = EthernetView::check(p.raw_bytes());
+  bool marked = false;
+  if (eth->ethertype() == ethertype::kIpv4) {
+    auto ip = Ipv4View::check(eth->payload());
+    if (ip && is_ect(ip->ecn())) {
+      ip->update_ecn(Ecn::Ce);
+      marked = true;
+    }
+  } else if (eth->ethertype() == ethertype::kIpv6) {
+    auto ip = Ipv6View::check(eth->payload());
+    if (ip && is_ect(ip->ecn())) {
+      ip->set_ecn(Ecn::Ce);
+      marked = true;
+    }
+  }
+  if (marked) {
+    ++stats_.ecn_marked;
+    ++out.stats().ecn_marks;
+  }
+}
+
+void L3Switch::enable_dequeue_marking() {
+  for (size_t i = 0; i < port_count(); ++i) {
+    Port& out = port(i);
+    out.on_tx([this, &out](Time, Packet& p) {
+      if (mark(out, p.meta().priority & 7)) set_ce(out, p);
+    });
+  }
 }
 
 void L3Switch::enable_telemetry() {
@@ -175,13 +189,24 @@ void L3Switch::stamp(const Port& out, Packet& p) {
   p.meta().crc_pending = true;  // the option is inside the ICRC: a capture after this hop seals it again
 }
 
-// RED on the instantaneous egress queue at enqueue (as DCQCN switches configure it).
-bool L3Switch::mark(uint16_t out) {
-  const uint64_t q = port(out).queued_bytes();
-  if (q <= ecn_.kmin.count()) return false;
-  if (q >= ecn_.kmax.count()) return true;
-  const double p = ecn_.pmax * static_cast<double>(q - ecn_.kmin.count()) /
-                   static_cast<double>(ecn_.kmax.count() - ecn_.kmin.count());
+// RED on the instantaneous egress queue (as DCQCN switches configure it):
+// the whole port's or the frame's priority's, at enqueue (before the frame
+// joins it) or at dequeue (the bytes behind the frame, HPCC's simulator's
+// SwitchMmu::ShouldSendCN); kmin and kmax per `rates_per` of the port's rate.
+bool L3Switch::mark(const Port& out, uint8_t cls) {
+  const uint64_t q = ecn_.per_priority ? out.queued_bytes(cls) : out.queued_bytes();
+  uint64_t kmin = ecn_.kmin.count(), kmax = ecn_.kmax.count();
+  if (ecn_.rates_per.bps()) {
+    const auto scale = [&](uint64_t k) {
+      return static_cast<uint64_t>(static_cast<unsigned __int128>(k) * out.params().rate.bps() /
+                                   ecn_.rates_per.bps());
+    };
+    kmin = scale(kmin);
+    kmax = scale(kmax);
+  }
+  if (q <= kmin) return false;
+  if (q >= kmax) return true;
+  const double p = ecn_.pmax * static_cast<double>(q - kmin) / static_cast<double>(kmax - kmin);
   return rng_.chance(p);
 }
 

@@ -40,6 +40,9 @@ class L3Switch final : public Node {
   // egress port's queue, bytes sent and rate at dequeue). Call once the
   // ports are wired, before captures attach, so that they see the sample.
   void enable_telemetry();
+  // ecn.at dequeue: frames are marked as they start to leave (call as
+  // enable_telemetry is called).
+  void enable_dequeue_marking();
 
   struct Stats {
     uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0, telemetry_full = 0;
@@ -50,7 +53,8 @@ class L3Switch final : public Node {
 
  private:
   void forward(Port& in, uint16_t out, Packet p);
-  bool mark(uint16_t out);
+  bool mark(const Port& out, uint8_t cls);
+  void set_ce(Port& out, Packet& p);
   void stamp(const Port& port, Packet& p);
 
   SwitchConfig cfg_;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fabrics/iba/icrc.hpp"
+#include "fabrics/iba/opcodes.hpp"
 #include "fabrics/ip/wire/int_option.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/ipv6.hpp"
@@ -30,8 +31,13 @@ ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e) {
 }
 
 RoceV2Fabric::RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority,
-                           bool ecn_capable)
-    : IbaFabric(nic), ip_(ip), self_(self), priority_(priority), ecn_capable_(ecn_capable) {}
+                           bool ecn_capable, int control_priority)
+    : IbaFabric(nic),
+      ip_(ip),
+      self_(self),
+      priority_(priority),
+      control_priority_(control_priority),
+      ecn_capable_(ecn_capable) {}
 
 // The larger IP header: IPv6's, or IPv4's with the telemetry option.
 size_t RoceV2Fabric::headroom() const {
@@ -45,9 +51,16 @@ uint16_t RoceV2Fabric::source_port(uint32_t src_qpn, uint32_t dest_qpn) {
 }
 
 void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) {
+  // An acknowledgement (IBA 9.7.5.2: ACK or NAK) or a CNP (annex A17.9.2)
+  // in the control class when there is one; the BTH opcode is the frame's first byte yet.
+  uint8_t priority = priority_;
+  if (control_priority_ >= 0) {
+    const auto opcode = static_cast<uint8_t>(p.raw_bytes()[0]);
+    if (opcode == RC_ACKNOWLEDGE || opcode == CNP) priority = static_cast<uint8_t>(control_priority_);
+  }
   std::memset(p.push_back(kIcrcLen).data(), 0, kIcrcLen);  // filled when observed (seal)
   p.meta().crc_pending = true;
-  p.meta().priority = priority_;
+  p.meta().priority = priority;
 
   const uint16_t udp_len = static_cast<uint16_t>(p.size() + UdpHeader::kLen);
   UdpHeader udp{source_port(src_qpn, dest_qpn), kUdpPortRoceV2, udp_len, 0};
@@ -55,7 +68,7 @@ void RoceV2Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
 
   // DSCP carries the traffic class: priority p maps to DSCP 8p + 2 (AF p1),
   // e.g. the common RoCE choice DSCP 26 for priority 3.
-  const uint8_t dscp = static_cast<uint8_t>(priority_ << 3 | 2);
+  const uint8_t dscp = static_cast<uint8_t>(priority << 3 | 2);
   const Ecn ecn = ecn_capable_ ? Ecn::Ect0 : Ecn::NotEct;
   const Ipv6Address dst = gid_address(dest.grh.dgid);
   if (ip_ == IpVersion::ipv4) {

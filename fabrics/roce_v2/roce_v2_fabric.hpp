@@ -20,7 +20,10 @@ void seal_roce_v2(Packet& p);
 
 class RoceV2Fabric final : public IbaFabric {
  public:
-  RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable);
+  // control_priority >= 0: ACKs, NAKs and CNPs go in that priority (DSCP
+  // 8 x it), the rest in `priority`.
+  RoceV2Fabric(Rnic& nic, IpVersion ip, const IpEndpoint& self, uint8_t priority, bool ecn_capable,
+               int control_priority = -1);
 
   size_t headroom() const override;
   void encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) override;
@@ -42,6 +45,7 @@ class RoceV2Fabric final : public IbaFabric {
   IpVersion ip_;
   IpEndpoint self_;
   uint8_t priority_;
+  int control_priority_;
   bool ecn_capable_;
   uint16_t ip_id_ = 0;
 };

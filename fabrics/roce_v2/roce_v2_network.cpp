@@ -26,12 +26,18 @@ BuiltFabric RoceV2Net::finish(Network& net) const {
   const uint8_t priority = cfg.pfc ? cfg.pfc_config.priority : 0;
   for (int h = 0; h < net.graph.host_count(); ++h) {
     Rnic& nic = net.host(h).nic();
-    auto fabric = std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled);
+    auto fabric = std::make_unique<RoceV2Fabric>(nic, cfg.ip, eps[h], priority, cfg.ecn.enabled,
+                                                 cfg.cc.control_priority);
     fabric->set_congestion_control(&cfg.cc);
     fabric->set_loss_recovery(cfg.loss_recovery, &cfg.irn);
     nic.set_fabric(std::move(fabric));
     nic.set_gid(roce_v2_gid(cfg.ip, eps[h]));
   }
+  // ACKs, NAKs and CNPs in their own class, served first at every port.
+  if (cfg.cc.control_priority >= 0)
+    for (auto& node : net.nodes)
+      for (size_t i = 0; i < node->port_count(); ++i)
+        node->port(i).set_strict_classes(static_cast<uint8_t>(1u << cfg.cc.control_priority));
   if (cfg.cc.algorithm == CcAlgorithm::hpcc)
     for (int n = net.graph.host_count(); n < net.graph.size(); ++n)
       static_cast<L3Switch&>(*net.nodes[n]).enable_telemetry();

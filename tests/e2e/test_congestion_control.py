@@ -68,14 +68,18 @@ for algo in ("none", "dcqcn", "dctcp", "timely", "hpcc", "swift"):
     senders = [row for row in qp[1:] if row[2].split(":")[0] != "h4"]
     if algo == "none":
         check(all(row[3] == "100000000000" and row[4] == "0" for row in senders), "none: line rate, no window")
-    if algo in ("dcqcn", "timely", "hpcc"):
+    if algo in ("dcqcn", "hpcc"):
         check(any(int(row[3]) < 100_000_000_000 for row in senders), f"{algo}: senders paced below line rate")
-    if algo in ("dctcp", "hpcc", "swift"):
+    # TIMELY's BDP window bounds this burst (its RTT stays below T_low).
+    if algo in ("dctcp", "hpcc", "swift", "timely"):
         check(all(0 < int(row[4]) <= 125000 for row in senders), f"{algo}: a window of at most the BDP")
     if algo == "hpcc":
-        # Once it has reacted, HPCC keeps the bottleneck queue near empty (a few packets).
+        # Once it has reacted, HPCC keeps the bottleneck queue below a BDP. With
+        # MI_THRESH 0 (HPCC's simulator) every update is multiplicative and
+        # the queue swings around eta (about 88 KB here); the old five additive
+        # stages held it to a few packets but slowed 1-10 MB flows' tails.
         later = [int(row[3]) for row in q[1:] if row[1:3] == ["s0", "4"] and int(row[0]) >= 100_000_000]
-        check(later and max(later) < 4 * 4200, f"hpcc: queue after 100 us at most {max(later)} bytes")
+        check(later and max(later) < 125000, f"hpcc: queue after 100 us at most {max(later)} bytes")
 # capture.timeseries narrowed: only the chosen ports and workload, in the
 # order and with the values of the unfiltered run (the "none" one above).
 TWO = INCAST.replace("    count: 32, outstanding: 16}", "    count: 32, outstanding: 16}\n"
@@ -120,29 +124,26 @@ if r:
     check(r["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 128}, "the run goes on to the end")
     check("warning: time series end at" in err, f"a warning: {err}")
 
-# TIMELY with the paper's parameters for its 10 Gb/s network (T_low 50 us,
-# minRTT 20 us, alpha 0.02) cannot cut before the RTT passes T_low, and the
-# 1 MiB each sender posts at once has left at 100 Gb/s by then: its peak is
-# the burst's, as without congestion control (docs/congestion_control.md).
-# With minRTT the network's minimum RTT (about 5 us here: the TIMELY
-# authors' code defines it so) and delta 10 Mb/s per 10 Gb/s of line rate
-# (their code's and HPCC's simulator's scaling), it reacts within the
-# burst and the peak falls; so it does with HPCC's simulator's alpha 0.875.
-for name, sets in (("timely (min_rtt 5us)", ("congestion_control.timely.min_rtt=5us",
-                                             "congestion_control.timely.additive=100Mbps")),
-                   ("timely (alpha 0.875)", ("congestion_control.timely.ewma=0.875",))):
+# TIMELY as HPCC's simulator runs it (rate only, a cut clamped at the
+# floor: window_rtt 0, max_mdf 1) cannot cut before the RTT passes T_low,
+# and the 1 MiB each sender posts at once has left at 100 Gb/s by then:
+# its peak is the burst's, as without congestion control. The default's
+# BDP window holds it below (docs/congestion_control.md, TIMELY).
+for name, sets in (("timely_sim", ("congestion_control.timely.window_rtt=0s",
+                                   "congestion_control.timely.max_mdf=1")),):
     args = ["--set", "congestion_control.algorithm=timely"]
-    for s in sets:
-        args += ["--set", s]
-    _, _, _, r = run(INCAST, os.path.join(base, name.replace(" ", "_")), *args)
+    for s_ in sets:
+        args += ["--set", s_]
+    _, _, _, r = run(INCAST, os.path.join(base, name.replace(" ", "_").replace("'", "")), *args)
     if r:
         check(r["workloads"][0]["data_verified"], f"{name}: every write lands")
         peak[name] = bottleneck(r)["max_queue_bytes"]
 for algo, bytes_ in peak.items():
-    if algo in ("none", "timely"):
+    if algo in ("none", "timely_sim"):
         continue
     check(bytes_ < peak["none"], f"{algo}: peak queue {bytes_} below none's {peak['none']}")
-check(peak["timely"] < 1.05 * peak["none"], f"timely: peak {peak['timely']}, about the burst's {peak['none']}")
+check(peak["timely_sim"] > 0.95 * peak["none"],
+      f"timely_sim: peak {peak['timely_sim']}, about the burst's {peak['none']}")
 
 # DCQCN fairness (Zhu et al. 2015, figure 12's setting): a second flow joins
 # at 1 ms; from 2 ms on both run at about half the link.

@@ -449,7 +449,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   // A section that is not a map is an error, not a read of its keys (this crashed).
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "pfc: 5\n")) ==
         "exp.yaml:1:6: pfc: expected PFC settings (a map with keys priority, xoff, xon, deadlock_detect, "
-        "watchdog), got '5'\n");
+        "watchdog, shared_buffer, shared_buffer_per, alpha_shift, reserve, resume_offset), got '5'\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "seed: [1]\n")) ==
         "exp.yaml:1:7: seed: expected a whole number from 0, got a list\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, start: 5 us}\n")) == "");  // a space is fine
@@ -940,7 +940,21 @@ TEST_CASE("loader: congestion_control, its defaults, ECN switched on by the algo
   }
   c = good(pair_with(w, "congestion_control: {algorithm: hpcc}\n"), {"congestion_control.hpcc.eta=0.9"});
   CHECK(c.cc.hpcc.eta == 0.9);
-  CHECK(c.cc.hpcc.max_stage == 5);
+  CHECK(c.cc.hpcc.max_stage == 0);  // HPCC's simulator's MI_THRESH (run.py)
+  // The hpcc_ns3 profile sets the reference's values; a key the file sets wins.
+  c = good(
+      pair_with(w, "congestion_control: {algorithm: dcqcn, profile: hpcc_ns3, dcqcn: {fast_recovery: 3}}\n"));
+  CHECK(c.cc.dcqcn.rate_period == Time::us(300));
+  CHECK(c.cc.dcqcn.decrease_period == Time::us(4));
+  CHECK(c.cc.dcqcn.fast_recovery == 3);
+  CHECK(c.cc.control_priority == 6);
+  CHECK(c.ecn.at == EcnAt::dequeue);
+  CHECK(c.ecn.rates_per == DataRate(25'000'000'000));
+  CHECK(c.pfc_config.shared_buffer == Bytes(16u << 20));
+  c = good(pair_with(w, "congestion_control: {algorithm: dctcp, profile: hpcc_ns3}\necn: {pmax: 0.5}\n"));
+  CHECK(c.ecn.kmin == Bytes(30'000));
+  CHECK(c.ecn.pmax == 0.5);
+  CHECK(c.cc.control_priority == -1);
   c = good(pair_with(w, "fabric: ib\ncongestion_control: {algorithm: ib_cca, ib_cca: {threshold: 32KiB}}\n"));
   CHECK(c.cc.ib_cca.threshold == 32_KiB);
 }

@@ -61,7 +61,7 @@ bool IbaQp::spend_retry() {
 void IbaQp::on_retry_timeout() {
   if (state_ != IBV_QPS_RTS || sq_.empty() || !sq_.front().started) return;
   ++stats_.timeouts;
-  if (cc_) cc_->on_timeout();
+  if (cc_) cc_->on_timeout(nic_.sim().now());
   if (!spend_retry()) return;
   if (irn_)
     irn_on_timeout();

@@ -55,6 +55,12 @@ class CongestionController {
   // ECN-Echo, at most once a window (RFC 3168 6.1.2, RFC 8257 3.3): cwnd and
   // ssthresh drop without a retransmission.
   void on_ecn(Time now, uint64_t flight);
+  // The ACK that carries the ECN-Echo, then the reduction: DCTCP folds it
+  // into alpha first, so the cut uses the updated estimate (RFC 8257 3.3).
+  void on_ecn_ack(const AckSample& a, uint64_t flight) {
+    observe_ack(a);
+    on_ecn(a.now, flight);
+  }
 
   double dctcp_alpha() const { return alpha_; }
 

@@ -277,8 +277,7 @@ void TcpConnection::react(const AckSample& a, const TcpLossRecovery::Ack& ack, b
   }
   if (ece && snd_una_ >= ecn_recover_ && snd_nxt_ > snd_una_) {
     // RFC 3168 6.1.2: react to ECN-Echo at most once per window of data.
-    cc_.on_ecn(sim_.now(), snd_nxt_ - snd_una_);
-    cc_.observe_ack(a);
+    cc_.on_ecn_ack(a, snd_nxt_ - snd_una_);
     ecn_recover_ = snd_nxt_;
     cwr_pending_ = true;
     ++stats_.ecn_reductions;

@@ -253,3 +253,36 @@ TEST_CASE("ib switch: the output arbitrates between VLs that both have credits")
   }
   CHECK(worst <= 2);
 }
+
+TEST_CASE("ib switch: IB CCA marks FECN at the root of congestion, never at a victim port") {
+  const auto fecn_marked = [](const std::vector<Packet>& got) {
+    int n = 0;
+    for (const Packet& p : got) n += ConstBthView::check(p.bytes().subspan(8))->fecn() ? 1 : 0;
+    return n;
+  };
+  {
+    // A victim: the port to e1 queues because e1 returns no credits (the
+    // congestion is past it). The old rule marked by queue depth alone.
+    Star s(SwitchConfig{}, 16 << 10, false);
+    s.sw.mark_fecn_above(4096);
+    for (uint32_t i = 0; i < 30; ++i) s.send(0, 2, 0, 2000, i);
+    for (int k = 1; k <= 10; ++k) s.sim.at(100_us + 10_us * k, [&s] { s.e(1).free_all(); });
+    s.sim.run();
+    REQUIRE(s.e(1).got.size() == 30);
+    CHECK(s.sw.stats().fecn_marked == 0);
+    CHECK(fecn_marked(s.e(1).got) == 0);
+  }
+  {
+    // The root: two senders at line rate into one link with credits to spare.
+    Star s(SwitchConfig{}, 512 << 10, true);
+    s.sw.mark_fecn_above(4096);
+    for (uint32_t i = 0; i < 30; ++i) {
+      s.send(0, 2, 0, 2000, i);
+      s.send(2, 2, 0, 2000, 100 + i);
+    }
+    s.sim.run();
+    REQUIRE(s.e(1).got.size() == 60);
+    CHECK(s.sw.stats().fecn_marked > 0);
+    CHECK(fecn_marked(s.e(1).got) == static_cast<int>(s.sw.stats().fecn_marked));
+  }
+}

@@ -46,7 +46,7 @@ class QpCongestionControl {
   virtual void on_sent(uint64_t /*bytes*/) {}
   virtual void on_ack(const CcAck&) {}
   virtual void on_cnp() {}
-  virtual void on_timeout() {}
+  virtual void on_timeout(Time /*now*/) {}
   // The QP has work again after being idle: timers resume.
   virtual void busy() {}
 };

@@ -6,7 +6,8 @@
 // decays every alpha_period, and the rate climbs back in steps counted by a
 // timer and by bytes sent: fast recovery (halve the gap to the target),
 // then additive, then hyper increase of the target. Back at line rate it is
-// unlimited again.
+// unlimited again; alpha goes on decaying meanwhile (HPCC's simulator's
+// alpha timer never stops), which the next CNP catches up on.
 //
 // While its QP has nothing to send the timers schedule nothing: the steps
 // they would have taken are caught up, exactly, when it sends again. So an
@@ -51,6 +52,8 @@ class DcqcnRate final : public QpCongestionControl {
  private:
   void on_alpha_timer();
   void on_rate_timer();
+  void on_decrease_timer();
+  void cut();
   void increase();
   void arm();
   void catch_up();
@@ -61,16 +64,20 @@ class DcqcnRate final : public QpCongestionControl {
   const void* qp_;
   HasWork has_work_;
   const double line_;
-  double rc_, rt_;  // current and target rate, bits per second
+  const double additive_, hyper_;  // bits per second, scaled to the line rate
+  double rc_, rt_;                 // current and target rate, bits per second
   double lowest_;
   double alpha_ = 1;
   bool limited_ = false;
   bool idle_ = false;
+  bool alpha_started_ = false;  // a CNP came: alpha is defined and decays
+  bool cut_pending_ = false;    // a CNP within decrease_period of the last cut
+  Time last_cut_, alpha_raised_;
   uint32_t timer_steps_ = 0, byte_steps_ = 0;
   uint64_t bytes_ = 0;
   uint64_t cuts_ = 0;
   Time next_alpha_, next_rate_;  // when the timers expire next
-  LazyTimer alpha_timer_, rate_timer_;
+  LazyTimer alpha_timer_, rate_timer_, decrease_timer_;
 };
 
 }  // namespace rdmasim

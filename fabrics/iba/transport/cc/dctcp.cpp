@@ -7,38 +7,42 @@
 namespace rdmasim {
 
 Dctcp::Dctcp(const DctcpConfig& cfg, DataRate line)
-    : cfg_(cfg),
-      max_cwnd_(std::max(static_cast<double>(line.bps()) * cfg.base_rtt.to_s() / 8,
-                         static_cast<double>(cfg.min_window.count()))),
-      cwnd_(max_cwnd_) {}
+    : cfg_(cfg), line_(static_cast<double>(line.bps())), rate_(line_) {}
+
+std::optional<DataRate> Dctcp::pacing_rate() const {
+  if (rate_ >= line_) return std::nullopt;
+  return DataRate(static_cast<uint64_t>(rate_));
+}
+
+std::optional<uint64_t> Dctcp::window() const {
+  const double w = rate_ * cfg_.base_rtt.to_s() / 8;
+  return static_cast<uint64_t>(std::max(w, static_cast<double>(cfg_.min_window.count())));
+}
 
 void Dctcp::on_ack(const CcAck& a) {
+  if (a.ecn_echo) ++marked_;
+  bool new_window = false;
   if (!started_) {
     started_ = true;
+    new_window = true;
     window_end_ = a.next_psn;
-  }
-  acked_ += a.acked_bytes;
-  if (a.ecn_echo) marked_ += a.acked_bytes;
-  // Once a window: alpha <- (1 - g) alpha + g F (DCTCP section 3.1, eq. 1).
-  if (!psn_before(a.psn, window_end_)) {
-    const double f = acked_ ? static_cast<double>(marked_) / static_cast<double>(acked_) : 0.0;
+    batch_ = static_cast<uint32_t>(std::max(psn_diff(a.next_psn, a.psn), 0)) + 1;
+  } else if (!psn_before(a.psn, window_end_)) {
+    // Once a window: alpha <- (1 - g) alpha + g F (DCTCP section 3.1, eq. 1).
+    new_window = true;
+    const double f = std::min(1.0, static_cast<double>(marked_) / batch_);
     alpha_ = (1 - cfg_.g) * alpha_ + cfg_.g * f;
-    acked_ = marked_ = 0;
+    marked_ = 0;
+    batch_ = static_cast<uint32_t>(std::max(psn_diff(a.next_psn, a.psn), 0)) + 1;
     window_end_ = a.next_psn;
   }
   if (cut_ && !psn_before(a.psn, cut_end_)) cut_ = false;
   if (a.ecn_echo && !cut_) {
-    cwnd_ *= 1 - alpha_ / 2;
+    rate_ = std::max(rate_ * (1 - alpha_ / 2), static_cast<double>(cfg_.min_rate.bps()));
     cut_ = true;
     cut_end_ = a.next_psn;
-  } else if (!a.ecn_echo && !cut_ && a.acked_bytes) {
-    cwnd_ += static_cast<double>(mtu_) * static_cast<double>(a.acked_bytes) / cwnd_;  // one MTU a window
   }
-  cwnd_ = std::clamp(cwnd_, static_cast<double>(cfg_.min_window.count()), max_cwnd_);
-}
-
-void Dctcp::on_timeout() {
-  cwnd_ = std::max(static_cast<double>(cfg_.min_window.count()), static_cast<double>(mtu_));
+  if (!cut_ && new_window) rate_ = std::min(line_, rate_ + static_cast<double>(cfg_.rate_ai.bps()));
 }
 
 }  // namespace rdmasim

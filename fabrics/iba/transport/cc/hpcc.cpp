@@ -13,7 +13,14 @@ constexpr Time kStale = Time::ms(2);
 }  // namespace
 
 Hpcc::Hpcc(const HpccConfig& cfg, DataRate line)
-    : cfg_(cfg), line_(static_cast<double>(line.bps())), rate_(line_), ref_rate_(line_) {}
+    : cfg_(cfg),
+      line_(static_cast<double>(line.bps())),
+      // run.py: RATE_AI 10 Mb/s x the NIC's rate / 25 Gb/s.
+      additive_(cfg.rates_per.bps() ? static_cast<double>(cfg.additive.bps()) * line_ /
+                                          static_cast<double>(cfg.rates_per.bps())
+                                    : static_cast<double>(cfg.additive.bps())),
+      rate_(line_),
+      ref_rate_(line_) {}
 
 std::optional<DataRate> Hpcc::pacing_rate() const {
   if (rate_ >= line_) return std::nullopt;
@@ -35,6 +42,7 @@ void Hpcc::on_ack(const CcAck& a) {
     return;
   }
   const bool reference = !psn_before(a.psn, last_update_);
+  if (!reference && !cfg_.fast_react) return;                   // FAST_REACT 0: once an RTT only
   const double t = static_cast<double>(cfg_.base_rtt.count());  // ps
   double u_max = -1;
   double tau_max = 0;
@@ -57,7 +65,7 @@ void Hpcc::on_ack(const CcAck& a) {
   if (u_max < 0) return;
   tau_max = std::min(tau_max, t);
   u_ = (u_ * (t - tau_max) + u_max * tau_max) / t;
-  const double ai = static_cast<double>(cfg_.additive.bps());
+  const double ai = additive_;
   const double k = u_ / cfg_.eta;
   double rate;
   uint32_t stage;

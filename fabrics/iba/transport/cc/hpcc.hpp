@@ -10,7 +10,10 @@
 //   U/eta >= 1 or max_stage additive steps done: W = W^c / (U/eta) + W_AI
 //   otherwise:                                   W = W^c + W_AI
 // The QP sends at most W unacknowledged bytes and paces at W / T. W_AI is
-// given as a rate (W_AI = additive x T), as HPCC's simulator does.
+// given as a rate (W_AI = additive x T), as HPCC's simulator does. Every
+// ACK in between computes W from W^c too (the simulator's FAST_REACT) unless
+// fast_react is off. max_stage is the simulator's MI_THRESH, 0 as its
+// run.py runs it: every update is multiplicative, W = W^c / (U/eta) + W_AI.
 #pragma once
 
 #include "fabrics/iba/transport/cc/congestion_control.hpp"
@@ -32,8 +35,9 @@ class Hpcc final : public QpCongestionControl {
  private:
   const HpccConfig& cfg_;
   const double line_;
-  double rate_;      // W / T, bits per second
-  double ref_rate_;  // W^c / T
+  const double additive_;  // W_AI as a rate, scaled to the line rate
+  double rate_;            // W / T, bits per second
+  double ref_rate_;        // W^c / T
   double u_ = 1;
   uint32_t stage_ = 0;
   bool have_ref_ = false;

@@ -9,7 +9,10 @@
 // beta (delay - target) / delay, never by more than max_mdf. A
 // retransmission timeout cuts by max_mdf. The QP uses the smaller window;
 // below one packet it is paced at cwnd packets per RTT. Flow-based target
-// scaling (the paper's fs_range) is not modelled.
+// scaling (the paper's fs_range) is not modelled. The base of the fabric
+// target is never below the path's unloaded fabric delay, and the largest
+// window is the BDP at the path's RTT, so that one flow fills the line on
+// a long path too. Timeouts in a row (retx_reset) reset the windows.
 #pragma once
 
 #include "fabrics/iba/transport/cc/congestion_control.hpp"
@@ -24,7 +27,7 @@ class Swift final : public QpCongestionControl {
   std::optional<uint64_t> window() const override;
   void set_mtu(uint32_t mtu) override;
   void on_ack(const CcAck& a) override;
-  void on_timeout() override;
+  void on_timeout(Time now) override;
 
   double fabric_window() const { return fcwnd_; }
   double endpoint_window() const { return ecwnd_; }
@@ -33,6 +36,7 @@ class Swift final : public QpCongestionControl {
  private:
   void adjust(double& cwnd, Time delay, Time target, const CcAck& a);
   double cwnd() const { return std::min(fcwnd_, ecwnd_); }
+  void set_cap();
 
   const SwiftConfig& cfg_;
   const double line_;
@@ -42,6 +46,8 @@ class Swift final : public QpCongestionControl {
   bool decreased_ = false;
   bool cut_ = false;  // this ACK cut a window
   Time srtt_;
+  Time min_rtt_ = Time::max(), min_fabric_ = Time::max();  // the smallest seen
+  uint32_t retransmits_ = 0;                               // timeouts since the last ACK
 };
 
 }  // namespace rdmasim

@@ -42,30 +42,46 @@ IntStack one_hop(int64_t ns, uint64_t tx, uint64_t q) {
 
 }  // namespace
 
-TEST_CASE("DCTCP: a BECN cuts the window by alpha/2 once a window; alpha follows the marked fraction") {
-  DctcpConfig cfg;  // g = 1/16, base_rtt 10 us: the window starts at 100 Gb/s x 10 us = 125000 bytes
+TEST_CASE(
+    "DCTCP (HPCC's simulator's): a paced rate cut by alpha/2 once a window, rate_ai a window, BDP window") {
+  // rdma-hw.cc HandleAckDctcp. The old model was a window growing by an MTU
+  // an RTT with no pacing: a line-rate burst of a window at each ACK.
+  DctcpConfig cfg;  // g = 1/16, base_rtt 10 us, rate_ai 615 Mb/s
   Dctcp d(cfg, 100_Gbps);
   d.set_mtu(4096);
   CHECK(*d.window() == 125000);
-  d.on_ack(ack(1_us, 0, 10));  // unmarked, at the largest window already
-  CHECK(*d.window() == 125000);
-  d.on_ack(ack(2_us, 1, 12, 4096, true));  // alpha starts at 1: the window halves
-  CHECK(*d.window() == 62500);
+  CHECK(!d.pacing_rate());
+  d.on_ack(ack(1_us, 0, 10));  // the first ACK opens the first window (PSNs up to 10: 11 packets)
+  CHECK(!d.pacing_rate());
+  d.on_ack(ack(2_us, 1, 12, 4096, true));  // alpha starts at 1: the rate halves
+  CHECK(gbps(d.pacing_rate()) == doctest::Approx(50));
+  CHECK(*d.window() == 62500);             // the BDP at the rate (VAR_WIN)
   d.on_ack(ack(3_us, 2, 14, 4096, true));  // the same window: no second cut
-  CHECK(*d.window() == 62500);
-  // ACKs reach PSN 10: the observation window closes with 2 of 3 packets marked.
-  d.on_ack(ack(4_us, 10, 20, 4096, false));
-  CHECK(d.alpha() == doctest::Approx((1 - 1.0 / 16) + (1.0 / 16) * (2.0 / 4)));
-  // Past the cut's window (PSN 12): unmarked ACKs grow it by MTU^2 / cwnd each.
-  d.on_ack(ack(5_us, 12, 22));
-  CHECK(d.cwnd() == doctest::Approx(62500 + 4096.0 * 4096 / 62500));
-  d.on_timeout();
-  CHECK(*d.window() == 4096);
+  CHECK(gbps(d.pacing_rate()) == doctest::Approx(50));
+  d.on_ack(ack(4_us, 10, 20));  // the window closes: 2 of its 11 packets marked
+  CHECK(d.alpha() == doctest::Approx((1 - 1.0 / 16) + (1.0 / 16) * (2.0 / 11)));
+  CHECK(gbps(d.pacing_rate()) == doctest::Approx(50));  // still within the cut's window (PSN 12): no increase
+  d.on_ack(ack(5_us, 20, 30));                          // a window without a cut: + rate_ai
+  CHECK(gbps(d.pacing_rate()) == doctest::Approx(50.615));
+  // An ACK that closes a window and carries ECN: alpha first, then the cut with it.
+  const double alpha = (1 - 1.0 / 16) * d.alpha() + (1.0 / 16) * (1.0 / 11);  // 1 of its 11 packets
+  d.on_ack(ack(6_us, 30, 40, 4096, true));
+  CHECK(gbps(d.pacing_rate()) == doctest::Approx(50.615 * (1 - alpha / 2)));
+}
+
+// The paper's schedule and a slow alpha (0.02, its first author's code),
+// unscaled steps: the control law by hand.
+TimelyConfig paper_timely() {
+  TimelyConfig cfg;  // t_low 50 us, t_high 500 us, min_rtt 20 us, beta 0.8
+  cfg.ewma = 0.02;
+  cfg.update = TimelyUpdate::per_min_rtt;
+  cfg.rates_per = DataRate(0);  // delta 10 Mb/s, hyper 50 Mb/s as given
+  cfg.min_rate = DataRate(10'000'000);
+  return cfg;
 }
 
 TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
-  TimelyConfig cfg;  // t_low 50 us, t_high 500 us, min_rtt 20 us, ewma 0.02, beta 0.8, delta 10 Mb/s
-  CHECK(cfg.ewma == 0.02);
+  const TimelyConfig cfg = paper_timely();
   Timely t(cfg, 100_Gbps);
   t.on_ack(rtt_ack(10_us, 60_us));  // the first sample only sets the reference
   CHECK(!t.pacing_rate());
@@ -74,7 +90,8 @@ TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(100 * (1 - 0.8 * 0.01)));  // 99.2
   // Between the thresholds with a falling RTT (60, 59, ... us). First step:
   // rtt_diff = 0.98 x 200 + 0.02 x (60 - 70) us = 196 - 200 = -4 ns; the
-  // gradient is negative from then on: + delta four times, then N = 5.
+  // gradient is negative from then on: + delta five times (hai_threshold
+  // increases in a row), then the hyper step N delta.
   Time now = 80_us;
   double rate = gbps(t.pacing_rate());
   double diff_ns = 200;
@@ -86,12 +103,12 @@ TEST_CASE("TIMELY: gradient decrease, t_low and t_high, hyperactive increase") {
     prev_us = 61 - i;
     CHECK(t.gradient() == doctest::Approx(diff_ns / 20000));
     CHECK(t.gradient() < 0);
-    rate += i >= 5 ? 0.05 : 0.01;
+    rate += i >= 6 ? 0.05 : 0.01;
     CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
   }
   now += 200_us;
-  t.on_ack(rtt_ack(now, 40_us));  // below t_low: + delta whatever the gradient
-  rate += 0.01;
+  t.on_ack(rtt_ack(now, 40_us));  // below t_low: an increase whatever the gradient, the 7th in a row
+  rate += 0.05;
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
   t.on_ack(rtt_ack(now + 1_ms, 600_us));  // above t_high: x (1 - 0.8 (1 - 500/600))
   CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate * (1 - 0.8 * (1 - 500.0 / 600))));
@@ -102,7 +119,7 @@ TEST_CASE("TIMELY: one RTT spike moves the smoothed gradient by alpha only") {
   // rtt_diff = 0.02 x 50 us = 1 us, a gradient of 0.05 and a 4 % cut, where
   // alpha 0.875 would give a gradient of 2.2 and the rate floor. The smoothed
   // difference stays positive for several samples after the RTT falls again.
-  TimelyConfig cfg;
+  const TimelyConfig cfg = paper_timely();
   Timely t(cfg, 100_Gbps);
   t.on_ack(rtt_ack(10_us, 30_us));   // the reference
   t.on_ack(rtt_ack(100_us, 80_us));  // 80 us: between t_low and t_high
@@ -126,7 +143,7 @@ TEST_CASE("TIMELY: one update per min_rtt of samples, not per RTT, while the que
   // 20 us after the last update), not once per RTT (60 us and more):
   // new_diff 40 us each time, rtt_diff 800, 0.98 x 800 + 800 = 1584,
   // 0.98 x 1584 + 800 = 2352.32 ns.
-  TimelyConfig cfg;
+  const TimelyConfig cfg = paper_timely();
   Timely t(cfg, 100_Gbps);
   t.on_ack(rtt_ack(10_us, 60_us));
   double rate = 100;
@@ -142,8 +159,93 @@ TEST_CASE("TIMELY: one update per min_rtt of samples, not per RTT, while the que
   }
 }
 
+TEST_CASE("TIMELY (HPCC's simulator's parameters): once an RTT, steps per line rate, floor 1 Gb/s") {
+  TimelyConfig cfg;  // run.py's timely at any rate: rate only, a cut clamped at 0
+  cfg.window_rtt = Time{};
+  cfg.max_mdf = 1;
+  Timely t(cfg, 100_Gbps);
+  CHECK(!t.window());
+  {
+    // This model's default: at most half the rate at once, a BDP window.
+    const TimelyConfig defaults;  // held by reference
+    Timely d(defaults, 100_Gbps);
+    d.on_ack(rtt_ack(0_us, 10_us));
+    CcAck b = rtt_ack(1_us, 100_us);
+    b.next_psn = 50;
+    d.on_ack(b);
+    CHECK(gbps(d.pacing_rate()) == doctest::Approx(50));
+    CHECK(*d.window() == 62500);
+  }
+  t.on_ack(rtt_ack(0_us, 10_us));
+  CcAck a = rtt_ack(1_us, 100_us);  // far above: a gradient of 0.875 x 90 / 20 = 3.9
+  a.psn = 0;
+  a.next_psn = 50;
+  t.on_ack(a);
+  // 1 - 0.8 x 3.9 < 0: the factor is clamped to 0, the rate to MIN_RATE 1 Gb/s.
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(1));
+  // ACKs before PSN 50 (the next_psn of the last update) are the same RTT: no update.
+  for (uint32_t psn = 1; psn < 50; ++psn) {
+    a = rtt_ack(Time::us(1 + psn), 20_us);
+    a.psn = psn;
+    a.next_psn = 60;
+    t.on_ack(a);
+  }
+  CHECK(gbps(t.pacing_rate()) == doctest::Approx(1));
+  // Below t_low, once an RTT: + 10 Mb/s x 100/10 five times, then + 50 Mb/s x 10.
+  double rate = 1;
+  for (uint32_t i = 0; i < 7; ++i) {
+    a = rtt_ack(Time::us(100 + i), 20_us);
+    a.psn = 50 + 10 * i;
+    a.next_psn = 60 + 10 * i;
+    t.on_ack(a);
+    rate += i < 5 ? 0.1 : 0.5;
+    CHECK(gbps(t.pacing_rate()) == doctest::Approx(rate));
+  }
+}
+
+TEST_CASE("HPCC: run.py's defaults, MI_THRESH 0 and W_AI 10 Mb/s per 25 Gb/s, FAST_REACT off") {
+  HpccConfig cfg;
+  CHECK(cfg.max_stage == 0);
+  Hpcc h(cfg, 100_Gbps);
+  IntStack s = one_hop(1000, 0, 0);
+  CcAck a = ack(1_us, 0, 10);
+  a.telemetry = &s;
+  h.on_ack(a);
+  // An idle hop, a whole T later: with max_stage 0 the update is
+  // multiplicative at once (the old 5 additive stages first crept up by W_AI).
+  s = one_hop(11000, 12800, 0);  // 12800 bytes in 10 us: U = 0.1024
+  a = ack(Time::ns(11000), 10, 20);
+  a.telemetry = &s;
+  h.on_ack(a);
+  CHECK(h.utilisation() == doctest::Approx(0.1024));
+  CHECK(h.stage() == 0);
+  CHECK(!h.pacing_rate());                // 100 / (0.1024 / 0.95) + 0.04: capped at line rate
+  s = one_hop(21000, 12800 + 250000, 0);  // 200 Gb/s: U = 2
+  a = ack(Time::ns(21000), 20, 30);
+  a.telemetry = &s;
+  h.on_ack(a);
+  const double u2 = 249984 * 8 / 10e-6 / 100e9;  // the counter's 128-byte units: U = 2.0
+  CHECK(gbps(h.pacing_rate()) == doctest::Approx(100 / (u2 / 0.95) + 0.04));
+  // fast_react off: ACKs within the RTT (PSN < 30) change nothing.
+  HpccConfig slow;
+  slow.fast_react = false;
+  Hpcc g(slow, 100_Gbps);
+  s = one_hop(1000, 0, 0);
+  a = ack(1_us, 0, 10);
+  a.telemetry = &s;
+  g.on_ack(a);
+  s = one_hop(11000, 250000, 0);
+  a = ack(Time::ns(11000), 5, 20);
+  a.telemetry = &s;
+  g.on_ack(a);
+  CHECK(!g.pacing_rate());
+}
+
 TEST_CASE("HPCC: utilisation from telemetry, the window from the reference, additive then multiplicative") {
-  HpccConfig cfg;  // eta 0.95, max_stage 5, W_AI as 50 Mb/s, T = 10 us
+  HpccConfig cfg;  // eta 0.95, T = 10 us
+  cfg.max_stage = 5;
+  cfg.additive = DataRate(50'000'000);  // W_AI as 50 Mb/s, unscaled
+  cfg.rates_per = DataRate(0);
   Hpcc h(cfg, 100_Gbps);
   CHECK(*h.window() == 125000);
   IntStack s = one_hop(1000, 0, 128000);
@@ -215,6 +317,8 @@ TEST_CASE(
   s.set_mtu(4096);
   const double max = 100e9 * 10e-6 / 8 / 4096;  // 30.5 packets
   CHECK(s.fabric_window() == doctest::Approx(max));
+  s.on_ack(rtt_ack(1_us, 10_us, 0));  // the path's unloaded RTT: base_rtt
+  CHECK(s.fabric_window() == doctest::Approx(max));
   CHECK(s.target(3) == 28_us);
   s.on_ack(rtt_ack(10_us, 27_us, 3));  // below 28 us: grows (already at the largest window)
   CHECK(s.fabric_window() == doctest::Approx(max));
@@ -232,10 +336,40 @@ TEST_CASE(
   const double w = s.fabric_window();
   s.on_ack(rtt_ack(700_us, 10_us, 0));
   CHECK(s.fabric_window() == doctest::Approx(w + 1 / w));
-  for (int i = 0; i < 6; ++i) s.on_timeout();  // each x (1 - max_mdf)
+  for (int i = 0; i < 6; ++i) s.on_timeout(Time::ms(1 + i));  // x (1 - max_mdf), then reset to min_window
   CHECK(s.fabric_window() < 1);
   // Below one packet: cwnd packets per RTT (10 us, the last sample).
   CHECK(gbps(s.pacing_rate()) == doctest::Approx(s.fabric_window() * 4096 * 8 / 10e-6 / 1e9));
+}
+
+TEST_CASE("Swift: one flow fills the line on a long path; timeouts in a row reset the window") {
+  // 10 us links, one switch: an unloaded RTT of ~42 us, above the 25 us
+  // base target and 4x base_rtt. The old target and window cap held this
+  // flow to 0.01 Gb/s.
+  SwiftConfig cfg;
+  Swift s(cfg, 100_Gbps);
+  s.set_mtu(4096);
+  const double bdp = 100e9 * 42e-6 / 8 / 4096;  // packets
+  for (int i = 0; i < 100; ++i) {
+    CcAck a = rtt_ack(Time::us(42 + i), 42_us, 1);
+    a.acked_packets = 1;
+    s.on_ack(a);
+  }
+  CHECK(s.fabric_window() == doctest::Approx(bdp));  // the path's BDP: line rate
+  CHECK(!s.pacing_rate());
+  CHECK(s.target(1) == 43_us);  // the path's own delay plus a hop
+  // A queue of 20 us on top: cut.
+  s.on_ack(rtt_ack(200_us, 62_us, 1));
+  CHECK(s.fabric_window() < bdp);
+  // Timeouts: the first within the RTT of that cut does nothing (can_decrease),
+  // RETX_RESET_THRESHOLD (5) in a row reset to min_window.
+  const double w = s.fabric_window();
+  s.on_timeout(210_us);
+  CHECK(s.fabric_window() == doctest::Approx(w));
+  s.on_timeout(300_us);
+  CHECK(s.fabric_window() == doctest::Approx(w * 0.5));
+  for (int i = 0; i < 3; ++i) s.on_timeout(Time::us(400 + 100 * i));
+  CHECK(s.fabric_window() == doctest::Approx(cfg.min_window));
 }
 
 TEST_CASE("IB CCA: a BECN raises the CCT index, the timer lowers it, the index spaces packets") {

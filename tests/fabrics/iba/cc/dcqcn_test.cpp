@@ -71,12 +71,10 @@ TEST_CASE("DCQCN: after the fast-recovery steps, the target rises (additive, the
   r.on_sent(cfg.byte_counter.count());  // byte steps past F, timer steps 0: additive
   CHECK(gbps(r.target()) == doctest::Approx(50 + gbps(cfg.additive)));
   CHECK(gbps(r.rate()) == doctest::Approx((50 - 25.0 / 32 + 50 + gbps(cfg.additive)) / 2));
-  // Hyper increase needs both counts above F: the timer's too.
-  sim.run(sim.now() + cfg.rate_period * (cfg.fast_recovery + 1) + 1_ns);
-  for (int i = 0; i < 2; ++i) r.on_sent(cfg.byte_counter.count());
+  // One count more than a step past F: hyper increase, a constant R_HAI.
   const double t = gbps(r.target());
   r.on_sent(cfg.byte_counter.count());
-  CHECK(gbps(r.target()) - t >= gbps(cfg.hyper) - 1e-9);
+  CHECK(gbps(r.target()) - t == doctest::Approx(gbps(cfg.hyper)));
 }
 
 TEST_CASE("DCQCN: an idle QP schedules nothing and catches up when it sends again") {
@@ -139,4 +137,90 @@ TEST_CASE("DCQCN: clamp_target_rate false keeps the target through cuts until a 
   r.on_cnp();
   CHECK(gbps(r.target()) == doctest::Approx(65.625));
   CHECK(gbps(r.rate()) == doctest::Approx(65.625 * (1 - a / 2)));
+}
+
+TEST_CASE("DCQCN: hyper increase once either count is past F, in constant R_HAI steps") {
+  // HPCC's simulator (rdma-hw.cc RateIncEventMlx) counts only the timer:
+  // with F = 1, the first step is fast recovery, the second additive, every
+  // later one hyper. The old rule (both counts past F, and (stage - F) x
+  // R_HAI) never left additive increase without a byte counter.
+  Simulator sim;
+  DcqcnConfig cfg;
+  cfg.byte_counter = Bytes(0);  // no byte counter, as that simulator
+  cfg.fast_recovery = 1;
+  cfg.rate_period = 300_us;
+  Work work;
+  DcqcnRate r(sim, cfg, 100_Gbps, &work, Work::has);
+  r.on_cnp();
+  r.on_cnp();                          // 25 Gb/s, target 50
+  sim.run(sim.now() + 300_us + 1_ns);  // step 1: fast recovery
+  CHECK(gbps(r.target()) == doctest::Approx(50));
+  sim.run(sim.now() + 300_us);  // step 2: additive
+  CHECK(gbps(r.target()) == doctest::Approx(50 + gbps(cfg.additive)));
+  for (int i = 3; i <= 5; ++i) {  // steps 3..5: hyper, each the same R_HAI
+    const double t = gbps(r.target());
+    sim.run(sim.now() + 300_us);
+    CHECK(gbps(r.target()) - t == doctest::Approx(gbps(cfg.hyper)));
+  }
+  // hyper_needs_both: the timer alone stays additive (QCN's rule).
+  Simulator sim2;
+  cfg.hyper_needs_both = true;
+  DcqcnRate q(sim2, cfg, 100_Gbps, &work, Work::has);
+  q.on_cnp();
+  q.on_cnp();
+  sim2.run(sim2.now() + 300_us * 4 + 1_ns);
+  CHECK(gbps(q.target()) == doctest::Approx(50 + 3 * gbps(cfg.additive)));
+}
+
+TEST_CASE("DCQCN: additive and hyper scale with the line rate per rates_per") {
+  Simulator sim;
+  DcqcnConfig cfg;
+  cfg.byte_counter = Bytes(0);
+  cfg.fast_recovery = 0;
+  cfg.additive = DataRate(5'000'000);
+  cfg.rates_per = DataRate(25'000'000'000);  // run.py: 5 Mb/s x bw / 25
+  Work work;
+  DcqcnRate r(sim, cfg, 100_Gbps, &work, Work::has);
+  r.on_cnp();
+  sim.run(sim.now() + cfg.rate_period + 1_ns);      // step 1 = F + 1: additive
+  CHECK(gbps(r.target()) == doctest::Approx(100));  // capped at line rate
+  r.on_cnp();                                       // target = 75 (the rate), 75 -> 37.5 x ...
+  const double t = gbps(r.target());
+  sim.run(sim.now() + cfg.rate_period + 1_ns);
+  CHECK(gbps(r.target()) - t == doctest::Approx(0.020));  // 5 Mb/s x 4
+}
+
+TEST_CASE("DCQCN: alpha goes on decaying at line rate; CNPs within decrease_period are one cut") {
+  Simulator sim;
+  DcqcnConfig cfg;
+  cfg.byte_counter = Bytes(0);
+  cfg.alpha_period = 1_us;
+  cfg.rate_period = 1_us;
+  cfg.fast_recovery = 0;
+  cfg.hyper = DataRate(50'000'000'000);
+  Work work;
+  DcqcnRate r(sim, cfg, 100_Gbps, &work, Work::has);
+  r.on_cnp();
+  sim.run(sim.now() + 10_us);  // back at line rate in a few hyper steps
+  REQUIRE(!r.limited());
+  CHECK(sim.pending() == 0);  // no timer running at line rate
+  sim.at(1000_us, [] {});     // a millisecond on
+  sim.run();
+  r.on_cnp();
+  // The old code froze alpha at line rate: ~0.96 here. The timer's ~1000
+  // decays are caught up: (255/256)^1000 x ..., then the cut uses it.
+  CHECK(r.alpha() < 0.03);
+  CHECK(gbps(r.rate()) > 98);
+  // decrease_period: a second CNP 1 us later is held to 4 us after the cut.
+  Simulator s2;
+  cfg.decrease_period = 4_us;
+  DcqcnRate q(s2, cfg, 100_Gbps, &work, Work::has);
+  q.on_cnp();
+  CHECK(q.cuts() == 1);
+  s2.run(s2.now() + 1_us);
+  q.on_cnp();
+  q.on_cnp();
+  CHECK(q.cuts() == 1);
+  s2.run(Time::us(4) + 1_ns);
+  CHECK(q.cuts() == 2);
 }

@@ -94,6 +94,16 @@ TEST_CASE("dctcp: alpha tracks the marked fraction, the cut is alpha / 2") {
   cc.on_ecn(Time(), 100 * kMss);
   CHECK(cc.cwnd() == doctest::Approx(100.0 * kMss * (1 - cc.dctcp_alpha() / 2)).epsilon(0.001));
   CHECK(cc.ssthresh() == cc.cwnd());
+  // The ACK closing a window with marks: alpha takes it in before the cut
+  // (RFC 8257 3.3); the connection once cut first, with the stale alpha.
+  CongestionController d(CongestionControlKind::dctcp, kMss, 10, 1.0 / 16);
+  d.observe_ack(ack(kMss, Time(), false, kMss, 10 * kMss));  // the first window's end: alpha 15/16
+  d.set_cwnd(100 * kMss);
+  const double before = d.dctcp_alpha();
+  d.on_ecn_ack(ack(kMss, Time(), true, 10 * kMss, 20 * kMss), 10 * kMss);  // this window: all marked
+  const double after = (1 - 1.0 / 16) * before + 1.0 / 16;
+  CHECK(d.dctcp_alpha() == doctest::Approx(after));
+  CHECK(d.cwnd() == doctest::Approx(100.0 * kMss * (1 - after / 2)).epsilon(0.001));
 }
 
 TEST_CASE("cubic: beta 0.7 and the window is back at W_max after K seconds") {
