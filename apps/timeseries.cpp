@@ -31,7 +31,7 @@ std::vector<T> get(const std::string& in, size_t& at) {
   at += sizeof n;
   if (n > (in.size() - at) / sizeof(T)) throw std::runtime_error("timeseries: a truncated message");
   std::vector<T> v(n);
-  std::memcpy(v.data(), in.data() + at, n * sizeof(T));
+  if (n > 0) std::memcpy(v.data(), in.data() + at, n * sizeof(T));  // an empty vector's data() may be null
   at += n * sizeof(T);
   return v;
 }
