@@ -167,6 +167,9 @@ class Fabric {
     // A sender copies a computed payload (nodes/host/memory.hpp) into its
     // own buffers while the message is in flight (a byte stream sends from them).
     bool sender_copies_payload = false;
+    // Each (switch, addressed node): IB's linear forwarding tables, an
+    // entry a destination LID at every switch.
+    uint64_t forwarding_entry_bytes = 0;
   };
   virtual MemoryCosts memory_costs() const { return {}; }
 

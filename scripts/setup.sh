@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake g++ python3 ninja-build ccache pkg-config libyaml-cpp-dev libpcap-dev
           libboost-graph-dev doctest-dev libibverbs-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev tshark python3-yaml python3-matplotlib chromium clang-format
-          openmpi-bin libopenmpi-dev libmetis-dev)
+          openmpi-bin libopenmpi-dev libmetis-dev
+          libns3-dev time)  # ns-3 and /usr/bin/time: bench/ns3_compare.py, peak memory in tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

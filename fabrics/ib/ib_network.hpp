@@ -12,6 +12,11 @@ class IbNet final : public IbaNet {
   std::string_view name() const override { return "ib"; }
   std::vector<SectionType> sections() const override;
   std::string cc_error(CcAlgorithm a) const override;
+  MemoryCosts memory_costs() const override {
+    MemoryCosts c;
+    c.forwarding_entry_bytes = sizeof(int16_t);  // IbSwitch's LFT
+    return c;
+  }
   std::string_view routers_error() const override;
   bool reaches_all(const ExperimentConfig& x, Paths& paths, const std::vector<int>& from,
                    const std::vector<int>& to) const override;
