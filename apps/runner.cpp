@@ -24,6 +24,7 @@
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
 #include "workloads/registry.hpp"
+#include "workloads/run_extension.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/workload_results.hpp"
 
@@ -99,7 +100,8 @@ constexpr Time kDrain = 1_ms;
 RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
                       std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
                       const std::vector<bool>& runs_here, TimeSeries* series,
-                      const std::function<void()>& check) {
+                      const std::function<void()>& check,
+                      const std::vector<std::unique_ptr<RunExtension>>& extensions) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
   // With a progress line, each slice runs in steps of kProgressStep,
@@ -135,7 +137,8 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
   auto run_through = [&](Time t) -> uint64_t {
     for (;;) {
       const Time s = series ? series->next() : Time::max();
-      const Time upto = s <= t ? s - Time::ps(1) : t;
+      Time upto = s <= t ? s - Time::ps(1) : t;
+      for (const auto& x : extensions) upto = std::min(upto, x->before_advance(sim.now(), upto));
       uint64_t left = 0;
       if (par) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
         left = par->run(upto);
@@ -171,6 +174,7 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
       // A workload another rank runs is that rank's to call finished.
       bool done = true;
       for (size_t i = 0; i < runs.size(); ++i) done = done && (!runs_here[i] || runs[i]->finished());
+      for (const auto& x : extensions) done = done && x->finished();
       if (par) done = par->all(done);
       if (!done) continue;
       end.workloads_done = sim.now();
@@ -454,7 +458,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::function<void()> check = [&] { deadlocks.add(std::exchange(net.pfc_stuck, {})); };
   if (par) check = SplitChecks(*par, net, captures.get(), cfg.capture.max_bytes.count(), deadlocks);
 
-  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check);
+  const std::vector<std::unique_ptr<RunExtension>> extensions = make_run_extensions(cfg, env);
+  for (const auto& x : extensions) x->start();
+  const RunEnd end =
+      run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check, extensions);
+  for (const auto& x : extensions) x->after_run();
   try {
     if (series) series->write(dir);
     if (captures) captures->close();
@@ -516,6 +524,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
+  for (const auto& x : extensions) x->results(out);
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {
