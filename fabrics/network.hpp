@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -64,11 +65,17 @@ struct Network {
   std::vector<PfcWatchdogEvent> pfc_watchdog;
 
   Host& host(int i) { return *hosts[i]; }
+  // The host's index in `hosts`, or -1; hosts are only ever appended, so
+  // the map catches up with the ones added since it last looked.
   int host_index(const Host& h) const {
-    for (size_t i = 0; i < hosts.size(); ++i)
-      if (hosts[i] == &h) return static_cast<int>(i);
-    return -1;
+    for (; indexed_ < hosts.size(); ++indexed_) host_at_.emplace(hosts[indexed_], static_cast<int>(indexed_));
+    const auto it = host_at_.find(&h);
+    return it == host_at_.end() ? -1 : it->second;
   }
+
+ private:
+  mutable std::unordered_map<const Host*, int> host_at_;
+  mutable size_t indexed_ = 0;
 };
 
 // Builds `net` for `fabric`: hosts (graph order), the fabric's switches,

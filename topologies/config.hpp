@@ -81,9 +81,29 @@ struct FlowsConfig {
   }
 };
 
+// What a workload kind keeps of its own keys (workloads/workload_kind.hpp):
+// a kind whose keys no other code reads derives a struct from this, and its
+// reader stores one in WorkloadConfig::settings; its run reads it back with
+// settings_as<T>(). The built-in kinds still use the shared fields below.
+struct WorkloadSettings {
+  virtual ~WorkloadSettings() = default;
+};
+
 struct WorkloadConfig {
   std::string name;  // w0, w1, ... when not given
+  // `kind:` as written: the registry's name for the kind (workloads/registry.cpp).
+  std::string kind_name;
+  // The built-in kinds' enum (verbs operations, patterns, perftest kinds,
+  // flows, compute, udp); a kind outside them leaves it as it is and is
+  // known by kind_name alone.
   WorkloadKind kind = WorkloadKind::rdma_write;
+  // The kind's own settings, when it keeps them apart (null for the built-in kinds).
+  std::shared_ptr<const WorkloadSettings> settings;
+  // The kind's settings as the type its reader stored (the kind knows it).
+  template <class T>
+  const T& settings_as() const {
+    return static_cast<const T&>(*settings);
+  }
   // Basic kinds, pingpong and perftest kinds: one host each. incast: the
   // senders in `from`, the receiver in `to`. all_to_all: its hosts in both.
   std::vector<std::string> from;

@@ -469,8 +469,8 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
   CHECK(errors(pair_with("  - {kind: write, from: a, to: b}\n")) ==
         "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
         "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, "
-        "flows, write_bw, "
-        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, compute, udp\n");
+        "write_bw, "
+        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, flows, compute, udp\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: rd}\n")) ==
         "exp.yaml:6:38: workloads[0].qp: unknown QP type 'rd' (did you mean 'rc'?); expected one of rc, uc, "
         "ud\n");
