@@ -23,6 +23,7 @@
 #include "parallel/spanning_pairs.hpp"
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
+#include "programs/programs_run.hpp"
 #include "workloads/workload.hpp"
 
 namespace rdmasim {
@@ -135,7 +136,7 @@ constexpr Time kDrain = 1_ms;
 RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
                       std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
                       const std::vector<bool>& runs_here, TimeSeries* series,
-                      const std::function<void()>& check) {
+                      const std::function<void()>& check, const std::function<bool()>& programs_done) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
   // With a progress line, each slice runs in steps of kProgressStep,
@@ -207,6 +208,7 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
       // A workload another rank runs is that rank's to call finished.
       bool done = true;
       for (size_t i = 0; i < runs.size(); ++i) done = done && (!runs_here[i] || runs[i]->finished());
+      done = done && programs_done();
       if (par) done = par->all(done);
       if (!done) continue;
       end.workloads_done = sim.now();
@@ -470,6 +472,13 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   if (par) spanning = std::make_unique<SpanningFlows>(*par);
   std::unique_ptr<SpanningPairs> pairs;  // after `spanning`: it hands that one its notes
   if (par) pairs = std::make_unique<SpanningPairs>(*par);
+  // Real programs (programs/): killed and reaped however the run ends, after
+  // the engine's coroutines that serve them are gone (clear_on_exit).
+  std::unique_ptr<ProgramsRun> programs;
+  if (!cfg.programs.empty()) {
+    if (par) throw InputError("programs: a run with programs cannot be split over ranks (docs/programs.md)");
+    programs = std::make_unique<ProgramsRun>(net, fabric, dir);
+  }
   // Programs still waiting (a flow whose peer failed) go before the flows
   // and hosts they point into, however the run ends.
   struct ClearOnExit {
@@ -482,6 +491,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       if (spans[i] && runs[i]->flows_run()) spanning->add(i, *runs[i]->flows_run());
       if (spans[i] && !runs[i]->flows_run()) pairs->add(i, *runs[i]);
     }
+    if (programs) programs->start();
   } catch (...) {
     if (!par) throw;
     failed = std::current_exception();
@@ -497,7 +507,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::function<void()> check = [&] { deadlocks.add(std::exchange(net.pfc_stuck, {})); };
   if (par) check = SplitChecks(*par, net, captures.get(), cfg.capture.max_bytes.count(), deadlocks);
 
-  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check);
+  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check,
+                                    [&] { return !programs || programs->finished(); });
+  if (programs)
+    programs->end(std::string(end.reason) == "stop" ? "the experiment's stop time came"
+                                                    : "the simulation had nothing left to do");
   try {
     if (series) series->write(dir);
     if (captures) captures->close();
@@ -614,6 +628,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
+  if (programs) out["programs"] = programs->results();
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {
