@@ -1,6 +1,6 @@
 // `programs:`, real verbs programs run on the simulated hosts
 // (docs/programs.md). Refused here, before anything runs: a host that is
-// not one, a {NAME} that names no host, a program not found on PATH, and
+// not one, a fabric with no RDMA device (tcp), a {NAME} that names no host, a program not found on PATH, and
 // one that is not a dynamically linked program using libibverbs.so.1 (it
 // could not reach the simulated device).
 #include <elf.h>
@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "experiment/sections/sections.hpp"
+#include "fabrics/registry.hpp"
 
 namespace rdmasim {
 
@@ -93,6 +94,12 @@ void read_programs(ExperimentDraft& d, const Entry& list) {
     d.c.error(
         v, list.path,
         "expected a list of programs such as [{host: b, run: \"ibv_rc_pingpong -g 0\"}], got " + describe(v));
+    return;
+  }
+  if (!fabric_of(d.x).rdma()) {
+    d.c.error(v, list.path,
+              "fabric " + d.x.fabric +
+                  " has no RDMA device for a verbs program to open (its hosts have plain NICs)");
     return;
   }
   for (size_t i = 0; i < v.size(); ++i) {

@@ -127,6 +127,12 @@ check(re.search(r"notfound\.yaml:4:\d+: programs\[0\]\.run: program 'no_such_pro
       is not None, f"not found: a located error ({stderr.strip()})")
 check(not os.path.exists(out), "not found: no output written")
 
+# fabric tcp has no RDMA device to open.
+rc, _, stderr, _ = run(f"name: plain\nfabric: tcp\n{TOPOLOGY}programs:\n  - {{host: a, run: ibv_devinfo}}\n",
+                       os.path.join(d, "plain"), expect=2)
+check(re.search(r"plain\.yaml:5:\d+: programs: fabric tcp has no RDMA device", stderr) is not None,
+      f"tcp: refused at the programs ({stderr.strip()})")
+
 # A program that exits non-zero: the run fails and says which.
 out = os.path.join(d, "fails")
 rc, stdout, stderr, res = run(f"name: fails\n{TOPOLOGY}programs:\n  - {{host: a, run: \"ibv_rc_pingpong --bogus\"}}\n",
