@@ -93,13 +93,22 @@ int64_t SideChannel::send(uint64_t conn, const void* data, size_t n) {
   auto it = ends_.find(conn);
   if (it == ends_.end() || it->second.closed) return -EBADF;
   End& e = it->second;
-  if (e.peer_closed) return -EPIPE;
+  // Writing to a peer that has closed succeeds (TCP's CLOSE_WAIT); the peer
+  // answers with an RST, after which writes fail with EPIPE (RFC 793, 3.4).
+  if (e.reset) return -EPIPE;
   std::vector<char> bytes(static_cast<const char*>(data), static_cast<const char*>(data) + n);
   const uint64_t peer = e.peer;
   sim_.after(one_way_(e.host, ends_.at(peer).host),
-             [this, peer, bytes = std::make_shared<std::vector<char>>(std::move(bytes))] {
+             [this, conn, peer, bytes = std::make_shared<std::vector<char>>(std::move(bytes))] {
                End& p = ends_.at(peer);
-               if (p.closed) return;
+               if (p.closed) {
+                 sim_.after(one_way_(p.host, ends_.at(conn).host), [this, conn] {
+                   End& me = ends_.at(conn);
+                   me.reset = me.peer_closed = true;
+                   me.readable->notify();
+                 });
+                 return;
+               }
                p.in.insert(p.in.end(), bytes->begin(), bytes->end());
                p.readable->notify();
              });

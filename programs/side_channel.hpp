@@ -46,6 +46,7 @@ class SideChannel {
     uint16_t port = 0;
     std::deque<char> in;  // arrived, not yet read
     bool peer_closed = false, closed = false;
+    bool reset = false;  // the peer answered data with an RST: writes fail with EPIPE
     uint64_t peer = 0;
     std::unique_ptr<Trigger> readable;
   };

@@ -112,6 +112,43 @@ for fabric in FABRICS:
             check(len(sends) >= 4000, f"{fabric} {pcap}: the RC SENDs of 1000 4 KiB messages each way ({len(sends)})")
             check(clean_in_gui(path) == "", f"{fabric} {pcap}: clean in tshark, two passes, default heuristics")
 
+# perftest: its latency tests against the model's own kinds of the same size (t_typical is the median).
+for tool, kind in (("ib_send_lat", "send_lat"), ("ib_read_lat", "read_lat")):
+    out = os.path.join(d, tool)
+    rc, _, stderr, res = run(f"name: {tool}\nfabric: roce_v2\nstop: 2s\n{TOPOLOGY}programs:\n"
+                             f"  - {{host: b, run: \"{tool} -n 100 -s 64 -p {PORT}\"}}\n"
+                             f"  - {{host: a, run: \"{tool} -n 100 -s 64 -p {PORT} {{b}}\", start: 10us}}\n", out)
+    if not check(res is not None and rc == 0, f"{tool}: the pair exits 0 ({stderr.strip()})"):
+        continue
+    # perftest's note for a device it does not know (it turns inline off for it, as it does on real ones).
+    errs = [line for f in ("a-1.err", "b-0.err") for line in program_text(out, f).splitlines()
+            if line != "Device not recognized to implement inline feature. Disabling it"]
+    check(errs == [], f"{tool}: nothing else on stderr ({errs})")
+    row = re.search(r"^\s*64\s+100\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", program_text(out, "a-1.out"), re.M)
+    _, _, _, wres = run(f"name: wl\nfabric: roce_v2\n{TOPOLOGY}workloads:\n"
+                        f"  - {{kind: {kind}, from: a, to: b, size: 64, count: 100}}\ncapture: {{pcap: none}}\n",
+                        os.path.join(d, f"wl_{kind}"))
+    if check(row is not None and wres is not None, f"{tool}: its result row"):
+        typical, model = float(row.group(3)), wres["workloads"][0]["latency_ns"]["p50"] / 1000
+        check(abs(typical - model) <= 0.1 * model, f"{tool}: t_typical {typical} us within 10 % of {kind}'s {model}")
+
+out = os.path.join(d, "ib_write_bw")
+rc, _, stderr, res = run(f"name: bw\nfabric: ib\nstop: 3s\n{TOPOLOGY}programs:\n"
+                         f"  - {{host: b, run: \"ib_write_bw -n 200 -s 65536 -p {PORT}\"}}\n"
+                         f"  - {{host: a, run: \"ib_write_bw -n 200 -s 65536 -p {PORT} {{b}}\", start: 10us}}\n", out)
+row = re.search(r"^\s*65536\s+200\s+([0-9.]+)\s+([0-9.]+)", program_text(out, "a-1.out"), re.M) if rc == 0 else None
+check(row is not None and 80e3 / 8 * 0.9 < float(row.group(2)) < 100e3 / 8,
+      f"ib_write_bw on ib: its average MB/s near the 100 Gb/s link ({row.group(2) if row else stderr.strip()})")
+
+# ib_write_lat waits by reading memory: killed after `silence` of real time, and said why.
+out = os.path.join(d, "ib_write_lat")
+rc, _, stderr, res = run(f"name: wl\nfabric: roce_v2\n{TOPOLOGY}programs:\n"
+                         f"  - {{host: b, run: \"ib_write_lat -n 10 -p {PORT}\", silence: 1s}}\n"
+                         f"  - {{host: a, run: \"ib_write_lat -n 10 -p {PORT} {{b}}\", start: 10us, silence: 1s}}\n",
+                         out, expect=None)
+check(rc == 4 and "waits by reading memory" in stderr, f"ib_write_lat: refused with the reason ({stderr.strip()})")
+check(orphans() == [], "ib_write_lat: no program left running")
+
 # Determinism: the same run again is byte for byte the same.
 out2 = os.path.join(d, "pp_roce_v2_again")
 run(pingpong_yaml("roce_v2"), out2)
