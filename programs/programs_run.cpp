@@ -413,6 +413,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       h.vpid = static_cast<uint32_t>(1000 + p.index);
       h.cost_clock_ps = static_cast<uint32_t>(kClockRead.count());
       h.tsc_hz = kTscHz;
+      h.cores = static_cast<uint32_t>(hc.cores);
       put(&h, sizeof h);
       break;
     }

@@ -88,6 +88,8 @@ struct HelloReply {
   uint32_t vpid;           // the program's pid as it sees it (getpid): deterministic
   uint32_t cost_clock_ps;  // a clock read answered in place
   uint64_t tsc_hz;         // the TSC's rate
+  uint32_t cores;          // the host's cores (/proc/cpuinfo's processors)
+  uint32_t pad;
 };
 
 struct RegMr {

@@ -149,6 +149,48 @@ rc, _, stderr, res = run(f"name: wl\nfabric: roce_v2\n{TOPOLOGY}programs:\n"
 check(rc == 4 and "waits by reading memory" in stderr, f"ib_write_lat: refused with the reason ({stderr.strip()})")
 check(orphans() == [], "ib_write_lat: no program left running")
 
+# A program of our own: /proc/cpuinfo (through fopen and open) shows the simulated host, its cores at the TSC's
+# rate, whatever machine this runs on; the clocks start where docs/programs.md says.
+PROBE = r"""
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+int main(void) {
+  int n = 0;
+  struct ibv_device **list = ibv_get_device_list(&n);
+  printf("devices %d %s\n", n, n > 0 ? ibv_get_device_name(list[0]) : "-");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[256];
+  int processors = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "processor", 9) == 0) processors++;
+    if (strncmp(line, "cpu MHz", 7) == 0 && processors == 1) printf("%s", line);
+  }
+  printf("processors %d\n", processors);
+  int fd = open("/proc/cpuinfo", O_RDONLY);
+  ssize_t got = read(fd, line, 9);
+  printf("open %.*s\n", (int)(got > 0 ? got : 0), line);
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  printf("time %ld\n", (long)tv.tv_sec);
+  return 0;
+}
+"""
+probe = os.path.join(d, "probe")
+cc = subprocess.run(["cc", "-x", "c", "-", "-o", probe, "-libverbs"], input=PROBE, capture_output=True, text=True)
+if check(cc.returncode == 0, f"the probe compiles ({cc.stderr.strip()})"):
+    out = os.path.join(d, "probe_run")
+    rc, _, stderr, res = run(f"name: probe\nfabric: ib\nhost: {{cores: 3}}\n{TOPOLOGY}programs:\n"
+                             f"  - {{host: a, run: {probe}}}\n", out)
+    text = program_text(out, "a-0.out") if rc == 0 else stderr
+    check(re.search(r"cpu MHz\s+: 2000\.000\n", text) is not None, f"/proc/cpuinfo: the TSC's 2000 MHz ({text})")
+    check("processors 3\n" in text, "/proc/cpuinfo: one processor per simulated core")
+    check("open processor\n" in text, "/proc/cpuinfo through open(2) too")
+    check("devices 1 rdmasim0\n" in text and "time 1700000000\n" in text, "the device, and the simulated clock")
+
 # Determinism: the same run again is byte for byte the same.
 out2 = os.path.join(d, "pp_roce_v2_again")
 run(pingpong_yaml("roce_v2"), out2)
