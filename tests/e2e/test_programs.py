@@ -133,9 +133,14 @@ for tool, kind in (("ib_send_lat", "send_lat"), ("ib_read_lat", "read_lat")):
         check(abs(typical - model) <= 0.1 * model, f"{tool}: t_typical {typical} us within 10 % of {kind}'s {model}")
 
 out = os.path.join(d, "ib_write_bw")
-rc, _, stderr, res = run(f"name: bw\nfabric: ib\nstop: 3s\n{TOPOLOGY}programs:\n"
-                         f"  - {{host: b, run: \"ib_write_bw -n 200 -s 65536 -p {PORT}\"}}\n"
-                         f"  - {{host: a, run: \"ib_write_bw -n 200 -s 65536 -p {PORT} {{b}}\", start: 10us}}\n", out)
+BW = (f"name: bw\nfabric: ib\nstop: 3s\n{TOPOLOGY}programs:\n"
+      f"  - {{host: b, run: \"ib_write_bw -n 200 -s 65536 -p {PORT}\"}}\n"
+      f"  - {{host: a, run: \"ib_write_bw -n 200 -s 65536 -p {PORT} {{b}}\", start: 10us}}\n")
+rc, _, stderr, res = run(BW, out)
+run(BW, out + "_again")
+for f in ("results.json", "programs/a-1.out", "programs/b-0.out", "pcap/a-0.pcap"):
+    check(open(os.path.join(out, f), "rb").read() == open(os.path.join(out + "_again", f), "rb").read(),
+          f"ib_write_bw deterministic: {f}")
 row = re.search(r"^\s*65536\s+200\s+([0-9.]+)\s+([0-9.]+)", program_text(out, "a-1.out"), re.M) if rc == 0 else None
 check(row is not None and 80e3 / 8 * 0.9 < float(row.group(2)) < 100e3 / 8,
       f"ib_write_bw on ib: its average MB/s near the 100 Gb/s link ({row.group(2) if row else stderr.strip()})")
