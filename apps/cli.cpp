@@ -26,6 +26,7 @@
 #include "experiment/memory_estimate.hpp"
 #include "fabrics/registry.hpp"
 #include "parallel/cluster.hpp"
+#include "programs/programs_run.hpp"
 #include "topologies/config.hpp"
 #include "topologies/yaml_reader.hpp"
 
@@ -266,6 +267,7 @@ void warn_about_end(const json& results, std::ostream& err) {
 // asks for them with bad_rkey, post_recvs: false (both per workload) or
 // faults (for all).
 std::string unexpected_failure(const ExperimentConfig& cfg, const json& results) {
+  if (const std::string f = program_failure(results); !f.empty()) return f;
   if (!cfg.faults.empty()) return {};
   for (const json& w : results.value("workloads", json::array())) {
     const auto it = std::find_if(cfg.workloads.begin(), cfg.workloads.end(),
@@ -363,7 +365,7 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
   if (res.code != kExitOk) {
     say << res.message << "\n";
   } else if (root) {
-    out << format_run_summary(res.results, stage->dir());
+    out << format_run_summary(res.results, stage->dir()) << format_programs_summary(res.results);
     warn_about_end(res.results, err);
     if (const std::string f = unexpected_failure(*r.config, res.results); !f.empty()) {
       err << "error: " << f << "; the experiment did not ask for failures (exit " << kExitOpsFailed << ")\n";
@@ -417,7 +419,7 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
     err << res.message << "\n";
     return res.code;
   }
-  out << format_run_summary(res.results, dir);
+  out << format_run_summary(res.results, dir) << format_programs_summary(res.results);
   warn_about_end(res.results, err);
   if (const std::string f = unexpected_failure(*r.config, res.results); !f.empty()) {
     err << "error: " << f << "; the experiment did not ask for failures (exit " << kExitOpsFailed << ")\n";

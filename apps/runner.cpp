@@ -26,6 +26,7 @@
 #include "pcap/capture_set.hpp"
 #include "workloads/registry.hpp"
 #include "workloads/run_extension.hpp"
+#include "programs/programs_run.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/workload_results.hpp"
 
@@ -102,7 +103,8 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
                       std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
                       const std::vector<bool>& runs_here, TimeSeries* series,
                       const std::function<void()>& check,
-                      const std::vector<std::unique_ptr<RunExtension>>& extensions) {
+                      const std::vector<std::unique_ptr<RunExtension>>& extensions,
+                      const std::function<bool()>& programs_done) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
   // With a progress line, each slice runs in steps of kProgressStep,
@@ -176,6 +178,7 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
       bool done = true;
       for (size_t i = 0; i < runs.size(); ++i) done = done && (!runs_here[i] || runs[i]->finished());
       for (const auto& x : extensions) done = done && x->finished();
+      done = done && programs_done();
       if (par) done = par->all(done);
       if (!done) continue;
       end.workloads_done = sim.now();
@@ -432,6 +435,13 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   if (par) spanning = std::make_unique<SpanningFlows>(*par);
   std::unique_ptr<SpanningPairs> pairs;  // after `spanning`: it hands that one its notes
   if (par) pairs = std::make_unique<SpanningPairs>(*par);
+  // Real programs (programs/): killed and reaped however the run ends, after
+  // the engine's coroutines that serve them are gone (clear_on_exit).
+  std::unique_ptr<ProgramsRun> programs;
+  if (!cfg.programs.empty()) {
+    if (par) throw InputError("programs: a run with programs cannot be split over ranks (docs/programs.md)");
+    programs = std::make_unique<ProgramsRun>(net, fabric, dir);
+  }
   // Programs still waiting (a flow whose peer failed) go before the flows
   // and hosts they point into, however the run ends.
   struct ClearOnExit {
@@ -444,6 +454,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       if (spans[i] && runs[i]->flows_run()) spanning->add(i, *runs[i]->flows_run());
       if (spans[i] && !runs[i]->flows_run()) pairs->add(i, *runs[i]);
     }
+    if (programs) programs->start();
   } catch (...) {
     if (!par) throw;
     failed = std::current_exception();
@@ -461,9 +472,12 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
 
   const std::vector<std::unique_ptr<RunExtension>> extensions = make_run_extensions(cfg, env);
   for (const auto& x : extensions) x->start();
-  const RunEnd end =
-      run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check, extensions);
+  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check,
+                                    extensions, [&] { return !programs || programs->finished(); });
   for (const auto& x : extensions) x->after_run();
+  if (programs)
+    programs->end(std::string(end.reason) == "stop" ? "the experiment's stop time came"
+                                                    : "the simulation had nothing left to do");
   try {
     if (series) series->write(dir);
     if (captures) captures->close();
@@ -526,6 +540,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   out["workloads"] = std::move(wl);
   for (const auto& x : extensions) x->results(out);
+  if (programs) out["programs"] = programs->results();
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {

@@ -22,7 +22,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["core", "nodes", "pcap", "topologies", "fabrics", "workloads", "experiment", "cost", "parallel", "apps"]
+LAYERS = ["core", "nodes", "pcap", "topologies", "fabrics", "workloads", "experiment", "cost", "parallel", "programs", "apps"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')
 # The rest of the build does not see MPI: one file wraps it (parallel/cluster.hpp).
 MPI = re.compile(r'^\s*#\s*include\s+[<"]mpi\.h[>"]')

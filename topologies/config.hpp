@@ -156,6 +156,17 @@ struct FaultConfig {
   int line = 0, column = 0;
 };
 
+// programs: a real verbs program run on a host (docs/programs.md).
+struct ProgramConfig {
+  std::string host;
+  std::string run;                // as written; {NAME} becomes host NAME's address when it starts
+  std::vector<std::string> argv;  // `run` split at white space
+  std::string path;               // argv[0] found on PATH
+  Time start;
+  Time silence = Time::s(20);  // real time a program may run without an intercepted call before it is killed
+  int line = 0, column = 0;
+};
+
 enum class CaptureMode { none, hosts, all, list };
 // capture.timeseries: how often, and which ports and QPs (docs/yaml.md#capture).
 struct TimeSeriesConfig {
@@ -458,6 +469,7 @@ struct ExperimentConfig {
   TopologyConfig topology;
   std::vector<WorkloadConfig> workloads;
   std::vector<FaultConfig> faults;
+  std::vector<ProgramConfig> programs;
   CaptureConfig capture;
   std::vector<CostSetting> cost;
   // By section key; a section not written has none (its defaults apply).

@@ -50,7 +50,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   std::vector<std::string_view> keys{"name",  "fabric",        "seed", "stop",   "link", "congestion_control",
                                      "dcqcn", "loss_recovery", "irn",  "switch", "host"};
   for (const SectionType& s : fabric_types) keys.push_back(s.key);
-  keys.insert(keys.end(), {"topology", "workloads", "faults", "capture", "cost"});
+  keys.insert(keys.end(), {"topology", "workloads", "programs", "faults", "capture", "cost"});
   auto top = d.c.fields(root, "", "an experiment", keys);
   if (!top) return;
   if (auto e = top->find("name")) {
@@ -99,8 +99,9 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
 
   if (auto e = top->find("workloads"))
     read_workloads(d, *e);
-  else
-    d.c.missing(*top, "workloads", "a list such as [{kind: rdma_write, from: a, to: b}]");
+  else if (!top->find("programs"))
+    d.c.missing(*top, "workloads", "a list such as [{kind: rdma_write, from: a, to: b}], or programs");
+  if (auto e = top->find("programs")) read_programs(d, *e);
   if (auto e = top->find("faults")) read_faults(d, *e);
   validate(d, sections);
 }

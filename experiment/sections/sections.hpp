@@ -33,6 +33,7 @@ void read_capture(ExperimentDraft& d, const Entry& e);
 void read_topology(ExperimentDraft& d, const Entry& e);
 void read_workloads(ExperimentDraft& d, const Entry& e);
 void read_faults(ExperimentDraft& d, const Entry& e);
+void read_programs(ExperimentDraft& d, const Entry& e);
 // `cost:`, and the whole of a --prices file (loader.hpp, load_cost_file).
 void read_cost(YamlReader& c, const YAML::Node& v, const std::string& path, std::vector<CostSetting>& out);
 

@@ -68,6 +68,10 @@ class IwarpFabric final : public NicFabric {
                                               const verbs::QpInitAttr& init) override;
   void receive(Packet p) override;
   void seal(Packet& p) const override;
+  // An RNIC (the iWARP transport); its GID holds the IP address.
+  VerbsIdentity verbs_identity() const override {
+    return {IBV_TRANSPORT_IWARP, IBV_NODE_RNIC, IBV_GID_TYPE_IB};
+  }
 
   Rnic& nic() const { return nic_; }
   const IwarpNicConfig& config() const { return cfg_; }

@@ -65,6 +65,9 @@ class RoceV1Fabric final : public IbaFabric, private TxSource {
   bool decap(Packet& p, IbaSource& src) override;
   void seal(Packet& p) const override { seal_roce_v1(p); }
   bool requires_grh() const override { return true; }
+  VerbsIdentity verbs_identity() const override {
+    return {IBV_TRANSPORT_IB, IBV_NODE_CA, IBV_GID_TYPE_ROCE_V1};
+  }
   // RoCE v1 frames to the IBA transport, neighbour discovery to the cache;
   // frames for another MAC (a bridge floods unknown unicast) are dropped.
   void receive(Packet p) override;

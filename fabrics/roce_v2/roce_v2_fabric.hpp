@@ -37,6 +37,9 @@ class RoceV2Fabric final : public IbaFabric {
   // The ICRC, and over IPv6 the UDP checksum (mandatory there, RFC 8200 8.1).
   void seal(Packet& p) const override;
   bool requires_grh() const override { return true; }
+  VerbsIdentity verbs_identity() const override {
+    return {IBV_TRANSPORT_IB, IBV_NODE_CA, IBV_GID_TYPE_ROCE_V2};
+  }
 
   // UDP source port for a QP pair: 0xC000 | 14-bit hash (A17.5.1.1: entropy).
   static uint16_t source_port(uint32_t src_qpn, uint32_t dest_qpn);

@@ -49,6 +49,14 @@ uint64_t HostMemory::allocate(size_t len) {
   return addr;
 }
 
+bool HostMemory::adopt(uint64_t addr, std::byte* bytes, size_t len) {
+  auto it = buffers_.lower_bound(addr);
+  if (it != buffers_.end() && it->first < addr + len) return false;
+  if (it != buffers_.begin() && std::prev(it)->first + std::prev(it)->second.len > addr) return false;
+  buffers_[addr] = Buffer{addr, len, bytes, nullptr};
+  return true;
+}
+
 uint64_t HostMemory::allocate_computed(size_t len, const PatternSource& source) {
   const uint64_t addr = next_address(len);
   auto c = std::make_unique<ComputedBuffer>();

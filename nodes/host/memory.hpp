@@ -38,6 +38,11 @@ class HostMemory {
   // resident memory until its pages are touched.
   uint64_t allocate(size_t len);
 
+  // Bytes someone else owns (a real program's registered pages, shared with
+  // it: programs/), at the program's own address `addr`. False when they
+  // overlap a buffer already here.
+  bool adopt(uint64_t addr, std::byte* bytes, size_t len);
+
   // A buffer of `len` bytes computed from `source` (which must outlive it);
   // returns its address. It costs no memory however large.
   uint64_t allocate_computed(size_t len, const PatternSource& source);

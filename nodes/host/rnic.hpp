@@ -67,6 +67,14 @@ class NicFabric {
   virtual bool requires_grh() const { return false; }
   // Its QPs can take receives from a shared receive queue.
   virtual bool supports_srq() const { return false; }
+  // What ibv_query_device and ibv_query_gid_ex tell a program of this NIC
+  // (programs/): its transport, node type and the type of its GIDs.
+  struct VerbsIdentity {
+    ibv_transport_type transport = IBV_TRANSPORT_IB;
+    ibv_node_type node = IBV_NODE_CA;
+    ibv_gid_type gid_type = IBV_GID_TYPE_IB;
+  };
+  virtual VerbsIdentity verbs_identity() const { return {}; }
 
   // What a fabric's own host stack counted, beside the NIC's common
   // counters (results.json: hosts[i].stack and hosts[i][section]); an RNIC,

@@ -437,7 +437,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
       "congestion_control, dcqcn, loss_recovery, irn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, "
       "tcp, mpa, topology, "
-      "workloads, faults, capture, cost\n");
+      "workloads, programs, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
         "delay, mtu, "

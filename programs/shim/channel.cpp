@@ -1,0 +1,104 @@
+#include "programs/shim/channel.hpp"
+
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace rdmasim::shim {
+
+State& state() {
+  static State s;
+  return s;
+}
+
+namespace {
+
+std::mutex& lock() {
+  static std::mutex m;
+  return m;
+}
+
+[[noreturn]] void lost() {
+  // rdmasim went away (it was killed, or it ended the run): so does the program.
+  syscall(SYS_exit_group, 125);
+  __builtin_unreachable();
+}
+
+void write_all(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const long w = syscall(SYS_write, fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) lost();
+    c += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void read_all(int fd, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    const long r = syscall(SYS_read, fd, c, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) lost();
+    c += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+}  // namespace
+
+attach::Reply call(attach::Op op, uint64_t a, uint64_t b, const void* in, size_t in_len, void* out,
+                   size_t out_max, int send_fd) {
+  State& s = state();
+  std::lock_guard<std::mutex> g(lock());
+  attach::Request r{op, static_cast<uint32_t>(in_len), s.local_ps, a, b};
+  s.local_ps = 0;
+  if (send_fd >= 0) {
+    // The header goes with the descriptor; the payload follows.
+    iovec iov{&r, sizeof r};
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+    long w;
+    do w = syscall(SYS_sendmsg, s.fd, &m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w != static_cast<long>(sizeof r)) lost();
+  } else {
+    write_all(s.fd, &r, sizeof r);
+  }
+  if (in_len) write_all(s.fd, in, in_len);
+  attach::Reply rep{};
+  read_all(s.fd, &rep, sizeof rep);
+  size_t left = rep.len;
+  const size_t take = left < out_max ? left : out_max;
+  if (take) read_all(s.fd, out, take);
+  left -= take;
+  char sink[4096];
+  while (left > 0) {
+    const size_t n = left < sizeof sink ? left : sizeof sink;
+    read_all(s.fd, sink, n);
+    left -= n;
+  }
+  s.now_ps = rep.now_ps;
+  return rep;
+}
+
+void unsupported(const char* verb) {
+  if (attached()) call(attach::Op::unsupported, 0, 0, verb, std::strlen(verb));
+}
+
+}  // namespace rdmasim::shim

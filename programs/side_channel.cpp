@@ -1,0 +1,165 @@
+#include "programs/side_channel.hpp"
+
+#include <cerrno>
+
+namespace rdmasim {
+
+SideChannel::SideChannel(Simulator& sim, std::vector<uint32_t> addresses,
+                         std::function<Time(int, int)> one_way)
+    : sim_(sim), addresses_(std::move(addresses)), one_way_(std::move(one_way)) {}
+
+std::string SideChannel::dotted(uint32_t a) {
+  return std::to_string(a >> 24) + "." + std::to_string(a >> 16 & 0xFF) + "." +
+         std::to_string(a >> 8 & 0xFF) + "." + std::to_string(a & 0xFF);
+}
+
+int64_t SideChannel::listen(int h, uint16_t port) {
+  for (const auto& [id, l] : listeners_)
+    if (!l.closed && l.host == h && l.port == port) return -EADDRINUSE;
+  const uint64_t id = next_id_++;
+  Listener& l = listeners_[id];
+  l.host = h;
+  l.port = port;
+  l.ready = std::make_unique<Trigger>(sim_);
+  return static_cast<int64_t>(id);
+}
+
+Task SideChannel::accept(uint64_t listener, int64_t& out, uint32_t& peer_addr, uint16_t& peer_port) {
+  auto it = listeners_.find(listener);
+  if (it == listeners_.end()) {
+    out = -EBADF;
+    co_return;
+  }
+  Listener& l = it->second;
+  while (l.backlog.empty() && !l.closed) co_await *l.ready;
+  if (l.backlog.empty()) {
+    out = -EBADF;
+    co_return;
+  }
+  const uint64_t id = l.backlog.front();
+  l.backlog.pop_front();
+  const End& e = ends_.at(id);
+  const End& peer = ends_.at(e.peer);
+  peer_addr = address(peer.host);
+  peer_port = peer.port;
+  out = static_cast<int64_t>(id);
+}
+
+Task SideChannel::connect(int h, uint32_t addr, uint16_t port, int64_t& out) {
+  int to = -1;
+  for (size_t i = 0; i < addresses_.size(); ++i)
+    if (addresses_[i] == addr) to = static_cast<int>(i);
+  Listener* l = nullptr;
+  uint64_t lid = 0;
+  for (auto& [id, x] : listeners_)
+    if (!x.closed && x.host == to && x.port == port) {
+      l = &x;
+      lid = id;
+    }
+  if (to < 0) {
+    // No host has that address: SYNs go unanswered; connect gives up as Linux does after its retries,
+    // which a simulation need not wait for.
+    out = -ENETUNREACH;
+    co_return;
+  }
+  const Time there = one_way_(h, to);
+  if (!l) {
+    co_await sleep(sim_, there + one_way_(to, h));  // SYN, then RST
+    out = -ECONNREFUSED;
+    co_return;
+  }
+  const uint64_t mine = next_id_++, theirs = next_id_++;
+  End& a = ends_[mine];
+  a.host = h;
+  a.port = next_port_++;
+  a.peer = theirs;
+  a.readable = std::make_unique<Trigger>(sim_);
+  End& b = ends_[theirs];
+  b.host = to;
+  b.port = port;
+  b.peer = mine;
+  b.readable = std::make_unique<Trigger>(sim_);
+  // SYN there, SYN-ACK back: the connect returns; the ACK completes the accept.
+  sim_.after(there + one_way_(to, h) + there, [this, lid, theirs] {
+    Listener& x = listeners_.at(lid);
+    x.backlog.push_back(theirs);
+    x.ready->notify();
+  });
+  co_await sleep(sim_, there + one_way_(to, h));
+  out = static_cast<int64_t>(mine);
+}
+
+int64_t SideChannel::send(uint64_t conn, const void* data, size_t n) {
+  auto it = ends_.find(conn);
+  if (it == ends_.end() || it->second.closed) return -EBADF;
+  End& e = it->second;
+  // Writing to a peer that has closed succeeds (TCP's CLOSE_WAIT); the peer
+  // answers with an RST, after which writes fail with EPIPE (RFC 793, 3.4).
+  if (e.reset) return -EPIPE;
+  std::vector<char> bytes(static_cast<const char*>(data), static_cast<const char*>(data) + n);
+  const uint64_t peer = e.peer;
+  sim_.after(one_way_(e.host, ends_.at(peer).host),
+             [this, conn, peer, bytes = std::make_shared<std::vector<char>>(std::move(bytes))] {
+               End& p = ends_.at(peer);
+               if (p.closed) {
+                 sim_.after(one_way_(p.host, ends_.at(conn).host), [this, conn] {
+                   End& me = ends_.at(conn);
+                   me.reset = me.peer_closed = true;
+                   me.readable->notify();
+                 });
+                 return;
+               }
+               p.in.insert(p.in.end(), bytes->begin(), bytes->end());
+               p.readable->notify();
+             });
+  return static_cast<int64_t>(n);
+}
+
+Task SideChannel::recv(uint64_t conn, size_t max, bool nonblocking, bool wait_all, std::vector<char>& out,
+                       int64_t& ret) {
+  auto it = ends_.find(conn);
+  if (it == ends_.end() || it->second.closed) {
+    ret = -EBADF;
+    co_return;
+  }
+  End& e = it->second;
+  out.clear();
+  for (;;) {
+    const size_t take = std::min(max - out.size(), e.in.size());
+    out.insert(out.end(), e.in.begin(), e.in.begin() + static_cast<std::ptrdiff_t>(take));
+    e.in.erase(e.in.begin(), e.in.begin() + static_cast<std::ptrdiff_t>(take));
+    const bool enough = wait_all ? out.size() == max : !out.empty();
+    if (enough || e.peer_closed || max == 0) break;
+    if (nonblocking) {
+      if (out.empty()) {
+        ret = -EAGAIN;
+        co_return;
+      }
+      break;
+    }
+    co_await *e.readable;
+  }
+  ret = static_cast<int64_t>(out.size());
+}
+
+void SideChannel::close(uint64_t id, bool listener) {
+  if (listener) {
+    auto it = listeners_.find(id);
+    if (it == listeners_.end()) return;
+    it->second.closed = true;
+    it->second.ready->notify();
+    return;
+  }
+  auto it = ends_.find(id);
+  if (it == ends_.end() || it->second.closed) return;
+  End& e = it->second;
+  e.closed = true;
+  const uint64_t peer = e.peer;
+  sim_.after(one_way_(e.host, ends_.at(peer).host), [this, peer] {  // the FIN
+    End& p = ends_.at(peer);
+    p.peer_closed = true;
+    p.readable->notify();
+  });
+}
+
+}  // namespace rdmasim
