@@ -12,19 +12,46 @@ namespace rdmasim {
 namespace {
 
 // Measured, not derived: peak RSS of runs that vary one thing, divided by
-// how many of it there were (bench/memory.py prints them; rounded up).
-// Frames queued in ports are not counted (each frame takes a packet buffer
-// of its size class, core/packet.hpp: up to link.buffer of frame bytes a
-// port), except roce_v1's neighbour solicitations, which every connection
-// floods at setup.
-constexpr uint64_t kProgramBytes = 8 << 20;  // rdmasim itself: code, libraries, the price catalogue
-constexpr uint64_t kHostBytes = 8 * 1024;    // a host: its NIC, port, CPU model, memory map
-constexpr uint64_t kRouteEntryBytes = 15;    // per (host, node): next hops, distances, forwarding tables
+// how many of it there were (bench/memory.py and bench/scale.py print
+// them; rounded up). docs/performance.md ("The memory estimate") has the
+// runs and how close the estimate comes.
+constexpr uint64_t kProgramBytes = 21
+                                   << 19;  // 10.5 MiB: rdmasim itself, code, libraries, the price catalogue
+constexpr uint64_t kHostBytes = 8 * 1024;  // a host: its NIC, CPU model, memory map
+// A port (each end of a link): its queues, PFC state, its share of its
+// node; a fat tree at k = 8 and 16 set up, 2.2 and 2.3 KiB a port.
+constexpr uint64_t kPortBytes = 2560;
 // One end of a connection: QP, CQs, MRs, the program. A k=8 fat tree's
 // all-to-all (16,256 connections) peaks 69 MiB above the same tree without
 // one: 2.2 KiB an end.
 constexpr uint64_t kQpBytes = 2304;
+// A flow of `kind: flows` beyond its two QPs: its record, its programs'
+// coroutines, statistics, congestion control state. Fat trees of web-search
+// flows at 30 % load peak 16.9 KiB higher a flow started (k = 16, 1 and
+// 2 ms: 2,244 flows more, 37 MiB).
+constexpr uint64_t kFlowBytes = 17 * 1024 - 2 * kQpBytes;
+// Frames a sending host keeps in the network (data on the wires and in
+// queues, their ACKs, the events that carry them) while it sends: 128
+// hosts writing at 25 Gb/s each peak 7 MiB above the same network idle.
+constexpr uint64_t kInFlightBytes = 64 * 1024;
+constexpr uint64_t kCaptureFileBytes = 64 * 1024;  // a capture file's stdio buffer (pcap/)
 constexpr uint64_t kPacketBytes = 256 + 64;  // a control frame's packet buffer and header (core/packet.hpp)
+
+// Capture files a run writes (each with its stdio buffer): a host's port
+// each (`hosts`), every port (`all`), the listed nodes' ports.
+uint64_t capture_files(const ExperimentConfig& x) {
+  const CaptureConfig& c = x.capture;
+  if (c.mode == CaptureMode::none) return 0;
+  const auto& hosts = x.topology.hosts;
+  auto captured = [&](const std::string& n) {
+    if (c.mode == CaptureMode::all) return true;
+    if (c.mode == CaptureMode::hosts) return std::find(hosts.begin(), hosts.end(), n) != hosts.end();
+    return std::find(c.nodes.begin(), c.nodes.end(), n) != c.nodes.end();
+  };
+  uint64_t files = 0;
+  for (const LinkSpec& l : x.topology.links) files += (captured(l.a) ? 1 : 0) + (captured(l.b) ? 1 : 0);
+  return files;
+}
 
 std::string about(uint64_t b) {
   char s[32];
@@ -43,7 +70,9 @@ std::string about(uint64_t b) {
 MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   const TopologyConfig& t = x.topology;
   const uint64_t hosts = t.hosts.size();
-  const uint64_t nodes = hosts + t.switches.size() + t.routers.size();
+  const uint64_t forwarding = t.switches.size() + t.routers.size();
+  const uint64_t nodes = hosts + forwarding;
+  const uint64_t ports = 2 * t.links.size();
   // Parts of the network are pointed at where the topology begins.
   const int line = t.links.empty() ? 1 : t.links.front().line,
             column = t.links.empty() ? 1 : t.links.front().column;
@@ -52,18 +81,35 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
   const uint64_t host = kHostBytes + fabric.host_bytes;
   e.parts.push_back({"hosts", sat_mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
-  e.parts.push_back({"routing tables", sat_mul(sat_mul(hosts, nodes), kRouteEntryBytes),
-                     std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line,
-                     column});
+  e.parts.push_back(
+      {"ports", sat_mul(ports, kPortBytes), std::to_string(ports) + " ports (link ends)", "", line, column});
+  // Hops between every two forwarding nodes (topologies/routing.hpp,
+  // HostPaths), and IB's forwarding tables: an entry a LID at each switch.
+  e.parts.push_back({"routing tables",
+                     sat_add(sat_add(sat_mul(sat_mul(forwarding, forwarding), sizeof(uint16_t)),
+                                     sat_mul(nodes, sizeof(int32_t))),
+                             sat_mul(sat_mul(t.switches.size(), nodes), fabric.forwarding_entry_bytes)),
+                     std::to_string(forwarding) + " x " + std::to_string(forwarding) + " switches" +
+                         (fabric.forwarding_entry_bytes ? " and " + std::to_string(t.switches.size()) +
+                                                              " x " + std::to_string(nodes) + " LIDs"
+                                                        : ""),
+                     "", line, column});
+  if (const uint64_t files = capture_files(x))
+    e.parts.push_back({"capture buffers", sat_mul(files, kCaptureFileBytes),
+                       std::to_string(files) + " capture files", "", line, column});
   uint64_t connections = 0;
   MemoryPart bufs{"message buffers", 0, "", "", 0, 0};
   uint64_t largest = 0, most_pairs = 0;
   MemoryPart qps{"QPs", 0, "", "", 0, 0};
+  uint64_t flows = 0;
+  double sending = 0;
   for (size_t i = 0; i < x.workloads.size(); ++i) {
     const WorkloadConfig& w = x.workloads[i];
     const WorkloadMemory m = workload_of(w).memory(x, w);
     const uint64_t p = m.connections;
     connections = sat_add(connections, p);
+    flows = sat_add(flows, m.flows);
+    sending += m.sending;
     if (p >= most_pairs) {  // QPs are pointed at the workload with the most
       most_pairs = p;
       qps.key = "workloads[" + std::to_string(i) + "]";
@@ -83,6 +129,17 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   qps.bytes = sat_mul(sat_mul(connections, 2), kQpBytes);
   qps.detail = std::to_string(connections) + " connections, a QP at each end";
   e.parts.push_back(qps);
+  if (flows) {
+    qps.what = "flows";
+    qps.bytes = sat_mul(flows, kFlowBytes);
+    qps.detail = std::to_string(flows) + " flows started, their records and programs";
+    e.parts.push_back(qps);
+  }
+  // Until the run stops (a run stopped at once sends nothing).
+  if (!x.stop || *x.stop > Time{})
+    e.parts.push_back({"frames in flight",
+                       static_cast<uint64_t>(sending * static_cast<double>(kInFlightBytes)),
+                       "what senders keep on the wires and in queues", "", line, column});
   if (fabric.connection_bytes) {
     qps.what = std::string(fabric.connection_part);
     qps.bytes = sat_mul(sat_mul(connections, 2), fabric.connection_bytes);

@@ -31,6 +31,8 @@ struct WorkloadMemory {
   uint64_t connections = 0;   // QP pairs (a connection each)
   uint64_t buffer_bytes = 0;  // message buffers its ends commit
   std::string buffers;        // what those are, for the estimate's detail: "of flows", "of 4KiB messages"
+  uint64_t flows = 0;         // flows of `kind: flows` started (each its record and programs beyond its QPs)
+  double sending = 0;         // senders' worth of frames it keeps in the network while it sends
 };
 
 class Workload {

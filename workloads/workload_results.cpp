@@ -53,6 +53,9 @@ void message_results(const WorkloadConfig& w, const FlowStats& s, std::string_vi
   j["data_mismatch"] = s.data_mismatch;
   j["finished"] = s.finished;
   j["planned_ops"] = s.planned_ops;
+  // What a run that stopped (or failed) before the end did not deliver.
+  j["undelivered"] = {{"messages", s.planned_ops - std::min(s.planned_ops, s.ops)},
+                      {"bytes", s.undelivered_bytes}};
   j["retransmitted_packets"] = s.retransmitted_packets;
 }
 

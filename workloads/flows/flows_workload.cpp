@@ -148,10 +148,16 @@ class FlowsWorkload final : public Workload {
   WorkloadMemory memory(const ExperimentConfig& x, const WorkloadConfig& w) const override {
     const auto [mean, biased] = flow_size_means(w.flows);
     WorkloadMemory m;
-    m.connections = static_cast<uint64_t>(static_cast<double>(w.from.size()) * w.flows.load *
-                                          static_cast<double>(fastest_host_link(x).bps()) / 8 *
-                                          w.flows.duration.to_s() / mean) +
-                    1;
+    // Flows arrive for `duration`, or until the run stops.
+    Time arriving = w.flows.duration;
+    if (x.stop) arriving = *x.stop <= w.start ? Time{} : std::min(arriving, *x.stop - w.start);
+    m.connections =
+        static_cast<uint64_t>(static_cast<double>(w.from.size()) * w.flows.load *
+                              static_cast<double>(fastest_host_link(x).bps()) / 8 * arriving.to_s() / mean) +
+        1;
+    m.flows = m.connections;
+    // A sender is busy a share of the time that grows with the load (its flows overlap).
+    m.sending = static_cast<double>(w.from.size()) * std::min(1.0, 2 * w.flows.load);
     const double all = 2 * static_cast<double>(m.connections) * mean;
     const double load = w.flows.load;
     const double at_once =

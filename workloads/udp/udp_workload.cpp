@@ -119,6 +119,10 @@ class UdpWorkload final : public Workload {
         {"received", d.received},
         {"dropped", d.ring_drops + d.backlog_drops + d.socket_drops},
         {"delivered", d.delivered},
+        // Of those, delivered while the load was offered, and after it
+        // stopped (what the queues held, drained once the flood was over).
+        {"delivered_during_load", d.delivered_in_time},
+        {"delivered_after_load", d.delivered - d.delivered_in_time},
         {"dropped_at", {{"ring", d.ring_drops}, {"backlog", d.backlog_drops}, {"socket", d.socket_drops}}}};
     j["offered_pps"] = static_cast<double>(d.offered) / dur;
     j["delivered_pps"] = static_cast<double>(d.delivered_in_time) / dur;

@@ -6,24 +6,26 @@ namespace rdmasim {
 
 namespace {
 
-// payload: pattern (computed) or memory (stored bytes). Flows compute by
-// default; other kinds store unless told, and compute only RC WRITEs and
-// READs that are not ping-pongs: there every byte of a slot is what its
-// flow wrote (workloads/workload.cpp, fill_message), so the slot's bytes
-// are computable; a ping-pong's markers and a SEND's receive buffers are not.
+// payload: pattern (computed) or memory (stored bytes). Every kind whose
+// buffers no program reads as bytes computes them unless told `memory`:
+// flows, and RC WRITEs and READs that are not ping-pongs, where every byte
+// of a slot is what its flow wrote (workloads/workload.cpp, fill_message),
+// so the slot's bytes are computable; a ping-pong's markers and a SEND's
+// receive buffers are read by their programs, and stay in memory.
 void payload(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKind op) {
-  w.computed_payload = w.kind == WorkloadKind::flows;
+  const bool pingpong = w.kind == WorkloadKind::pingpong || w.kind == WorkloadKind::write_lat ||
+                        w.kind == WorkloadKind::send_lat;
+  const bool one_sided =
+      op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm || op == WorkloadKind::rdma_read;
+  const bool computable = w.kind == WorkloadKind::flows ||
+                          (one_sided && !pingpong && w.qp == QpType::rc && fabric_of(d.x).rdma());
+  w.computed_payload = computable;
   const Entry* e = f.find("payload");
   if (!e) return;
   const auto v = d.c.one_of(e->value, e->path, "the payload", {"pattern", "memory"});
   if (!v) return;
   w.computed_payload = *v == "pattern";
-  const bool pingpong = w.kind == WorkloadKind::pingpong || w.kind == WorkloadKind::write_lat ||
-                        w.kind == WorkloadKind::send_lat;
-  const bool one_sided =
-      op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm || op == WorkloadKind::rdma_read;
-  if (w.computed_payload && w.kind != WorkloadKind::flows &&
-      (!one_sided || pingpong || w.qp != QpType::rc || !fabric_of(d.x).rdma()))
+  if (w.computed_payload && !computable)
     d.c.error(e->value, e->path,
               "payload: pattern is for flows and for RC rdma_write, rdma_write_imm and rdma_read workloads "
               "(not ping-pongs) on an RDMA fabric; " +

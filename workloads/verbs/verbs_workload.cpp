@@ -231,6 +231,11 @@ class VerbsWorkload final : public Workload {
                                                        : w.from.size() * w.to.size();
     m.buffer_bytes = message_buffer_bytes(x, w, m.connections);
     m.buffers = "of " + to_string(w.size) + " messages";
+    // A sender's worth each, up to four for one with as many connections sending at once.
+    if (!w.from.empty())
+      m.sending =
+          static_cast<double>(w.from.size()) *
+          std::clamp(static_cast<double>(m.connections) / static_cast<double>(w.from.size()), 1.0, 4.0);
     return m;
   }
   bool spans_ranks(const WorkloadConfig& w, const ExperimentConfig& x) const override {
