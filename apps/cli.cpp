@@ -208,6 +208,10 @@ void print_errors(const std::vector<LoadError>& errors, std::ostream& err) {
   for (const auto& e : errors) err << e.format() << "\n";
 }
 
+void print_warnings(const std::vector<LoadError>& warnings, std::ostream& err) {
+  for (const auto& w : warnings) err << "warning: " << w.format() << "\n";
+}
+
 struct Outcome {
   ExitCode code = kExitOk;
   json results;         // when kExitOk
@@ -307,6 +311,7 @@ int do_validate(const Options& o, std::ostream& out, std::ostream& err) {
     print_errors(r.errors, err);
     return kExitBadInput;
   }
+  print_warnings(r.warnings, err);
   out << "OK: " << o.file.string() << "\n";
   return kExitOk;
 }
@@ -331,6 +336,7 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
     return kExitBadInput;
   }
   if (!mode) mode = default_partition(*r.config);
+  print_warnings(r.warnings, say);
   warn_about_stop(*r.config, say);
   // Rank 0 makes the staged directory and tells the others where it is ("!" and why, when it cannot).
   std::unique_ptr<StagedDir> stage;
@@ -387,6 +393,7 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
     print_errors(r.errors, err);
     return kExitBadInput;
   }
+  print_warnings(r.warnings, err);
   warn_about_stop(*r.config, err);
   fs::path dir;
   try {
@@ -448,6 +455,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
     for (const auto& s : seen) err << s << "\n";
     return kExitBadInput;
   }
+  print_warnings(it->load.warnings, err);
 
   warn_about_stop(*first, err);
   fs::path dir;
@@ -618,13 +626,14 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   // Every point must load before any runs.
   std::vector<std::string> errors;
   std::optional<ExperimentConfig> first;
+  std::vector<LoadError> warnings;  // the first point's
   try {
     for (const auto& p : points) {
       const Options po = point_options(o, axes, p);
-      const LoadResult r = load(po, po.fabric.empty() ? std::nullopt : std::optional(po.fabric));
+      LoadResult r = load(po, po.fabric.empty() ? std::nullopt : std::optional(po.fabric));
       for (const auto& e : r.errors)
         if (std::find(errors.begin(), errors.end(), e.format()) == errors.end()) errors.push_back(e.format());
-      if (r.config && !first) first = r.config;
+      if (r.config && !first) first = r.config, warnings = std::move(r.warnings);
     }
   } catch (const InputError& e) {
     errors.push_back(e.what());
@@ -633,6 +642,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
     for (const auto& e : errors) err << e << "\n";
     return kExitBadInput;
   }
+  print_warnings(warnings, err);
   warn_about_stop(*first, err);  // each run says it too, but into its log
   fs::path dir;
   try {

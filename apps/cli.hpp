@@ -1,4 +1,4 @@
-// The rdmasim command line (DESIGN.md, "Contract: the command line"):
+// The rdmasim command line (docs/design.md, "Contract: the command line"):
 //   rdmasim run EXPERIMENT.yaml [--out DIR] [--fabric F] [--seed N] [--set key=value ...]
 //   rdmasim compare EXPERIMENT.yaml [--fabrics ib,roce_v1,roce_v2,iwarp] [--out DIR]
 //   rdmasim sweep EXPERIMENT.yaml --vary KEY=V1,V2,... [-j N] [--out DIR] [--emit slurm | --collect]

@@ -151,6 +151,18 @@ std::optional<Bytes> parse_bytes(std::string_view text, std::string* why) {
   return Bytes(*v);
 }
 
+std::optional<std::string> binary_spelling(std::string_view size) {
+  std::string_view rest = trim(size);
+  const std::string_view text = rest;
+  Decimal d;
+  if (!read_decimal(rest, d)) return std::nullopt;
+  const std::string_view number = text.substr(0, text.size() - rest.size());
+  rest = trim(rest);
+  for (auto [decimal, binary] : {std::pair{"KB", "KiB"}, {"kB", "KiB"}, {"MB", "MiB"}, {"GB", "GiB"}})
+    if (rest == decimal) return std::string(trim(number)) + binary;
+  return std::nullopt;
+}
+
 std::optional<DataRate> parse_rate(std::string_view text, std::string* why) {
   auto v = parse_with(text, kRateUnits, UINT64_MAX,
                       "a rate such as 25Gbps or 100Mbps (whole bits per second)", why);

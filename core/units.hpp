@@ -103,6 +103,10 @@ constexpr DataRate operator""_Gbps(unsigned long long v) { return DataRate(v * 1
 std::optional<Time> parse_time(std::string_view text, std::string* why = nullptr);
 std::optional<Bytes> parse_bytes(std::string_view text, std::string* why = nullptr);
 std::optional<DataRate> parse_rate(std::string_view text, std::string* why = nullptr);
+// For a size written with a power-of-10 unit ("16KB", "16kB", "2MB", "1GB"),
+// the same number with the power-of-2 unit ("16KiB"): what a reader used to
+// fio's or iperf's K may have meant. Nullopt for any other text.
+std::optional<std::string> binary_spelling(std::string_view size);
 
 // "1.5us", "64KiB", "100Gbps": the shortest exact human form.
 std::string to_string(Time t);

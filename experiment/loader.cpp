@@ -23,6 +23,7 @@ LoadResult finish(YamlReader& c, ExperimentConfig&& x) {
     return key(a) < key(b);
   });
   r.errors = std::move(errors);
+  r.warnings = std::move(c.warnings());
   if (r.errors.empty()) r.config = std::move(x);
   return r;
 }

@@ -22,6 +22,7 @@ namespace rdmasim {
 struct LoadResult {
   std::optional<ExperimentConfig> config;  // set when there are no errors
   std::vector<LoadError> errors;           // command-line ones first, then by line and column
+  std::vector<LoadError> warnings;         // legal but likely not meant; for the user to read
 };
 
 // `set_overrides` are "key.path=value" texts (--set): the value is parsed as

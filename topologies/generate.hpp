@@ -1,5 +1,5 @@
 // Topology generators. Names and link order are part of the contract
-// (DESIGN.md, docs/yaml.md): hosts h0, h1, ...; leaf_spine: leaf0.., spine0..;
+// (docs/design.md, docs/yaml.md): hosts h0, h1, ...; leaf_spine: leaf0.., spine0..;
 // fat_tree: edge0.., agg0.., core0..; star: s0. Host links come first, then
 // switch-to-switch links from the bottom tier up, so a switch's down ports
 // have the lowest numbers and a host's only port is 0.

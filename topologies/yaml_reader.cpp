@@ -215,6 +215,16 @@ std::optional<Bytes> YamlReader::bytes(const Entry& e, bool positive) {
     error(e.value, e.path, "must be at least 1 byte, got " + describe(e.value));
     return std::nullopt;
   }
+  // A message size or an inline limit is usually pages or MTUs, which fio
+  // and iperf users write 16K or 16KB for 16384: the first size of that
+  // kind written with a power-of-10 unit gets a warning with both values.
+  const std::string_view key = std::string_view(e.path).substr(e.path.rfind('.') + 1);
+  if (auto binary = binary_spelling(*s);
+      binary && warnings_.empty() && (key == "size" || key == "max_inline"))
+    warnings_.push_back(locate(
+        e.value, e.path,
+        *s + " is " + std::to_string(b->count()) + " bytes (KB, kB, MB and GB count in powers of 10); for " +
+            std::to_string(parse_bytes(*binary)->count()) + " bytes write " + *binary));
   return b;
 }
 std::optional<DataRate> YamlReader::rate(const Entry& e) {

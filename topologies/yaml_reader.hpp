@@ -64,9 +64,11 @@ std::string join_names(const Names& names) {
   return s;
 }
 
-// " (did you mean 'x'?)" when one of `names` is close to `word`, or else
-// begins with it (a word of three letters or more): `preferred` when it is
-// one of those ("roce": roce_v1 and roce_v2 begin with it), else the first.
+// " (did you mean 'x'?)" when one of `names` is close to `word`; given a
+// `preferred` name, or else one that begins with the word (three letters or
+// more): `preferred` when it is one of those ("roce": roce_v1 and roce_v2
+// begin with it), else the first. Without one, no guess by prefix ("write"
+// is rdma_write more often than write_bw).
 template <class Names>
 std::string suggestion(std::string_view word, const Names& names, std::string_view preferred = {}) {
   // Close means a third of the word or less, and not all of it.
@@ -76,7 +78,7 @@ std::string suggestion(std::string_view word, const Names& names, std::string_vi
     const size_t d = edit_distance(word, n);
     if (d < best_d) best = n, best_d = d;
   }
-  if (best.empty() && word.size() >= 3)
+  if (best.empty() && !preferred.empty() && word.size() >= 3)
     for (std::string_view n : names)
       if (n.starts_with(word) && (best.empty() || n == preferred)) best = n;
   return best.empty() ? "" : " (did you mean '" + std::string(best) + "'?)";
@@ -120,6 +122,8 @@ class YamlReader {
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
 
   std::vector<LoadError>& errors() { return errors_; }
+  // What is legal but likely not meant (a 1000-based message size), each located.
+  std::vector<LoadError>& warnings() { return warnings_; }
   std::vector<Override>& overrides() { return overrides_; }
 
   // An error about the node `at`, whose key path is `path`.
@@ -181,6 +185,7 @@ class YamlReader {
  private:
   std::string file_;
   std::vector<LoadError> errors_;
+  std::vector<LoadError> warnings_;
   std::vector<Override> overrides_;
 };
 

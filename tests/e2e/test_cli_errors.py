@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The command line's error contract (DESIGN.md, "Contract: the command line").
+"""The command line's error contract (docs/design.md, "Contract: the command line").
 
 Bad input (flags, files, YAML, fabric names, output locations) exits 2 with a
 message, errors in a file are reported as file:line:column: message, and a
@@ -51,7 +51,7 @@ BAD_VALUE = textwrap.dedent("""\
 
 BAD_SYNTAX = "name: cli_bad_syntax\nfabric: [roce_v2\nseed: 1\n"
 
-# RoCE v1 cannot leave its L2 broadcast domain (DESIGN.md): a and b sit on
+# RoCE v1 cannot leave its L2 broadcast domain (docs/design.md): a and b sit on
 # either side of a router, so this experiment must fail, at load or at run time.
 ROCE_V1_ROUTED = textwrap.dedent("""\
     name: cli_v1_routed

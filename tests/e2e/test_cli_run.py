@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`rdmasim run` and `rdmasim compare` when they succeed: what they write and
-print (DESIGN.md, "Contract: the command line" and "Contract: the output").
+print (docs/design.md, "Contract: the command line" and "Contract: the output").
 
 usage: test_cli_run.py PATH/TO/rdmasim SOURCE_DIR
 """

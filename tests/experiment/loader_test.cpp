@@ -53,7 +53,7 @@ std::string pair_with(std::string_view workloads, std::string_view head = "") {
   return std::string(head) + std::string(kPair) + std::string(workloads);
 }
 
-// DESIGN.md, "Contract: the experiment file", verbatim.
+// docs/design.md, "Contract: the experiment file", verbatim.
 constexpr std::string_view kDesignExample = R"(name: quickstart
 fabric: roce_v2            # ib | roce_v1 | roce_v2 | iwarp
 seed: 1
@@ -90,7 +90,7 @@ capture:
 
 }  // namespace
 
-TEST_CASE("loader: the DESIGN.md example loads as written") {
+TEST_CASE("loader: the docs/design.md example loads as written") {
   const ExperimentConfig c = good(kDesignExample);
   CHECK(c.name == "quickstart");
   CHECK(c.file == "exp.yaml");
@@ -500,17 +500,17 @@ TEST_CASE("loader: topology errors") {
   switches: [s1, b]
   links: [[a, s1], [s1, a], [b, s1], [b, b], [b, s9], [c, q]]
 workloads: [{kind: send, from: a, to: b}]
-)") == "exp.yaml:2:17: topology.hosts[2]: host 'c' has no link\n"
-       "exp.yaml:2:20: topology.hosts[3]: duplicate name 'a' (first at line 2)\n"
-       "exp.yaml:3:18: topology.switches[1]: duplicate name 'b' (first at line 2)\n"
-       "exp.yaml:4:20: topology.links[1]: duplicate link between 's1' and 'a' (first at line 4)\n"
-       "exp.yaml:4:38: topology.links[3]: a link from 'b' to itself\n"
-       "exp.yaml:4:50: topology.links[4][1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, "
-       "switches "
-       "and routers of the topology\n"
-       "exp.yaml:4:59: topology.links[5][1]: unknown node 'q'; nodes are the hosts, switches and routers of "
-       "the "
-       "topology\n");
+)") ==  // c's one link names an unknown node: "c has no link" would follow from it
+        "exp.yaml:2:20: topology.hosts[3]: duplicate name 'a' (first at line 2)\n"
+        "exp.yaml:3:18: topology.switches[1]: duplicate name 'b' (first at line 2)\n"
+        "exp.yaml:4:20: topology.links[1]: duplicate link between 's1' and 'a' (first at line 4)\n"
+        "exp.yaml:4:38: topology.links[3]: a link from 'b' to itself\n"
+        "exp.yaml:4:50: topology.links[4][1]: unknown node 's9' (did you mean 's1'?); nodes are the hosts, "
+        "switches "
+        "and routers of the topology\n"
+        "exp.yaml:4:59: topology.links[5][1]: unknown node 'q'; nodes are the hosts, switches and routers of "
+        "the "
+        "topology\n");
   CHECK(errors(R"(topology:
   hosts: [a]
   generate: {kind: star, hosts: 2}
