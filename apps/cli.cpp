@@ -767,6 +767,11 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   CLI::App app{"rdmasim: a packet-level emulator of RDMA networks (InfiniBand, RoCE v1, RoCE v2, iWARP)",
                "rdmasim"};
   app.set_version_flag("--version", "rdmasim " + std::string(kVersion));
+  app.footer(
+      "Run 'rdmasim COMMAND --help' for a command's options, 'man rdmasim' for the manual once installed.\n"
+      "Exit status: 0 done; 2 bad input (file:line:column: message; nothing run); 3 output not written;\n"
+      "4 operations failed that the experiment did not ask for; 1 an internal error; 128+N signal N.\n"
+      "Example: rdmasim run examples/quickstart.yaml, then rdmasim compare examples/quickstart.yaml");
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "rdmasim: " + std::string(e.what()) + "\nRun 'rdmasim --help' for usage.\n";
