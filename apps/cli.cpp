@@ -118,8 +118,9 @@ CLI::Validator one_of(std::vector<std::string> names, const std::string& what) {
       "{" + join(names, ",") + "}");
 }
 
-// DIR: --out, or out/<experiment name><suffix> (`run` and `compare`: none,
-// as the command line's contract says; `sweep`: -sweep).
+// DIR: --out, or out/<experiment name><suffix> (`run`: none, as the command
+// line's contract says; `compare`: -compare, `sweep`: -sweep), so that each
+// command's default folder is its own and none refuses another's output.
 fs::path output_dir(const Options& o, const ExperimentConfig& cfg, std::string_view suffix = "") {
   if (!o.out.empty()) return output_path(o.out);
   const fs::path name = cfg.name;
@@ -462,7 +463,7 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   warn_about_stop(*first, err);
   fs::path dir;
   try {
-    dir = output_dir(o, *first);
+    dir = output_dir(o, *first, "-compare");
   } catch (const InputError& e) {
     err << e.what() << "\n";
     return kExitBadInput;
@@ -768,6 +769,11 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   CLI::App app{"rdmasim: a packet-level emulator of RDMA networks (InfiniBand, RoCE v1, RoCE v2, iWARP)",
                "rdmasim"};
   app.set_version_flag("--version", "rdmasim " + std::string(kVersion));
+  app.footer(
+      "Run 'rdmasim COMMAND --help' for a command's options, 'man rdmasim' for the manual once installed.\n"
+      "Exit status: 0 done; 2 bad input (file:line:column: message; nothing run); 3 output not written;\n"
+      "4 operations failed that the experiment did not ask for; 1 an internal error; 128+N signal N.\n"
+      "Example: rdmasim run examples/quickstart.yaml, then rdmasim compare examples/quickstart.yaml");
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "rdmasim: " + std::string(e.what()) + "\nRun 'rdmasim --help' for usage.\n";
@@ -793,8 +799,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   CLI::App* compare = app.add_subcommand("compare", "run an experiment on several fabrics and compare them");
   add_experiment_options(*compare, o);
   compare
-      ->add_option("--out,-o", o.out,
-                   "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>)")
+      ->add_option(
+          "--out,-o", o.out,
+          "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>-compare)")
       ->type_name("DIR");
   compare
       ->add_option(

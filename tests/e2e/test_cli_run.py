@@ -149,11 +149,11 @@ def main():
         # A fabric the experiment cannot run on is skipped, not a failure.
         r = rdmasim("compare", ud, "--fabrics", "roce_v2,iwarp", cwd=tmp)
         if check(r.returncode == 0, "compare of a UD workload on roce_v2 and iwarp: exit 0", r):
-            cmp = load_json(os.path.join(tmp, "out", "cli_ud", "compare.json"))
+            cmp = load_json(os.path.join(tmp, "out", "cli_ud-compare", "compare.json"))
             status = {e.get("fabric"): e.get("status") for e in cmp.get("fabrics", [])}
             check(status == {"roce_v2": "ok", "iwarp": "skipped"}, f"UD: iwarp skipped, roce_v2 ran: {status}")
             check("skipped iwarp" in r.stdout, "compare says iwarp was skipped", r)
-            check(not os.path.exists(os.path.join(tmp, "out", "cli_ud", "iwarp")), "a skipped fabric writes nothing")
+            check(not os.path.exists(os.path.join(tmp, "out", "cli_ud-compare", "iwarp")), "a skipped fabric writes nothing")
 
     if failures:
         print(f"{len(failures)} check(s) failed:")

@@ -135,27 +135,34 @@ e2e.check(read(os.path.join(cmp, "compare.json")) == before and leftovers(tmp) =
           "compare SIGINT: the previous set is untouched")
 
 
-# Each command replaces only its own output: given the same folder (run's
-# and compare's default is out/<name>), a run does not delete a comparison
-# or a sweep, nor a comparison or a sweep a run; sweep's default is its own.
+# Each command has its own default folder (run: out/<name>, compare:
+# out/<name>-compare, sweep: out/<name>-sweep), so a compare right after a
+# run (the quickstart's next step) does not meet the run's output; and given
+# the same folder, a run does not delete a comparison or a sweep, nor a
+# comparison or a sweep a run.
 kinds = os.path.join(tmp, "kinds")
 os.mkdir(kinds)
 named = write(os.path.join(kinds, "named.yaml"), "name: named\n" + TWO)
-r = rdmasim("compare", named, "--fabrics", "roce_v2", cwd=kinds)
-e2e.check(r.returncode == 0, f"compare into its default folder: {r.stderr}")
 r = rdmasim("run", named, cwd=kinds)
-e2e.check(r.returncode == 2 and "out/named: holds the output of `rdmasim compare` (compare.json), which "
-          "`rdmasim run` does not replace: give another --out" in r.stderr, f"run after compare: {r.stderr}")
-e2e.check(sorted(os.listdir(os.path.join(kinds, "out", "named"))) ==
+e2e.check(r.returncode == 0, f"run into its default folder: {r.stderr}")
+r = rdmasim("compare", named, "--fabrics", "roce_v2", cwd=kinds)
+e2e.check(r.returncode == 0 and "output: out/named-compare " in r.stdout,
+          f"compare right after a run, into its own default folder: {r.stdout} {r.stderr}")
+compared = os.path.join(kinds, "out", "named-compare")
+e2e.check(os.path.isdir(compared) and sorted(os.listdir(compared)) ==
           [".rdmasim-manifest", "compare.csv", "compare.json", "roce_v2"], "the comparison is whole")
+e2e.check(os.path.exists(os.path.join(kinds, "out", "named", "results.json")), "the run's output is kept")
 for cmd in (["run", named, "--out", "out/run"], ["sweep", named, "--vary", "seed=1,2"]):
     r = rdmasim(*cmd, cwd=kinds)
     e2e.check(r.returncode == 0, f"{cmd[0]}: {r.stderr}")
-e2e.check(sorted(os.listdir(os.path.join(kinds, "out"))) == ["named", "named-sweep", "run"],
+e2e.check(sorted(os.listdir(os.path.join(kinds, "out"))) == ["named", "named-compare", "named-sweep", "run"],
           f"folders: {os.listdir(os.path.join(kinds, 'out'))}")
+r = rdmasim("run", named, "--out", "out/named-compare", cwd=kinds)
+e2e.check(r.returncode == 2 and "out/named-compare: holds the output of `rdmasim compare` (compare.json), which "
+          "`rdmasim run` does not replace: give another --out" in r.stderr, f"run into a comparison: {r.stderr}")
 for cmd, into, theirs in ((["run", named], "named-sweep", "sweep"),
                           (["compare", named, "--fabrics", "ib"], "run", "run"),
-                          (["sweep", named, "--vary", "seed=3"], "named", "compare"),
+                          (["sweep", named, "--vary", "seed=3"], "named-compare", "compare"),
                           (["sweep", named, "--vary", "seed=3", "--collect"], "run", "run")):
     folder = os.path.join(kinds, "out", into)
     before = sorted(os.listdir(folder))
