@@ -24,9 +24,9 @@
 #include "parallel/spanning_pairs.hpp"
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
+#include "programs/programs_run.hpp"
 #include "workloads/registry.hpp"
 #include "workloads/run_extension.hpp"
-#include "programs/programs_run.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/workload_results.hpp"
 

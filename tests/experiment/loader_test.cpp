@@ -391,13 +391,11 @@ workloads:
     CHECK(n.workloads.at(2).start == 1_us);
     CHECK(n.topology.hosts.size() == 54);
     // The column points at the part at fault, and the message names it.
-    CHECK(
-        errors(named, {"workloads[0].rat=1Gbps"}) ==
-        "<command line>:1:14: workloads[0].rat: unknown key (did you mean 'rate'?); allowed keys: name, "
-        "kind, from, to, senders, hosts, qp, size, count, outstanding, start, timeout, retry_cnt, rnr_retry, "
-        "min_rnr_timer, post_recvs, bad_rkey, op, inline_threshold, add, compare, swap, on, work, chunk, "
-        "cdf, "
-        "load, duration, payload, rate, app_cost (--set workloads[0].rat=1Gbps)\n");
+    CHECK(errors(named, {"workloads[0].rat=1Gbps"}) ==
+          "<command line>:1:14: workloads[0].rat: unknown key (did you mean 'rate'?); allowed keys: name, "
+          "kind, from, to, senders, hosts, qp, size, count, outstanding, start, op, add, compare, swap, "
+          "payload, timeout, retry_cnt, rnr_retry, min_rnr_timer, post_recvs, bad_rkey, inline_threshold, "
+          "cdf, load, duration, on, work, chunk, rate, app_cost (--set workloads[0].rat=1Gbps)\n");
     CHECK(
         errors(named, {"workloads.flod.count=1"}) ==
         "<command line>:1:11: workloads is a list of 3; expected an index from 0 to 2 or a name (flood, w1, "
