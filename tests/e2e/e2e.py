@@ -213,6 +213,19 @@ def tshark_version():
     return out.split("\n")[0].split()[2]  # "TShark (Wireshark) 4.0.17 (...)"
 
 
+# Wireshark's RPC-over-RDMA heuristic reads past the end of an empty SEND
+# (a legal zero-length message): "Malformed Packet" on a frame with no
+# payload at all, which no payload pattern can avoid (docs/captures.md).
+EMPTY_SEND_BUG = "Malformed Packet (Exception occurred)"
+IBA_SEND_ONLYS = ("4", "5", "36", "37")  # RC and UC SEND Only, Only with Immediate
+
+
+def _iba_payload_empty(path, frame):
+    """Whether the IBA packet in `frame` carries no payload."""
+    rows = tshark_fields(path, ["frame.number", "data.len"], f"frame.number == {frame}")
+    return bool(rows) and (len(rows[0]) < 2 or rows[0][1] in ("", "0"))
+
+
 def _iba_send_incomplete(path, frame):
     """Whether the RC SEND that ends at `frame` is not whole and once in the
     capture: a PSN between its First and its Last missing (lost before the
@@ -221,7 +234,9 @@ def _iba_send_incomplete(path, frame):
                                 "eth.src", "infiniband.lrh.slid"], "infiniband.bth")
     at = next(i for i, r in enumerate(rows) if int(r[0]) == frame)
     key = lambda r: (r[2], r[4], r[5])  # noqa: E731  one direction of one QP
-    mine = [r for r in rows if key(r) == key(rows[at])]
+    # What Wireshark had seen when it reached `frame` (IRN resends a lost
+    # middle packet after the Last: the capture holds it whole, later).
+    mine = [r for r in rows[:at + 1] if key(r) == key(rows[at])]
     hi = int(rows[at][3])  # PSNs wrap at 2^24; no test SEND crosses it
     firsts = [int(r[3]) for r in mine if r[1] == IBA_SEND_FIRST and int(r[3]) < hi]
     if not firsts:
@@ -251,7 +266,9 @@ def gui_problems(path):
         frame, iw_op, last, mo, ib_op, messages, severities, protocols = (line.split("\t") + [""] * 8)[:8]
         errors = {m for m, s in zip(messages.split(sep), severities.split(sep)) if s and int(s) >= 8388608}
         known = ws40 and errors == {WS40_SEND_BUG} and protocols.endswith(":rpcordma")
-        if known and iw_op:
+        if protocols.endswith(":rpcordma") and errors == {EMPTY_SEND_BUG} and ib_op in IBA_SEND_ONLYS:
+            known = _iba_payload_empty(path, int(frame))
+        elif known and iw_op:
             known = iw_op in IWARP_SENDS and last in ("1", "True") and mo.isdigit() and int(mo) > 0
         elif known:
             known = ib_op in IBA_SEND_LASTS and _iba_send_incomplete(path, int(frame))
