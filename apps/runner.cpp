@@ -23,6 +23,7 @@
 #include "parallel/spanning_pairs.hpp"
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
+#include "workloads/nvme/fio_json.hpp"
 #include "workloads/workload.hpp"
 
 namespace rdmasim {
@@ -428,7 +429,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
 
   // Workloads.
-  WorkloadEnv env{net.sim, cfg, nullptr, fabric.address, nullptr, fabric.mtu, nullptr, nullptr, 0};
+  WorkloadEnv env{net.sim, cfg, nullptr, fabric.address, nullptr, fabric.mtu, nullptr, nullptr, 0, nullptr};
   env.host = [&net](const std::string& name) -> Host* {
     auto n = net.graph.find(name);
     return n && net.graph.is_host(*n) ? net.hosts[*n] : nullptr;
@@ -535,6 +536,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["end"] = std::move(end_json);
   json wl = json::array();
   std::vector<std::string> flows_csv, latency_csv;  // by workload
+  json fio_jobs = json::array();                    // kind: nvme, for fio.json
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     const WorkloadConfig& w = r->config();
@@ -549,6 +551,13 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     json j;
     j["name"] = w.name;
     j["kind"] = std::string(to_string(w.kind));
+    if (const nvme::NvmeJob* job = r->nvme_job()) {  // fio's terms (docs/storage.md)
+      const nvme::NvmeResult nr = job->result();
+      j.update(nvme::nvme_results_json(nr, w.nvme));
+      fio_jobs.push_back(nvme::fio_job_json(w.name, nr, w.nvme));
+      wl.push_back(std::move(j));
+      continue;
+    }
     if (w.kind == WorkloadKind::compute) {
       j["on"] = w.from.at(0);
       j["work_ps"] = w.work.count();
@@ -675,6 +684,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   if (cfg.capture.latency_samples)
     write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
+  if (!fio_jobs.empty())
+    write_file_atomic(dir / "fio.json",
+                      nvme::fio_document(std::move(fio_jobs), cfg.seed, net.sim.now()).dump(2) + "\n");
   if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
     write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows);
   return out;

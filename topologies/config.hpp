@@ -18,6 +18,7 @@
 
 #include "core/units.hpp"
 #include "nodes/host/host_config.hpp"
+#include "topologies/storage_config.hpp"
 
 namespace rdmasim {
 
@@ -55,7 +56,8 @@ enum class WorkloadKind {
   flows,                                                                              // flow sizes from a CDF
   write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat,  // perftest-style
   compute,                                                                            // a process computing, no I/O
-  udp                                                                                 // kernel UDP datagrams (fabric: tcp)
+  udp,                                                                                // kernel UDP datagrams (fabric: tcp)
+  nvme                                                                                // fio-style NVMe over Fabrics jobs
 };
 // clang-format on
 enum class QpType { rc, uc, ud };
@@ -125,6 +127,7 @@ struct WorkloadConfig {
   DataRate rate;
   Time duration;
   Time app_cost;
+  NvmeJobConfig nvme;  // kind: nvme (`from` holds its initiator, `to` its target)
   int line = 0, column = 0;
 };
 
@@ -379,6 +382,7 @@ struct ExperimentConfig {
   std::vector<FaultConfig> faults;
   CaptureConfig capture;
   std::vector<CostSetting> cost;
+  StorageConfig storage;  // `storage:` (docs/storage.md)
   // By section key; a section not written has none (its defaults apply).
   std::map<std::string, std::shared_ptr<const FabricSettings>, std::less<>> fabric_settings;
 
@@ -401,10 +405,12 @@ struct EnumNames;
     static constexpr std::string_view names[] = {__VA_ARGS__}; \
   };                                                           \
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
-RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
+RDMASIM_ENUM_NAMES(WorkloadKind, nvme, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
                    "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat",
-                   "compute", "udp");
+                   "compute", "udp", "nvme");
+RDMASIM_ENUM_NAMES(NvmeRw, readwrite, "read", "write", "randread", "randwrite", "randrw", "readwrite");
+RDMASIM_ENUM_NAMES(TargetCpu, interrupt, "poll", "interrupt");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");

@@ -12,6 +12,8 @@
 #include "workloads/compute.hpp"
 #include "workloads/flow.hpp"
 #include "workloads/flows_run.hpp"
+#include "workloads/nvme/initiator.hpp"
+#include "workloads/nvme/storage_run.hpp"
 #include "workloads/socket_flow.hpp"
 #include "workloads/udp.hpp"
 
@@ -709,6 +711,15 @@ WorkloadRun::WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t see
 WorkloadRun::~WorkloadRun() = default;
 
 void WorkloadRun::start() {
+  if (w_.kind == WorkloadKind::nvme) {
+    nvme::StorageRun& st = nvme::storage_of(env_);
+    Host* h = env_.host(w_.nvme.initiator);
+    if (!h) throw std::logic_error("workload names an unknown host");
+    nvme::NvmeTarget& t = st.target(w_.nvme.target);
+    nvme_ = std::make_unique<nvme::NvmeJob>(env_, w_.name, w_.nvme, *h, t, st.cm(), seed_);
+    nvme_->start();
+    return;
+  }
   if (w_.kind == WorkloadKind::compute) {
     Host* h = env_.host(w_.from.at(0));
     if (!h) throw std::logic_error("workload names an unknown host");
@@ -773,6 +784,7 @@ void WorkloadRun::start() {
 }
 
 bool WorkloadRun::finished() const {
+  if (nvme_) return nvme_->finished();
   if (compute_) return compute_->finished();
   if (flows_run_) return flows_run_->finished();
   if (udp_) return udp_->finished();
@@ -802,6 +814,16 @@ void WorkloadRun::each_qp(const std::function<void(const Host&, const verbs::Que
 FlowStats WorkloadRun::result() const {
   if (flows_run_) return flows_run_->result();
   FlowStats all;
+  if (nvme_) {
+    const nvme::NvmeResult r = nvme_->result();
+    all.ops = r.read.ios + r.write.ios;
+    all.bytes = r.read.bytes + r.write.bytes;
+    all.start = r.measure_start;
+    all.end = std::max(r.measure_start, r.measure_end);
+    all.finished = r.finished;
+    all.data_verified = r.data_verified;
+    return all;
+  }
   if (compute_) {
     all.start = compute_->started();
     all.end = compute_->ended();

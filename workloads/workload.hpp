@@ -20,6 +20,11 @@
 
 namespace rdmasim {
 
+namespace nvme {
+class StorageRun;
+class NvmeJob;
+}  // namespace nvme
+
 // What the network offers the workloads: hosts by name and how to reach one
 // host from another (ibv_ah_attr for the fabric), plus connection setup time.
 struct WorkloadEnv {
@@ -37,6 +42,8 @@ struct WorkloadEnv {
   std::function<PathCost(Host& from, Host& to)> path;
   std::function<DataRate(Host& h)> link_rate;
   uint32_t frame_overhead = 0;
+  // kind: nvme: the storage targets and connection managers the run's jobs share (made on first use).
+  std::shared_ptr<nvme::StorageRun> storage;
 };
 
 // Per-op statistics of a flow or of a whole workload.
@@ -90,6 +97,8 @@ class WorkloadRun {
   const std::vector<FlowRecord>* flow_records() const;
   // kind: flows: its runner (a split run's glue hooks in, docs/parallel.md); else null.
   FlowsRun* flows_run() const { return flows_run_.get(); }
+  // kind: nvme: its job; else null.
+  const nvme::NvmeJob* nvme_job() const { return nvme_.get(); }
   // Each flow's QPs, requester side first, with the host each is on.
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
 
@@ -101,6 +110,7 @@ class WorkloadRun {
   std::unique_ptr<ComputeJob> compute_;  // kind: compute
   std::unique_ptr<FlowsRun> flows_run_;  // kind: flows
   std::unique_ptr<UdpJob> udp_;          // kind: udp
+  std::unique_ptr<nvme::NvmeJob> nvme_;  // kind: nvme
 };
 
 }  // namespace rdmasim

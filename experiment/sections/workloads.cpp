@@ -43,12 +43,29 @@ constexpr std::string_view kWorkloadKeys[] = {"name",
                                               "duration",
                                               "payload",
                                               "rate",
-                                              "app_cost"};
+                                              "app_cost",
+                                              "initiator",
+                                              "target",
+                                              "nsid",
+                                              "rw",
+                                              "bs",
+                                              "iodepth",
+                                              "numjobs",
+                                              "rwmixread",
+                                              "runtime",
+                                              "offset",
+                                              "ramp_time",
+                                              "queue_size"};
 // The keys of `kind: compute` (a process, not a verbs workload).
 constexpr std::string_view kComputeKeys[] = {"name", "kind", "on", "work", "chunk", "start"};
 // The keys of `kind: udp` (kernel datagrams, no verbs).
 constexpr std::string_view kUdpKeys[] = {"name", "kind",     "from",     "to",   "size",
                                          "rate", "duration", "app_cost", "start"};
+
+// The keys of `kind: nvme` (fio's names; docs/storage.md).
+constexpr std::string_view kNvmeKeys[] = {"name",   "kind",      "initiator", "target",    "nsid",    "rw",
+                                          "bs",     "iodepth",   "numjobs",   "rwmixread", "runtime", "size",
+                                          "offset", "ramp_time", "start",     "queue_size"};
 
 // A host name for a workload endpoint.
 std::optional<std::string> host_name(ExperimentDraft& d, const YAML::Node& v, const std::string& path) {
@@ -241,6 +258,103 @@ bool udp(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& ki
   return true;
 }
 
+// kind: nvme: a fio job against a storage target's namespace.
+bool nvme(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) {
+  for (const Entry& e : f.entries)
+    if (std::find(std::begin(kNvmeKeys), std::end(kNvmeKeys), e.key.Scalar()) == std::end(kNvmeKeys))
+      d.c.error(e.key, e.path,
+                "nvme takes initiator, target, nsid, rw, bs, iodepth, numjobs, rwmixread, runtime, size, "
+                "offset, ramp_time, start and queue_size, not " +
+                    e.key.Scalar());
+  if (!fabric_of(d.x).rdma())
+    d.c.error(kind.value, kind.path,
+              "nvme over fabric: " + d.x.fabric + " (NVMe/TCP) is not modelled yet; use an RDMA fabric: " +
+                  fabric_list([](const Fabric& g) { return g.rdma(); }));
+  NvmeJobConfig& j = w.nvme;
+  const auto initiator = one_host(d, f, "initiator");
+  const auto target = one_host(d, f, "target");
+  if (initiator) j.initiator = *initiator;
+  if (target) j.target = *target;
+  const Entry* te = f.find("target");
+  const StorageTargetConfig* t = target ? d.x.storage.target(*target) : nullptr;
+  if (target && !t)
+    d.c.error(te->value, te->path, "host " + *target + " has no storage target (storage.targets)");
+  if (initiator && target && *initiator == *target)
+    d.c.error(te->value, te->path, "the initiator and the target are the same host");
+  d.c.read(f, "nsid", j.nsid, [&](const Entry& e) { return d.c.whole(e, 1, 0xFFFFFFFE); });
+  const NamespaceConfig* ns = nullptr;
+  if (t) {
+    for (const NamespaceConfig& n : t->namespaces)
+      if (n.nsid == j.nsid) ns = &n;
+    if (!ns) {
+      const Entry* at = f.find("nsid") ? f.find("nsid") : te;
+      d.c.error(at->value, at->path,
+                "target " + t->host + " has no namespace " + std::to_string(j.nsid) + " (storage.targets)");
+    }
+  }
+  d.c.read(f, "rw", j.rw, [&](const Entry& e) { return d.c.choice<NvmeRw>(e, "I/O pattern (fio's rw)"); });
+  d.c.read(f, "rwmixread", j.rwmixread, [&](const Entry& e) { return d.c.whole(e, 0, 100); });
+  d.c.read(f, "numjobs", j.numjobs, [&](const Entry& e) { return d.c.whole(e, 1, 1024); });
+  d.c.read(f, "queue_size", j.queue_size, [&](const Entry& e) { return d.c.whole(e, 2, 1024); });
+  if (const Entry* e = f.find("iodepth")) {
+    if (auto v = d.c.whole(*e, 1, 1024)) {
+      if (*v > j.queue_size)
+        d.c.error(e->value, e->path,
+                  "iodepth " + std::to_string(*v) + " is more than the I/O queue's " +
+                      std::to_string(j.queue_size) + " entries (queue_size)");
+      else
+        j.iodepth = static_cast<uint32_t>(*v);
+    }
+  }
+  d.c.read(f, "runtime", j.runtime, [&](const Entry& e) { return d.c.positive_time(e); });
+  d.c.read(f, "ramp_time", j.ramp_time, [&](const Entry& e) { return d.c.time(e); });
+  d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+  j.start_time = w.start;
+  const uint32_t block = ns ? ns->block_size : 512;
+  if (const Entry* e = f.find("bs")) {
+    if (auto b = d.c.bytes(*e)) {
+      if (b->count() % block != 0)
+        d.c.error(e->value, e->path,
+                  "bs " + to_string(*b) + " is not a multiple of the namespace's " + std::to_string(block) +
+                      "-byte blocks");
+      else if (b->count() > (1u << 20))
+        d.c.error(e->value, e->path, "bs is at most 1MiB (the target's largest transfer)");
+      else
+        j.bs = b->count();
+    }
+  }
+  if (const Entry* e = f.find("offset")) {
+    if (auto b = d.c.bytes(*e, false)) {
+      if (b->count() % block != 0)
+        d.c.error(e->value, e->path, "offset " + to_string(*b) + " is not on a block boundary");
+      else
+        j.offset = b->count();
+    }
+  }
+  if (const Entry* e = f.find("size")) {
+    if (auto b = d.c.bytes(*e)) {
+      if (b->count() < j.bs)
+        d.c.error(e->value, e->path, "size " + to_string(*b) + " is less than one bs");
+      else
+        j.size = b->count();
+    }
+  }
+  if (ns) {
+    const uint64_t end = j.offset + (j.size ? j.size : j.bs);
+    if (end > ns->size) {
+      const Entry* at = f.find("size") ? f.find("size") : f.find("offset") ? f.find("offset") : te;
+      d.c.error(at->value, at->path,
+                "I/O from offset " + std::to_string(j.offset) + " to " + std::to_string(end) +
+                    " goes past namespace " + std::to_string(ns->nsid) + "'s " + std::to_string(ns->size) +
+                    " bytes");
+    }
+  }
+  if (initiator) w.from = {*initiator};
+  if (target) w.to = {*target};
+  w.op = "nvme";
+  return true;
+}
+
 bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, WorkloadConfig& w) {
   const std::vector<std::string_view> all(std::begin(kWorkloadKeys), std::end(kWorkloadKeys));
   auto f = d.c.fields(v, path, "a workload", all);
@@ -260,6 +374,12 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
     if (auto n = d.c.name(e->value, e->path, "a workload name")) w.name = *n;
   if (w.kind == WorkloadKind::compute) return compute(d, *f, w);
   if (w.kind == WorkloadKind::udp) return udp(d, *f, w, *ke);
+  if (w.kind == WorkloadKind::nvme) return nvme(d, *f, w, *ke);
+  for (std::string_view key : {"initiator", "target", "nsid", "rw", "bs", "iodepth", "numjobs", "rwmixread",
+                               "runtime", "offset", "ramp_time", "queue_size"})
+    if (const Entry* e = f->find(key))
+      d.c.error(e->key, e->path,
+                "only nvme takes " + std::string(key) + ", not " + std::string(to_string(w.kind)));
   for (std::string_view key : {"on", "work", "chunk"})
     if (const Entry* e = f->find(key))
       d.c.error(e->key, e->path,

@@ -132,6 +132,9 @@ class CmAgent {
 class CmDirectory {
  public:
   explicit CmDirectory(WorkloadEnv& env) : env_(env) {}
+  // Whether `h`'s port speaks IBA management: a LID (InfiniBand) or GIDs
+  // it must address by (RoCE). iWARP has neither, and no GSI QP.
+  static bool supported(Host& h) { return h.nic().lid() != 0 || h.nic().fabric().requires_grh(); }
   ~CmDirectory();
   CmAgent& agent(Host& h);
   // The host whose port has GID `gid` (the REQ's primary local GID), or null.

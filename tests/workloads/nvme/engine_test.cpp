@@ -23,7 +23,7 @@ struct Bench {
 
   Bench(const std::string& fabric, const StorageTargetConfig& t)
       : b(test::two_hosts(fabric)), env{b.net.sim, b.cfg,   nullptr, b.fabric.address, nullptr, b.fabric.mtu,
-                                        nullptr,   nullptr, 0} {
+                                        nullptr,   nullptr, 0,       nullptr} {
     env.connect_time = [](Host&, Host&) { return Time::us(5); };
     if (fabric != "iwarp") {
       cm = std::make_unique<CmDirectory>(env);
