@@ -386,7 +386,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
       "congestion_control, dcqcn, loss_recovery, irn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, "
       "tcp, mpa, topology, "
-      "workloads, faults, capture, cost\n");
+      "storage, workloads, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
         "delay, mtu, "
@@ -419,7 +419,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
         "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
         "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, "
         "flows, write_bw, "
-        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, compute, udp\n");
+        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, compute, udp, nvme\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: rd}\n")) ==
         "exp.yaml:6:38: workloads[0].qp: unknown QP type 'rd' (did you mean 'rc'?); expected one of rc, uc, "
         "ud\n");

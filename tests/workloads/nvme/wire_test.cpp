@@ -107,3 +107,20 @@ TEST_CASE("nvme block pattern: a block names its LBA and generation; a flipped b
   b[300] ^= std::byte{1};
   CHECK_FALSE(read_block(b));
 }
+
+TEST_CASE("nvme wire: Property Set of CC (offset at byte 44, value at 48)") {
+  const auto bytes =
+      hex("7f 40 05 00  00 00 00 00  00 00 00 00 00 00 00 00"
+          "00 00 00 00 00 00 00 00"
+          "00 00 00 00 00 00 00 00  00 00 00  00 00 00 00  40"
+          "00 00 00 00  14 00 00 00  01 00 46 00  00 00 00 00"
+          "00 00 00 00  00 00 00 00");
+  std::vector<std::byte> out(64);
+  Command::property_set(5, kPropCc, 0x00460001, false).emit(out);
+  CHECK(out == bytes);
+  const auto c = Command::parse(bytes);
+  REQUIRE(c);
+  CHECK(c->fctype == FabricsType::property_set);
+  CHECK(c->property_offset() == kPropCc);
+  CHECK(c->property_value() == 0x00460001);
+}

@@ -14,8 +14,8 @@
 // CDW12 bits 15:0 the number of logical blocks, 0's based.
 // Fabrics commands (NVMe-oF 1.1, 3): byte 4 FCTYPE; Connect (0x01): 40
 // RECFMT(16), 42 QID(16), 44 SQSIZE(16, 0's based), 46 CATTR, 48 KATO(32);
-// Property Set (0x00): 40 ATTRIB (size: 0 4 bytes, 1 8 bytes), 48 OFST(32),
-// 52 VALUE(64); Property Get (0x04): 40 ATTRIB, 48 OFST.
+// Property Set (0x00): 40 ATTRIB (size: 0 4 bytes, 1 8 bytes), 44 OFST(32),
+// 48 VALUE(64); Property Get (0x04): 40 ATTRIB, 44 OFST.
 // Everything is little-endian.
 #pragma once
 
@@ -59,8 +59,8 @@ struct Command {
   uint32_t kato() const { return cdw[2]; }
   // Property Get and Set.
   bool property_8_bytes() const { return (cdw[0] & 0x7) == 1; }
-  uint32_t property_offset() const { return cdw[2]; }
-  uint64_t property_value() const { return uint64_t{cdw[4]} << 32 | cdw[3]; }
+  uint32_t property_offset() const { return cdw[1]; }
+  uint64_t property_value() const { return uint64_t{cdw[3]} << 32 | cdw[2]; }
 
   static Command io(Opcode op, uint16_t cid, uint32_t nsid, uint64_t slba, uint32_t blocks, const Sgl& sgl) {
     Command c;
@@ -91,14 +91,14 @@ struct Command {
     c.cid = cid;
     c.sgl = Sgl::keyed_block(0, 0, 0);
     c.cdw[0] = eight_bytes ? 1 : 0;
-    c.cdw[2] = offset;
+    c.cdw[1] = offset;
     return c;
   }
   static Command property_set(uint16_t cid, uint32_t offset, uint64_t value, bool eight_bytes) {
     Command c = property_get(cid, offset, eight_bytes);
     c.fctype = FabricsType::property_set;
-    c.cdw[3] = static_cast<uint32_t>(value);
-    c.cdw[4] = static_cast<uint32_t>(value >> 32);
+    c.cdw[2] = static_cast<uint32_t>(value);
+    c.cdw[3] = static_cast<uint32_t>(value >> 32);
     return c;
   }
 
