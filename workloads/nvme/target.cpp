@@ -123,8 +123,8 @@ NvmeTarget::Queue& NvmeTarget::accept(Host& from, const CmRequest& req) {
   q->cntlid = req.cntlid;
   q->entries = uint32_t{req.hsqsize} + 1;
   q->from = &from;
-  // The admin queue and I/O queue k go to poller k mod cores (SPDK's round robin).
-  q->poller = pollers_[req.qid % pollers_.size()].get();
+  // Queues go to the pollers in turn as they connect (SPDK's round robin over poll groups).
+  q->poller = pollers_[next_poller_++ % pollers_.size()].get();
   verbs::Device& d = host_.device();
   verbs::QpInitAttr init;
   init.send_cq = init.recv_cq = q->poller->cq;

@@ -97,6 +97,7 @@ class NvmeTarget {
   std::vector<std::unique_ptr<Queue>> queues_;
   verbs::ProtectionDomain* pd_ = nullptr;
   uint16_t next_cntlid_ = 1;
+  size_t next_poller_ = 0;
   Stats stats_;
 };
 
