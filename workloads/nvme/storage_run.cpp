@@ -24,7 +24,7 @@ NvmeTarget& StorageRun::target(const std::string& host) {
         if (Host* x = env_.host(name)) cm_->add_host(*x);
     }
   }
-  const uint64_t seed = env_.cfg.seed ^ std::hash<std::string>{}("nvme target " + host);
+  const uint64_t seed = Rng::stream(env_.cfg.seed, "nvme target " + host).next();
   return *targets_.emplace(host, std::make_unique<NvmeTarget>(env_, *h, *c, cm_.get(), seed)).first->second;
 }
 
