@@ -537,6 +537,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   json wl = json::array();
   std::vector<std::string> flows_csv, latency_csv;  // by workload
   json fio_jobs = json::array();                    // kind: nvme, for fio.json
+  std::string nvme_csv;                             // kind: nvme with capture.timeseries: every I/O
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     const WorkloadConfig& w = r->config();
@@ -555,6 +556,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       const nvme::NvmeResult nr = job->result();
       j.update(nvme::nvme_results_json(nr, w.nvme));
       fio_jobs.push_back(nvme::fio_job_json(w.name, nr, w.nvme));
+      for (const auto& io : job->records())
+        nvme_csv += fmt::format("{},{},{},{},{},{},{},{}\n", w.name, io.job, io.write ? "write" : "read",
+                                io.lba, io.blocks, io.submit_ps, io.complete_ps, io.status);
       wl.push_back(std::move(j));
       continue;
     }
@@ -684,6 +688,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   if (cfg.capture.latency_samples)
     write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
+  if (cfg.capture.timeseries && !fio_jobs.empty())
+    write_file_atomic(dir / "nvme.csv",
+                      "workload,job,op,lba,blocks,submit_ps,complete_ps,status\n" + nvme_csv);
   if (!fio_jobs.empty())
     write_file_atomic(dir / "fio.json",
                       nvme::fio_document(std::move(fio_jobs), cfg.seed, net.sim.now()).dump(2) + "\n");

@@ -717,6 +717,7 @@ void WorkloadRun::start() {
     if (!h) throw std::logic_error("workload names an unknown host");
     nvme::NvmeTarget& t = st.target(w_.nvme.target);
     nvme_ = std::make_unique<nvme::NvmeJob>(env_, w_.name, w_.nvme, *h, t, st.cm(), seed_);
+    if (env_.cfg.capture.timeseries) nvme_->record_ios();  // nvme.csv
     nvme_->start();
     return;
   }

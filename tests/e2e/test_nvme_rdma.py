@@ -136,10 +136,16 @@ workloads:
   - {name: rw, kind: nvme, initiator: h, target: t, rw: randrw, rwmixread: 70, bs: 8KiB, iodepth: 16, size: 1MiB,
      start: 2ms}
   - {name: r, kind: nvme, initiator: h, target: t, rw: read, bs: 8KiB, iodepth: 16, size: 1MiB, start: 6ms}
+capture: {pcap: none, timeseries: {interval: 1ms}}
 """, out)
 if res:
     for w in res["workloads"]:
         check(w["data_verified"] and w["bad_blocks"] == 0, f"verify: {w['name']} verified")
+    with open(os.path.join(out, "nvme.csv")) as f:
+        rows = f.read().splitlines()
+    check(rows[0] == "workload,job,op,lba,blocks,submit_ps,complete_ps,status", "nvme.csv header")
+    check(len(rows) - 1 == sum(w["ops"] for w in res["workloads"]), "nvme.csv: a row per I/O")
+    check(sum(1 for r in rows[1:] if r.startswith("w,0,write,")) == 128, "nvme.csv: the 128 writes of w")
 
 # ---- bad input: located, exit 2
 bad = {

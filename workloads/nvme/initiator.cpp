@@ -395,8 +395,8 @@ void NvmeJob::complete(Queue& q, Slot& s) {
         ++r_.bad_blocks;
     }
   }
-  if (records_)
-    records_->push_back(
+  if (recording_)
+    records_.push_back(
         {q.job, s.write, s.lba, s.blocks, s.issued.count(), now.count(), s.cqe.status_field()});
   if (now < r_.measure_start || !s.cqe.ok()) return;
   DirStats& d = s.write ? r_.write : r_.read;

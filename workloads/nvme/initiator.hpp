@@ -69,7 +69,9 @@ class NvmeJob {
     int64_t submit_ps, complete_ps;
     uint16_t status;
   };
-  void record_ios(std::vector<IoRecord>* out) { records_ = out; }
+  // Keeps a record of every I/O from now on (nvme.csv).
+  void record_ios() { recording_ = true; }
+  const std::vector<IoRecord>& records() const { return records_; }
 
  private:
   struct Queue;
@@ -99,7 +101,8 @@ class NvmeJob {
   bool started_ = false;
   bool failed_ = false;
   NvmeResult r_;
-  std::vector<IoRecord>* records_ = nullptr;
+  bool recording_ = false;
+  std::vector<IoRecord> records_;
 };
 
 }  // namespace rdmasim::nvme
