@@ -536,7 +536,6 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["end"] = std::move(end_json);
   json wl = json::array();
   std::vector<std::string> flows_csv, latency_csv;  // by workload
-  json fio_jobs = json::array();                    // kind: nvme, for fio.json
   std::string nvme_csv;                             // kind: nvme with capture.timeseries: every I/O
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
@@ -555,7 +554,6 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     if (const nvme::NvmeJob* job = r->nvme_job()) {  // fio's terms (docs/storage.md)
       const nvme::NvmeResult nr = job->result();
       j.update(nvme::nvme_results_json(nr, w.nvme));
-      fio_jobs.push_back(nvme::fio_job_json(w.name, nr, w.nvme));
       for (const auto& io : job->records())
         nvme_csv += fmt::format("{},{},{},{},{},{},{},{}\n", w.name, io.job, io.write ? "write" : "read",
                                 io.lba, io.blocks, io.submit_ps, io.complete_ps, io.status);
@@ -688,6 +686,9 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   if (cfg.capture.latency_samples)
     write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
+  json fio_jobs = json::array();  // kind: nvme
+  for (const json& w : out["workloads"])
+    if (w.value("kind", "") == "nvme") fio_jobs.push_back(nvme::fio_job_json(w));
   if (cfg.capture.timeseries && !fio_jobs.empty())
     write_file_atomic(dir / "nvme.csv",
                       "workload,job,op,lba,blocks,submit_ps,complete_ps,status\n" + nvme_csv);

@@ -48,9 +48,12 @@ bool flows_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
 
 bool pairs_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
   // write_lat's two busy-polling sides stop the moment the other fails
-  // (Flow::write_ping), which another rank would learn a window later.
+  // (Flow::write_ping), which another rank would learn a window later. An
+  // nvme job shares its target's state (namespaces, the data check) with
+  // the target: it keeps its initiator and target on one rank.
   const bool pairs = w.kind != WorkloadKind::flows && w.kind != WorkloadKind::compute &&
-                     w.kind != WorkloadKind::udp && w.kind != WorkloadKind::write_lat;
+                     w.kind != WorkloadKind::udp && w.kind != WorkloadKind::write_lat &&
+                     w.kind != WorkloadKind::nvme;
   return pairs && fabric_of(cfg).rdma();
 }
 

@@ -95,21 +95,20 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   return out;
 }
 
-json fio_job_json(const std::string& name, const NvmeResult& r, const NvmeJobConfig& c) {
-  const Time window = r.measure_end > r.measure_start ? r.measure_end - r.measure_start : Time{};
+json fio_job_json(const json& entry) {
   json j;
-  j["jobname"] = name;
+  j["jobname"] = entry.at("name");
   j["groupid"] = 0;
-  j["error"] = r.errors ? 5 : 0;  // EIO
-  j["job options"] = {{"rw", rw_name(c.rw)},
-                      {"bs", std::to_string(c.bs)},
-                      {"iodepth", std::to_string(c.iodepth)},
-                      {"numjobs", std::to_string(c.numjobs)},
+  j["error"] = entry.at("errors").get<uint64_t>() ? 5 : 0;  // EIO
+  j["job options"] = {{"rw", entry.at("rw")},
+                      {"bs", std::to_string(entry.at("bs").get<uint64_t>())},
+                      {"iodepth", std::to_string(entry.at("iodepth").get<uint64_t>())},
+                      {"numjobs", std::to_string(entry.at("numjobs").get<uint64_t>())},
                       {"ioengine", "libaio"},
                       {"direct", "1"}};
-  j["read"] = direction_json(r.read, window);
-  j["write"] = direction_json(r.write, window);
-  j["job_runtime"] = static_cast<uint64_t>(window.count() / 1'000'000'000);
+  j["read"] = entry.at("read");
+  j["write"] = entry.at("write");
+  j["job_runtime"] = entry.at("runtime_ps").get<uint64_t>() / 1'000'000'000;
   return j;
 }
 

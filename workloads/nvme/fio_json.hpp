@@ -24,8 +24,9 @@ nlohmann::json latency_json_ns(const std::vector<int64_t>& samples_ps, bool perc
 nlohmann::json direction_json(const DirStats& d, Time window);
 // The workload's entry in results.json (name, kind and hosts added by the caller).
 nlohmann::json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c);
-// Its job in fio.json.
-nlohmann::json fio_job_json(const std::string& name, const NvmeResult& r, const NvmeJobConfig& c);
+// Its job in fio.json, from its results.json entry (a run split over ranks
+// has every entry on rank 0 only after the merge).
+nlohmann::json fio_job_json(const nlohmann::json& entry);
 // The whole fio.json around the jobs.
 nlohmann::json fio_document(nlohmann::json jobs, uint64_t seed, Time end);
 
