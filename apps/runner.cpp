@@ -23,8 +23,10 @@
 #include "parallel/spanning_pairs.hpp"
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
-#include "workloads/nvme/fio_json.hpp"
+#include "workloads/registry.hpp"
+#include "workloads/run_extension.hpp"
 #include "workloads/workload.hpp"
+#include "workloads/workload_results.hpp"
 
 namespace rdmasim {
 
@@ -64,44 +66,6 @@ void write_cpu_traces(const Network& net, const std::vector<std::vector<CpuSegme
   }
 }
 
-json latency_json(std::vector<int64_t> v) {
-  if (v.empty())
-    return {{"min", 0}, {"p50", 0}, {"p95", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}, {"mean", 0}};
-  std::sort(v.begin(), v.end());
-  auto pct = [&](double q) {
-    const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
-    return static_cast<double>(v[i]) / 1e3;
-  };
-  double sum = 0;
-  for (int64_t x : v) sum += static_cast<double>(x);
-  return {{"min", static_cast<double>(v.front()) / 1e3},
-          {"p50", pct(0.50)},
-          {"p95", pct(0.95)},
-          {"p99", pct(0.99)},
-          {"p999", pct(0.999)},
-          {"max", static_cast<double>(v.back()) / 1e3},
-          {"mean", sum / static_cast<double>(v.size()) / 1e3}};
-}
-
-// What a workload's latency samples are (docs/yaml.md, "Latency"): half a
-// ping-pong's round trip, as perftest's ib_send_lat and ib_write_lat report
-// it, or the time from posting to the sender's completion (perftest's
-// ib_read_lat and ib_atomic_lat report that whole, rtt_factor 1).
-// `sockets`: the workload ran over kernel TCP sockets (fabric: tcp), where
-// a message has no completion: it is timed to the receiving program.
-const char* latency_measure(WorkloadKind k, bool sockets) {
-  switch (k) {
-    case WorkloadKind::pingpong:
-    case WorkloadKind::send_lat:
-    case WorkloadKind::write_lat:
-      return "half_round_trip";
-    case WorkloadKind::flows:
-      return "flow_completion";
-    default:
-      return sockets ? "send_to_receive" : "post_to_completion";
-  }
-}
-
 // latency.csv rows: every sample, in the order the operations completed.
 std::string latency_csv_rows(const std::string& workload, const std::vector<int64_t>& ps) {
   std::string out;
@@ -136,7 +100,8 @@ constexpr Time kDrain = 1_ms;
 RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
                       std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
                       const std::vector<bool>& runs_here, TimeSeries* series,
-                      const std::function<void()>& check) {
+                      const std::function<void()>& check,
+                      const std::vector<std::unique_ptr<RunExtension>>& extensions) {
   Simulator& sim = net.sim;
   const Time limit = stop.value_or(Time::max());
   // With a progress line, each slice runs in steps of kProgressStep,
@@ -172,7 +137,8 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
   auto run_through = [&](Time t) -> uint64_t {
     for (;;) {
       const Time s = series ? series->next() : Time::max();
-      const Time upto = s <= t ? s - Time::ps(1) : t;
+      Time upto = s <= t ? s - Time::ps(1) : t;
+      for (const auto& x : extensions) upto = std::min(upto, x->before_advance(sim.now(), upto));
       uint64_t left = 0;
       if (par) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
         left = par->run(upto);
@@ -208,6 +174,7 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
       // A workload another rank runs is that rank's to call finished.
       bool done = true;
       for (size_t i = 0; i < runs.size(); ++i) done = done && (!runs_here[i] || runs[i]->finished());
+      for (const auto& x : extensions) done = done && x->finished();
       if (par) done = par->all(done);
       if (!done) continue;
       end.workloads_done = sim.now();
@@ -228,8 +195,6 @@ RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRu
   if (pending > 0) end.reason = "stop";
   return end;
 }
-
-std::string qp_name(QpType t) { return std::string(to_string(t)); }
 
 // The unloaded cost of the path from host a to host b that ECMP's first
 // choice at every hop takes (kind: flows, ideal FCT).
@@ -360,11 +325,6 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   return out;
 }
 
-json join_names(const std::vector<std::string>& v) {
-  if (v.size() == 1) return v[0];
-  return v;
-}
-
 }  // namespace
 
 json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir,
@@ -453,7 +413,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < cfg.workloads.size(); ++i)
     runs.push_back(
-        std::make_unique<WorkloadRun>(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
+        workload_of(cfg.workloads[i]).attach(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
   // The rank that runs each workload: its hosts' (the partition keeps them
   // together), or, for one whose flows span ranks, every rank its part and
   // rank 0 the whole (parallel/spanning_flows.hpp).
@@ -498,7 +458,11 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   std::function<void()> check = [&] { deadlocks.add(std::exchange(net.pfc_stuck, {})); };
   if (par) check = SplitChecks(*par, net, captures.get(), cfg.capture.max_bytes.count(), deadlocks);
 
-  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check);
+  const std::vector<std::unique_ptr<RunExtension>> extensions = make_run_extensions(cfg, env);
+  for (const auto& x : extensions) x->start();
+  const RunEnd end =
+      run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check, extensions);
+  for (const auto& x : extensions) x->after_run();
   try {
     if (series) series->write(dir);
     if (captures) captures->close();
@@ -536,7 +500,6 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   out["end"] = std::move(end_json);
   json wl = json::array();
   std::vector<std::string> flows_csv, latency_csv;  // by workload
-  std::string nvme_csv;                             // kind: nvme with capture.timeseries: every I/O
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     const WorkloadConfig& w = r->config();
@@ -547,84 +510,22 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                   : pairs && pairs->has(i)     ? pairs->result(i)
                                                : r->result();
     if (!s.finished) s.end = net.sim.now();  // cut off by stop: active until then
-    const double secs = (s.end - s.start).to_s();
     json j;
     j["name"] = w.name;
-    j["kind"] = std::string(to_string(w.kind));
-    if (const nvme::NvmeJob* job = r->nvme_job()) {  // fio's terms (docs/storage.md)
-      const nvme::NvmeResult nr = job->result();
-      j.update(nvme::nvme_results_json(nr, w.nvme));
-      for (const auto& io : job->records())
-        nvme_csv += fmt::format("{},{},{},{},{},{},{},{}\n", w.name, io.job, io.write ? "write" : "read",
-                                io.lba, io.blocks, io.submit_ps, io.complete_ps, io.status);
-      wl.push_back(std::move(j));
-      continue;
-    }
-    if (w.kind == WorkloadKind::compute) {
-      j["on"] = w.from.at(0);
-      j["work_ps"] = w.work.count();
-      j["work_done_ps"] = s.work_done.count();
-      j["start_ps"] = s.start.count();
-      j["end_ps"] = s.end.count();
-      j["finished"] = s.finished;
-      wl.push_back(std::move(j));
-      continue;
-    }
-    j["op"] = w.op;
-    j["from"] = join_names(w.from);
-    j["to"] = join_names(w.to);
-    if (s.datagrams) {
-      // Offered, delivered and where the rest went. The rates are per second
-      // of `duration`: offered, and delivered while it was offered (what
-      // the program got of a sustained load, not the queues' drain after).
-      const FlowStats::Datagrams& d = *s.datagrams;
-      const double dur = w.duration.to_s();
-      j["size"] = w.size.count();
-      j["rate_gbps"] = w.rate.gbps();
-      j["duration_ps"] = w.duration.count();
-      j["app_cost_ps"] = w.app_cost.count();
-      j["datagrams"] = {
-          {"offered", d.offered},
-          {"received", d.received},
-          {"dropped", d.ring_drops + d.backlog_drops + d.socket_drops},
-          {"delivered", d.delivered},
-          {"dropped_at", {{"ring", d.ring_drops}, {"backlog", d.backlog_drops}, {"socket", d.socket_drops}}}};
-      j["offered_pps"] = static_cast<double>(d.offered) / dur;
-      j["delivered_pps"] = static_cast<double>(d.delivered_in_time) / dur;
-      j["ops"] = s.ops;
-      j["bytes"] = s.bytes;
-      j["start_ps"] = s.start.count();
-      j["end_ps"] = s.end.count();
-      j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
-      j["latency_ns"] = latency_json(s.latency_ps);
-      j["finished"] = s.finished;
-      wl.push_back(std::move(j));
-      continue;
-    }
-    j["qp"] = qp_name(w.qp);
-    j["size"] = w.size.count();
-    j["ops"] = s.ops;
-    j["bytes"] = s.bytes;
-    j["completions"] = s.completions;
-    if (!s.recv_completions.empty()) j["receiver_errors"] = s.recv_completions;
-    j["start_ps"] = s.start.count();
-    j["end_ps"] = s.end.count();
-    j["throughput_gbps"] = secs > 0 ? static_cast<double>(s.bytes) * 8 / secs / 1e9 : 0.0;
-    j["latency_ns"] = latency_json(s.latency_ps);
-    j["latency_measure"] = latency_measure(w.kind, !fabric_of(cfg).rdma());
-    if (cfg.capture.latency_samples) latency_csv.back() = latency_csv_rows(w.name, s.latency_ps);
-    j["data_verified"] = s.data_verified;
-    j["data_mismatch"] = s.data_mismatch;
-    j["finished"] = s.finished;
-    j["planned_ops"] = s.planned_ops;
+    j["kind"] = w.kind_name;
+    const Workload& kind = workload_of(w);
+    kind.results(cfg, w, s, j);
+    r->add_results(j);
+    if (cfg.capture.latency_samples && kind.latency_samples())
+      latency_csv.back() = latency_csv_rows(w.name, s.latency_ps);
     if (const auto* flows = spanning && spanning->has(i) ? &span_records : r->flow_records()) {
       j["fct"] = fct_json(*flows);
       flows_csv.back() = flows_csv_rows(w.name, w.from, *flows);
     }
-    j["retransmitted_packets"] = s.retransmitted_packets;
     wl.push_back(std::move(j));
   }
   out["workloads"] = std::move(wl);
+  for (const auto& x : extensions) x->results(out);
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {
@@ -686,17 +587,17 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
   if (cfg.capture.latency_samples)
     write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
-  json fio_jobs = json::array();  // kind: nvme
-  for (const json& w : out["workloads"])
-    if (w.value("kind", "") == "nvme") fio_jobs.push_back(nvme::fio_job_json(w));
-  if (cfg.capture.timeseries && !fio_jobs.empty())
-    write_file_atomic(dir / "nvme.csv",
-                      "workload,job,op,lba,blocks,submit_ps,complete_ps,status\n" + nvme_csv);
-  if (!fio_jobs.empty())
-    write_file_atomic(dir / "fio.json",
-                      nvme::fio_document(std::move(fio_jobs), cfg.seed, net.sim.now()).dump(2) + "\n");
   if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
     write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows);
+  // Files a kind writes of its own (kind: nvme: fio.json, nvme.csv).
+  for (const Workload* kind : workload_kinds()) {
+    std::vector<const WorkloadRun*> mine;
+    for (const auto& r : runs)
+      if (&workload_of(r->config()) == kind) mine.push_back(r.get());
+    if (mine.empty()) continue;
+    for (const auto& [name, text] : kind->outputs(cfg, out["workloads"], mine, net.sim.now()))
+      write_file_atomic(dir / name, text);
+  }
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "fabrics/registry.hpp"
+#include "workloads/registry.hpp"
+#include "workloads/workload_memory.hpp"
 
 namespace rdmasim {
 
@@ -23,46 +25,6 @@ constexpr uint64_t kRouteEntryBytes = 15;    // per (host, node): next hops, dis
 // one: 2.2 KiB an end.
 constexpr uint64_t kQpBytes = 2304;
 constexpr uint64_t kPacketBytes = 256 + 64;  // a control frame's packet buffer and header (core/packet.hpp)
-constexpr uint64_t kMaxRecvDepth = 512;      // receive buffers a QP keeps posted (workloads/)
-
-// The fastest host link: what bounds what a sender can send.
-DataRate fastest_host_link(const ExperimentConfig& x) {
-  DataRate r;
-  const auto& hosts = x.topology.hosts;
-  for (const LinkSpec& l : x.topology.links)
-    if (std::find(hosts.begin(), hosts.end(), l.a) != hosts.end() ||
-        std::find(hosts.begin(), hosts.end(), l.b) != hosts.end())
-      r = std::max(r, l.config.bandwidth);
-  return r;
-}
-
-// Mean flow size of a piecewise-linear CDF (workloads/flows.hpp), and its
-// size-biased mean E[S^2] / E[S]: the size of the flow a byte belongs to.
-std::pair<double, double> flow_size_means(const FlowsConfig& f) {
-  double m = 0, m2 = 0;
-  for (size_t i = 1; i < f.points.size(); ++i) {
-    const double w = (f.points[i].percent - f.points[i - 1].percent) / 100;
-    const double a = f.points[i - 1].size_bytes, b = f.points[i].size_bytes;
-    m += w * (a + b) / 2;
-    m2 += w * (a * a + a * b + b * b) / 3;  // uniform between the points
-  }
-  m = std::max(m, 1.0);
-  return {m, std::max(m2 / m, 1.0)};
-}
-double mean_flow_size(const FlowsConfig& f) { return flow_size_means(f).first; }
-
-// Connections of a workload: a QP at each end. `kind: flows` makes one a
-// flow and keeps it to the end: senders x load x rate x duration / mean size.
-uint64_t pairs(const ExperimentConfig& x, const WorkloadConfig& w) {
-  if (w.kind == WorkloadKind::compute) return 0;
-  if (w.kind == WorkloadKind::flows)
-    return static_cast<uint64_t>(static_cast<double>(w.from.size()) * w.flows.load *
-                                 static_cast<double>(fastest_host_link(x).bps()) / 8 *
-                                 w.flows.duration.to_s() / mean_flow_size(w.flows)) +
-           1;
-  if (w.kind == WorkloadKind::all_to_all) return w.from.size() * (w.from.size() - 1);
-  return w.from.size() * w.to.size();
-}
 
 std::string about(uint64_t b) {
   char s[32];
@@ -74,61 +36,6 @@ std::string about(uint64_t b) {
   else
     std::snprintf(s, sizeof s, "%.0f KiB", static_cast<double>(b) / (1 << 10));
   return s;
-}
-
-// a * b, saturating: an estimate past 2^64 bytes is refused all the same.
-uint64_t mul(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
-uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-
-// Buffers a workload's ends commit (host memory is committed when
-// touched): per pair, the sender's `min(count, outstanding)` message slots,
-// each written just before it first goes out, and where they land: as many
-// slots at the target of a WRITE, READ or atomic, the posted receive
-// buffers of a SEND (both ends' for a ping-pong, which echoes into them).
-// With `stop`, no more than its senders can send by then (and the message
-// each has started) at each end. `kind: flows` gives a flow's pages back
-// when it ends: a few flows a sender at once.
-uint64_t buffers(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pairs) {
-  if (w.kind == WorkloadKind::compute) return 0;
-  const uint64_t senders = w.from.size();
-  if (w.kind == WorkloadKind::flows) {
-    // A sender's link is a queue at utilisation `load`: about load / (1 - load)
-    // flows in it at once (M/G/1 with processor sharing), a byte's flow of
-    // the size-biased mean; and never more than every flow's bytes.
-    const auto [mean, biased] = flow_size_means(w.flows);
-    const double all = 2 * static_cast<double>(pairs) * mean;
-    const double load = w.flows.load;
-    const double at_once = load >= 1 ? all : 2 * static_cast<double>(senders) * load / (1 - load) * biased;
-    // Computed payloads (payload: pattern) are stored nowhere, but where a
-    // sender copies them into its stream (the sending half) or the fabric
-    // has no verbs (sockets: both halves).
-    double stored = std::min(all, at_once);
-    if (w.computed_payload) {
-      const Fabric& f = fabric_of(x);
-      stored = !f.rdma() ? stored : f.memory_costs().sender_copies_payload ? stored / 2 : 0;
-    }
-    return static_cast<uint64_t>(stored);
-  }
-  const uint64_t size = is_atomic(*from_string<WorkloadKind>(w.op)) ? 8 : w.size.count();
-  const uint64_t outstanding = std::max<uint32_t>(w.outstanding, 1);
-  uint64_t slots = std::max<uint64_t>(1, std::min(w.count, outstanding));
-  const uint64_t recvs = std::clamp<uint64_t>(std::min(w.count, 2 * outstanding + 16), 1, kMaxRecvDepth);
-  uint64_t landing = slots;
-  if (w.kind == WorkloadKind::pingpong)
-    landing = 2 * recvs;
-  else if (w.op == "send" || w.op == "send_imm")
-    landing = w.post_recvs ? recvs : 0;
-  if (w.computed_payload) {  // payload: pattern stores nothing but a sender's copy into its stream
-    landing = 0;
-    if (!fabric_of(x).memory_costs().sender_copies_payload) slots = 0;
-  }
-  const uint64_t all = mul(pairs, mul(size, slots + landing));
-  if (!x.stop || *x.stop <= w.start) return x.stop ? 0 : all;
-  const long double sendable =
-      static_cast<long double>(fastest_host_link(x).bps()) / 8 * (*x.stop - w.start).to_s();
-  const long double by_stop =
-      2 * static_cast<long double>(senders) * (sendable + static_cast<long double>(size));
-  return by_stop < static_cast<long double>(all) ? static_cast<uint64_t>(by_stop) : all;
 }
 
 }  // namespace
@@ -144,8 +51,8 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   e.parts.push_back({"the program", kProgramBytes, "code, libraries, the price catalogue", "", line, column});
   const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
   const uint64_t host = kHostBytes + fabric.host_bytes;
-  e.parts.push_back({"hosts", mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
-  e.parts.push_back({"routing tables", mul(mul(hosts, nodes), kRouteEntryBytes),
+  e.parts.push_back({"hosts", sat_mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
+  e.parts.push_back({"routing tables", sat_mul(sat_mul(hosts, nodes), kRouteEntryBytes),
                      std::to_string(hosts) + " hosts x " + std::to_string(nodes) + " nodes", "", line,
                      column});
   uint64_t connections = 0;
@@ -154,38 +61,38 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   MemoryPart qps{"QPs", 0, "", "", 0, 0};
   for (size_t i = 0; i < x.workloads.size(); ++i) {
     const WorkloadConfig& w = x.workloads[i];
-    const uint64_t p = pairs(x, w);
-    connections = add(connections, p);
+    const WorkloadMemory m = workload_of(w).memory(x, w);
+    const uint64_t p = m.connections;
+    connections = sat_add(connections, p);
     if (p >= most_pairs) {  // QPs are pointed at the workload with the most
       most_pairs = p;
       qps.key = "workloads[" + std::to_string(i) + "]";
       qps.line = w.line;
       qps.column = w.column;
     }
-    const uint64_t b = buffers(x, w, p);
-    bufs.bytes = add(bufs.bytes, b);
+    const uint64_t b = m.buffer_bytes;
+    bufs.bytes = sat_add(bufs.bytes, b);
     if (b < largest) continue;
     largest = b;
     bufs.key = "workloads[" + std::to_string(i) + "]";
     bufs.line = w.line;
     bufs.column = w.column;
-    bufs.detail = "the most: workload " + w.name + ", " + about(b) +
-                  (w.kind == WorkloadKind::flows ? " of flows" : " of " + to_string(w.size) + " messages") +
+    bufs.detail = "the most: workload " + w.name + ", " + about(b) + " " + m.buffers +
                   (p > 1 ? " over " + std::to_string(p) + " pairs" : "");
   }
-  qps.bytes = mul(mul(connections, 2), kQpBytes);
+  qps.bytes = sat_mul(sat_mul(connections, 2), kQpBytes);
   qps.detail = std::to_string(connections) + " connections, a QP at each end";
   e.parts.push_back(qps);
   if (fabric.connection_bytes) {
     qps.what = std::string(fabric.connection_part);
-    qps.bytes = mul(mul(connections, 2), fabric.connection_bytes);
+    qps.bytes = sat_mul(sat_mul(connections, 2), fabric.connection_bytes);
     qps.detail = std::to_string(connections) + " connections, one at each end";
     e.parts.push_back(qps);
   }
   if (fabric.setup_floods) {
     // A packet buffer a host, all queued at once at setup.
     qps.what = "neighbour solicitations";
-    qps.bytes = mul(mul(connections, hosts > 1 ? hosts - 1 : 1), kPacketBytes);
+    qps.bytes = sat_mul(sat_mul(connections, hosts > 1 ? hosts - 1 : 1), kPacketBytes);
     qps.detail = std::to_string(connections) + " connections, each solicitation flooded to " +
                  std::to_string(hosts > 1 ? hosts - 1 : 1) + " hosts at setup";
     e.parts.push_back(qps);
@@ -193,7 +100,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   e.parts.push_back(std::move(bufs));
   std::stable_sort(e.parts.begin(), e.parts.end(),
                    [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
-  for (const MemoryPart& p : e.parts) e.total = add(e.total, p.bytes);
+  for (const MemoryPart& p : e.parts) e.total = sat_add(e.total, p.bytes);
   return e;
 }
 

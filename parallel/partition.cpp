@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "fabrics/registry.hpp"
 #include "parallel/graph_partition.hpp"
+#include "workloads/registry.hpp"
 
 namespace rdmasim {
 
@@ -32,33 +33,8 @@ PartitionMode default_partition(const ExperimentConfig& cfg) {
   return cfg.topology.generated == GeneratorKind::none ? PartitionMode::graph : PartitionMode::pods;
 }
 
-bool flows_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
-  if (w.kind != WorkloadKind::flows) return false;
-  const WorkloadKind op = basic_op(w);
-  // Sockets (fabric: tcp), and verbs SENDs of every QP type: the receiver
-  // checks what it read against the pattern, on its own rank.
-  if (op == WorkloadKind::send || op == WorkloadKind::send_imm) return true;
-  // A WRITE's receiver has no program: its memory is checked when the
-  // sender's completion ends the flow, which for RC comes after the data
-  // landed (the ACK). A UC WRITE completes when it is sent: the check
-  // reads memory the data may not have reached yet, at a time the
-  // receiver's rank cannot see, so UC WRITEs stay on one rank.
-  return op == WorkloadKind::rdma_write && w.qp == QpType::rc && fabric_of(cfg).rdma();
-}
-
-bool pairs_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
-  // write_lat's two busy-polling sides stop the moment the other fails
-  // (Flow::write_ping), which another rank would learn a window later. An
-  // nvme job shares its target's state (namespaces, the data check) with
-  // the target: it keeps its initiator and target on one rank.
-  const bool pairs = w.kind != WorkloadKind::flows && w.kind != WorkloadKind::compute &&
-                     w.kind != WorkloadKind::udp && w.kind != WorkloadKind::write_lat &&
-                     w.kind != WorkloadKind::nvme;
-  return pairs && fabric_of(cfg).rdma();
-}
-
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg) {
-  return flows_span_ranks(w, cfg) || pairs_span_ranks(w, cfg);
+  return workload_of(w).spans_ranks(w, cfg);
 }
 
 namespace {

@@ -34,20 +34,18 @@ enum class PartitionMode {
 // generated topology (hosts numbered by leaf and pod), graph otherwise.
 PartitionMode default_partition(const ExperimentConfig& cfg);
 
-// Whether a workload's flows may have their two ends on different ranks
-// (flows_span_ranks, pairs_span_ranks). The hosts of any other workload
-// stay on one rank: its programs compare both ends' memory as they run.
+// Whether a workload's flows may have their two ends on different ranks:
+// its kind says (Workload::spans_ranks). `kind: flows` of SENDs (any QP
+// type, or kernel sockets on a fabric without RDMA) and of RC RDMA WRITEs:
+// each end runs on its host's rank, and what one process reads across the
+// two ends goes between the ranks as notes (FlowsRun::heard); not UC
+// WRITEs (flows_workload.cpp says why). The pair workloads (basic kinds,
+// incast, all_to_all, pingpong, perftest kinds) on an RDMA fabric, but
+// write_lat: each end's programs check what their own host holds, against
+// the pattern, and the sender's acts on the receiver's memory reach its
+// rank as notes (parallel/spanning_pairs.hpp). The hosts of any other
+// workload stay on one rank: its programs compare both ends' memory as they run.
 bool workload_spans_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
-// `kind: flows` of SENDs (any QP type, or kernel sockets on a fabric
-// without RDMA) and of RC RDMA WRITEs: each end runs on its host's rank,
-// and what one process reads across the two ends goes between the ranks
-// as notes (FlowsRun::heard). Not UC WRITEs (partition.cpp says why).
-bool flows_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
-// The pair workloads (basic kinds, incast, all_to_all, pingpong, perftest
-// kinds) on an RDMA fabric, but write_lat: each end's programs check what
-// their own host holds, against the pattern, and the sender's acts on the
-// receiver's memory reach its rank as notes (parallel/spanning_pairs.hpp).
-bool pairs_span_ranks(const WorkloadConfig& w, const ExperimentConfig& cfg);
 
 struct Partition {
   PartitionMode mode = PartitionMode::pods;

@@ -2,7 +2,7 @@
 """Checks that every #include "dir/..." in the model points to its own
 layer or one below it, so that the layers stay a stack:
 
-  core < nodes < pcap < topologies < fabrics < experiment < workloads < cost < parallel < apps
+  core < nodes < pcap < topologies < fabrics < workloads < experiment < cost < parallel < apps
 
 (bench/ and tests/ may include anything.) CMakeLists.txt builds one library
 per layer and links them in this order; this check also catches an upward
@@ -22,7 +22,7 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["core", "nodes", "pcap", "topologies", "fabrics", "experiment", "workloads", "cost", "parallel", "apps"]
+LAYERS = ["core", "nodes", "pcap", "topologies", "fabrics", "workloads", "experiment", "cost", "parallel", "apps"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')
 # The rest of the build does not see MPI: one file wraps it (parallel/cluster.hpp).
 MPI = re.compile(r'^\s*#\s*include\s+[<"]mpi\.h[>"]')

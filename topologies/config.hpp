@@ -56,8 +56,7 @@ enum class WorkloadKind {
   flows,                                                                              // flow sizes from a CDF
   write_bw, write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat,  // perftest-style
   compute,                                                                            // a process computing, no I/O
-  udp,                                                                                // kernel UDP datagrams (fabric: tcp)
-  nvme                                                                                // fio-style NVMe over Fabrics jobs
+  udp                                                                                 // kernel UDP datagrams (fabric: tcp)
 };
 // clang-format on
 enum class QpType { rc, uc, ud };
@@ -83,9 +82,29 @@ struct FlowsConfig {
   }
 };
 
+// What a workload kind keeps of its own keys (workloads/workload_kind.hpp):
+// a kind whose keys no other code reads derives a struct from this, and its
+// reader stores one in WorkloadConfig::settings; its run reads it back with
+// settings_as<T>(). The built-in kinds still use the shared fields below.
+struct WorkloadSettings {
+  virtual ~WorkloadSettings() = default;
+};
+
 struct WorkloadConfig {
   std::string name;  // w0, w1, ... when not given
+  // `kind:` as written: the registry's name for the kind (workloads/registry.cpp).
+  std::string kind_name;
+  // The built-in kinds' enum (verbs operations, patterns, perftest kinds,
+  // flows, compute, udp); a kind outside them leaves it as it is and is
+  // known by kind_name alone.
   WorkloadKind kind = WorkloadKind::rdma_write;
+  // The kind's own settings, when it keeps them apart (null for the built-in kinds).
+  std::shared_ptr<const WorkloadSettings> settings;
+  // The kind's settings as the type its reader stored (the kind knows it).
+  template <class T>
+  const T& settings_as() const {
+    return static_cast<const T&>(*settings);
+  }
   // Basic kinds, pingpong and perftest kinds: one host each. incast: the
   // senders in `from`, the receiver in `to`. all_to_all: its hosts in both.
   std::vector<std::string> from;
@@ -127,7 +146,6 @@ struct WorkloadConfig {
   DataRate rate;
   Time duration;
   Time app_cost;
-  NvmeJobConfig nvme;  // kind: nvme (`from` holds its initiator, `to` its target)
   int line = 0, column = 0;
 };
 
@@ -405,10 +423,10 @@ struct EnumNames;
     static constexpr std::string_view names[] = {__VA_ARGS__}; \
   };                                                           \
   static_assert(std::size(EnumNames<E>::names) == static_cast<size_t>(E::last) + 1)
-RDMASIM_ENUM_NAMES(WorkloadKind, nvme, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
+RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_write_imm", "rdma_read",
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
                    "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat",
-                   "compute", "udp", "nvme");
+                   "compute", "udp");
 RDMASIM_ENUM_NAMES(NvmeRw, readwrite, "read", "write", "randread", "randwrite", "randrw", "readwrite");
 RDMASIM_ENUM_NAMES(TargetCpu, interrupt, "poll", "interrupt");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -53,6 +54,12 @@ std::string describe(const YAML::Node& n) {
     default:
       return "nothing";
   }
+}
+
+std::string seconds_text(long double ps) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3Lgs", ps / 1e12L);
+  return b;
 }
 
 std::string yaml_error_message(const YAML::Exception& ex) {

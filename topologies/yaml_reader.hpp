@@ -52,6 +52,8 @@ YAML::Mark mark_of(const YAML::Node& n);
 // most kMaxNameLength characters.
 bool valid_name(std::string_view s);
 size_t edit_distance(std::string_view a, std::string_view b);
+// A count of picoseconds that may be far past what Time holds, in seconds ("1.2e+03s").
+std::string seconds_text(long double ps);
 
 template <class Names>
 std::string join_names(const Names& names) {

@@ -16,8 +16,8 @@
 
 #include "core/random.hpp"
 #include "core/units.hpp"
-#include "experiment/flow_cdf.hpp"
 #include "topologies/config.hpp"
+#include "workloads/flow_cdf.hpp"
 
 namespace rdmasim {
 

@@ -9,13 +9,7 @@
 
 #include "core/errors.hpp"
 #include "fabrics/registry.hpp"
-#include "workloads/compute.hpp"
 #include "workloads/flow.hpp"
-#include "workloads/flows_run.hpp"
-#include "workloads/nvme/initiator.hpp"
-#include "workloads/nvme/storage_run.hpp"
-#include "workloads/socket_flow.hpp"
-#include "workloads/udp.hpp"
 
 namespace rdmasim {
 
@@ -706,92 +700,6 @@ void Flow::release_buffers() {
 
 // ------------------------------------------------------------------ WorkloadRun
 
-WorkloadRun::WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed)
-    : env_(env), w_(w), seed_(seed) {}
-WorkloadRun::~WorkloadRun() = default;
-
-void WorkloadRun::start() {
-  if (w_.kind == WorkloadKind::nvme) {
-    nvme::StorageRun& st = nvme::storage_of(env_);
-    Host* h = env_.host(w_.nvme.initiator);
-    if (!h) throw std::logic_error("workload names an unknown host");
-    nvme::NvmeTarget& t = st.target(w_.nvme.target);
-    nvme_ = std::make_unique<nvme::NvmeJob>(env_, w_.name, w_.nvme, *h, t, st.cm(), seed_);
-    if (env_.cfg.capture.timeseries) nvme_->record_ios();  // nvme.csv
-    nvme_->start();
-    return;
-  }
-  if (w_.kind == WorkloadKind::compute) {
-    Host* h = env_.host(w_.from.at(0));
-    if (!h) throw std::logic_error("workload names an unknown host");
-    compute_ = std::make_unique<ComputeJob>(env_.sim, *h, w_);
-    compute_->start();
-    return;
-  }
-  if (w_.kind == WorkloadKind::flows) {
-    flows_run_ = std::make_unique<FlowsRun>(env_, w_, seed_);
-    flows_run_->start();
-    return;
-  }
-  if (w_.kind == WorkloadKind::udp) {
-    Host* a = env_.host(w_.from.at(0));
-    Host* b = env_.host(w_.to.at(0));
-    if (!a || !b) throw std::logic_error("workload names an unknown host");
-    udp_ = std::make_unique<UdpJob>(env_.sim, *a, *b, w_);
-    udp_->start();
-    return;
-  }
-  const WorkloadKind op = basic_op(w_);
-  std::vector<std::pair<std::string, std::string>> pairs;
-  bool pingpong = false;
-  switch (w_.kind) {
-    case WorkloadKind::incast:
-      for (const auto& f : w_.from) pairs.emplace_back(f, w_.to.at(0));
-      break;
-    case WorkloadKind::all_to_all:
-      for (const auto& f : w_.from)
-        for (const auto& t : w_.to)
-          if (f != t) pairs.emplace_back(f, t);
-      break;
-    case WorkloadKind::pingpong:
-    case WorkloadKind::send_lat:
-    case WorkloadKind::write_lat:
-      pingpong = true;
-      pairs.emplace_back(w_.from.at(0), w_.to.at(0));
-      break;
-    default:
-      pairs.emplace_back(w_.from.at(0), w_.to.at(0));
-  }
-  // Latency tests run one operation at a time.
-  if (w_.kind == WorkloadKind::write_lat || w_.kind == WorkloadKind::read_lat ||
-      w_.kind == WorkloadKind::atomic_lat)
-    w_.outstanding = 1;
-  uint64_t i = 0;
-  for (const auto& [from, to] : pairs) {
-    Host* a = env_.host(from);
-    Host* b = env_.host(to);
-    if (!a || !b) throw std::logic_error("workload names an unknown host");
-    // write_lat is a ping-pong of RDMA WRITEs; the others of SENDs.
-    const WorkloadKind flow_op = w_.kind == WorkloadKind::write_lat ? WorkloadKind::rdma_write
-                                 : pingpong                         ? WorkloadKind::send
-                                                                    : op;
-    auto flow = make_pair_flow(env_, w_, *a, *b, flow_op, pingpong, i,
-                               Rng::stream(seed_, w_.name + ":" + std::to_string(i)).next());
-    ++i;
-    flow->setup();
-    flows_.push_back(std::move(flow));
-  }
-  for (auto& f : flows_) f->start();
-}
-
-bool WorkloadRun::finished() const {
-  if (nvme_) return nvme_->finished();
-  if (compute_) return compute_->finished();
-  if (flows_run_) return flows_run_->finished();
-  if (udp_) return udp_->finished();
-  return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished_here(); });
-}
-
 void FlowStats::merge(const FlowStats& s) {
   ops += s.ops;
   bytes += s.bytes;
@@ -807,48 +715,6 @@ void FlowStats::merge(const FlowStats& s) {
   retransmitted_packets += s.retransmitted_packets;
 }
 
-void WorkloadRun::each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const {
-  for (const auto& flow : flows_) flow->each_qp(f);
-  if (flows_run_) flows_run_->each_qp(f);
-}
-
-FlowStats WorkloadRun::result() const {
-  if (flows_run_) return flows_run_->result();
-  FlowStats all;
-  if (nvme_) {
-    const nvme::NvmeResult r = nvme_->result();
-    all.ops = r.read.ios + r.write.ios;
-    all.bytes = r.read.bytes + r.write.bytes;
-    all.start = r.measure_start;
-    all.end = std::max(r.measure_start, r.measure_end);
-    all.finished = r.finished;
-    all.data_verified = r.data_verified;
-    return all;
-  }
-  if (compute_) {
-    all.start = compute_->started();
-    all.end = compute_->ended();
-    all.work_done = compute_->work_done();
-    all.finished = compute_->finished();
-    return all;
-  }
-  if (udp_) {
-    const UdpJob::Counts c = udp_->counts();
-    all.datagrams = FlowStats::Datagrams{c.offered,      c.received,  c.ring_drops,       c.backlog_drops,
-                                         c.socket_drops, c.delivered, c.delivered_in_time};
-    all.ops = c.delivered;
-    all.bytes = udp_->delivered_bytes();
-    all.start = udp_->first_sent() == Time::max() ? w_.start : udp_->first_sent();
-    all.end = std::max(all.start, udp_->last_delivered());
-    all.latency_ps = udp_->latency_ps();
-    all.finished = udp_->finished();
-    return all;
-  }
-  std::vector<FlowStats> each;
-  for (const auto& f : flows_) each.push_back(f->result());
-  return result_of(each);
-}
-
 FlowStats WorkloadRun::result_of(const std::vector<FlowStats>& flows) const {
   FlowStats all;
   all.start = Time::max();
@@ -856,17 +722,6 @@ FlowStats WorkloadRun::result_of(const std::vector<FlowStats>& flows) const {
   for (const FlowStats& f : flows) all.merge(f);
   if (flows.empty() || all.start == Time::max()) all.start = Time{};
   return all;
-}
-
-std::vector<Flow*> WorkloadRun::pair_flows() const {
-  std::vector<Flow*> out;
-  for (const auto& f : flows_)
-    if (auto* flow = dynamic_cast<Flow*>(f.get())) out.push_back(flow);
-  return out.size() == flows_.size() ? out : std::vector<Flow*>{};
-}
-
-const std::vector<FlowRecord>* WorkloadRun::flow_records() const {
-  return flows_run_ ? &flows_run_->records() : nullptr;
 }
 
 }  // namespace rdmasim

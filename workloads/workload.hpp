@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,6 @@ namespace rdmasim {
 
 namespace nvme {
 class StorageRun;
-class NvmeJob;
 }  // namespace nvme
 
 // What the network offers the workloads: hosts by name and how to reach one
@@ -72,45 +72,43 @@ struct FlowStats {
 
 class PairFlow;
 class Flow;
-class ComputeJob;
 class FlowsRun;
-class UdpJob;
 
+// One workload on a built network: what its kind (workloads/workload_kind.hpp)
+// attaches. The run loop starts it, asks whether it has finished, and at the
+// end asks for its statistics; a split run's glue (parallel/) asks the rest.
 class WorkloadRun {
  public:
-  WorkloadRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed);
-  ~WorkloadRun();
+  explicit WorkloadRun(const WorkloadConfig& w) : w_(w) {}
+  virtual ~WorkloadRun() = default;
+  WorkloadRun(const WorkloadRun&) = delete;
+  WorkloadRun& operator=(const WorkloadRun&) = delete;
 
   const WorkloadConfig& config() const { return w_; }
-  // Builds every flow's QPs and buffers, and starts their programs.
-  void start();
-  bool finished() const;
-  // Checks memory, merges flow statistics.
-  FlowStats result() const;
+  // Builds its QPs, buffers or processes and starts its programs.
+  virtual void start() = 0;
+  // Done (or failed) with everything it meant to do.
+  virtual bool finished() const = 0;
+  // Its statistics at the end (checks memory, merges flows' statistics).
+  virtual FlowStats result() const = 0;
+  // Each of its QPs, requester side first, with the host each is on.
+  virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>&) const {}
+  // A pair workload's flows on an RDMA fabric, in order, for a split run's
+  // glue (docs/parallel.md); else empty.
+  virtual std::vector<Flow*> pair_flows() const { return {}; }
   // The statistics of a pair workload from its flows', in order (a run
-  // split over ranks has them from every rank's part, docs/parallel.md).
+  // split over ranks has them from every rank's part).
   FlowStats result_of(const std::vector<FlowStats>& flows) const;
-  // A pair workload's flows (every kind but flows, compute and udp) on an
-  // RDMA fabric, in order: a split run's glue hooks in; else empty.
-  std::vector<Flow*> pair_flows() const;
-  // kind: flows: every flow started so far; else null.
-  const std::vector<FlowRecord>* flow_records() const;
-  // kind: flows: its runner (a split run's glue hooks in, docs/parallel.md); else null.
-  FlowsRun* flows_run() const { return flows_run_.get(); }
-  // kind: nvme: its job; else null.
-  const nvme::NvmeJob* nvme_job() const { return nvme_.get(); }
-  // Each flow's QPs, requester side first, with the host each is on.
-  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
+  // kind: flows: its runner (a split run's glue hooks in) and every flow
+  // started so far; else null.
+  virtual FlowsRun* flows_run() const { return nullptr; }
+  virtual const std::vector<FlowRecord>* flow_records() const { return nullptr; }
+  // What its results.json entry says beyond its kind's results() of the
+  // statistics (kind: nvme: fio's numbers of its job), when it ran here.
+  virtual void add_results(nlohmann::json& /*entry*/) const {}
 
- private:
-  WorkloadEnv& env_;
+ protected:
   WorkloadConfig w_;
-  uint64_t seed_;
-  std::vector<std::unique_ptr<PairFlow>> flows_;
-  std::unique_ptr<ComputeJob> compute_;  // kind: compute
-  std::unique_ptr<FlowsRun> flows_run_;  // kind: flows
-  std::unique_ptr<UdpJob> udp_;          // kind: udp
-  std::unique_ptr<nvme::NvmeJob> nvme_;  // kind: nvme
 };
 
 }  // namespace rdmasim

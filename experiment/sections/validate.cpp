@@ -10,6 +10,7 @@
 #include "experiment/sections/sections.hpp"
 #include "fabrics/registry.hpp"
 #include "topologies/reachability.hpp"
+#include "workloads/registry.hpp"
 
 namespace rdmasim {
 
@@ -149,12 +150,6 @@ void reachability(ExperimentDraft& d, const Fabric& fabric, Paths& paths, const 
 constexpr long double kClockRange = 9223372036854775807.0L;  // ps
 
 long double ps(Time t) { return static_cast<long double>(t.count()); }
-// A duration that may be far past what Time holds, in seconds.
-std::string seconds(long double ps) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3Lgs", ps / 1e12L);
-  return b;
-}
 
 void clock_range(ExperimentDraft& d) {
   const ExperimentConfig& x = d.x;
@@ -178,60 +173,11 @@ void clock_range(ExperimentDraft& d) {
   if (need <= kClockRange / 2) return;
   d.c.error(d.topology->value, d.topology->path,
             "times this large cannot be simulated: a round trip over up to " +
-                std::to_string(static_cast<long long>(hops)) + " hops of up to " + seconds(hop) +
+                std::to_string(static_cast<long long>(hops)) + " hops of up to " + seconds_text(hop) +
                 " each, with connection setup and the latest start, fault or stop, comes to " +
-                seconds(need) +
+                seconds_text(need) +
                 ", past half the simulated clock's range (2^63 ps, about 106 days); shorten link delays, "
                 "switch.latency or the times given");
-}
-
-// Without `stop`, every workload must be able to end within the longest
-// `stop` there may be (kMaxTimeValue). Refused: a workload that never ends
-// (RC SENDs into a receive queue that is never filled, with rnr_retry 7,
-// retrying forever: IBA 9.7.5.2.8), and one whose count alone needs
-// longer: each message of a pair crosses the sender's link after the
-// previous one, so a pair takes at least count x the message's bytes (and
-// the smallest header, 26 bytes) at the fastest link's rate; ping-pong and
-// latency kinds wait a round trip (two links each way) per message.
-// What this cannot foresee (loss, congestion, faults) is bounded by
-// capture.max_bytes and the drain after the workloads end (the runner).
-void endless(ExperimentDraft& d) {
-  const ExperimentConfig& x = d.x;
-  if (x.stop || x.topology.links.empty()) return;
-  DataRate fastest;
-  Time shortest = Time::max();
-  for (const LinkSpec& l : x.topology.links) {
-    fastest = std::max(fastest, l.config.bandwidth);
-    shortest = std::min(shortest, l.config.delay);
-  }
-  for (const auto& r : d.workloads_read) {
-    const WorkloadConfig& w = x.workloads[r.index];
-    if (w.kind == WorkloadKind::compute) continue;  // its `work` is a time, bounded as every time is
-    const YAML::Node count_at = r.node["count"] ? r.node["count"] : r.node;
-    // A ping-pong's receives are its own (it always posts them).
-    const bool consumes = (w.op == "send" || w.op == "send_imm" || w.op == "rdma_write_imm") &&
-                          w.kind != WorkloadKind::pingpong;
-    if (!w.post_recvs && consumes && w.qp == QpType::rc && w.rnr_retry == 7 && fabric_of(x).rnr_naks()) {
-      d.c.error(
-          r.node["post_recvs"], r.path + ".post_recvs",
-          "this workload never ends: its receiver posts no receive buffers, so every " + w.op +
-              " is answered with an RNR NAK, and rnr_retry 7 retries forever (IBA 9.7.5.2.8); give stop, "
-              "or an rnr_retry below 7");
-      continue;
-    }
-    const bool waits = w.kind == WorkloadKind::pingpong || w.kind == WorkloadKind::write_lat ||
-                       w.kind == WorkloadKind::read_lat || w.kind == WorkloadKind::send_lat ||
-                       w.kind == WorkloadKind::atomic_lat;
-    const long double per_message =
-        std::max(ps(fastest.tx_time(std::min<uint64_t>(w.size.count(), uint64_t{1} << 31) + 26)),
-                 waits ? 4 * ps(shortest) : 0.0L);
-    const long double need = static_cast<long double>(w.count) * per_message;
-    if (need <= ps(kMaxTimeValue)) continue;
-    d.c.error(count_at, r.path + ".count",
-              "without stop this cannot end within " + to_string(kMaxTimeValue) +
-                  " of simulated time (the longest stop may be): " + std::to_string(w.count) +
-                  " messages take at least " + seconds(need) + "; give stop, or a smaller count");
-  }
 }
 
 // "; dcqcn runs on roce_v2": the fabrics that `refuses` refuses nothing
@@ -280,7 +226,8 @@ void validate(ExperimentDraft& d, const std::vector<std::unique_ptr<Section>>& s
   timeseries_qps(d);
   fabric.validate(d);
   clock_range(d);
-  endless(d);
+  for (size_t i = 0; i < d.workloads_read.size(); ++i)
+    workload_of(d.x.workloads[d.workloads_read[i].index]).validate(d, i);
 }
 
 }  // namespace rdmasim

@@ -94,7 +94,7 @@ TEST_CASE(
   for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
   for (QpType qp : {QpType::rc, QpType::uc, QpType::ud}) {
     flows.qp = qp;
-    CHECK(flows_span_ranks(flows, cfg));
+    CHECK(workload_spans_ranks(flows, cfg));
     CHECK(workload_spans_ranks(flows, cfg));
   }
   // The pods fill the ranks as for WRITEs: two pods a rank.
@@ -105,21 +105,21 @@ TEST_CASE(
   // Kernel sockets (fabric: tcp) run flows of op send.
   flows.qp = QpType::rc;
   cfg.fabric = "tcp";
-  CHECK(flows_span_ranks(flows, cfg));
+  CHECK(workload_spans_ranks(flows, cfg));
   cfg.fabric = "roce_v2";
   // A UC WRITE completes as it is sent, before its receiver can be checked: one rank.
   WorkloadConfig uc = flows;
   uc.op = "rdma_write";
   uc.qp = QpType::uc;
-  CHECK(!flows_span_ranks(uc, cfg));
+  CHECK(!workload_spans_ranks(uc, cfg));
   cfg.workloads = {uc};
   const Partition together = partition_network(g, cfg, 2, PartitionMode::pods);
   for (int h = 0; h < g.host_count(); ++h) CHECK(together.rank[static_cast<size_t>(h)] == 0);
-  // Only flows: a send workload's pair compares both ends as it runs.
+  // A send workload is a pair workload: it spans as pairs do (below), not as flows.
   WorkloadConfig sends = pair(g.name(0), g.name(9));
   sends.kind = WorkloadKind::send;
   sends.op = "send";
-  CHECK(!flows_span_ranks(sends, cfg));
+  CHECK(workload_spans_ranks(sends, cfg));
 }
 
 TEST_CASE("partition: pair workloads span ranks, each end on its host's rank; write_lat stays together") {
@@ -138,11 +138,11 @@ TEST_CASE("partition: pair workloads span ranks, each end on its host's rank; wr
                          WorkloadKind::write_bw, WorkloadKind::read_lat, WorkloadKind::atomic_bw}) {
     WorkloadConfig w = pair(g.name(0), g.name(15));
     w.kind = k;
-    CHECK(pairs_span_ranks(w, cfg));
+    CHECK(workload_spans_ranks(w, cfg));
   }
-  CHECK(!pairs_span_ranks(pair(g.name(0), g.name(15)), cfg));  // write_lat
+  CHECK(!workload_spans_ranks(pair(g.name(0), g.name(15)), cfg));  // write_lat
   for (const WorkloadConfig& w : {incast, a2a}) {
-    CHECK(pairs_span_ranks(w, cfg));
+    CHECK(workload_spans_ranks(w, cfg));
     CHECK(workload_spans_ranks(w, cfg));
     cfg.workloads = {w, pair(g.name(4), g.name(12))};
     // The incast's (all_to_all's) hosts are not tied, write_lat's h4 and
@@ -154,9 +154,9 @@ TEST_CASE("partition: pair workloads span ranks, each end on its host's rank; wr
   // Compute and udp are one host's (udp: kernel sockets); on kernel sockets nothing spans.
   WorkloadConfig compute = incast;
   compute.kind = WorkloadKind::compute;
-  CHECK(!pairs_span_ranks(compute, cfg));
+  CHECK(!workload_spans_ranks(compute, cfg));
   cfg.fabric = "tcp";
-  CHECK(!pairs_span_ranks(incast, cfg));
+  CHECK(!workload_spans_ranks(incast, cfg));
 }
 
 TEST_CASE("partition: pods shares a fat tree's core switches between the ranks") {

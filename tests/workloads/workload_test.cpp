@@ -13,6 +13,7 @@
 #include "experiment/loader.hpp"
 #include "tests/fixtures/network.hpp"
 #include "workloads/flows.hpp"
+#include "workloads/registry.hpp"
 
 using namespace rdmasim;
 
@@ -38,7 +39,7 @@ std::vector<FlowStats> run(const std::string& yaml,
   if (before) before(b);
   std::vector<std::unique_ptr<WorkloadRun>> runs;
   for (size_t i = 0; i < b.cfg.workloads.size(); ++i)
-    runs.push_back(std::make_unique<WorkloadRun>(env, b.cfg.workloads[i], i + 1));
+    runs.push_back(workload_of(b.cfg.workloads[i]).attach(env, b.cfg.workloads[i], i + 1));
   for (auto& w : runs) w->start();
   b.net.sim.run(Time::ms(50));
   std::vector<FlowStats> out;

@@ -1,4 +1,4 @@
-#include "workloads/compute.hpp"
+#include "workloads/compute/compute_job.hpp"
 
 #include <algorithm>
 

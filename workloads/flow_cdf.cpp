@@ -1,4 +1,4 @@
-#include "experiment/flow_cdf.hpp"
+#include "workloads/flow_cdf.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 namespace rdmasim {
 
-// experiment/cdf/*.txt, compiled in (CMakeLists.txt, rdmasim_embed).
+// workloads/cdf/*.txt, compiled in (CMakeLists.txt, rdmasim_embed).
 std::string_view websearch_cdf_text();
 std::string_view hadoop_cdf_text();
 

@@ -1,4 +1,4 @@
-// The flow-size CDFs of `kind: flows`: the built-in ones (experiment/cdf/,
+// The flow-size CDFs of `kind: flows`: the built-in ones (workloads/cdf/,
 // compiled in) and HPCC's traffic_gen file format, read when the experiment
 // is loaded so a bad file is a located error.
 #pragma once
@@ -21,7 +21,7 @@ inline constexpr double kMaxFlowBytes = 2147483648.0;  // 2^31
 // The most of a CDF file read (its lines are a few bytes each).
 inline constexpr uint64_t kMaxCdfFileBytes = 16 << 20;
 std::optional<std::vector<CdfPoint>> parse_cdf(std::string_view text, std::string& error);
-// The text of a built-in CDF (`websearch`, `hadoop`; experiment/cdf/*.txt), or nullopt.
+// The text of a built-in CDF (`websearch`, `hadoop`; workloads/cdf/*.txt), or nullopt.
 std::optional<std::string_view> builtin_cdf(std::string_view name);
 
 }  // namespace rdmasim

@@ -1,4 +1,4 @@
-#include "workloads/udp.hpp"
+#include "workloads/udp/udp_job.hpp"
 
 #include <stdexcept>
 

@@ -1,0 +1,260 @@
+// The verbs kinds: a basic operation between two hosts (send, rdma_write,
+// ...), the patterns (incast, all_to_all, pingpong, with `op`) and the
+// perftest kinds (write_bw, send_lat, ...). Each is one or more pairs of
+// hosts, a connected QP pair and its verbs programs a pair (workloads/flow.hpp).
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "fabrics/registry.hpp"
+#include "workloads/flow.hpp"
+#include "workloads/socket_flow.hpp"
+#include "workloads/verbs/verbs_reader.hpp"
+#include "workloads/workload_kind.hpp"
+#include "workloads/workload_memory.hpp"
+#include "workloads/workload_reader.hpp"
+#include "workloads/workload_results.hpp"
+
+namespace rdmasim {
+
+namespace {
+
+constexpr KeySpec kKeys[] = {
+    {"from", "host name (incast: list of host names)", "", "", "the sender(s); required but for all_to_all"},
+    {"to", "host name", "", "", "the receiver; required but for all_to_all"},
+    {"senders", "whole number", "", "", "incast only, instead of from: the first N hosts other than to"},
+    {"hosts", "list of host names", "all hosts", "", "all_to_all: every host sends to every other"},
+    {"qp", "rc, uc or ud", "rc", "", "QP transport type"},
+    {"size", "size", "4KiB", "",
+     "bytes per message (atomics: 8); 0 is a legal zero-length SEND, WRITE or READ"},
+    {"count", "whole number", "1", "1..", "messages per sender-receiver pair"},
+    {"outstanding", "whole number", "1", "1..16383", "work requests in flight per QP"},
+    {"start", "time", "0", "", "when the senders begin"},
+    {"op", "a basic kind", "rdma_write", "",
+     "patterns and atomic_bw/atomic_lat: the operation each message uses"},
+    {"add", "whole number", "1", "", "atomic_fadd: the value added"},
+    {"compare", "whole number", "0", "", "atomic_cas: the value compared"},
+    {"swap", "whole number", "1", "", "atomic_cas: the value swapped in"},
+    {"payload", "pattern or memory", "memory", "", "where the messages' bytes live (RC WRITEs and READs)"},
+};
+
+// What a workload's latency samples are (docs/yaml.md, "Latency"): half a
+// ping-pong's round trip, as perftest's ib_send_lat and ib_write_lat report
+// it, or the time from posting to the sender's completion (perftest's
+// ib_read_lat and ib_atomic_lat report that whole, rtt_factor 1).
+// `sockets`: the workload ran over kernel TCP sockets (fabric: tcp), where
+// a message has no completion: it is timed to the receiving program.
+const char* latency_measure(WorkloadKind k, bool sockets) {
+  switch (k) {
+    case WorkloadKind::pingpong:
+    case WorkloadKind::send_lat:
+    case WorkloadKind::write_lat:
+      return "half_round_trip";
+    default:
+      return sockets ? "send_to_receive" : "post_to_completion";
+  }
+}
+
+bool pingpong(WorkloadKind k) {
+  return k == WorkloadKind::pingpong || k == WorkloadKind::send_lat || k == WorkloadKind::write_lat;
+}
+
+// Every pair of hosts a message workload runs between, in order.
+std::vector<std::pair<std::string, std::string>> host_pairs(const WorkloadConfig& w) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (w.kind == WorkloadKind::incast) {
+    for (const auto& f : w.from) pairs.emplace_back(f, w.to.at(0));
+  } else if (w.kind == WorkloadKind::all_to_all) {
+    for (const auto& f : w.from)
+      for (const auto& t : w.to)
+        if (f != t) pairs.emplace_back(f, t);
+  } else {
+    pairs.emplace_back(w.from.at(0), w.to.at(0));
+  }
+  return pairs;
+}
+
+// The run: a flow per pair of hosts.
+class PairsRun final : public WorkloadRun {
+ public:
+  PairsRun(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed)
+      : WorkloadRun(w), env_(env), seed_(seed) {}
+
+  void start() override {
+    // Latency tests run one operation at a time.
+    if (w_.kind == WorkloadKind::write_lat || w_.kind == WorkloadKind::read_lat ||
+        w_.kind == WorkloadKind::atomic_lat)
+      w_.outstanding = 1;
+    const bool pp = pingpong(w_.kind);
+    // write_lat is a ping-pong of RDMA WRITEs; the others of SENDs.
+    const WorkloadKind op = w_.kind == WorkloadKind::write_lat ? WorkloadKind::rdma_write
+                            : pp                               ? WorkloadKind::send
+                                                               : basic_op(w_);
+    uint64_t i = 0;
+    for (const auto& [from, to] : host_pairs(w_)) {
+      Host* a = env_.host(from);
+      Host* b = env_.host(to);
+      if (!a || !b) throw std::logic_error("workload names an unknown host");
+      auto flow = make_pair_flow(env_, w_, *a, *b, op, pp, i,
+                                 Rng::stream(seed_, w_.name + ":" + std::to_string(i)).next());
+      ++i;
+      flow->setup();
+      flows_.push_back(std::move(flow));
+    }
+    for (auto& f : flows_) f->start();
+  }
+  bool finished() const override {
+    return std::all_of(flows_.begin(), flows_.end(), [](const auto& f) { return f->finished_here(); });
+  }
+  FlowStats result() const override {
+    std::vector<FlowStats> each;
+    for (const auto& f : flows_) each.push_back(f->result());
+    return result_of(each);
+  }
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const override {
+    for (const auto& flow : flows_) flow->each_qp(f);
+  }
+  std::vector<Flow*> pair_flows() const override {
+    std::vector<Flow*> out;
+    for (const auto& f : flows_)
+      if (auto* flow = dynamic_cast<Flow*>(f.get())) out.push_back(flow);
+    return out.size() == flows_.size() ? out : std::vector<Flow*>{};
+  }
+
+ private:
+  WorkloadEnv& env_;
+  uint64_t seed_;
+  std::vector<std::unique_ptr<PairFlow>> flows_;
+};
+
+// incast: the receiver in `to`, the senders in `from` (a list, or the first `senders:` hosts).
+void incast_hosts(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
+  if (auto to = one_host(d, f, "to")) w.to = {*to};
+  const Entry* fe = f.find("from");
+  const Entry* se = f.find("senders");
+  if (fe && se) {
+    d.c.error(se->key, se->path, "give either from (a list of senders) or senders (a count), not both");
+  } else if (fe) {
+    if (auto l = host_list(d, *fe)) {
+      w.from = *l;
+      if (!w.to.empty() && std::find(w.from.begin(), w.from.end(), w.to[0]) != w.from.end())
+        d.c.error(fe->value, fe->path, "'" + w.to[0] + "' is both a sender and the receiver");
+    }
+  } else if (se) {
+    const size_t hosts = d.x.topology.hosts.size();
+    if (auto n = d.c.whole(*se, 1, std::max<size_t>(hosts, 2) - 1)) {
+      // The first n hosts other than the receiver, in topology order.
+      for (const std::string& h : d.x.topology.hosts)
+        if (w.from.size() < *n && (w.to.empty() || h != w.to[0])) w.from.push_back(h);
+    }
+  } else {
+    d.c.missing(f, "from", "incast needs from: [senders] or senders: N");
+  }
+}
+
+// size:, count: and outstanding:.
+void amounts(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKind op) {
+  const Entry* se = f.find("size");
+  if (is_atomic(op)) w.size = Bytes(8);
+  if (se) {
+    if (auto b = d.c.bytes(*se, /*positive=*/false)) {  // zero-length messages are legal verbs
+      w.size = *b;
+      if (is_atomic(op) && b->count() != 8)
+        d.c.error(se->value, se->path,
+                  "atomic operations move exactly 8 bytes (one 64-bit word), got " + to_string(*b));
+      if (w.kind == WorkloadKind::write_lat && b->count() == 0)
+        d.c.error(se->value, se->path,
+                  "write_lat needs at least 1 byte: each side polls the last byte of what the other wrote");
+    }
+  }
+  d.c.read(f, "count", w.count, [&](const Entry& e) { return d.c.whole(e, 1, UINT64_MAX); });
+  // A QP's send queue holds 16384 work requests (the RNIC's max_qp_wr); a
+  // workload keeps one more than `outstanding` posted.
+  d.c.read(f, "outstanding", w.outstanding, [&](const Entry& e) { return d.c.whole(e, 1, 16383); });
+}
+
+class VerbsWorkload final : public Workload {
+ public:
+  std::vector<std::string_view> names() const override {
+    std::vector<std::string_view> out;
+    for (size_t i = 0; i < std::size(EnumNames<WorkloadKind>::names); ++i) {
+      const auto k = static_cast<WorkloadKind>(i);
+      if (k != WorkloadKind::flows && k != WorkloadKind::compute && k != WorkloadKind::udp)
+        out.push_back(EnumNames<WorkloadKind>::names[i]);
+    }
+    return out;
+  }
+  std::span<const KeySpec> keys() const override {
+    static const std::vector<KeySpec> all = with_verbs_knobs(kKeys);
+    return all;
+  }
+
+  bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
+    w.kind = *from_string<WorkloadKind>(w.kind_name);
+    // Keys that belong to some of these kinds only.
+    auto only = [&](std::string_view key, bool allowed, const std::string& why) {
+      if (const Entry* e = f.find(key); e && !allowed) d.c.error(e->key, e->path, why);
+    };
+    const std::string kind_name(to_string(w.kind));
+    const bool all_to_all = w.kind == WorkloadKind::all_to_all;
+    const bool atomic_kind = w.kind == WorkloadKind::atomic_bw || w.kind == WorkloadKind::atomic_lat;
+    only("senders", w.kind == WorkloadKind::incast, "only incast takes senders, not " + kind_name);
+    only("hosts", all_to_all, "only all_to_all and flows take hosts; " + kind_name + " takes from and to");
+    only("from", !all_to_all, kind_name + " takes hosts: [list], not from and to");
+    only("to", !all_to_all, kind_name + " takes hosts: [list], not from and to");
+    only("op", is_pattern(w.kind) || atomic_kind,
+         "only incast, all_to_all, pingpong, atomic_bw and atomic_lat take op; " + kind_name +
+             " implies its operation");
+    const auto op = read_op(d, f, w);
+    if (!op) return false;
+    if (all_to_all) {
+      if (const Entry* e = f.find("hosts")) {
+        if (auto l = host_list(d, *e)) w.from = *l;
+        if (w.from.size() == 1) d.c.error(e->value, e->path, kind_name + " needs at least two hosts");
+      } else if (d.graph) {
+        w.from = d.x.topology.hosts;
+        if (d.x.topology.hosts.size() < 2) d.c.error(f.node, f.path, kind_name + " needs at least two hosts");
+      }
+      w.to = w.from;
+    } else if (w.kind == WorkloadKind::incast) {
+      incast_hosts(d, f, w);
+    } else {
+      from_to(d, f, w);
+    }
+    amounts(d, f, w, *op);
+    return read_verbs_knobs(d, f, w, *op, kind, f.find("size"));
+  }
+  void validate(ExperimentDraft& d, size_t read) const override { check_ends(d, read); }
+
+  WorkloadMemory memory(const ExperimentConfig& x, const WorkloadConfig& w) const override {
+    WorkloadMemory m;
+    m.connections = w.kind == WorkloadKind::all_to_all ? w.from.size() * (w.from.size() - 1)
+                                                       : w.from.size() * w.to.size();
+    m.buffer_bytes = message_buffer_bytes(x, w, m.connections);
+    m.buffers = "of " + to_string(w.size) + " messages";
+    return m;
+  }
+  bool spans_ranks(const WorkloadConfig& w, const ExperimentConfig& x) const override {
+    // write_lat's two busy-polling sides stop the moment the other fails
+    // (Flow::write_ping), which another rank would learn a window later.
+    return w.kind != WorkloadKind::write_lat && fabric_of(x).rdma();
+  }
+
+  std::unique_ptr<WorkloadRun> attach(WorkloadEnv& env, const WorkloadConfig& w,
+                                      uint64_t seed) const override {
+    return std::make_unique<PairsRun>(env, w, seed);
+  }
+  void results(const ExperimentConfig& x, const WorkloadConfig& w, const FlowStats& s,
+               nlohmann::json& j) const override {
+    message_results(w, s, latency_measure(w.kind, !fabric_of(x).rdma()), j);
+  }
+  bool latency_samples() const override { return true; }
+};
+
+}  // namespace
+
+const Workload& verbs_workload() {
+  static const VerbsWorkload k;
+  return k;
+}
+
+}  // namespace rdmasim
