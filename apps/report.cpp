@@ -400,6 +400,20 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
             {{"p50", field(lat, "p50")}, {"p99", field(lat, "p99")}, {"p999", field(lat, "p999")}}},
            {"completions", field(w, "completions")},
            {"data_verified", field(w, "data_verified")}});
+      if (field(w, "iops").is_number()) {  // kind: nvme: fio's numbers and the CPU each end spent per I/O
+        json& e = workloads.back();
+        const json& pct = field(field(w, "clat_ns"), "percentile");
+        e["iops"] = field(w, "iops");
+        e["clat_ns"] = {{"p50", field(pct, "50.000000")},
+                        {"p99", field(pct, "99.000000")},
+                        {"p999", field(pct, "99.900000")}};
+        const json& ops = field(w, "ops");
+        for (const char* end : {"initiator", "target"})
+          for (const auto& h : field(results, "hosts"))
+            if (ops.is_number() && ops.get<double>() > 0 && field(h, "name") == field(w, end))
+              e[std::string(end) + "_cpu_ps_per_io"] =
+                  field(h, "cpu_busy_ps").get<double>() / ops.get<double>();
+      }
       if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0)
         bytes += field(w, "bytes").get<uint64_t>();
     }
@@ -477,6 +491,26 @@ std::string format_compare_table(const json& compare) {
       for (const json* f : ran) rows.back().push_back(cell(*f));
     };
     for (const auto& name : names) {
+      // kind: nvme (docs/storage.md): fio's numbers, CPU per I/O, money per million IOPS.
+      if (field(workload(*ran.front(), name), "iops").is_number()) {
+        row(name + " IOPS", [&](const json& f) { return number(field(workload(f, name), "iops"), 0); });
+        for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})
+          row(name + " clat " + label + " us",
+              [&](const json& f) { return number(field(field(workload(f, name), "clat_ns"), key), 3, 1e3); });
+        for (const char* end : {"initiator", "target"})
+          row(name + " " + end + " cpu us per IO", [&](const json& f) {
+            return number(field(workload(f, name), std::string(end) + "_cpu_ps_per_io"), 3, 1e6);
+          });
+        row(name + " cost per million IOPS", [&](const json& f) {
+          const json& iops = field(workload(f, name), "iops");
+          const json& total = field(field(f, "cost"), "total");
+          if (!iops.is_number() || !total.is_number() || iops.get<double>() <= 0) return std::string("-");
+          return money(total.get<double>() / (iops.get<double>() / 1e6));
+        });
+        row(name + " data verified",
+            [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
+        continue;
+      }
       row(name + " throughput Gb/s",
           [&](const json& f) { return number(field(workload(f, name), "throughput_gbps"), 2); });
       for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})

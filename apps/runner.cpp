@@ -393,7 +393,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
   }
 
   // Workloads.
-  WorkloadEnv env{net.sim, cfg, nullptr, fabric.address, nullptr, fabric.mtu, nullptr, nullptr, 0};
+  WorkloadEnv env{net.sim, cfg, nullptr, fabric.address, nullptr, fabric.mtu, nullptr, nullptr, 0, nullptr};
   env.host = [&net](const std::string& name) -> Host* {
     auto n = net.graph.find(name);
     return n && net.graph.is_host(*n) ? net.hosts[*n] : nullptr;
@@ -530,6 +530,7 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     j["kind"] = w.kind_name;
     const Workload& kind = workload_of(w);
     kind.results(cfg, w, s, j);
+    r->add_results(j);
     if (cfg.capture.latency_samples && kind.latency_samples())
       latency_csv.back() = latency_csv_rows(w.name, s.latency_ps);
     if (const auto* flows = spanning && spanning->has(i) ? &span_records : r->flow_records()) {
@@ -607,6 +608,15 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
     write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
   if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
     write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows);
+  // Files a kind writes of its own (kind: nvme: fio.json, nvme.csv).
+  for (const Workload* kind : workload_kinds()) {
+    std::vector<const WorkloadRun*> mine;
+    for (const auto& r : runs)
+      if (&workload_of(r->config()) == kind) mine.push_back(r.get());
+    if (mine.empty()) continue;
+    for (const auto& [name, text] : kind->outputs(cfg, out["workloads"], mine, net.sim.now()))
+      write_file_atomic(dir / name, text);
+  }
   return out;
 }
 

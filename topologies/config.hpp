@@ -18,6 +18,7 @@
 
 #include "core/units.hpp"
 #include "nodes/host/host_config.hpp"
+#include "topologies/storage_config.hpp"
 
 namespace rdmasim {
 
@@ -472,6 +473,7 @@ struct ExperimentConfig {
   std::vector<ProgramConfig> programs;
   CaptureConfig capture;
   std::vector<CostSetting> cost;
+  StorageConfig storage;  // `storage:` (docs/storage.md)
   // By section key; a section not written has none (its defaults apply).
   std::map<std::string, std::shared_ptr<const FabricSettings>, std::less<>> fabric_settings;
 
@@ -498,6 +500,8 @@ RDMASIM_ENUM_NAMES(WorkloadKind, udp, "send", "send_imm", "rdma_write", "rdma_wr
                    "atomic_cas", "atomic_fadd", "incast", "all_to_all", "pingpong", "flows", "write_bw",
                    "write_lat", "read_bw", "read_lat", "send_bw", "send_lat", "atomic_bw", "atomic_lat",
                    "compute", "udp");
+RDMASIM_ENUM_NAMES(NvmeRw, readwrite, "read", "write", "randread", "randwrite", "randrw", "readwrite");
+RDMASIM_ENUM_NAMES(TargetCpu, interrupt, "poll", "interrupt");
 RDMASIM_ENUM_NAMES(QpType, ud, "rc", "uc", "ud");
 RDMASIM_ENUM_NAMES(CaptureMode, list, "none", "hosts", "all", "list");
 RDMASIM_ENUM_NAMES(GeneratorKind, star, "none", "leaf_spine", "fat_tree", "star");

@@ -11,14 +11,12 @@ const Workload& verbs_workload();
 const Workload& flows_workload();
 const Workload& compute_workload();
 const Workload& udp_workload();
+const Workload& nvme_workload();
 
 const std::vector<const Workload*>& workload_kinds() {
   // A kind is its folder and a line here.
   static const std::vector<const Workload*> all{
-      &verbs_workload(),
-      &flows_workload(),
-      &compute_workload(),
-      &udp_workload(),
+      &verbs_workload(), &flows_workload(), &compute_workload(), &udp_workload(), &nvme_workload(),
   };
   return all;
 }

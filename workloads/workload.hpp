@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@
 #include "workloads/flows.hpp"
 
 namespace rdmasim {
+
+namespace nvme {
+class StorageRun;
+}  // namespace nvme
 
 // What the network offers the workloads: hosts by name and how to reach one
 // host from another (ibv_ah_attr for the fabric), plus connection setup time.
@@ -37,6 +42,8 @@ struct WorkloadEnv {
   std::function<PathCost(Host& from, Host& to)> path;
   std::function<DataRate(Host& h)> link_rate;
   uint32_t frame_overhead = 0;
+  // kind: nvme: the storage targets and connection managers the run's jobs share (made on first use).
+  std::shared_ptr<nvme::StorageRun> storage;
 };
 
 // Per-op statistics of a flow or of a whole workload.
@@ -99,6 +106,9 @@ class WorkloadRun {
   // started so far; else null.
   virtual FlowsRun* flows_run() const { return nullptr; }
   virtual const std::vector<FlowRecord>* flow_records() const { return nullptr; }
+  // What its results.json entry says beyond its kind's results() of the
+  // statistics (kind: nvme: fio's numbers of its job), when it ran here.
+  virtual void add_results(nlohmann::json& /*entry*/) const {}
 
  protected:
   WorkloadConfig w_;

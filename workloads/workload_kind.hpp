@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <span>
@@ -72,6 +73,14 @@ class Workload {
                        nlohmann::json& j) const = 0;
   // Are s.latency_ps samples latency.csv lists (capture.latency_samples)?
   virtual bool latency_samples() const { return false; }
+  // Files of its own beside results.json (kind: nvme: fio.json, nvme.csv),
+  // by name, once per run on the rank that writes the outputs: `workloads`
+  // is results.json's list (merged over ranks), `runs` this kind's runs here
+  // in order, `end` the time the run ended. None by default.
+  virtual std::map<std::string, std::string> outputs(const ExperimentConfig& x,
+                                                     const nlohmann::json& workloads,
+                                                     const std::vector<const WorkloadRun*>& runs,
+                                                     Time end) const;
 };
 
 }  // namespace rdmasim

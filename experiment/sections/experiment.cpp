@@ -50,7 +50,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   std::vector<std::string_view> keys{"name",  "fabric",        "seed", "stop",   "link", "congestion_control",
                                      "dcqcn", "loss_recovery", "irn",  "switch", "host"};
   for (const SectionType& s : fabric_types) keys.push_back(s.key);
-  keys.insert(keys.end(), {"topology", "workloads", "programs", "faults", "capture", "cost"});
+  keys.insert(keys.end(), {"topology", "storage", "workloads", "programs", "faults", "capture", "cost"});
   auto top = d.c.fields(root, "", "an experiment", keys);
   if (!top) return;
   if (auto e = top->find("name")) {
@@ -97,6 +97,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   // the topology's errors.
   if (!d.x.topology.hosts.empty()) d.graph.emplace(d.x.topology);
 
+  if (auto e = top->find("storage")) read_storage(d, *e);
   if (auto e = top->find("workloads"))
     read_workloads(d, *e);
   else if (!top->find("programs"))

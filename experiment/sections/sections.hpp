@@ -32,6 +32,8 @@ void read_host(ExperimentDraft& d, const Entry& e);
 void read_capture(ExperimentDraft& d, const Entry& e);
 void read_topology(ExperimentDraft& d, const Entry& e);
 void read_workloads(ExperimentDraft& d, const Entry& e);
+// `storage:` (after the topology: its hosts; before the workloads: nvme jobs name its targets).
+void read_storage(ExperimentDraft& d, const Entry& e);
 void read_faults(ExperimentDraft& d, const Entry& e);
 void read_programs(ExperimentDraft& d, const Entry& e);
 // `cost:`, and the whole of a --prices file (loader.hpp, load_cost_file).

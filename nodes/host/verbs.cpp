@@ -617,6 +617,19 @@ QueuePair* Device::create_qp(ProtectionDomain* pd, const QpInitAttr& init) {
   return qps_.back().get();
 }
 
+QueuePair* Device::create_gsi_qp(ProtectionDomain* pd, const QpInitAttr& init) {
+  if (gsi_) {
+    errno = EEXIST;
+    return nullptr;
+  }
+  if (!pd || !init.send_cq || !init.recv_cq || init.qp_type != IBV_QPT_UD) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  gsi_ = nic_.fabric().create_qp(*this, *pd, 1, init);
+  return gsi_.get();  // null with errno set by the fabric
+}
+
 AddressHandle* Device::create_ah(ProtectionDomain* pd, const ibv_ah_attr& attr) {
   // RoCE: an address handle without a GRH is EINVAL, as rdma-core returns it.
   if (!pd || (!attr.is_global && nic_.fabric().requires_grh())) {
@@ -642,6 +655,7 @@ MemoryRegion* Device::mr_by_rkey(uint32_t rkey) const {
 }
 
 QueuePair* Device::qp_by_num(uint32_t qpn) const {
+  if (qpn == 1) return gsi_.get();
   const uint32_t index = qpn - 0x11;
   return index < qps_.size() ? qps_[index].get() : nullptr;
 }

@@ -403,6 +403,12 @@ class Device {
   SharedReceiveQueue* create_srq(ProtectionDomain* pd, const ibv_srq_init_attr& init);
   // ibv_create_qp: nullptr with errno EINVAL / EOPNOTSUPP (e.g. UD on iWARP).
   QueuePair* create_qp(ProtectionDomain* pd, const QpInitAttr& init);
+  // The port's General Services Interface QP (QP1, IBA 13.5.1), a UD QP the
+  // host's management agents (the communication manager) send and receive
+  // MADs on; created once (EEXIST after), EOPNOTSUPP where the fabric has no
+  // UD (iWARP).
+  QueuePair* create_gsi_qp(ProtectionDomain* pd, const QpInitAttr& init);
+  QueuePair* gsi_qp() const { return gsi_.get(); }
   AddressHandle* create_ah(ProtectionDomain* pd, const ibv_ah_attr& attr);
   int query_port(uint8_t port, ibv_port_attr& out) const;
   int query_gid(uint8_t port, int index, ibv_gid& out) const;
@@ -430,6 +436,7 @@ class Device {
   std::vector<std::unique_ptr<CompletionChannel>> channels_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
   std::vector<std::unique_ptr<QueuePair>> qps_;
+  std::unique_ptr<QueuePair> gsi_;
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
   std::vector<std::unique_ptr<SharedReceiveQueue>> srqs_;
   Ring<AsyncEvent> async_;  // nothing until an event: most devices never raise one

@@ -434,7 +434,7 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "linc: {}\n")) ==
       "exp.yaml:1:1: linc: unknown key (did you mean 'link'?); allowed keys: name, fabric, seed, stop, link, "
       "congestion_control, dcqcn, loss_recovery, irn, switch, host, ib, flow_control, pfc, ecn, vlan, ip, "
-      "tcp, mpa, topology, "
+      "tcp, mpa, topology, storage, "
       "workloads, programs, faults, capture, cost\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {bandwith: 1Gbps}\n")) ==
         "exp.yaml:1:8: link.bandwith: unknown key (did you mean 'bandwidth'?); allowed keys: bandwidth, "
@@ -464,11 +464,12 @@ TEST_CASE("loader: unknown keys, wrong types, bad units, unknown names") {
       errors(pair_with("  - {kind: send, from: a, to: b}\n", "fabric: rocev2\n")) ==
       "exp.yaml:1:9: fabric: unknown fabric 'rocev2' (did you mean 'roce_v2'?); expected one of ib, roce_v1, "
       "roce_v2, iwarp, tcp\n");
-  CHECK(errors(pair_with("  - {kind: write, from: a, to: b}\n")) ==
-        "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
-        "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, "
-        "write_bw, "
-        "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, flows, compute, udp\n");
+  CHECK(
+      errors(pair_with("  - {kind: write, from: a, to: b}\n")) ==
+      "exp.yaml:6:12: workloads[0].kind: unknown workload kind 'write'; expected one of send, send_imm, "
+      "rdma_write, rdma_write_imm, rdma_read, atomic_cas, atomic_fadd, incast, all_to_all, pingpong, "
+      "write_bw, "
+      "write_lat, read_bw, read_lat, send_bw, send_lat, atomic_bw, atomic_lat, flows, compute, udp, nvme\n");
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b, qp: rd}\n")) ==
         "exp.yaml:6:38: workloads[0].qp: unknown QP type 'rd' (did you mean 'rc'?); expected one of rc, uc, "
         "ud\n");

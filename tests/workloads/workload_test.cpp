@@ -30,7 +30,8 @@ std::vector<FlowStats> run(const std::string& yaml,
   for (const LoadError& e : r.errors) FAIL(e.format());
   REQUIRE(r.config);
   test::BuiltNetwork b(*r.config);
-  WorkloadEnv env{b.net.sim, b.cfg, nullptr, b.fabric.address, nullptr, b.fabric.mtu, nullptr, nullptr, 0};
+  WorkloadEnv env{b.net.sim, b.cfg,   nullptr, b.fabric.address, nullptr, b.fabric.mtu,
+                  nullptr,   nullptr, 0,       nullptr};
   env.host = [&b](const std::string& name) -> Host* {
     auto n = b.net.graph.find(name);
     return n && b.net.graph.is_host(*n) ? b.net.hosts[*n] : nullptr;

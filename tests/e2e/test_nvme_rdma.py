@@ -1,0 +1,164 @@
+"""NVMe over Fabrics on the RDMA fabrics (docs/storage.md): the queues are
+connected through the RDMA CM (CM REQ/REP/RTU MADs on QP1 with NVMe-oF's
+private data) so Wireshark's nvme-rdma dissector recognises them with its
+default preferences: on IB, RoCE v1 and RoCE v2 every command frame is
+dissected as NVMe and linked to its completion with the same CID, nothing
+malformed, RoCE v2 ICRCs right. IOPS at QD 1 is 1 / latency; at high QD it
+saturates at the SSD's read ceiling; QD 1 latency orders IB <= RoCE v2 <
+iWARP; written blocks read back verified; fio.json has fio's layout; bad
+input is refused with a located error."""
+
+import json
+import os
+import subprocess
+
+import e2e
+from e2e import check, check_no_malformed, check_roce_v2_capture, run
+
+d = e2e.tmpdir()
+
+BASE = """
+link: {bandwidth: 100Gbps, delay: 1us}
+host: {cores: 4}
+topology: {hosts: [h, t], switches: [s], links: [[h, s], [t, s]]}
+storage:
+  targets:
+    - host: t
+      namespaces: [{nsid: 1, size: 64MiB, block_size: 512}, {nsid: 2, size: 16MiB, block_size: 4096, ram: true}]
+"""
+
+
+def gui_tshark(path, *args):
+    """tshark as the Wireshark GUI reads a file: two passes, default preferences and heuristics."""
+    p = subprocess.run(["tshark", "-n", "-2", "-r", path, *args], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"tshark on {path}: {p.stderr[-500:]}")
+    return p.stdout
+
+
+def mean(v):
+    return sum(v) / len(v)
+
+
+# ---- captures on every IBA fabric: NVMe commands matched to completions by CID
+for fabric in ("roce_v2", "roce_v1", "ib"):
+    out = os.path.join(d, "cap_" + fabric)
+    _, _, _, res = run(f"name: cap_{fabric}\nfabric: {fabric}" + BASE + """
+capture: {pcap: hosts}
+workloads:
+  - {name: w, kind: nvme, initiator: h, target: t, nsid: 2, rw: write, bs: 16KiB, iodepth: 4, size: 256KiB}
+  - {name: r, kind: nvme, initiator: h, target: t, nsid: 2, rw: randread, bs: 16KiB, iodepth: 4, size: 256KiB,
+     start: 1ms}
+""", out)
+    if not res:
+        continue
+    for w in res["workloads"]:
+        check(w["data_verified"] and w["finished"] and w["errors"] == 0, f"{fabric}: {w['name']} verified")
+    path = os.path.join(out, "pcap", "h-0.pcap")
+    if fabric == "roce_v2":
+        check_roce_v2_capture(path)
+    check_no_malformed(path)
+    bad = gui_tshark(path, "-Y", "_ws.malformed || _ws.short || _ws.expert.severity >= 8388608")
+    check(bad.strip() == "", f"{fabric}: malformed or error-level frames as the GUI reads it:\n{bad[:1500]}")
+    cm = gui_tshark(path, "-Y", "infiniband.cm.req", "-T", "fields", "-e", "nvme-rdma.cm.req.qid",
+                    "-e", "nvme-rdma.cm.req.hsqsize", "-e", "infiniband.cm.req.serviceid.dport").split("\n")
+    cm = [r.split("\t") for r in cm if r]
+    check([r[0] for r in cm] == ["0", "1", "0", "1"], f"{fabric}: a CM REQ per queue (admin, I/O) per job: {cm}")
+    check(all(int(r[2], 0) == 4420 for r in cm), f"{fabric}: REQs for port 4420: {cm}")
+    rows = gui_tshark(path, "-Y", "nvme.cmd.opc || nvme.cqe.cid", "-T", "fields", "-e", "frame.number",
+                      "-e", "nvme.cmd.opc", "-e", "nvme.cmd.cid", "-e", "nvme.cqe_pkt", "-e", "nvme.cqe.cid")
+    cmds, cqes = {}, {}
+    for line in rows.splitlines():
+        f = line.split("\t")
+        if f[1]:
+            cmds[int(f[0])] = (int(f[1], 0), int(f[2], 0), int(f[3]) if f[3] else None)
+        elif f[4]:
+            cqes[int(f[0])] = int(f[4], 0)
+    reads = sum(1 for c in cmds.values() if c[0] == 2)
+    writes = sum(1 for c in cmds.values() if c[0] == 1)
+    check(reads == 16 and writes == 16, f"{fabric}: 16 writes and 16 reads dissected as NVMe ({writes}, {reads})")
+    unmatched = [n for n, c in cmds.items() if c[2] is None or cqes.get(c[2]) != c[1]]
+    check(not unmatched, f"{fabric}: every NVMe command links to a completion of its CID (not: {unmatched[:5]})")
+
+# ---- iWARP: the same jobs (no NVMe dissector for iWARP in Wireshark; MPA clean)
+out = os.path.join(d, "iw")
+_, _, _, res = run("name: iw\nfabric: iwarp" + BASE + """
+capture: {pcap: hosts}
+workloads:
+  - {name: w, kind: nvme, initiator: h, target: t, nsid: 2, rw: randwrite, bs: 4KiB, iodepth: 8, size: 256KiB}
+""", out)
+if res:
+    check(res["workloads"][0]["data_verified"], "iwarp: writes verified")
+    check_no_malformed(os.path.join(out, "pcap", "h-0.pcap"))
+
+# ---- QD 1: IOPS = 1 / latency; latency order over the same topology (a RAM namespace: no SSD spread)
+lat = {}
+for fabric in ("ib", "roce_v2", "iwarp"):
+    out = os.path.join(d, "qd1_" + fabric)
+    _, _, _, res = run(f"name: qd1_{fabric}\nfabric: {fabric}" + BASE + """
+workloads:
+  - {name: r, kind: nvme, initiator: h, target: t, nsid: 2, rw: randread, bs: 4KiB, iodepth: 1, runtime: 1ms,
+     ramp_time: 100us}
+""", out)
+    if not res:
+        continue
+    w = res["workloads"][0]
+    lat[fabric] = w["lat_ns"]["mean"]
+    check(abs(w["iops"] * w["lat_ns"]["mean"] / 1e9 - 1) < 0.05,
+          f"{fabric}: IOPS at QD 1 is 1/latency within 5% ({w['iops']:.0f} vs {1e9 / w['lat_ns']['mean']:.0f})")
+    check(w["clat_ns"]["percentile"]["50.000000"] <= w["clat_ns"]["percentile"]["99.000000"],
+          f"{fabric}: percentiles in order")
+if len(lat) == 3:
+    check(lat["ib"] <= lat["roce_v2"] < lat["iwarp"], f"QD 1 latency IB <= RoCE v2 < iWARP: {lat}")
+
+# ---- high QD: the SSD's read ceiling (700 000 IOPS by default), with target cores enough
+# (one poller core serves at most 1 / 1.5 us of commands)
+out = os.path.join(d, "qd128")
+_, _, _, res = run("name: qd128\nfabric: roce_v2" + BASE + "      cores: 4\n" + """
+workloads:
+  - {name: r, kind: nvme, initiator: h, target: t, rw: randread, bs: 4KiB, iodepth: 128, numjobs: 2,
+     runtime: 3ms, ramp_time: 1ms}
+""", out)
+if res:
+    w = res["workloads"][0]
+    check(abs(w["iops"] / 700000 - 1) < 0.05, f"QD 128: IOPS at the SSD's ceiling ({w['iops']:.0f})")
+    with open(os.path.join(out, "fio.json")) as f:
+        fio = json.load(f)
+    job = fio["jobs"][0]
+    check(job["jobname"] == "r" and job["read"]["iops"] == w["iops"], "fio.json: jobs[].jobname, jobs[].read.iops")
+    check(set(job["read"]["clat_ns"]["percentile"]) >= {"1.000000", "50.000000", "99.000000", "99.990000"},
+          "fio.json: fio's default percentile list")
+
+# ---- writes then reads of the same region verify (randrw too)
+out = os.path.join(d, "verify")
+_, _, _, res = run("name: verify\nfabric: roce_v2" + BASE + """
+workloads:
+  - {name: w, kind: nvme, initiator: h, target: t, rw: randwrite, bs: 8KiB, iodepth: 16, size: 1MiB}
+  - {name: rw, kind: nvme, initiator: h, target: t, rw: randrw, rwmixread: 70, bs: 8KiB, iodepth: 16, size: 1MiB,
+     start: 2ms}
+  - {name: r, kind: nvme, initiator: h, target: t, rw: read, bs: 8KiB, iodepth: 16, size: 1MiB, start: 6ms}
+capture: {pcap: none, timeseries: {interval: 1ms}}
+""", out)
+if res:
+    for w in res["workloads"]:
+        check(w["data_verified"] and w["bad_blocks"] == 0, f"verify: {w['name']} verified")
+    with open(os.path.join(out, "nvme.csv")) as f:
+        rows = f.read().splitlines()
+    check(rows[0] == "workload,job,op,lba,blocks,submit_ps,complete_ps,status", "nvme.csv header")
+    check(len(rows) - 1 == sum(w["ops"] for w in res["workloads"]), "nvme.csv: a row per I/O")
+    check(sum(1 for r in rows[1:] if r.startswith("w,0,write,")) == 128, "nvme.csv: the 128 writes of w")
+
+# ---- bad input: located, exit 2
+bad = {
+    "past": ("{kind: nvme, initiator: h, target: t, offset: 60MiB, size: 8MiB}", "goes past namespace 1"),
+    "bs": ("{kind: nvme, initiator: h, target: t, nsid: 2, bs: 6KiB}", "not a multiple of the namespace's 4096"),
+    "depth": ("{kind: nvme, initiator: h, target: t, iodepth: 256}", "more than the I/O queue's 128 entries"),
+    "nsid": ("{kind: nvme, initiator: h, target: t, nsid: 9}", "has no namespace 9"),
+    "notarget": ("{kind: nvme, initiator: t, target: h}", "host h has no storage target"),
+}
+for name, (job, message) in bad.items():
+    out = os.path.join(d, "bad_" + name)
+    code, _, err, _ = run(f"name: bad_{name}\nfabric: roce_v2" + BASE + "workloads:\n  - " + job + "\n", out,
+                          expect=2)
+    check(message in err and ".yaml:" in err, f"bad input {name}: located message '{message}': {err.strip()}")
+
+e2e.finish()

@@ -1,0 +1,118 @@
+// The NVMe-oF engines on a built network: a host's job against a target,
+// queues connected through the RDMA CM (IBA fabrics) or directly (iWARP).
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "tests/fixtures/network.hpp"
+#include "workloads/nvme/initiator.hpp"
+#include "workloads/nvme/target.hpp"
+#include "workloads/workload.hpp"
+
+using namespace rdmasim;
+using namespace rdmasim::nvme;
+
+namespace {
+
+struct Bench {
+  test::BuiltNetwork b;
+  WorkloadEnv env;
+  std::unique_ptr<CmDirectory> cm;
+  std::unique_ptr<NvmeTarget> target;
+
+  Bench(const std::string& fabric, const StorageTargetConfig& t)
+      : b(test::two_hosts(fabric)), env{b.net.sim, b.cfg,   nullptr, b.fabric.address, nullptr, b.fabric.mtu,
+                                        nullptr,   nullptr, 0,       nullptr} {
+    env.connect_time = [](Host&, Host&) { return Time::us(5); };
+    if (fabric != "iwarp") {
+      cm = std::make_unique<CmDirectory>(env);
+      cm->add_host(b.host(0));
+      cm->add_host(b.host(1));
+    }
+    target = std::make_unique<NvmeTarget>(env, b.host(1), t, cm.get(), 7);
+  }
+  ~Bench() { b.net.sim.clear(); }
+  NvmeResult run(const NvmeJobConfig& c, Time limit = Time::ms(100)) {
+    NvmeJob job(env, "job", c, b.host(0), *target, cm.get(), 11);
+    job.start();
+    b.net.sim.run(limit);
+    CHECK(job.finished());
+    return job.result();
+  }
+};
+
+StorageTargetConfig target_config(bool ram = false) {
+  StorageTargetConfig t;
+  t.host = "b";
+  NamespaceConfig ns;
+  ns.nsid = 1;
+  ns.size = 64ull << 20;
+  ns.block_size = 512;
+  ns.ram = ram;
+  t.namespaces.push_back(ns);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("nvme engine: QD 1 random reads; IOPS is 1 / latency") {
+  for (const char* fabric : {"roce_v2", "ib", "roce_v1", "iwarp"}) {
+    CAPTURE(fabric);
+    Bench bench(fabric, target_config());
+    NvmeJobConfig c;
+    c.rw = NvmeRw::randread;
+    c.iodepth = 1;
+    c.size = 400 * 4096;
+    const NvmeResult r = bench.run(c);
+    CHECK(r.data_verified);
+    CHECK(r.errors == 0);
+    REQUIRE(r.read.ios == 400);
+    double mean = 0;
+    for (int64_t v : r.read.lat) mean += static_cast<double>(v);
+    mean /= static_cast<double>(r.read.lat.size());
+    const double iops = static_cast<double>(r.read.ios) / ((r.measure_end - r.measure_start).count() * 1e-12);
+    CHECK(iops == doctest::Approx(1e12 / mean).epsilon(0.05));
+    CHECK(mean > 82e6);  // the SSD's 82 us plus the fabric
+    CHECK(mean < 110e6);
+  }
+}
+
+TEST_CASE("nvme engine: writes then reads of the same blocks verify; a RAM namespace") {
+  Bench bench("roce_v2", target_config(true));
+  NvmeJobConfig w;
+  w.rw = NvmeRw::write;
+  w.bs = 8192;  // beyond the in-capsule size: the target RDMA READs the data
+  w.iodepth = 4;
+  w.size = 1 << 20;
+  const NvmeResult rw = bench.run(w);
+  CHECK(rw.write.ios == 128);
+  CHECK(rw.data_verified);
+  NvmeJobConfig w2 = w;
+  w2.bs = 4096;  // in-capsule
+  const NvmeResult rw2 = bench.run(w2, Time::ms(200));
+  CHECK(rw2.write.ios == 256);
+  CHECK(rw2.data_verified);
+  NvmeJobConfig r = w;
+  r.rw = NvmeRw::randread;
+  const NvmeResult rr = bench.run(r, Time::ms(300));
+  CHECK(rr.read.ios == 128);
+  CHECK(rr.data_verified);
+  CHECK(rr.bad_blocks == 0);
+}
+
+TEST_CASE("nvme engine: IOPS saturates at the SSD's ceiling at high queue depth") {
+  StorageTargetConfig t = target_config();
+  t.cores = 1;
+  Bench bench("roce_v2", t);
+  NvmeJobConfig c;
+  c.rw = NvmeRw::randread;
+  c.iodepth = 128;
+  c.numjobs = 2;
+  c.runtime = Time::ms(4);
+  c.ramp_time = Time::ms(1);
+  const NvmeResult r = bench.run(c, Time::ms(50));
+  const double iops = static_cast<double>(r.read.ios) / ((r.measure_end - r.measure_start).count() * 1e-12);
+  CHECK(iops == doctest::Approx(700000).epsilon(0.05));
+  CHECK(r.data_verified);
+}

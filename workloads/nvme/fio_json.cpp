@@ -1,0 +1,124 @@
+#include "workloads/nvme/fio_json.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace rdmasim::nvme {
+
+using nlohmann::json;
+
+namespace {
+
+std::string percentile_key(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%f", p);
+  return buf;
+}
+
+std::string rw_name(NvmeRw rw) { return std::string(to_string(rw)); }
+
+}  // namespace
+
+json latency_json_ns(const std::vector<int64_t>& samples_ps, bool percentiles) {
+  json j = {{"min", 0}, {"max", 0}, {"mean", 0.0}, {"stddev", 0.0}, {"N", samples_ps.size()}};
+  if (samples_ps.empty()) return j;
+  std::vector<int64_t> s = samples_ps;
+  std::sort(s.begin(), s.end());
+  long double sum = 0, sq = 0;
+  for (int64_t v : s) sum += v;
+  const long double mean = sum / s.size();
+  for (int64_t v : s) sq += (v - mean) * (v - mean);
+  j["min"] = s.front() / 1000;
+  j["max"] = s.back() / 1000;
+  j["mean"] = static_cast<double>(mean / 1000);
+  j["stddev"] = static_cast<double>(std::sqrt(sq / s.size()) / 1000);
+  if (percentiles) {
+    json p = json::object();
+    for (double q : kFioPercentiles) {
+      // Nearest rank: the smallest sample with at least q % of the samples at or below it.
+      const auto rank = static_cast<size_t>(std::ceil(q / 100.0 * static_cast<double>(s.size())));
+      p[percentile_key(q)] = s[std::clamp<size_t>(rank, 1, s.size()) - 1] / 1000;
+    }
+    j["percentile"] = std::move(p);
+  }
+  return j;
+}
+
+json direction_json(const DirStats& d, Time window) {
+  const double secs = window.to_s();
+  json j;
+  j["io_bytes"] = d.bytes;
+  j["io_kbytes"] = d.bytes / 1024;
+  j["bw_bytes"] = secs > 0 ? static_cast<uint64_t>(static_cast<double>(d.bytes) / secs) : 0;
+  j["bw"] = secs > 0 ? static_cast<uint64_t>(static_cast<double>(d.bytes) / secs / 1024) : 0;  // KiB/s
+  j["iops"] = secs > 0 ? static_cast<double>(d.ios) / secs : 0.0;
+  j["runtime"] = static_cast<uint64_t>(window.count() / 1'000'000'000);  // ms
+  j["total_ios"] = d.ios;
+  j["slat_ns"] = latency_json_ns(d.slat, false);
+  j["clat_ns"] = latency_json_ns(d.clat, true);
+  j["lat_ns"] = latency_json_ns(d.lat, true);
+  return j;
+}
+
+json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
+  const Time window = r.measure_end > r.measure_start ? r.measure_end - r.measure_start : Time{};
+  DirStats all = r.read;
+  all.ios += r.write.ios;
+  all.bytes += r.write.bytes;
+  for (auto [to, from] : {std::pair{&all.slat, &r.write.slat}, std::pair{&all.clat, &r.write.clat},
+                          std::pair{&all.lat, &r.write.lat}})
+    to->insert(to->end(), from->begin(), from->end());
+  json j = direction_json(all, window);
+  json out;
+  out["initiator"] = c.initiator;
+  out["target"] = c.target;
+  out["nsid"] = c.nsid;
+  out["rw"] = rw_name(c.rw);
+  out["bs"] = c.bs;
+  out["iodepth"] = c.iodepth;
+  out["numjobs"] = c.numjobs;
+  out["iops"] = j["iops"];
+  out["bw_bytes"] = j["bw_bytes"];
+  out["slat_ns"] = j["slat_ns"];
+  out["clat_ns"] = j["clat_ns"];
+  out["lat_ns"] = j["lat_ns"];
+  out["read"] = direction_json(r.read, window);
+  out["write"] = direction_json(r.write, window);
+  out["runtime_ps"] = window.count();
+  out["ops"] = all.ios;
+  out["bytes"] = all.bytes;
+  out["errors"] = r.errors;
+  out["bad_blocks"] = r.bad_blocks;
+  out["data_verified"] = r.data_verified;
+  out["finished"] = r.finished;
+  return out;
+}
+
+json fio_job_json(const json& entry) {
+  json j;
+  j["jobname"] = entry.at("name");
+  j["groupid"] = 0;
+  j["error"] = entry.at("errors").get<uint64_t>() ? 5 : 0;  // EIO
+  j["job options"] = {{"rw", entry.at("rw")},
+                      {"bs", std::to_string(entry.at("bs").get<uint64_t>())},
+                      {"iodepth", std::to_string(entry.at("iodepth").get<uint64_t>())},
+                      {"numjobs", std::to_string(entry.at("numjobs").get<uint64_t>())},
+                      {"ioengine", "libaio"},
+                      {"direct", "1"}};
+  j["read"] = entry.at("read");
+  j["write"] = entry.at("write");
+  j["job_runtime"] = entry.at("runtime_ps").get<uint64_t>() / 1'000'000'000;
+  return j;
+}
+
+json fio_document(json jobs, uint64_t seed, Time end) {
+  return {{"fio version", "fio-3.33 (rdmasim)"},
+          {"timestamp", 0},
+          {"time", "simulated"},
+          {"global options", {{"randseed", std::to_string(seed)}}},
+          {"end_time_ps", end.count()},
+          {"jobs", std::move(jobs)}};
+}
+
+}  // namespace rdmasim::nvme

@@ -1,0 +1,33 @@
+// An nvme workload's numbers in fio's terms: its results.json entry
+// (iops, bw_bytes, slat_ns, clat_ns, lat_ns with fio's default percentile
+// list, data_verified) and its job in fio's --output-format=json layout
+// (DIR/fio.json: jobs[].jobname, jobs[].read.iops, jobs[].read.clat_ns
+// .percentile["99.000000"], ...). Percentiles are of the samples
+// themselves (nearest rank), not of fio's log-linear histogram.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "topologies/config.hpp"
+#include "workloads/nvme/initiator.hpp"
+
+namespace rdmasim::nvme {
+
+// fio's default percentile_list.
+inline constexpr double kFioPercentiles[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                             80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+
+// {min, max, mean, stddev, N, percentile{...}} in ns, as fio writes a latency object.
+nlohmann::json latency_json_ns(const std::vector<int64_t>& samples_ps, bool percentiles);
+// A direction's object (fio's "read" or "write").
+nlohmann::json direction_json(const DirStats& d, Time window);
+// The workload's entry in results.json (name, kind and hosts added by the caller).
+nlohmann::json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c);
+// Its job in fio.json, from its results.json entry (a run split over ranks
+// has every entry on rank 0 only after the merge).
+nlohmann::json fio_job_json(const nlohmann::json& entry);
+// The whole fio.json around the jobs.
+nlohmann::json fio_document(nlohmann::json jobs, uint64_t seed, Time end);
+
+}  // namespace rdmasim::nvme

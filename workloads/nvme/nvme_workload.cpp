@@ -1,0 +1,228 @@
+// kind: nvme: an fio-style job of NVMe over Fabrics I/O from an initiator
+// host to a namespace of a `storage:` target (initiator.hpp, target.hpp),
+// in fio's terms: its keys are fio's names, its results fio's numbers, and
+// it writes fio.json (and nvme.csv with capture.timeseries); docs/storage.md.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fabrics/registry.hpp"
+#include "workloads/nvme/fio_json.hpp"
+#include "workloads/nvme/initiator.hpp"
+#include "workloads/nvme/storage_run.hpp"
+#include "workloads/workload.hpp"
+#include "workloads/workload_kind.hpp"
+#include "workloads/workload_memory.hpp"
+#include "workloads/workload_reader.hpp"
+
+namespace rdmasim {
+
+namespace {
+
+constexpr KeySpec kKeys[] = {
+    {"initiator", "host name", "", "", "the host that runs the job (the NVMe-oF host); required"},
+    {"target", "host name", "", "", "the storage target's host (storage.targets); required"},
+    {"nsid", "integer", "1", "1..4294967294", "the namespace it reads and writes"},
+    {"rw", "read, write, randread, randwrite, randrw or readwrite", "randread", "", "fio's I/O pattern"},
+    {"bs", "size", "4KiB", "", "bytes of each I/O, a multiple of the namespace's block size, at most 1MiB"},
+    {"iodepth", "integer", "1", "1..1024", "I/Os each job keeps outstanding, at most queue_size"},
+    {"numjobs", "integer", "1", "1..1024", "jobs, each with an I/O queue of its own"},
+    {"rwmixread", "integer", "50", "0..100", "randrw and readwrite: percent of reads"},
+    {"runtime", "time, above 0", "", "", "how long each job issues I/O; none: until size bytes are done"},
+    {"size", "size", "", "", "bytes of the region and of I/O per job; none: the namespace from offset"},
+    {"offset", "size", "0", "", "where the region starts, on a block boundary"},
+    {"ramp_time", "time", "0", "", "I/O completed before this is not counted"},
+    {"start", "time", "0", "", "when the host connects to the target"},
+    {"queue_size", "integer", "128", "2..1024", "entries of each I/O queue (nvme connect -Q)"},
+};
+
+// What the reader keeps of the keys: the job's configuration.
+struct NvmeSettings final : WorkloadSettings {
+  NvmeJobConfig job;
+};
+
+class Run final : public WorkloadRun {
+ public:
+  Run(WorkloadEnv& env, const WorkloadConfig& w, uint64_t seed) : WorkloadRun(w), env_(env), seed_(seed) {}
+  void start() override {
+    const NvmeJobConfig& c = w_.settings_as<NvmeSettings>().job;
+    nvme::StorageRun& st = nvme::storage_of(env_);
+    Host* h = env_.host(c.initiator);
+    if (!h) throw std::logic_error("workload names an unknown host");
+    nvme::NvmeTarget& t = st.target(c.target);
+    job_ = std::make_unique<nvme::NvmeJob>(env_, w_.name, c, *h, t, st.cm(), seed_);
+    if (env_.cfg.capture.timeseries) job_->record_ios();  // nvme.csv
+    job_->start();
+  }
+  bool finished() const override { return !job_ || job_->finished(); }
+  FlowStats result() const override {
+    if (!job_) return result_of({});
+    const nvme::NvmeResult r = job_->result();
+    FlowStats all;
+    all.ops = r.read.ios + r.write.ios;
+    all.bytes = r.read.bytes + r.write.bytes;
+    all.start = r.measure_start;
+    all.end = std::max(r.measure_start, r.measure_end);
+    all.finished = r.finished;
+    all.data_verified = r.data_verified;
+    return all;
+  }
+  // fio's numbers (docs/storage.md).
+  void add_results(nlohmann::json& j) const override {
+    if (job_) j.update(nvme::nvme_results_json(job_->result(), w_.settings_as<NvmeSettings>().job));
+  }
+  // nvme.csv's rows of its I/Os.
+  std::string io_rows() const {
+    std::string out;
+    if (job_)
+      for (const auto& io : job_->records())
+        out += fmt::format("{},{},{},{},{},{},{},{}\n", w_.name, io.job, io.write ? "write" : "read", io.lba,
+                           io.blocks, io.submit_ps, io.complete_ps, io.status);
+    return out;
+  }
+
+ private:
+  WorkloadEnv& env_;
+  uint64_t seed_;
+  std::unique_ptr<nvme::NvmeJob> job_;
+};
+
+class NvmeWorkload final : public Workload {
+ public:
+  std::vector<std::string_view> names() const override { return {"nvme"}; }
+  std::span<const KeySpec> keys() const override { return kKeys; }
+
+  bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
+    if (!fabric_of(d.x).rdma())
+      d.c.error(kind.value, kind.path,
+                "nvme over fabric: " + d.x.fabric + " (NVMe/TCP) is not modelled yet; use an RDMA fabric: " +
+                    fabric_list([](const Fabric& g) { return g.rdma(); }));
+    auto settings = std::make_shared<NvmeSettings>();
+    NvmeJobConfig& j = settings->job;
+    const auto initiator = one_host(d, f, "initiator");
+    const auto target = one_host(d, f, "target");
+    if (initiator) j.initiator = *initiator;
+    if (target) j.target = *target;
+    const Entry* te = f.find("target");
+    const StorageTargetConfig* t = target ? d.x.storage.target(*target) : nullptr;
+    if (target && !t)
+      d.c.error(te->value, te->path, "host " + *target + " has no storage target (storage.targets)");
+    if (initiator && target && *initiator == *target)
+      d.c.error(te->value, te->path, "the initiator and the target are the same host");
+    d.c.read(f, "nsid", j.nsid, [&](const Entry& e) { return d.c.whole(e, 1, 0xFFFFFFFE); });
+    const NamespaceConfig* ns = nullptr;
+    if (t) {
+      for (const NamespaceConfig& n : t->namespaces)
+        if (n.nsid == j.nsid) ns = &n;
+      if (!ns) {
+        const Entry* at = f.find("nsid") ? f.find("nsid") : te;
+        d.c.error(at->value, at->path,
+                  "target " + t->host + " has no namespace " + std::to_string(j.nsid) + " (storage.targets)");
+      }
+    }
+    d.c.read(f, "rw", j.rw, [&](const Entry& e) { return d.c.choice<NvmeRw>(e, "I/O pattern (fio's rw)"); });
+    d.c.read(f, "rwmixread", j.rwmixread, [&](const Entry& e) { return d.c.whole(e, 0, 100); });
+    d.c.read(f, "numjobs", j.numjobs, [&](const Entry& e) { return d.c.whole(e, 1, 1024); });
+    d.c.read(f, "queue_size", j.queue_size, [&](const Entry& e) { return d.c.whole(e, 2, 1024); });
+    if (const Entry* e = f.find("iodepth")) {
+      if (auto v = d.c.whole(*e, 1, 1024)) {
+        if (*v > j.queue_size)
+          d.c.error(e->value, e->path,
+                    "iodepth " + std::to_string(*v) + " is more than the I/O queue's " +
+                        std::to_string(j.queue_size) + " entries (queue_size)");
+        else
+          j.iodepth = static_cast<uint32_t>(*v);
+      }
+    }
+    d.c.read(f, "runtime", j.runtime, [&](const Entry& e) { return d.c.positive_time(e); });
+    d.c.read(f, "ramp_time", j.ramp_time, [&](const Entry& e) { return d.c.time(e); });
+    d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+    j.start_time = w.start;
+    const uint32_t block = ns ? ns->block_size : 512;
+    if (const Entry* e = f.find("bs")) {
+      if (auto b = d.c.bytes(*e)) {
+        if (b->count() % block != 0)
+          d.c.error(e->value, e->path,
+                    "bs " + to_string(*b) + " is not a multiple of the namespace's " + std::to_string(block) +
+                        "-byte blocks");
+        else if (b->count() > (1u << 20))
+          d.c.error(e->value, e->path, "bs is at most 1MiB (the target's largest transfer)");
+        else
+          j.bs = b->count();
+      }
+    }
+    if (const Entry* e = f.find("offset")) {
+      if (auto b = d.c.bytes(*e, false)) {
+        if (b->count() % block != 0)
+          d.c.error(e->value, e->path, "offset " + to_string(*b) + " is not on a block boundary");
+        else
+          j.offset = b->count();
+      }
+    }
+    if (const Entry* e = f.find("size")) {
+      if (auto b = d.c.bytes(*e)) {
+        if (b->count() < j.bs)
+          d.c.error(e->value, e->path, "size " + to_string(*b) + " is less than one bs");
+        else
+          j.size = b->count();
+      }
+    }
+    if (ns) {
+      const uint64_t end = j.offset + (j.size ? j.size : j.bs);
+      if (end > ns->size) {
+        const Entry* at = f.find("size") ? f.find("size") : f.find("offset") ? f.find("offset") : te;
+        d.c.error(at->value, at->path,
+                  "I/O from offset " + std::to_string(j.offset) + " to " + std::to_string(end) +
+                      " goes past namespace " + std::to_string(ns->nsid) + "'s " + std::to_string(ns->size) +
+                      " bytes");
+      }
+    }
+    if (initiator) w.from = {*initiator};
+    if (target) w.to = {*target};
+    w.op = "nvme";
+    w.settings = std::move(settings);
+    return true;
+  }
+  // An I/O queue a job and the admin queue; each job's I/O buffers at both ends.
+  WorkloadMemory memory(const ExperimentConfig&, const WorkloadConfig& w) const override {
+    const NvmeJobConfig& j = w.settings_as<NvmeSettings>().job;
+    const uint64_t buffers = sat_mul(2, sat_mul(j.numjobs, sat_mul(j.iodepth, j.bs)));
+    return {uint64_t{j.numjobs} + 1, buffers, "of " + to_string(Bytes(j.bs)) + " I/Os"};
+  }
+  // spans_ranks: no (the default): a job shares its target's state
+  // (namespaces, the data check) with the target, so both stay on one rank.
+  std::unique_ptr<WorkloadRun> attach(WorkloadEnv& env, const WorkloadConfig& w,
+                                      uint64_t seed) const override {
+    return std::make_unique<Run>(env, w, seed);
+  }
+  // The run adds fio's numbers (Run::add_results): they need the job's samples.
+  void results(const ExperimentConfig&, const WorkloadConfig&, const FlowStats&,
+               nlohmann::json&) const override {}
+  // fio.json from the merged results.json entries (a run split over ranks
+  // has them all on rank 0 only after the merge); nvme.csv: every I/O.
+  std::map<std::string, std::string> outputs(const ExperimentConfig& x, const nlohmann::json& workloads,
+                                             const std::vector<const WorkloadRun*>& runs,
+                                             Time end) const override {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const nlohmann::json& e : workloads)
+      if (e.value("kind", "") == "nvme") jobs.push_back(nvme::fio_job_json(e));
+    std::map<std::string, std::string> out;
+    if (jobs.empty()) return out;
+    if (x.capture.timeseries) {
+      std::string rows = "workload,job,op,lba,blocks,submit_ps,complete_ps,status\n";
+      for (const WorkloadRun* r : runs) rows += static_cast<const Run*>(r)->io_rows();
+      out["nvme.csv"] = std::move(rows);
+    }
+    out["fio.json"] = nvme::fio_document(std::move(jobs), x.seed, end).dump(2) + "\n";
+    return out;
+  }
+};
+
+}  // namespace
+
+const Workload& nvme_workload() {
+  static const NvmeWorkload k;
+  return k;
+}
+
+}  // namespace rdmasim

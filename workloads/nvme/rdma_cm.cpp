@@ -1,0 +1,334 @@
+#include "workloads/nvme/rdma_cm.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "workloads/workload.hpp"
+
+namespace rdmasim::nvme {
+namespace {
+
+constexpr uint64_t kRecvSlots = 64, kSendSlots = 64;
+constexpr uint64_t kGrh = 40;
+constexpr uint64_t kRecvSlotLen = kGrh + kMadLen;
+// ib_cm's work per MAD, beyond the interrupt that brought it.
+constexpr Time kMadCost = Time::us(2);
+constexpr uint8_t kRdAtomic = 16;
+
+void check(int rc, const char* what) {
+  if (rc != 0) throw std::logic_error(std::string("rdma_cm: ibv_modify_qp to ") + what + " failed");
+}
+
+std::array<uint8_t, 16> gid_of(Host& h) {
+  std::array<uint8_t, 16> g{};
+  std::memcpy(g.data(), h.nic().gid().raw, 16);
+  return g;
+}
+
+bool ipv4_mapped(const std::array<uint8_t, 16>& g) {
+  for (int i = 0; i < 10; ++i)
+    if (g[i] != 0) return false;
+  return g[10] == 0xFF && g[11] == 0xFF;
+}
+
+}  // namespace
+
+CmAgent::CmAgent(WorkloadEnv& env, Host& h, CmDirectory& dir, uint32_t index)
+    : env_(env),
+      host_(h),
+      dir_(dir),
+      index_(index),
+      next_port_(static_cast<uint16_t>(40000 + 97 * index % 20000)) {
+  verbs::Device& d = h.device();
+  pd_ = d.alloc_pd();
+  cq_ = d.create_cq(static_cast<int>(kRecvSlots + kSendSlots + 4));
+  verbs::QpInitAttr init;
+  init.send_cq = init.recv_cq = cq_;
+  init.qp_type = IBV_QPT_UD;
+  init.cap.max_send_wr = kSendSlots;
+  init.cap.max_recv_wr = kRecvSlots;
+  init.cap.max_inline_data = 0;
+  qp_ = d.create_gsi_qp(pd_, init);
+  if (!qp_) throw std::logic_error("rdma_cm: no GSI QP on " + h.name() + ": " + std::strerror(errno));
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = 1;
+  a.qkey = kGsiQkey;
+  check(qp_->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), "INIT");
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  check(qp_->modify(a, IBV_QP_STATE), "RTR");
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = 0;
+  check(qp_->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN), "RTS");
+  const uint64_t len = kRecvSlots * kRecvSlotLen + kSendSlots * kMadLen;
+  buf_ = h.memory().allocate(len);
+  mr_ = d.reg_mr(pd_, buf_, len, IBV_ACCESS_LOCAL_WRITE);
+  for (uint64_t i = 0; i < kRecvSlots; ++i) post_recv(i);
+  process_ = &h.spawn("ib_cm");
+  Simulator::Scope as(env_.sim, h.context());
+  run();
+}
+
+CmAgent::~CmAgent() = default;
+
+uint64_t CmAgent::guid() const {
+  return load_be64(std::as_bytes(std::span(host_.nic().gid().raw)).subspan(8, 8));
+}
+
+void CmAgent::post_recv(uint64_t slot) {
+  ibv_sge sge{buf_ + slot * kRecvSlotLen, static_cast<uint32_t>(kRecvSlotLen), mr_->lkey};
+  ibv_recv_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  if (qp_->post_recv(&wr, &bad) != 0) throw std::logic_error("rdma_cm: ibv_post_recv failed");
+}
+
+void CmAgent::send(Host& to, const MadHeader& h, const std::function<void(std::span<std::byte>)>& body) {
+  const uint64_t slot = next_send_++ % kSendSlots;
+  const uint64_t addr = buf_ + kRecvSlots * kRecvSlotLen + slot * kMadLen;
+  std::span<std::byte> mad = host_.memory().view(addr, kMadLen);
+  h.emit(mad);
+  body(mad.subspan(kMadHeaderLen));
+  auto it = ahs_.find(&to);
+  if (it == ahs_.end()) {
+    verbs::AddressHandle* ah = host_.device().create_ah(pd_, env_.address(host_, to));
+    if (!ah) throw std::logic_error("rdma_cm: no address handle to " + to.name());
+    it = ahs_.emplace(&to, ah).first;
+  }
+  ibv_sge sge{addr, static_cast<uint32_t>(kMadLen), mr_->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = kRecvSlots + slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.ud.ah = it->second;
+  wr.wr.ud.remote_qpn = kGsiQpn;
+  wr.wr.ud.remote_qkey = kGsiQkey;
+  ibv_send_wr* bad = nullptr;
+  if (qp_->post_send(&wr, &bad) != 0) throw std::logic_error("rdma_cm: ibv_post_send failed");
+  ++stats_.sent;
+}
+
+void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t port,
+                      std::span<const std::byte> consumer, std::function<void(const CmRep&)> done) {
+  if (qp.state() == IBV_QPS_RESET) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    check(qp.modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
+  }
+  const uint32_t comm_id = (index_ + 1) << 20 | next_comm_id_++;
+  const uint64_t tid = uint64_t{index_ + 1} << 32 | comm_id;
+  active_[comm_id] = Active{&qp, psn, &to, comm_id, tid, std::move(done)};
+
+  const ibv_ah_attr ah = env_.address(host_, to);
+  CmReq r;
+  r.local_comm_id = comm_id;
+  r.service_id = ip_cm_service_id(port);
+  r.local_ca_guid = guid();
+  r.local_qpn = qp.qp_num();
+  r.responder_resources = r.initiator_depth = kRdAtomic;
+  r.starting_psn = psn;
+  r.path_mtu = static_cast<uint8_t>(mtu_code(env_.mtu));
+  const bool global = ah.is_global;
+  r.primary.local_lid = host_.nic().lid() ? host_.nic().lid() : 0xFFFF;
+  r.primary.remote_lid = to.nic().lid() ? to.nic().lid() : 0xFFFF;
+  r.primary.local_gid = gid_of(host_);
+  r.primary.remote_gid = gid_of(to);
+  r.primary.hop_limit = global ? 64 : 0;
+  r.primary.subnet_local = !global;
+  r.primary.sl = ah.sl;
+  r.primary.local_ack_timeout = 18;
+  IpCmHeader ip;
+  ip.ip_version = ipv4_mapped(r.primary.local_gid) ? 4 : 6;
+  ip.source_port = next_port_++;
+  ip.source_ip = r.primary.local_gid;
+  ip.destination_ip = r.primary.remote_gid;
+  if (ip.ip_version == 4) {  // the address in the last 4 bytes, zeros before (not the ::ffff: mapping)
+    ip.source_ip[10] = ip.source_ip[11] = 0;
+    ip.destination_ip[10] = ip.destination_ip[11] = 0;
+  }
+  std::array<std::byte, kCmReqPrivateLen> pd{};
+  ip.emit(pd);
+  std::copy_n(consumer.begin(), std::min(consumer.size(), kCmReqPrivateLen - kIpCmHeaderLen),
+              pd.begin() + kIpCmHeaderLen);
+  for (size_t i = 0; i < kCmReqPrivateLen; ++i) r.private_data[i] = static_cast<uint8_t>(pd[i]);
+  MadHeader h;
+  h.transaction_id = tid;
+  h.attribute_id = static_cast<uint16_t>(CmAttribute::req);
+  send(to, h, [&](std::span<std::byte> body) { r.emit(body); });
+}
+
+Task CmAgent::run() {
+  std::vector<ibv_wc> wcs(16);
+  const HostConfig& hc = host_.config();
+  while (true) {
+    co_await cq_->interrupt();
+    co_await host_.cpu().interrupt(*process_, hc.interrupt_cost, CpuUse::softirq, hc.poll_cost);
+    while (true) {
+      const int n = cq_->poll(static_cast<int>(wcs.size()), wcs.data());
+      if (n == 0) break;
+      for (int i = 0; i < n; ++i) {
+        const ibv_wc& wc = wcs[i];
+        if (wc.wr_id >= kRecvSlots) continue;  // a MAD we sent
+        if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= kGrh + kMadLen) {
+          ++stats_.received;
+          co_await host_.cpu().run(*process_, CpuUse::softirq, kMadCost);
+          std::vector<std::byte> mad(kMadLen);
+          const auto v = host_.memory().view(buf_ + wc.wr_id * kRecvSlotLen + kGrh, kMadLen);
+          std::copy(v.begin(), v.end(), mad.begin());
+          post_recv(wc.wr_id);
+          on_mad(mad);
+        } else {
+          post_recv(wc.wr_id);
+        }
+      }
+    }
+  }
+}
+
+void CmAgent::on_mad(std::span<const std::byte> mad) {
+  const auto h = MadHeader::parse(mad);
+  if (!h || h->mgmt_class != kMgmtClassCm) return;
+  const auto body = mad.subspan(kMadHeaderLen);
+  switch (static_cast<CmAttribute>(h->attribute_id)) {
+    case CmAttribute::req:
+      if (auto r = CmReq::parse(body)) on_req(*h, *r);
+      break;
+    case CmAttribute::rep:
+      if (auto r = CmRep::parse(body)) on_rep(*h, *r);
+      break;
+    case CmAttribute::rtu:
+      if (auto r = CmRtu::parse(body)) on_rtu(*r);
+      break;
+    default:
+      break;
+  }
+}
+
+void CmAgent::on_req(const MadHeader& h, const CmReq& r) {
+  if ((r.service_id & ~uint64_t{0xFFFF}) != ip_cm_service_id(0)) return;
+  const auto it = listeners_.find(static_cast<uint16_t>(r.service_id & 0xFFFF));
+  Host* from = dir_.by_gid(r.primary.local_gid);
+  if (it == listeners_.end() || !from) return;
+  std::array<std::byte, kCmReqPrivateLen> pd{};
+  for (size_t i = 0; i < kCmReqPrivateLen; ++i) pd[i] = std::byte(r.private_data[i]);
+  Incoming in{from, r, std::span<const std::byte>(pd).subspan(kIpCmHeaderLen)};
+  Accepted acc = it->second(in);
+  verbs::QueuePair& qp = *acc.qp;
+  ibv_qp_attr a{};
+  if (qp.state() == IBV_QPS_RESET) {
+    a.qp_state = IBV_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    check(qp.modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
+  }
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  a.ah_attr = env_.address(host_, *from);
+  a.path_mtu = static_cast<ibv_mtu>(r.path_mtu);
+  a.dest_qp_num = r.local_qpn;
+  a.rq_psn = r.starting_psn;
+  a.max_dest_rd_atomic = std::min<uint8_t>(kRdAtomic, r.initiator_depth);
+  a.min_rnr_timer = 12;
+  check(qp.modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+        "RTR");
+  const uint32_t comm_id = (index_ + 1) << 20 | next_comm_id_++;
+  passive_[comm_id] = Passive{&qp, std::move(acc.established)};
+  pending_psn_[comm_id] = {acc.psn, r.responder_resources};
+  CmRep rep;
+  rep.local_comm_id = comm_id;
+  rep.remote_comm_id = r.local_comm_id;
+  rep.local_qpn = qp.qp_num();
+  rep.starting_psn = acc.psn;
+  rep.responder_resources = std::min<uint8_t>(kRdAtomic, r.initiator_depth);
+  rep.initiator_depth = std::min<uint8_t>(kRdAtomic, r.responder_resources);
+  rep.target_ack_delay = 15;
+  rep.local_ca_guid = guid();
+  for (size_t i = 0; i < std::min(acc.private_data.size(), kCmRepPrivateLen); ++i)
+    rep.private_data[i] = static_cast<uint8_t>(acc.private_data[i]);
+  MadHeader out = h;
+  out.attribute_id = static_cast<uint16_t>(CmAttribute::rep);
+  send(*from, out, [&](std::span<std::byte> body) { rep.emit(body); });
+}
+
+void CmAgent::on_rep(const MadHeader& h, const CmRep& r) {
+  const auto it = active_.find(r.remote_comm_id);
+  if (it == active_.end()) return;
+  Active act = std::move(it->second);
+  active_.erase(it);
+  verbs::QueuePair& qp = *act.qp;
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  a.ah_attr = env_.address(host_, *act.to);
+  a.path_mtu = mtu_code(env_.mtu);
+  a.dest_qp_num = r.local_qpn;
+  a.rq_psn = r.starting_psn;
+  a.max_dest_rd_atomic = r.initiator_depth;
+  a.min_rnr_timer = 12;
+  check(qp.modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+        "RTR");
+  a = {};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = act.psn;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.max_rd_atomic = std::max<uint8_t>(1, r.responder_resources);
+  check(qp.modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                         IBV_QP_MAX_QP_RD_ATOMIC),
+        "RTS");
+  CmRtu rtu{act.comm_id, r.local_comm_id};
+  MadHeader out = h;
+  out.attribute_id = static_cast<uint16_t>(CmAttribute::rtu);
+  send(*act.to, out, [&](std::span<std::byte> body) { rtu.emit(body); });
+  act.done(r);
+}
+
+void CmAgent::on_rtu(const CmRtu& r) {
+  const auto it = passive_.find(r.remote_comm_id);
+  if (it == passive_.end()) return;
+  Passive p = std::move(it->second);
+  passive_.erase(it);
+  const auto [psn, rd] = pending_psn_[r.remote_comm_id];
+  pending_psn_.erase(r.remote_comm_id);
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = psn;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.max_rd_atomic = std::max<uint8_t>(1, std::min<uint8_t>(kRdAtomic, rd));
+  check(p.qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                            IBV_QP_MAX_QP_RD_ATOMIC),
+        "RTS");
+  if (p.established) p.established();
+}
+
+CmDirectory::~CmDirectory() = default;
+
+CmAgent& CmDirectory::agent(Host& h) {
+  auto it = agents_.find(&h);
+  if (it == agents_.end())
+    it = agents_.emplace(&h, std::make_unique<CmAgent>(env_, h, *this, static_cast<uint32_t>(agents_.size())))
+             .first;
+  return *it->second;
+}
+
+Host* CmDirectory::by_gid(const std::array<uint8_t, 16>& gid) const {
+  for (Host* h : hosts_)
+    if (std::memcmp(h->nic().gid().raw, gid.data(), 16) == 0) return h;
+  return nullptr;
+}
+
+}  // namespace rdmasim::nvme
