@@ -186,8 +186,16 @@ class NvmeWorkload final : public Workload {
   // An I/O queue a job and the admin queue; each job's I/O buffers at both ends.
   WorkloadMemory memory(const ExperimentConfig&, const WorkloadConfig& w) const override {
     const NvmeJobConfig& j = w.settings_as<NvmeSettings>().job;
+    // Each job's I/O buffers twice (initiator and target), and its state
+    // beyond them: latency samples, the target's SSD model and block
+    // generations, the connection manager (nvmeof_compare.yaml peaks
+    // 1.6 MiB above the buffers alone).
+    constexpr uint64_t kJobStateBytes = 1 << 20;
     const uint64_t buffers = sat_mul(2, sat_mul(j.numjobs, sat_mul(j.iodepth, j.bs)));
-    return {uint64_t{j.numjobs} + 1, buffers, "of " + to_string(Bytes(j.bs)) + " I/Os"};
+    WorkloadMemory m{uint64_t{j.numjobs} + 1, buffers + sat_mul(j.numjobs, kJobStateBytes),
+                     "of " + to_string(Bytes(j.bs)) + " I/Os and the jobs' state"};
+    m.sending = j.numjobs;
+    return m;
   }
   // spans_ranks: no (the default): a job shares its target's state
   // (namespaces, the data check) with the target, so both stay on one rank.
