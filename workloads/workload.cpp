@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "fabrics/registry.hpp"
 #include "workloads/flow.hpp"
+#include "workloads/path_mtu.hpp"
 
 namespace rdmasim {
 
@@ -42,21 +43,6 @@ const char* status_name(ibv_wc_status s) {
                                            "IBV_WC_TM_RNDV_INCOMPLETE"};
   const auto i = static_cast<size_t>(s);
   return i < std::size(kNames) ? kNames[i] : "IBV_WC_GENERAL_ERR";
-}
-
-ibv_mtu mtu_enum(uint32_t mtu) {
-  switch (mtu) {
-    case 256:
-      return IBV_MTU_256;
-    case 512:
-      return IBV_MTU_512;
-    case 1024:
-      return IBV_MTU_1024;
-    case 2048:
-      return IBV_MTU_2048;
-    default:
-      return IBV_MTU_4096;
-  }
 }
 
 ibv_wr_opcode wr_opcode(WorkloadKind k) {

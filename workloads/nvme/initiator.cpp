@@ -170,7 +170,7 @@ Task NvmeJob::connect(Queue& q) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_RTR;
     a.ah_attr = env_.address(self, peer);
-    a.path_mtu = mtu_code(env_.mtu);
+    a.path_mtu = mtu_enum(env_.mtu);
     a.dest_qp_num = dest;
     a.rq_psn = rq_psn;
     a.max_dest_rd_atomic = 16;

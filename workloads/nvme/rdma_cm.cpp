@@ -137,7 +137,7 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
   r.local_qpn = qp.qp_num();
   r.responder_resources = r.initiator_depth = kRdAtomic;
   r.starting_psn = psn;
-  r.path_mtu = static_cast<uint8_t>(mtu_code(env_.mtu));
+  r.path_mtu = static_cast<uint8_t>(mtu_enum(env_.mtu));
   const bool global = ah.is_global;
   r.primary.local_lid = host_.nic().lid() ? host_.nic().lid() : 0xFFFF;
   r.primary.remote_lid = to.nic().lid() ? to.nic().lid() : 0xFFFF;
@@ -270,7 +270,7 @@ void CmAgent::on_rep(const MadHeader& h, const CmRep& r) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
   a.ah_attr = env_.address(host_, *act.to);
-  a.path_mtu = mtu_code(env_.mtu);
+  a.path_mtu = mtu_enum(env_.mtu);
   a.dest_qp_num = r.local_qpn;
   a.rq_psn = r.starting_psn;
   a.max_dest_rd_atomic = r.initiator_depth;

@@ -22,6 +22,7 @@
 #include "core/task.hpp"
 #include "fabrics/iba/wire/cm.hpp"
 #include "nodes/host/host.hpp"
+#include "workloads/path_mtu.hpp"
 
 namespace rdmasim {
 struct WorkloadEnv;
@@ -30,22 +31,6 @@ struct WorkloadEnv;
 namespace rdmasim::nvme {
 
 class CmDirectory;
-
-// The IBA MTU code (ibv_mtu) of a path MTU in bytes.
-inline ibv_mtu mtu_code(uint32_t mtu) {
-  switch (mtu) {
-    case 256:
-      return IBV_MTU_256;
-    case 512:
-      return IBV_MTU_512;
-    case 1024:
-      return IBV_MTU_1024;
-    case 2048:
-      return IBV_MTU_2048;
-    default:
-      return IBV_MTU_4096;
-  }
-}
 
 class CmAgent {
  public:
