@@ -456,6 +456,123 @@ std::string compare_csv(const json& compare) {
   return records_csv(rows);
 }
 
+namespace {
+
+// compare's table: a column a fabric that ran, a row a figure.
+class CompareTable {
+ public:
+  explicit CompareTable(std::vector<const json*> ran) : ran_(std::move(ran)), rows_{{""}} {
+    for (const json* f : ran_) rows_[0].push_back(text(field(*f, "fabric")));
+  }
+
+  // Each workload's rows, by name, in the order they first appear.
+  void workloads() {
+    std::vector<std::string> names;
+    for (const json* f : ran_)
+      for (const auto& w : field(*f, "workloads"))
+        if (std::find(names.begin(), names.end(), text(field(w, "name"))) == names.end())
+          names.push_back(text(field(w, "name")));
+    for (const auto& name : names) {
+      if (field(workload(*ran_.front(), name), "iops").is_number())
+        storage(name);
+      else
+        transfers(name);
+    }
+  }
+
+  // CPU, drops (each place that dropped anything on some fabric) and the end time.
+  void hosts_and_drops() {
+    row("cpu busy us (all hosts)", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
+    row("cpu ms per GB, working", [](const json& f) { return number(field(f, "cpu_work_ms_per_gb"), 3); });
+    row("cpu ms per GB, spinning", [](const json& f) { return number(field(f, "cpu_spin_ms_per_gb"), 3); });
+    row("drops", [](const json& f) { return text(field(f, "drops")); });
+    for (const auto& [key, shown] : kDropPlaces)
+      if (std::any_of(ran_.begin(), ran_.end(),
+                      [&](const json* f) { return count(field(field(*f, "drops_at"), key)) > 0; }))
+        row(std::string("  at ") + shown,
+            [&](const json& f) { return text(field(field(f, "drops_at"), key)); });
+    row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
+  }
+
+  // The cost rows, when the runs were priced (docs/cost.md).
+  void costs() {
+    const json& cost0 = field(*ran_.front(), "cost");
+    if (!cost0.is_object()) return;
+    const std::string cur = text(field(cost0, "currency"));
+    auto cost = [](const json& f, std::string_view key) { return money(field(field(f, "cost"), key)); };
+    row("capex " + cur, [&](const json& f) { return cost(f, "capex"); });
+    row("power W", [&](const json& f) { return number(field(field(f, "cost"), "power_w"), 0); });
+    row(fmt::format("opex {} ({:g} years)", cur, field(field(cost0, "assumptions"), "years").get<double>()),
+        [&](const json& f) { return cost(f, "opex"); });
+    row("cpu cores busy",
+        [](const json& f) { return number(field(field(field(f, "cost"), "cpu"), "cores"), 3); });
+    row("cpu cost " + cur,
+        [](const json& f) { return money(field(field(field(f, "cost"), "cpu"), "cost")); });
+    row("total cost " + cur, [&](const json& f) { return cost(f, "total"); });
+    row("switches priced",
+        [](const json& f) { return text(field(field(field(f, "cost"), "assumptions"), "switches")); });
+    for (const auto& [unit, what] : kWorkUnits)
+      row(fmt::format("{} per {}", cur, what),
+          [&](const json& f) { return money(per_unit(field(f, "cost"), unit)); });
+  }
+
+  // The table, then which fabric costs least per unit of work.
+  std::string formatted() const {
+    std::string out = layout(rows_, "l");
+    for (const auto& [unit, what] : kWorkUnits) out += cost_winner(ran_, unit, what);
+    return out;
+  }
+
+ private:
+  template <typename Cell>
+  void row(std::string label, Cell&& cell) {
+    rows_.push_back({std::move(label)});
+    for (const json* f : ran_) rows_.back().push_back(cell(*f));
+  }
+
+  static const json& workload(const json& f, const std::string& name) {
+    for (const auto& w : field(f, "workloads"))
+      if (text(field(w, "name")) == name) return w;
+    return null_json();
+  }
+
+  // kind: nvme (docs/storage.md): fio's numbers, CPU per I/O, money per million IOPS.
+  void storage(const std::string& name) {
+    row(name + " IOPS", [&](const json& f) { return number(field(workload(f, name), "iops"), 0); });
+    for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})
+      row(name + " clat " + label + " us",
+          [&](const json& f) { return number(field(field(workload(f, name), "clat_ns"), key), 3, 1e3); });
+    for (const char* end : {"initiator", "target"})
+      row(name + " " + end + " cpu us per IO", [&](const json& f) {
+        return number(field(workload(f, name), std::string(end) + "_cpu_ps_per_io"), 3, 1e6);
+      });
+    row(name + " cost per million IOPS", [&](const json& f) {
+      const json& iops = field(workload(f, name), "iops");
+      const json& total = field(field(f, "cost"), "total");
+      if (!iops.is_number() || !total.is_number() || iops.get<double>() <= 0) return std::string("-");
+      return money(total.get<double>() / (iops.get<double>() / 1e6));
+    });
+    row(name + " data verified",
+        [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
+  }
+
+  // Any other kind: throughput and latency.
+  void transfers(const std::string& name) {
+    row(name + " throughput Gb/s",
+        [&](const json& f) { return number(field(workload(f, name), "throughput_gbps"), 2); });
+    for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})
+      row(name + " latency " + label + " us",
+          [&](const json& f) { return number(field(field(workload(f, name), "latency_ns"), key), 3, 1e3); });
+    row(name + " data verified",
+        [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
+  }
+
+  std::vector<const json*> ran_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace
+
 std::string format_compare_table(const json& compare) {
   std::vector<const json*> ran;
   std::string notes;
@@ -468,89 +585,14 @@ std::string format_compare_table(const json& compare) {
       else
         notes += fmt::format("{} {}: {}\n", status, text(field(f, "fabric")), text(field(f, "reason")));
     }
-
   std::string out =
       fmt::format("{}, seed {}\n", text(field(compare, "experiment")), text(field(compare, "seed")));
   if (!ran.empty()) {
-    // Workloads by name, in the order they first appear.
-    std::vector<std::string> names;
-    for (const json* f : ran)
-      for (const auto& w : field(*f, "workloads"))
-        if (std::find(names.begin(), names.end(), text(field(w, "name"))) == names.end())
-          names.push_back(text(field(w, "name")));
-    auto workload = [](const json& f, const std::string& name) -> const json& {
-      for (const auto& w : field(f, "workloads"))
-        if (text(field(w, "name")) == name) return w;
-      return null_json();
-    };
-
-    std::vector<std::vector<std::string>> rows{{""}};
-    for (const json* f : ran) rows[0].push_back(text(field(*f, "fabric")));
-    auto row = [&](std::string label, auto&& cell) {
-      rows.push_back({std::move(label)});
-      for (const json* f : ran) rows.back().push_back(cell(*f));
-    };
-    for (const auto& name : names) {
-      // kind: nvme (docs/storage.md): fio's numbers, CPU per I/O, money per million IOPS.
-      if (field(workload(*ran.front(), name), "iops").is_number()) {
-        row(name + " IOPS", [&](const json& f) { return number(field(workload(f, name), "iops"), 0); });
-        for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})
-          row(name + " clat " + label + " us",
-              [&](const json& f) { return number(field(field(workload(f, name), "clat_ns"), key), 3, 1e3); });
-        for (const char* end : {"initiator", "target"})
-          row(name + " " + end + " cpu us per IO", [&](const json& f) {
-            return number(field(workload(f, name), std::string(end) + "_cpu_ps_per_io"), 3, 1e6);
-          });
-        row(name + " cost per million IOPS", [&](const json& f) {
-          const json& iops = field(workload(f, name), "iops");
-          const json& total = field(field(f, "cost"), "total");
-          if (!iops.is_number() || !total.is_number() || iops.get<double>() <= 0) return std::string("-");
-          return money(total.get<double>() / (iops.get<double>() / 1e6));
-        });
-        row(name + " data verified",
-            [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
-        continue;
-      }
-      row(name + " throughput Gb/s",
-          [&](const json& f) { return number(field(workload(f, name), "throughput_gbps"), 2); });
-      for (const auto& [label, key] : {std::pair{"p50", "p50"}, {"p99", "p99"}, {"p99.9", "p999"}})
-        row(name + " latency " + label + " us", [&](const json& f) {
-          return number(field(field(workload(f, name), "latency_ns"), key), 3, 1e3);
-        });
-      row(name + " data verified",
-          [&](const json& f) { return verified(field(workload(f, name), "data_verified")); });
-    }
-    row("cpu busy us (all hosts)", [](const json& f) { return number(field(f, "cpu_busy_ps"), 3, 1e6); });
-    row("cpu ms per GB, working", [](const json& f) { return number(field(f, "cpu_work_ms_per_gb"), 3); });
-    row("cpu ms per GB, spinning", [](const json& f) { return number(field(f, "cpu_spin_ms_per_gb"), 3); });
-    row("drops", [](const json& f) { return text(field(f, "drops")); });
-    for (const auto& [key, shown] : kDropPlaces)
-      if (std::any_of(ran.begin(), ran.end(),
-                      [&](const json* f) { return count(field(field(*f, "drops_at"), key)) > 0; }))
-        row(std::string("  at ") + shown,
-            [&](const json& f) { return text(field(field(f, "drops_at"), key)); });
-    row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
-    const json& cost0 = field(*ran.front(), "cost");
-    if (cost0.is_object()) {
-      const std::string cur = text(field(cost0, "currency"));
-      auto cost = [](const json& f, std::string_view key) { return money(field(field(f, "cost"), key)); };
-      row("capex " + cur, [&](const json& f) { return cost(f, "capex"); });
-      row("power W", [&](const json& f) { return number(field(field(f, "cost"), "power_w"), 0); });
-      row(fmt::format("opex {} ({:g} years)", cur, field(field(cost0, "assumptions"), "years").get<double>()),
-          [&](const json& f) { return cost(f, "opex"); });
-      row("cpu cores busy",
-          [](const json& f) { return number(field(field(field(f, "cost"), "cpu"), "cores"), 3); });
-      row("cpu cost " + cur,
-          [](const json& f) { return money(field(field(field(f, "cost"), "cpu"), "cost")); });
-      row("total cost " + cur, [&](const json& f) { return cost(f, "total"); });
-      row("switches priced",
-          [](const json& f) { return text(field(field(field(f, "cost"), "assumptions"), "switches")); });
-      for (const auto& [unit, what] : kWorkUnits)
-        row(fmt::format("{} per {}", cur, what),
-            [&](const json& f) { return money(per_unit(field(f, "cost"), unit)); });
-    }
-    out += layout(rows, "l");
-    for (const auto& [unit, what] : kWorkUnits) out += cost_winner(ran, unit, what);
+    CompareTable table(std::move(ran));
+    table.workloads();
+    table.hosts_and_drops();
+    table.costs();
+    out += table.formatted();
   }
   return out + notes;
 }

@@ -9,9 +9,11 @@
 #include <optional>
 #include <stdexcept>
 
+#include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
 #include "apps/progress.hpp"
 #include "apps/report.hpp"
+#include "apps/run_extensions.hpp"
 #include "apps/timeseries.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
@@ -24,7 +26,6 @@
 #include "parallel/spanning_pairs.hpp"
 #include "parallel/split_checks.hpp"
 #include "pcap/capture_set.hpp"
-#include "programs/programs_run.hpp"
 #include "workloads/registry.hpp"
 #include "workloads/run_extension.hpp"
 #include "workloads/workload.hpp"
@@ -77,15 +78,6 @@ std::string latency_csv_rows(const std::string& workload, const std::vector<int6
   return out;
 }
 
-// How a run ended (results.json "end").
-struct RunEnd {
-  // idle: nothing left to do; stop: the `stop` time; done: the workloads had
-  // finished and only timers were left; stalled: ... and frames still flowed.
-  const char* reason = "idle";
-  Time workloads_done = Time::max();  // when every workload had finished, if it came to that
-  std::vector<std::string> pausing;   // stalled: ports that sent or received PFC PAUSE frames meanwhile
-};
-
 // Once every workload has finished (done or failed), a run is over: what is
 // still scheduled can change no result. Left alone it may never end: PAUSE
 // refreshes between switches of a PFC deadlock (a cycle of paused queues)
@@ -96,109 +88,6 @@ struct RunEnd {
 // changes nothing, as events keep their order and times.
 constexpr Time kCheckEvery = 100_us;
 constexpr Time kDrain = 1_ms;
-
-// `series` is sampled on the way; `check` runs after every kCheckEvery
-// (on every rank at once when split).
-RunEnd run_until_done(Network& net, const std::vector<std::unique_ptr<WorkloadRun>>& runs,
-                      std::optional<Time> stop, const ProgressOptions& progress, ParallelRun* par,
-                      const std::vector<bool>& runs_here, TimeSeries* series,
-                      const std::function<void()>& check,
-                      const std::vector<std::unique_ptr<RunExtension>>& extensions,
-                      const std::function<bool()>& programs_done) {
-  Simulator& sim = net.sim;
-  const Time limit = stop.value_or(Time::max());
-  // With a progress line, each slice runs in steps of kProgressStep,
-  // updating the line between them when it is due: the same events, in the
-  // same order, and the checks below still at every kCheckEvery.
-  std::optional<ProgressLine> line;
-  const bool flows = std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records(); });
-  if (progress.out) line.emplace(*progress.out, stop, flows, progress.first_after);
-  auto run_to = [&](Time t) {
-    if (!line) return sim.run(t);
-    constexpr Time kProgressStep = 1_us;
-    while (sim.pending() > 0 && sim.now() < t) {
-      sim.run(t - sim.now() > kProgressStep ? sim.now() + kProgressStep : t);
-      if (!line->due()) continue;
-      uint64_t frames = 0, done = 0;
-      for (Host* h : net.hosts) frames += h->nic().stats().frames_received;
-      for (const auto& r : runs)
-        if (const auto* recs = r->flow_records())
-          done += static_cast<uint64_t>(
-              std::count_if(recs->begin(), recs->end(), [](const FlowRecord& f) { return f.completed; }));
-      line->update(sim.now(), sim.events_run(), frames, done);
-    }
-  };
-  struct Finish {  // the line ends before the summary, however the run ends
-    std::optional<ProgressLine>& l;
-    ~Finish() {
-      if (l) l->finish();
-    }
-  } finish{line};
-  // Runs through t, pausing before each time the series samples: after
-  // every event before it, before any at it (so a sample is no event, and
-  // a run's events are the same with a time series or without).
-  auto run_through = [&](Time t) -> uint64_t {
-    for (;;) {
-      const Time s = series ? series->next() : Time::max();
-      Time upto = s <= t ? s - Time::ps(1) : t;
-      for (const auto& x : extensions) upto = std::min(upto, x->before_advance(sim.now(), upto));
-      uint64_t left = 0;
-      if (par) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
-        left = par->run(upto);
-      } else {
-        run_to(upto);
-        left = sim.pending();
-      }
-      if (s > t || left == 0) return left;
-      series->sample();
-    }
-  };
-  RunEnd end;
-  // Per port, frames sent and PAUSE frames; over all ranks when split (each
-  // counts what its nodes did).
-  auto port_counts = [&] {
-    std::vector<uint64_t> v;
-    for (const auto& node : net.nodes)
-      for (size_t p = 0; p < node->port_count(); ++p) {
-        v.push_back(node->port(p).stats().tx_frames);
-        v.push_back(node->port(p).stats().pause_frames);
-      }
-    return par ? par->sum(std::move(v)) : v;
-  };
-  std::vector<uint64_t> seen;  // port_counts() when the workloads were done
-  uint64_t pending = par ? par->sum({sim.pending()})[0] : sim.pending();
-  if (series) series->sample();  // at 0, before anything runs
-  while (pending > 0 && sim.now() < limit) {
-    const Time slice_end = limit - sim.now() > kCheckEvery ? sim.now() + kCheckEvery : limit;
-    pending = run_through(slice_end);
-    check();
-    if (pending == 0) break;
-    if (end.workloads_done == Time::max()) {
-      // A workload another rank runs is that rank's to call finished.
-      bool done = true;
-      for (size_t i = 0; i < runs.size(); ++i) done = done && (!runs_here[i] || runs[i]->finished());
-      for (const auto& x : extensions) done = done && x->finished();
-      done = done && programs_done();
-      if (par) done = par->all(done);
-      if (!done) continue;
-      end.workloads_done = sim.now();
-      seen = port_counts();
-    } else if (sim.now() - end.workloads_done >= kDrain) {
-      const std::vector<uint64_t> now = port_counts();
-      bool flowing = false;
-      size_t i = 0;
-      for (const auto& node : net.nodes)
-        for (size_t p = 0; p < node->port_count(); ++p, i += 2) {
-          flowing = flowing || now[i] > seen[i];
-          if (now[i + 1] > seen[i + 1]) end.pausing.push_back(node->name() + "-" + std::to_string(p));
-        }
-      end.reason = flowing ? "stalled" : "done";
-      return end;
-    }
-  }
-  if (pending > 0) end.reason = "stop";
-  return end;
-}
 
 // The unloaded cost of the path from host a to host b that ECMP's first
 // choice at every hop takes (kind: flows, ideal FCT).
@@ -235,14 +124,9 @@ json deadlocks_json(const std::vector<Network::PfcDeadlock>& found) {
   return out;
 }
 
-// The results of a run split over ranks, on rank 0 (null on the others):
-// each rank's results cover what its nodes did. Workloads and hosts come
-// from the rank that ran them; port counters are added up (a frame lost on
-// a cut link is counted where it would have arrived), the queue maxima
-// taken; events are every rank's own plus the experiment's, which all ran.
-json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
-                 std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
-                 const std::vector<int>& workload_rank, json* parallel_stats) {
+// This rank's part of the results, with what the split cost it.
+json rank_part(const Network& net, ParallelRun& par, json mine, const std::vector<std::string>& flows_csv,
+               const std::vector<std::string>& latency_csv) {
   const ParallelRun::Stats& st = par.stats();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -265,6 +149,41 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
         {"wait_s", st.wait_s},
         {"pack_s", st.pack_s},
         {"max_rss_kib", ru.ru_maxrss}}}};
+  return part;
+}
+
+// Port counters added up over the ranks (a frame lost on a cut link is
+// counted where it would have arrived), the queue maxima taken.
+void add_up_ports(json& out, const std::vector<json>& ranks) {
+  for (size_t p = 0; p < out["ports"].size(); ++p) {
+    json& port = out["ports"][p];
+    for (auto& [key, value] : port.items()) {
+      if (key == "node" || key == "port") continue;
+      if (key == "max_queue_bytes") {
+        uint64_t m = 0;
+        for (const json& r : ranks) m = std::max(m, r["results"]["ports"][p][key].get<uint64_t>());
+        value = m;
+      } else if (value.is_number_integer()) {
+        int64_t sum = 0;  // credit_wait_ps is signed
+        for (const json& r : ranks) sum += r["results"]["ports"][p][key].get<int64_t>();
+        if (value.is_number_unsigned())
+          value = static_cast<uint64_t>(sum);
+        else
+          value = sum;
+      }
+    }
+  }
+}
+
+// The results of a run split over ranks, on rank 0 (null on the others):
+// each rank's results cover what its nodes did. Workloads and hosts come
+// from the rank that ran them; port counters are added up (a frame lost on
+// a cut link is counted where it would have arrived), the queue maxima
+// taken; events are every rank's own plus the experiment's, which all ran.
+json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
+                 std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
+                 const std::vector<int>& workload_rank, json* parallel_stats) {
+  const json part = rank_part(net, par, std::move(mine), flows_csv, latency_csv);
   const std::vector<std::string> all = par.cluster().gather(part.dump());
   if (par.cluster().rank() != 0) return nullptr;
   std::vector<json> ranks;
@@ -299,24 +218,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   }
   for (size_t h = 0; h < net.hosts.size(); ++h)
     out["hosts"][h] = ranks[static_cast<size_t>(par.partition().rank[h])]["results"]["hosts"][h];
-  for (size_t p = 0; p < out["ports"].size(); ++p) {
-    json& port = out["ports"][p];
-    for (auto& [key, value] : port.items()) {
-      if (key == "node" || key == "port") continue;
-      if (key == "max_queue_bytes") {
-        uint64_t m = 0;
-        for (const json& r : ranks) m = std::max(m, r["results"]["ports"][p][key].get<uint64_t>());
-        value = m;
-      } else if (value.is_number_integer()) {
-        int64_t sum = 0;  // credit_wait_ps is signed
-        for (const json& r : ranks) sum += r["results"]["ports"][p][key].get<int64_t>();
-        if (value.is_number_unsigned())
-          value = static_cast<uint64_t>(sum);
-        else
-          value = sum;
-      }
-    }
-  }
+  add_up_ports(out, ranks);
   // pfc_deadlocks: rank 0's, found among every rank's stuck ports at each check (parallel/split_checks.hpp).
   (void)cfg;
   if (parallel_stats)
@@ -331,217 +233,31 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
 
 }  // namespace
 
-json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& dir,
-                    const ProgressOptions& progress, std::optional<PartitionMode> split,
-                    json* parallel_stats) {
-  Cluster& cluster = Cluster::get();
-  const bool parallel = split && cluster.parallel();
-  Network net(cfg);
-  // Split over ranks: before anything is scheduled (the fabric's finish
-  // schedules), so that each rank keeps only its own nodes' events.
-  std::unique_ptr<ParallelRun> par;
-  const BuiltFabric fabric = build_network(net, fabric_of(cfg), [&] {
-    if (parallel)
-      par = std::make_unique<ParallelRun>(cluster, net,
-                                          partition_network(net.graph, cfg, cluster.size(), *split));
-  });
-  if (par && fabric.seal_before_crossing) par->seal_crossing(fabric.sealer);
-  auto mine = [&par](int node) { return !par || par->owns(node); };
+namespace {
 
-  // Captures: each rank those of its own nodes.
-  std::unique_ptr<CaptureSet> captures;
-  std::exception_ptr failed;
-  try {
-    if (cfg.capture.mode != CaptureMode::none) {
-      captures = std::make_unique<CaptureSet>(dir, fabric.linktype, fabric.sealer, cfg.capture.snaplen,
-                                              cfg.capture.max_bytes.count());
-      for (int n = 0; n < net.graph.size(); ++n) {
-        bool on = false;
-        switch (cfg.capture.mode) {
-          case CaptureMode::hosts:
-            on = net.graph.is_host(n);
-            break;
-          case CaptureMode::all:
-            on = true;
-            break;
-          case CaptureMode::list:
-            on = std::find(cfg.capture.nodes.begin(), cfg.capture.nodes.end(), net.graph.name(n)) !=
-                 cfg.capture.nodes.end();
-            break;
-          case CaptureMode::none:
-            break;
-        }
-        if (on && mine(n)) captures->capture(*net.nodes[n]);
-      }
-    }
-  } catch (...) {
-    if (!par) throw;
-    failed = std::current_exception();
+// Whether `cfg` captures node `n`.
+bool captured(const CaptureConfig& cfg, const Graph& graph, int n) {
+  switch (cfg.mode) {
+    case CaptureMode::hosts:
+      return graph.is_host(n);
+    case CaptureMode::all:
+      return true;
+    case CaptureMode::list:
+      return std::find(cfg.nodes.begin(), cfg.nodes.end(), graph.name(n)) != cfg.nodes.end();
+    case CaptureMode::none:
+      break;
   }
-  if (par) par->agree(failed);
+  return false;
+}
 
-  // CPU timelines.
-  std::vector<std::vector<CpuSegment>> traces(cfg.capture.cpu_trace ? net.hosts.size() : 0);
-  for (size_t i = 0; i < traces.size(); ++i)
-    net.hosts[i]->cpu().trace_into(&traces[i], cfg.capture.cpu_trace_from, cfg.capture.cpu_trace_to);
+json end_json(const RunEnd& end) {
+  json out = {{"reason", end.reason}};
+  if (end.workloads_done != Time::max()) out["workloads_done_ps"] = end.workloads_done.count();
+  if (!end.pausing.empty()) out["pfc_paused_ports"] = end.pausing;
+  return out;
+}
 
-  // Faults.
-  for (const FaultConfig& f : cfg.faults) {
-    Network::LinkEnds ends = net.links.at(f.link);
-    const bool up = f.up;
-    net.sim.at(f.at, [ends, up] { Port::set_link_up(*ends.a, up); });
-  }
-
-  // Workloads.
-  WorkloadEnv env{net.sim, cfg, nullptr, fabric.address, nullptr, fabric.mtu, nullptr, nullptr, 0, nullptr};
-  env.host = [&net](const std::string& name) -> Host* {
-    auto n = net.graph.find(name);
-    return n && net.graph.is_host(*n) ? net.hosts[*n] : nullptr;
-  };
-  // Connection management (RDMA CM's REQ, REP, RTU) crosses the path three
-  // times before the QPs are ready; model it from the path's propagation delay.
-  const HostPaths hops(net.graph);
-  env.connect_time = [&net, &hops](Host& a, Host& b) {
-    const int d = hops.distance(net.host_index(a), net.host_index(b));
-    return net.cfg.link.delay * 3 * std::max(d, 1);
-  };
-  env.path = [&net, &hops](Host& a, Host& b) {
-    return path_cost(net, hops, net.host_index(a), net.host_index(b));
-  };
-  env.link_rate = [&net](Host& h) {
-    const auto ports = net.graph.ports(net.host_index(h));
-    return ports.empty() ? DataRate{}
-                         : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
-  };
-  env.frame_overhead = fabric_of(cfg).data_frame_headers(cfg) + fabric_of(cfg).wire_overhead();
-  std::vector<std::unique_ptr<WorkloadRun>> runs;
-  for (size_t i = 0; i < cfg.workloads.size(); ++i)
-    runs.push_back(
-        workload_of(cfg.workloads[i]).attach(env, cfg.workloads[i], cfg.seed ^ (i * 0x2545F4914F6CDD1Dull)));
-  // The rank that runs each workload: its hosts' (the partition keeps them
-  // together), or, for one whose flows span ranks, every rank its part and
-  // rank 0 the whole (parallel/spanning_flows.hpp).
-  std::vector<int> workload_rank(cfg.workloads.size(), 0);
-  std::vector<bool> runs_here(cfg.workloads.size(), true);
-  std::vector<bool> spans(cfg.workloads.size(), false);
-  for (size_t i = 0; i < cfg.workloads.size() && par; ++i) {
-    spans[i] = workload_spans_ranks(cfg.workloads[i], cfg);
-    if (spans[i]) continue;
-    const auto n = cfg.workloads[i].from.empty() ? std::nullopt : net.graph.find(cfg.workloads[i].from[0]);
-    workload_rank[i] = n ? par->partition().rank[static_cast<size_t>(*n)] : 0;
-    runs_here[i] = workload_rank[i] == cluster.rank();
-  }
-  std::unique_ptr<SpanningFlows> spanning;
-  if (par) spanning = std::make_unique<SpanningFlows>(*par);
-  std::unique_ptr<SpanningPairs> pairs;  // after `spanning`: it hands that one its notes
-  if (par) pairs = std::make_unique<SpanningPairs>(*par);
-  // Real programs (programs/): killed and reaped however the run ends, after
-  // the engine's coroutines that serve them are gone (clear_on_exit).
-  std::unique_ptr<ProgramsRun> programs;
-  if (!cfg.programs.empty()) {
-    if (par) throw InputError("programs: a run with programs cannot be split over ranks (docs/programs.md)");
-    programs = std::make_unique<ProgramsRun>(net, fabric, dir);
-  }
-  // Programs still waiting (a flow whose peer failed) go before the flows
-  // and hosts they point into, however the run ends.
-  struct ClearOnExit {
-    Simulator& sim;
-    ~ClearOnExit() { sim.clear(); }
-  } clear_on_exit{net.sim};
-  try {
-    for (size_t i = 0; i < runs.size(); ++i) {
-      runs[i]->start();
-      if (spans[i] && runs[i]->flows_run()) spanning->add(i, *runs[i]->flows_run());
-      if (spans[i] && !runs[i]->flows_run()) pairs->add(i, *runs[i]);
-    }
-    if (programs) programs->start();
-  } catch (...) {
-    if (!par) throw;
-    failed = std::current_exception();
-  }
-  if (par) par->agree(failed);
-  std::unique_ptr<TimeSeries> series;
-  if (cfg.capture.timeseries)
-    series = std::make_unique<TimeSeries>(net, runs, *cfg.capture.timeseries, cfg.capture.max_bytes.count(),
-                                          par.get());
-  // At each check: the ports found stuck go to the deadlock finder (rank
-  // 0's, split), and a split run's captures keep to one budget.
-  PfcDeadlockFinder deadlocks(net);
-  std::function<void()> check = [&] { deadlocks.add(std::exchange(net.pfc_stuck, {})); };
-  if (par) check = SplitChecks(*par, net, captures.get(), cfg.capture.max_bytes.count(), deadlocks);
-
-  const std::vector<std::unique_ptr<RunExtension>> extensions = make_run_extensions(cfg, env);
-  for (const auto& x : extensions) x->start();
-  const RunEnd end = run_until_done(net, runs, cfg.stop, progress, par.get(), runs_here, series.get(), check,
-                                    extensions, [&] { return !programs || programs->finished(); });
-  for (const auto& x : extensions) x->after_run();
-  if (programs)
-    programs->end(std::string(end.reason) == "stop" ? "the experiment's stop time came"
-                                                    : "the simulation had nothing left to do");
-  try {
-    if (series) series->write(dir);
-    if (captures) captures->close();
-    if (!traces.empty()) {
-      for (Host* h : net.hosts) h->cpu().end_trace();
-      write_cpu_traces(net, traces, dir, par.get());
-    }
-  } catch (...) {
-    if (!par) throw;
-    failed = std::current_exception();
-  }
-  if (par) par->agree(failed);
-
-  // results.json
-  json out;
-  out["experiment"] = cfg.name;
-  out["fabric"] = cfg.fabric;
-  out["seed"] = cfg.seed;
-  out["end_time_ps"] = net.sim.now().count();
-  out["events"] = net.sim.events_run();
-  out["packets_in_use"] = net.pool.in_use();
-  if (captures) {
-    json c = {{"bytes", captures->bytes()}, {"max_bytes", cfg.capture.max_bytes.count()}};
-    if (captures->full_at()) c["full_at_ps"] = captures->full_at()->count();
-    out["capture"] = std::move(c);
-  }
-  if (series) {
-    json t = {{"bytes", series->bytes()}, {"max_bytes", cfg.capture.max_bytes.count()}};
-    if (series->full_at()) t["full_at_ps"] = series->full_at()->count();
-    out["timeseries"] = std::move(t);
-  }
-  json end_json = {{"reason", end.reason}};
-  if (end.workloads_done != Time::max()) end_json["workloads_done_ps"] = end.workloads_done.count();
-  if (!end.pausing.empty()) end_json["pfc_paused_ports"] = end.pausing;
-  out["end"] = std::move(end_json);
-  json wl = json::array();
-  std::vector<std::string> flows_csv, latency_csv;  // by workload
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto& r = runs[i];
-    const WorkloadConfig& w = r->config();
-    flows_csv.emplace_back();
-    latency_csv.emplace_back();
-    std::vector<FlowRecord> span_records;
-    FlowStats s = spanning && spanning->has(i) ? spanning->result(i, span_records)
-                  : pairs && pairs->has(i)     ? pairs->result(i)
-                                               : r->result();
-    if (!s.finished) s.end = net.sim.now();  // cut off by stop: active until then
-    json j;
-    j["name"] = w.name;
-    j["kind"] = w.kind_name;
-    const Workload& kind = workload_of(w);
-    kind.results(cfg, w, s, j);
-    r->add_results(j);
-    if (cfg.capture.latency_samples && kind.latency_samples())
-      latency_csv.back() = latency_csv_rows(w.name, s.latency_ps);
-    if (const auto* flows = spanning && spanning->has(i) ? &span_records : r->flow_records()) {
-      j["fct"] = fct_json(*flows);
-      flows_csv.back() = flows_csv_rows(w.name, w.from, *flows);
-    }
-    wl.push_back(std::move(j));
-  }
-  out["workloads"] = std::move(wl);
-  for (const auto& x : extensions) x->results(out);
-  if (programs) out["programs"] = programs->results();
+json ports_json(const Network& net) {
   json ports = json::array();
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {
@@ -560,23 +276,26 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
                        {"credit_wait_ps", st.credit_wait.count()}});
     }
   }
-  out["ports"] = std::move(ports);
-  out["pfc_deadlocks"] = deadlocks_json(deadlocks.found());
+  return ports;
+}
+
+json watchdog_json(const Network& net) {
   json watchdog = json::array();
   for (const Network::PfcWatchdogEvent& e : net.pfc_watchdog)
     watchdog.push_back(
         {{"at_ps", e.at.count()}, {"node", e.node}, {"port", e.port}, {"dropped_frames", e.dropped}});
-  out["pfc_watchdog"] = std::move(watchdog);
+  return watchdog;
+}
+
+json hosts_json(const Network& net) {
   json hosts = json::array();
-  uint64_t cpu_busy_ps = 0;
   for (Host* h : net.hosts) {
-    cpu_busy_ps += static_cast<uint64_t>(h->cpu_busy().count());
     const auto stack = h->nic().fabric().stack_report();
     hosts.push_back({{"name", h->name()},
                      {"cpu_busy_ps", h->cpu_busy().count()},
                      {"cores", cores_json(h->cpu())},
                      {"interrupts", h->interrupts() + (stack ? stack->interrupts : 0)},
-                     {"completion", std::string(to_string(cfg.host.completion))},
+                     {"completion", std::string(to_string(net.cfg.host.completion))},
                      {"nic_frames_sent", h->nic().stats().frames_sent},
                      {"nic_frames_received", h->nic().stats().frames_received},
                      {"cnps_sent", h->nic().stats().cnps_sent},
@@ -589,35 +308,384 @@ json run_experiment(const ExperimentConfig& cfg, const std::filesystem::path& di
       hosts.back()[std::string(stack->section)] = std::move(counters);
     }
   }
-  out["hosts"] = std::move(hosts);
-  if (par) {
-    out = merge_ranks(cfg, net, *par, std::move(out), flows_csv, latency_csv, workload_rank, parallel_stats);
-    if (out.is_null()) return out;  // not rank 0
-    cpu_busy_ps = 0;
-    for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
+  return hosts;
+}
+
+}  // namespace
+
+Run::Run(const ExperimentConfig& cfg, std::filesystem::path dir, RunOptions options)
+    : cfg_(cfg), dir_(std::move(dir)), options_(std::move(options)) {}
+
+// Programs still waiting (a flow whose peer failed) go before the flows
+// and hosts they point into, however the run ends; real programs
+// (programs/) are killed and reaped after the engine's coroutines that
+// serve them are gone.
+Run::~Run() {
+  if (net_) net_->sim.clear();
+}
+
+json Run::execute() {
+  build_network();
+  attach_captures();
+  attach_workloads();
+  start();
+  run();
+  finish();
+  json results = collect();
+  if (!results.is_null()) write_outputs(results);
+  return results;
+}
+
+// Takes a step on every rank at once when split: if it fails on one, it
+// fails on all (ParallelRun::agree), so that none waits for the others.
+template <typename Step>
+void Run::together(Step&& step) {
+  std::exception_ptr failed;
+  try {
+    step();
+  } catch (...) {
+    if (!par_) throw;
+    failed = std::current_exception();
   }
+  if (par_) par_->agree(failed);
+}
+
+void Run::build_network() {
+  Cluster& cluster = Cluster::get();
+  const bool parallel = options_.split && cluster.parallel();
+  net_ = std::make_unique<Network>(cfg_);
+  // Split over ranks: before anything is scheduled (the fabric's finish
+  // schedules), so that each rank keeps only its own nodes' events.
+  fabric_ = std::make_unique<BuiltFabric>(rdmasim::build_network(*net_, fabric_of(cfg_), [&] {
+    if (parallel)
+      par_ = std::make_unique<ParallelRun>(
+          cluster, *net_, partition_network(net_->graph, cfg_, cluster.size(), *options_.split));
+  }));
+  if (par_ && fabric_->seal_before_crossing) par_->seal_crossing(fabric_->sealer);
+}
+
+void Run::attach_captures() {
+  // Captures: each rank those of its own nodes.
+  together([&] {
+    if (cfg_.capture.mode == CaptureMode::none) return;
+    captures_ = std::make_unique<CaptureSet>(dir_, fabric_->linktype, fabric_->sealer, cfg_.capture.snaplen,
+                                             cfg_.capture.max_bytes.count());
+    for (int n = 0; n < net_->graph.size(); ++n)
+      if (captured(cfg_.capture, net_->graph, n) && (!par_ || par_->owns(n)))
+        captures_->capture(*net_->nodes[n]);
+  });
+  // CPU timelines.
+  traces_.resize(cfg_.capture.cpu_trace ? net_->hosts.size() : 0);
+  for (size_t i = 0; i < traces_.size(); ++i)
+    net_->hosts[i]->cpu().trace_into(&traces_[i], cfg_.capture.cpu_trace_from, cfg_.capture.cpu_trace_to);
+  // Faults.
+  for (const FaultConfig& f : cfg_.faults) {
+    Network::LinkEnds ends = net_->links.at(f.link);
+    const bool up = f.up;
+    net_->sim.at(f.at, [ends, up] { Port::set_link_up(*ends.a, up); });
+  }
+}
+
+void Run::attach_workloads() {
+  make_env();
+  for (size_t i = 0; i < cfg_.workloads.size(); ++i)
+    runs_.push_back(workload_of(cfg_.workloads[i])
+                        .attach(*env_, cfg_.workloads[i], cfg_.seed ^ (i * 0x2545F4914F6CDD1Dull)));
+  assign_ranks();
+  if (par_) spanning_ = std::make_unique<SpanningFlows>(*par_);
+  if (par_)
+    pairs_ = std::make_unique<SpanningPairs>(*par_);  // after `spanning_`: it hands that one its notes
+  // Features beside the workloads (apps/run_extensions.cpp: programs).
+  extensions_ = make_run_extensions(RunContext{cfg_, *net_, *fabric_, *env_, dir_, par_ != nullptr});
+}
+
+// What a workload may ask of the network it runs on.
+void Run::make_env() {
+  Network& net = *net_;
+  env_.reset(new WorkloadEnv{net.sim, cfg_, nullptr, fabric_->address, nullptr, fabric_->mtu, nullptr,
+                             nullptr, 0, nullptr});
+  env_->host = [&net](const std::string& name) -> Host* {
+    auto n = net.graph.find(name);
+    return n && net.graph.is_host(*n) ? net.hosts[*n] : nullptr;
+  };
+  // Connection management (RDMA CM's REQ, REP, RTU) crosses the path three
+  // times before the QPs are ready; model it from the path's propagation delay.
+  hops_ = std::make_unique<HostPaths>(net.graph);
+  env_->connect_time = [&net, &hops = *hops_](Host& a, Host& b) {
+    const int d = hops.distance(net.host_index(a), net.host_index(b));
+    return net.cfg.link.delay * 3 * std::max(d, 1);
+  };
+  env_->path = [&net, &hops = *hops_](Host& a, Host& b) {
+    return path_cost(net, hops, net.host_index(a), net.host_index(b));
+  };
+  env_->link_rate = [&net](Host& h) {
+    const auto ports = net.graph.ports(net.host_index(h));
+    return ports.empty() ? DataRate{}
+                         : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
+  };
+  env_->frame_overhead = fabric_of(cfg_).data_frame_headers(cfg_) + fabric_of(cfg_).wire_overhead();
+}
+
+// The rank that runs each workload: its hosts' (the partition keeps them
+// together), or, for one whose flows span ranks, every rank its part and
+// rank 0 the whole (parallel/spanning_flows.hpp).
+void Run::assign_ranks() {
+  workload_rank_.assign(cfg_.workloads.size(), 0);
+  runs_here_.assign(cfg_.workloads.size(), true);
+  spans_.assign(cfg_.workloads.size(), false);
+  for (size_t i = 0; i < cfg_.workloads.size() && par_; ++i) {
+    spans_[i] = workload_spans_ranks(cfg_.workloads[i], cfg_);
+    if (spans_[i]) continue;
+    const auto n =
+        cfg_.workloads[i].from.empty() ? std::nullopt : net_->graph.find(cfg_.workloads[i].from[0]);
+    workload_rank_[i] = n ? par_->partition().rank[static_cast<size_t>(*n)] : 0;
+    runs_here_[i] = workload_rank_[i] == par_->cluster().rank();
+  }
+}
+
+void Run::start() {
+  together([&] {
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      runs_[i]->start();
+      if (spans_[i] && runs_[i]->flows_run()) spanning_->add(i, *runs_[i]->flows_run());
+      if (spans_[i] && !runs_[i]->flows_run()) pairs_->add(i, *runs_[i]);
+    }
+    for (const auto& x : extensions_) x->start();
+  });
+  if (cfg_.capture.timeseries)
+    series_ = std::make_unique<TimeSeries>(*net_, runs_, *cfg_.capture.timeseries,
+                                           cfg_.capture.max_bytes.count(), par_.get());
+  // At each check: the ports found stuck go to the deadlock finder (rank
+  // 0's, split), and a split run's captures keep to one budget.
+  deadlocks_ = std::make_unique<PfcDeadlockFinder>(*net_);
+  check_ = [this] { deadlocks_->add(std::exchange(net_->pfc_stuck, {})); };
+  if (par_) check_ = SplitChecks(*par_, *net_, captures_.get(), cfg_.capture.max_bytes.count(), *deadlocks_);
+}
+
+// The time series is sampled on the way; check_ runs after every
+// kCheckEvery (on every rank at once when split).
+void Run::run() {
+  Simulator& sim = net_->sim;
+  const Time limit = cfg_.stop.value_or(Time::max());
+  std::optional<ProgressLine> line;
+  const bool flows = std::any_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->flow_records(); });
+  if (options_.progress.out)
+    line.emplace(*options_.progress.out, cfg_.stop, flows, options_.progress.first_after);
+  struct Finish {  // the line ends before the summary, however the run ends
+    std::optional<ProgressLine>& l;
+    ~Finish() {
+      if (l) l->finish();
+    }
+  } finish{line};
+  std::vector<uint64_t> seen;  // port_counts() when the workloads were done
+  uint64_t pending = par_ ? par_->sum({sim.pending()})[0] : sim.pending();
+  if (series_) series_->sample();  // at 0, before anything runs
+  while (pending > 0 && sim.now() < limit) {
+    const Time slice_end = limit - sim.now() > kCheckEvery ? sim.now() + kCheckEvery : limit;
+    pending = run_through(slice_end, line);
+    check_();
+    if (pending == 0) break;
+    if (end_.workloads_done == Time::max()) {
+      if (!all_finished()) continue;
+      end_.workloads_done = sim.now();
+      seen = port_counts();
+    } else if (sim.now() - end_.workloads_done >= kDrain) {
+      return drained(seen);
+    }
+  }
+  if (pending > 0) end_.reason = "stop";
+}
+
+// Runs through t, pausing before each time the series samples: after
+// every event before it, before any at it (so a sample is no event, and
+// a run's events are the same with a time series or without). Returns the
+// events left to run (on every rank, when split).
+uint64_t Run::run_through(Time t, std::optional<ProgressLine>& line) {
+  for (;;) {
+    const Time s = series_ ? series_->next() : Time::max();
+    Time upto = s <= t ? s - Time::ps(1) : t;
+    for (const auto& x : extensions_) upto = std::min(upto, x->before_advance(net_->sim.now(), upto));
+    uint64_t left = 0;
+    if (par_) {  // a split run shows no progress line (the ProgressOptions are rank 0's own)
+      left = par_->run(upto);
+    } else {
+      advance(upto, line);
+      left = net_->sim.pending();
+    }
+    if (s > t || left == 0) return left;
+    series_->sample();
+  }
+}
+
+// Runs the engine through `t` in one process. With a progress line, in
+// steps of kProgressStep, updating the line between them when it is due:
+// the same events, in the same order, and the checks still at every
+// kCheckEvery.
+void Run::advance(Time t, std::optional<ProgressLine>& line) {
+  Simulator& sim = net_->sim;
+  if (!line) return sim.run(t);
+  constexpr Time kProgressStep = 1_us;
+  while (sim.pending() > 0 && sim.now() < t) {
+    sim.run(t - sim.now() > kProgressStep ? sim.now() + kProgressStep : t);
+    if (!line->due()) continue;
+    uint64_t frames = 0, done = 0;
+    for (Host* h : net_->hosts) frames += h->nic().stats().frames_received;
+    for (const auto& r : runs_)
+      if (const auto* recs = r->flow_records())
+        done += static_cast<uint64_t>(
+            std::count_if(recs->begin(), recs->end(), [](const FlowRecord& f) { return f.completed; }));
+    line->update(sim.now(), sim.events_run(), frames, done);
+  }
+}
+
+// Every workload and extension has finished. A workload another rank runs
+// is that rank's to call finished.
+bool Run::all_finished() {
+  bool done = true;
+  for (size_t i = 0; i < runs_.size(); ++i) done = done && (!runs_here_[i] || runs_[i]->finished());
+  for (const auto& x : extensions_) done = done && x->finished();
+  return par_ ? par_->all(done) : done;
+}
+
+// Per port, frames sent and PAUSE frames; over all ranks when split (each
+// counts what its nodes did).
+std::vector<uint64_t> Run::port_counts() {
+  std::vector<uint64_t> v;
+  for (const auto& node : net_->nodes)
+    for (size_t p = 0; p < node->port_count(); ++p) {
+      v.push_back(node->port(p).stats().tx_frames);
+      v.push_back(node->port(p).stats().pause_frames);
+    }
+  return par_ ? par_->sum(std::move(v)) : v;
+}
+
+// kDrain after the workloads were done (port_counts() then: `seen`): the
+// run ends, stalled if frames still flowed meanwhile, naming the ports
+// that paused (a PFC deadlock's), else done.
+void Run::drained(const std::vector<uint64_t>& seen) {
+  const std::vector<uint64_t> now = port_counts();
+  bool flowing = false;
+  size_t i = 0;
+  for (const auto& node : net_->nodes)
+    for (size_t p = 0; p < node->port_count(); ++p, i += 2) {
+      flowing = flowing || now[i] > seen[i];
+      if (now[i + 1] > seen[i + 1]) end_.pausing.push_back(node->name() + "-" + std::to_string(p));
+    }
+  end_.reason = flowing ? "stalled" : "done";
+}
+
+void Run::finish() {
+  for (const auto& x : extensions_) x->after_run(end_.reason);
+  together([&] {
+    if (series_) series_->write(dir_);
+    if (captures_) captures_->close();
+    if (!traces_.empty()) {
+      for (Host* h : net_->hosts) h->cpu().end_trace();
+      write_cpu_traces(*net_, traces_, dir_, par_.get());
+    }
+  });
+}
+
+json Run::collect() {
+  json out;
+  out["experiment"] = cfg_.name;
+  out["fabric"] = cfg_.fabric;
+  out["seed"] = cfg_.seed;
+  out["end_time_ps"] = net_->sim.now().count();
+  out["events"] = net_->sim.events_run();
+  out["packets_in_use"] = net_->pool.in_use();
+  add_budgets(out);
+  out["end"] = end_json(end_);
+  out["workloads"] = workloads_json();
+  for (const auto& x : extensions_) x->results(out);
+  out["ports"] = ports_json(*net_);
+  out["pfc_deadlocks"] = deadlocks_json(deadlocks_->found());
+  out["pfc_watchdog"] = watchdog_json(*net_);
+  out["hosts"] = hosts_json(*net_);
+  if (par_) {
+    parallel_stats_ = std::make_unique<json>();
+    out = merge_ranks(cfg_, *net_, *par_, std::move(out), flows_csv_, latency_csv_, workload_rank_,
+                      parallel_stats_.get());
+    if (out.is_null()) return out;  // not rank 0
+  }
+  uint64_t cpu_busy_ps = 0;
+  for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
   out["drops"] = drops_json(out);
   out["cost"] =
-      experiment_cost(cfg, cpu_busy_ps, static_cast<uint64_t>(net.sim.now().count()), work_done(out));
-  std::string latency, flows;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    latency += latency_csv[i];
-    flows += flows_csv[i];
+      experiment_cost(cfg_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
+  return out;
+}
+
+// results.json's `capture` and `timeseries`: the bytes written against capture.max_bytes.
+void Run::add_budgets(json& out) const {
+  if (captures_) {
+    json c = {{"bytes", captures_->bytes()}, {"max_bytes", cfg_.capture.max_bytes.count()}};
+    if (captures_->full_at()) c["full_at_ps"] = captures_->full_at()->count();
+    out["capture"] = std::move(c);
   }
-  if (cfg.capture.latency_samples)
-    write_file_atomic(dir / "latency.csv", "workload,sample,latency_ns\n" + latency);
-  if (std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
-    write_file_atomic(dir / "flows.csv", std::string(kFlowsCsvHeader) + flows);
+  if (series_) {
+    json t = {{"bytes", series_->bytes()}, {"max_bytes", cfg_.capture.max_bytes.count()}};
+    if (series_->full_at()) t["full_at_ps"] = series_->full_at()->count();
+    out["timeseries"] = std::move(t);
+  }
+}
+
+// results.json's `workloads`, each kind writing its own entry, with the
+// rows of latency.csv and flows.csv.
+json Run::workloads_json() {
+  json wl = json::array();
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const auto& r = runs_[i];
+    const WorkloadConfig& w = r->config();
+    flows_csv_.emplace_back();
+    latency_csv_.emplace_back();
+    std::vector<FlowRecord> span_records;
+    FlowStats s = spanning_ && spanning_->has(i) ? spanning_->result(i, span_records)
+                  : pairs_ && pairs_->has(i)     ? pairs_->result(i)
+                                                 : r->result();
+    if (!s.finished) s.end = net_->sim.now();  // cut off by stop: active until then
+    json j;
+    j["name"] = w.name;
+    j["kind"] = w.kind_name;
+    const Workload& kind = workload_of(w);
+    kind.results(cfg_, w, s, j);
+    r->add_results(j);
+    if (cfg_.capture.latency_samples && kind.latency_samples())
+      latency_csv_.back() = latency_csv_rows(w.name, s.latency_ps);
+    if (const auto* flows = spanning_ && spanning_->has(i) ? &span_records : r->flow_records()) {
+      j["fct"] = fct_json(*flows);
+      flows_csv_.back() = flows_csv_rows(w.name, w.from, *flows);
+    }
+    wl.push_back(std::move(j));
+  }
+  return wl;
+}
+
+void Run::write_outputs(const json& results) {
+  std::string latency, flows;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    latency += latency_csv_[i];
+    flows += flows_csv_[i];
+  }
+  if (cfg_.capture.latency_samples)
+    write_file_atomic(dir_ / "latency.csv", "workload,sample,latency_ns\n" + latency);
+  if (std::any_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->flow_records() != nullptr; }))
+    write_file_atomic(dir_ / "flows.csv", std::string(kFlowsCsvHeader) + flows);
   // Files a kind writes of its own (kind: nvme: fio.json, nvme.csv).
   for (const Workload* kind : workload_kinds()) {
     std::vector<const WorkloadRun*> mine;
-    for (const auto& r : runs)
+    for (const auto& r : runs_)
       if (&workload_of(r->config()) == kind) mine.push_back(r.get());
     if (mine.empty()) continue;
-    for (const auto& [name, text] : kind->outputs(cfg, out["workloads"], mine, net.sim.now()))
-      write_file_atomic(dir / name, text);
+    for (const auto& [name, text] : kind->outputs(cfg_, results["workloads"], mine, net_->sim.now()))
+      write_file_atomic(dir_ / name, text);
   }
-  return out;
+  if (parallel_stats_ && !parallel_stats_->is_null())
+    write_file_atomic(dir_ / "parallel.json", parallel_stats_->dump(2) + "\n");
+  write_file_atomic(dir_ / "results.json", results.dump(2) + "\n");
+  for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
+    write_file_atomic(dir_ / (std::string(table) + ".csv"), records_csv(results[table]));
+  if (results.contains("cost")) write_file_atomic(dir_ / "bom.csv", records_csv(results["cost"]["bom"]));
 }
 
 }  // namespace rdmasim

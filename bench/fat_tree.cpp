@@ -92,8 +92,9 @@ int main(int argc, char** argv) {
   name = cluster.broadcast(name);
   const auto dir = std::filesystem::temp_directory_path() / name;
   const auto t0 = std::chrono::steady_clock::now();
-  nlohmann::json stats;
-  const nlohmann::json res = run_experiment(*r.config, dir, {}, split, &stats);
+  Run run(*r.config, dir, {{}, split});
+  const nlohmann::json res = run.execute();
+  const nlohmann::json stats = run.parallel_stats() ? *run.parallel_stats() : nlohmann::json();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (cluster.rank() != 0) return 0;
   std::filesystem::remove_all(dir);

@@ -43,7 +43,7 @@ double measure(uint64_t messages, bool capture) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto t0 = std::chrono::steady_clock::now();
-  const nlohmann::json res = run_experiment(*r.config, dir);
+  const nlohmann::json res = Run(*r.config, dir).execute();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   uint64_t delivered = 0, hops = 0;
   for (const auto& p : res["ports"]) {

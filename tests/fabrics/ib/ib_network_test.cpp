@@ -47,6 +47,15 @@ std::filesystem::path scratch(const char* name) {
   return d;
 }
 
+// results.json of `cfg`, run in a scratch folder removed after.
+nlohmann::json results_of(const ExperimentConfig& cfg, const char* name) {
+  const auto dir = scratch(name);
+  std::filesystem::create_directories(dir);
+  nlohmann::json out = Run(cfg, dir).execute();
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("ib network: the subnet manager gives LIDs, GIDs and forwarding tables") {
@@ -172,7 +181,7 @@ capture: {pcap: none}
   auto run = [&](const std::string& f) {
     ExperimentConfig cfg = load(yaml);
     cfg.fabric = f;
-    return run_experiment(cfg, scratch("incast"));
+    return results_of(cfg, "incast");
   };
   const nlohmann::json ib = run("ib");
   CHECK(ib["workloads"][0]["completions"]["IBV_WC_SUCCESS"] == 64);
@@ -201,8 +210,8 @@ workloads:
 capture: {pcap: none}
 )";
   const ExperimentConfig cfg = load(yaml);
-  const nlohmann::json a = run_experiment(cfg, scratch("seed-a"));
-  const nlohmann::json b = run_experiment(cfg, scratch("seed-b"));
+  const nlohmann::json a = results_of(cfg, "seed-a");
+  const nlohmann::json b = results_of(cfg, "seed-b");
   CHECK(a == b);
   CHECK(a["workloads"][0]["finished"] == true);
   CHECK(a["workloads"][1]["completions"]["IBV_WC_SUCCESS"] == 4);

@@ -1,0 +1,228 @@
+// rdmasim sweep: the experiment over a grid of values, a process a run
+// (or a Slurm array job: --emit slurm, then --collect), and the tables of
+// their results (apps/sweep.hpp).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include "apps/commands.hpp"
+#include "apps/output_dir.hpp"
+#include "apps/sweep.hpp"
+
+namespace rdmasim::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The options of `rdmasim run` every point of a sweep shares.
+std::vector<std::string> common_run_args(const Options& o, bool seed_varied, bool fabric_varied) {
+  std::vector<std::string> a;
+  for (const auto& s : o.sets) a.insert(a.end(), {"--set", s});
+  if (o.seed && !seed_varied) a.insert(a.end(), {"--seed", *o.seed});
+  if (!o.fabric.empty() && !fabric_varied) a.insert(a.end(), {"--fabric", o.fabric});
+  if (!o.prices.empty()) a.insert(a.end(), {"--prices", fs::absolute(o.prices).string()});
+  if (!o.memory_limit.empty()) a.insert(a.end(), {"--memory-limit", o.memory_limit});
+  return a;
+}
+
+// The options of one point, as load() takes them.
+Options point_options(const Options& o, const std::vector<SweepAxis>& axes, const SweepPoint& p) {
+  Options po = o;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k].key == "fabric") {
+      po.fabric = p.values[k];
+    } else if (axes[k].key == "seed") {
+      po.seed = p.values[k];  // the loader checks it, located, as it checks --seed
+    } else {
+      po.sets.push_back(axes[k].key + "=" + p.values[k]);
+    }
+  }
+  return po;
+}
+
+json read_results(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  try {
+    return json::parse(in);
+  } catch (const json::exception&) {
+    return nullptr;
+  }
+}
+
+// DIR/sweep.json, sweep.csv and, over seeds, sweep_summary.csv.
+void write_sweep_tables(const fs::path& dir, const Options& o, const std::string& name,
+                        const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                        const std::vector<int>& codes) {
+  std::vector<json> results;
+  for (const auto& p : points) results.push_back(read_results(dir / "runs" / p.name / "results.json"));
+  json table = sweep_table(axes, points, results, codes);
+  const json summary = seed_summary(table);
+  write_file_atomic(dir / "sweep.csv", table_csv(table));
+  if (!summary.is_null()) write_file_atomic(dir / "sweep_summary.csv", table_csv(summary));
+  table["experiment"] = name;
+  table["file"] = o.file.string();
+  table["summary"] = summary;
+  write_file_atomic(dir / "sweep.json", table.dump(2) + "\n");
+}
+
+// A sweep once its points have loaded.
+struct Sweep {
+  std::vector<SweepAxis> axes;
+  std::vector<SweepPoint> points;
+  std::string name;  // the experiment's
+  fs::path dir;
+  std::vector<int> codes;  // each run's exit code; -1: no results.json
+};
+
+// --vary's axes and their grid into `s`; false, having said why, when refused.
+bool make_grid(const Options& o, Sweep& s, std::ostream& err) {
+  for (const auto& v : o.vary) {
+    std::string why;
+    auto a = parse_vary(v, why);
+    if (!a) {
+      err << "rdmasim sweep: --vary " << why << "\n";
+      return false;
+    }
+    s.axes.push_back(std::move(*a));
+  }
+  if (const std::string why = grid_error(s.axes); !why.empty()) {
+    err << "rdmasim sweep: --vary " << why << "\n";
+    return false;
+  }
+  s.points = sweep_grid(s.axes);
+  s.codes.assign(s.points.size(), 0);
+  return true;
+}
+
+// Every point must load before any runs: the first point's experiment, or
+// nothing with every error said once.
+std::optional<ExperimentConfig> load_points(const Options& o, const Sweep& s, std::ostream& err) {
+  std::vector<std::string> errors;
+  std::optional<ExperimentConfig> first;
+  std::vector<LoadError> warnings;  // the first point's
+  try {
+    for (const auto& p : s.points) {
+      const Options po = point_options(o, s.axes, p);
+      LoadResult r = load(po);
+      for (const auto& e : r.errors)
+        if (std::find(errors.begin(), errors.end(), e.format()) == errors.end()) errors.push_back(e.format());
+      if (r.config && !first) first = r.config, warnings = std::move(r.warnings);
+    }
+  } catch (const InputError& e) {
+    errors.push_back(e.what());
+  }
+  if (!errors.empty() || !first) {
+    for (const auto& e : errors) err << e << "\n";
+    return std::nullopt;
+  }
+  print_warnings(warnings, err);
+  warn_about_stop(*first, err);  // each run says it too, but into its log
+  return first;
+}
+
+// --collect: the runs are there (a Slurm array job made them): only the tables.
+void collect_runs(const Options& o, Sweep& s) {
+  check_output_kind(s.dir, OutputKind::sweep);
+  for (size_t i = 0; i < s.points.size(); ++i)
+    s.codes[i] = fs::exists(s.dir / "runs" / s.points[i].name / "results.json") ? 0 : -1;
+  write_sweep_tables(s.dir, o, s.name, s.axes, s.points, s.codes);
+  // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
+  add_to_manifest(s.dir, [&](const std::string& rel) {
+    if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-")) return true;
+    for (const auto& p : s.points)
+      if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
+    return false;
+  });
+}
+
+// --emit slurm: DIR/sweep.slurm, run nothing.
+void emit_slurm(const Options& o, const Sweep& s, const fs::path& self,
+                const std::vector<std::string>& common) {
+  StagedDir stage(s.dir, OutputKind::sweep);
+  fs::create_directories(stage.temp() / "runs");
+  write_file_atomic(stage.temp() / "sweep.slurm",
+                    slurm_script(self, fs::absolute(o.file), fs::absolute(s.dir), s.points, common));
+  write_file_atomic(stage.temp() / "sweep.json",
+                    json{{"experiment", s.name}, {"runs", s.points.size()}}.dump(2) + "\n");
+  stage.commit();
+}
+
+// Each point as `rdmasim run` in a process of its own, -j at a time, then the tables.
+void run_points(const Options& o, Sweep& s, const fs::path& self, const std::vector<std::string>& common,
+                std::ostream& out) {
+  StagedDir stage(s.dir, OutputKind::sweep);
+  fs::create_directories(stage.temp() / "runs");
+  out << "sweep: " << s.points.size() << " runs, " << std::max(1u, o.jobs) << " at a time ..." << std::endl;
+  std::vector<std::vector<std::string>> args;
+  std::vector<fs::path> logs;
+  for (const auto& p : s.points) {
+    std::vector<std::string> a{"run", o.file.string(), "--out", (stage.temp() / "runs" / p.name).string()};
+    a.insert(a.end(), p.args.begin(), p.args.end());
+    a.insert(a.end(), common.begin(), common.end());
+    args.push_back(std::move(a));
+    logs.push_back(stage.temp() / "runs" / (p.name + ".log"));
+  }
+  s.codes = run_processes(self, args, logs, o.jobs);
+  write_sweep_tables(stage.temp(), o, s.name, s.axes, s.points, s.codes);
+  stage.commit();
+}
+
+// The exit code: the first failed run's (a run without results.json: internal), each failure said.
+int swept(const Sweep& s, std::ostream& out, std::ostream& err) {
+  int code = kExitOk;
+  for (size_t i = 0; i < s.points.size(); ++i)
+    if (s.codes[i] != 0) {
+      err << s.points[i].name << ": "
+          << (s.codes[i] < 0 ? "no results.json" : "exit " + std::to_string(s.codes[i])) << " ("
+          << (s.dir / "runs" / (s.points[i].name + ".log")).string() << ")\n";
+      if (code == kExitOk) code = s.codes[i] < 0 ? kExitInternal : s.codes[i];
+    }
+  out << "output: " << s.dir.string() << " (sweep.csv, sweep.json, runs/ a folder a run)\n";
+  return code;
+}
+
+}  // namespace
+
+int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
+  if (!check_file(o.file, err)) return kExitBadInput;
+  Sweep s;
+  if (!make_grid(o, s, err)) return kExitBadInput;
+  const std::optional<ExperimentConfig> first = load_points(o, s, err);
+  if (!first) return kExitBadInput;
+  s.name = first->name;
+  try {
+    s.dir = output_dir(o, *first, "-sweep");
+  } catch (const InputError& e) {
+    err << e.what() << "\n";
+    return kExitBadInput;
+  }
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const auto varied = [&](std::string_view key) {
+    return std::any_of(s.axes.begin(), s.axes.end(), [&](const SweepAxis& a) { return a.key == key; });
+  };
+  const std::vector<std::string> common = common_run_args(o, varied("seed"), varied("fabric"));
+  const Outcome res = guarded([&] {
+    if (o.collect)
+      collect_runs(o, s);
+    else if (o.emit == "slurm")
+      emit_slurm(o, s, self, common);
+    else
+      run_points(o, s, self, common, out);
+    return json();
+  });
+  if (res.code != kExitOk) {
+    err << res.message << "\n";
+    return res.code;
+  }
+  if (o.emit == "slurm" && !o.collect) {
+    out << "wrote " << (s.dir / "sweep.slurm").string() << " (" << s.points.size()
+        << " runs); submit it with sbatch, then run this command with --collect instead of --emit\n";
+    return kExitOk;
+  }
+  return swept(s, out, err);
+}
+
+}  // namespace rdmasim::cli
