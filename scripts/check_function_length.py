@@ -271,6 +271,9 @@ const std::function<void()> g = [] { call(); };
     expect = [(n, a, b) for n, a, b in want if a is not None]
     if got != expect:
         fails.append(f"self-test: found {got}, expected {expect}")
+    long = "int f(int x) {\n" + "  x++;\n" * 59 + "}\n"  # 61 lines
+    if [last - first + 1 for _, first, last in functions(long)] != [61]:
+        fails.append("self-test: a 61-line function was not measured as 61 lines")
     try:
         functions("void f() {\n")
         fails.append("self-test: an unclosed brace was not reported")
