@@ -44,6 +44,8 @@ struct ProgramsRun::Program {
   std::string reason;  // why it was killed
   Time started_at, ended_at;
   std::vector<std::string> unsupported;
+  // Verbs the device refused ("ibv_create_qp (IBV_QPT_UD): EOPNOTSUPP"), each once, in order.
+  std::vector<std::string> refused;
   // Handles the program holds: index + 1.
   std::vector<verbs::ProtectionDomain*> pds;
   std::vector<verbs::MemoryRegion*> mrs;
@@ -142,6 +144,43 @@ void resolve_roce_hop_limit(ibv_ah_attr& ah, const NicFabric::VerbsIdentity& id)
   const uint8_t* d = ah.grh.dgid.raw;
   const bool link_local = d[0] == 0xFE && (d[1] & 0xC0) == 0x80;
   if (!link_local) ah.grh.hop_limit = kRouteHopLimit;
+}
+
+// The verb of a control request that can fail by the device's choice, or null.
+const char* refusable_verb(Op op) {
+  switch (op) {
+    case Op::alloc_pd:
+      return "ibv_alloc_pd";
+    case Op::reg_mr:
+      return "ibv_reg_mr";
+    case Op::create_cq:
+      return "ibv_create_cq";
+    case Op::create_srq:
+      return "ibv_create_srq";
+    case Op::modify_srq:
+      return "ibv_modify_srq";
+    case Op::create_qp:
+      return "ibv_create_qp";
+    case Op::modify_qp:
+      return "ibv_modify_qp";
+    case Op::create_ah:
+      return "ibv_create_ah";
+    default:
+      return nullptr;
+  }
+}
+
+const char* qp_type_name(uint32_t t) {
+  switch (t) {
+    case IBV_QPT_RC:
+      return "IBV_QPT_RC";
+    case IBV_QPT_UC:
+      return "IBV_QPT_UC";
+    case IBV_QPT_UD:
+      return "IBV_QPT_UD";
+    default:
+      return "another QP type";
+  }
 }
 
 std::string signal_name(int s) {
@@ -832,6 +871,14 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       ret = -ENOSYS;
       break;
   }
+  if (const char* verb = ret < 0 ? refusable_verb(r.op) : nullptr) {
+    std::string what = verb;
+    attach::CreateQp q{};
+    if (r.op == Op::create_qp && arg(q)) what += std::string(" (") + qp_type_name(q.qp_type) + ")";
+    const char* e = strerrorname_np(static_cast<int>(-ret));
+    what += ": " + (e ? std::string(e) : std::to_string(-ret));
+    if (std::find(p.refused.begin(), p.refused.end(), what) == p.refused.end()) p.refused.push_back(what);
+  }
   attach::Reply rep{ret, static_cast<uint64_t>(net_.sim.now().count()), c, static_cast<uint32_t>(out.size()),
                     0};
   if (!write_all(p.fd, &rep, sizeof rep) || (!out.empty() && !write_all(p.fd, out.data(), out.size()))) {
@@ -855,6 +902,7 @@ json ProgramsRun::results() const {
     j["stdout"] = "programs/" + p->name + ".out";
     j["stderr"] = "programs/" + p->name + ".err";
     j["unsupported_verbs"] = p->unsupported;
+    j["refused_verbs"] = p->refused;
     out.push_back(std::move(j));
   }
   return out;
@@ -879,6 +927,8 @@ std::string format_programs_summary(const json& results) {
     if (p.contains("killed")) s += "    killed: " + p["killed"].get<std::string>() + "\n";
     for (const json& v : p["unsupported_verbs"])
       s += "    called " + v.get<std::string>() + ", which the model does not implement\n";
+    for (const json& v : p.value("refused_verbs", json::array()))
+      s += "    the device refused " + v.get<std::string>() + "\n";
   }
   return s;
 }
@@ -896,6 +946,8 @@ std::string program_failure(const json& results) {
       if (!p["unsupported_verbs"].empty())
         s += " after calling " + p["unsupported_verbs"][0].get<std::string>() +
              ", which the model does not implement";
+      else if (!p.value("refused_verbs", json::array()).empty())
+        s += " after the device refused " + p["refused_verbs"][0].get<std::string>();
       return s + " (its output: " + p["stderr"].get<std::string>() + ")";
     }
   }

@@ -70,6 +70,8 @@ class IwarpFabric final : public NicFabric, public IpNic {
                                               const verbs::QpInitAttr& init) override;
   void receive(Packet p) override;
   void seal(Packet& p) const override;
+  // A QP may take its receives from an SRQ (siw, iw_cxgb4 on T6).
+  bool supports_srq() const override { return true; }
   // An RNIC (the iWARP transport); its GID holds the IP address.
   VerbsIdentity verbs_identity() const override {
     return {IBV_TRANSPORT_IWARP, IBV_NODE_RNIC, IBV_GID_TYPE_IB};

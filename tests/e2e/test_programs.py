@@ -168,6 +168,35 @@ row = re.search(r"^\s*65536\s+200\s+([0-9.]+)\s+([0-9.]+)", program_text(out, "a
 check(row is not None and 80e3 / 8 * 0.9 < float(row.group(2)) < 100e3 / 8,
       f"ib_write_bw on ib: its average MB/s near the 100 Gb/s link ({row.group(2) if row else stderr.strip()})")
 
+# ibverbs-utils' other pingpongs on every fabric: UD and UC where the fabric has them; on iwarp (RC only, RFC 5040)
+# ibv_create_qp fails with EOPNOTSUPP as on siw and iw_cxgb4, and the summary names the refused verb; an SRQ
+# (16 QPs sharing one) everywhere, iwarp's QPs taking a WQE when a message starts.
+for tool, qp_type in (("ibv_ud_pingpong", "IBV_QPT_UD"), ("ibv_uc_pingpong", "IBV_QPT_UC"), ("ibv_srq_pingpong", "")):
+    for fabric in FABRICS:
+        out = os.path.join(d, f"{tool}_{fabric}")
+        rc, stdout, stderr, res = run(f"name: t\nfabric: {fabric}\nstop: 500ms\n{TOPOLOGY}programs:\n"
+                                      f"  - {{host: b, run: \"{tool} -g 0 -n 100 -p {PORT}\"}}\n"
+                                      f"  - {{host: a, run: \"{tool} -g 0 -n 100 -p {PORT} {{b}}\", start: 10us}}\n",
+                                      out, expect=None)
+        if fabric == "iwarp" and qp_type:
+            refusal = f"ibv_create_qp ({qp_type}): EOPNOTSUPP"
+            check(rc == 4 and res is not None and all(p["refused_verbs"] == [refusal] for p in res["programs"])
+                  and f"the device refused {refusal}" in stdout and f"after the device refused {refusal}" in stderr,
+                  f"iwarp: {tool} refused with EOPNOTSUPP, said in the summary ({stderr.strip()})")
+            continue
+        usec = re.findall(r"= ([0-9.]+) usec/iter", program_text(out, "a-1.out")) if res else []
+        check(rc == 0 and len(usec) == 1, f"{fabric}: {tool} exits 0 with its usec/iter ({stderr.strip()})")
+        if rc == 0:
+            for pcap in sorted(os.listdir(os.path.join(out, "pcap"))):
+                check_gui_clean(os.path.join(out, "pcap", pcap))
+
+# RDMA CM (perftest -R) is not modelled: librdmacm fails at once, and the summary says so.
+out = os.path.join(d, "rdma_cm")
+rc, stdout, stderr, res = run(f"name: cm\nfabric: roce_v2\n{TOPOLOGY}programs:\n"
+                              f"  - {{host: b, run: \"ib_send_lat -R -n 10 -p {PORT}\"}}\n", out, expect=None)
+check(rc == 4 and "called RDMA CM (librdmacm" in stdout and "rdma_create_event_channel failed" in
+      program_text(out, "b-0.err"), f"perftest -R: refused, the summary names RDMA CM ({stderr.strip()})")
+
 # ib_write_lat waits by reading memory: killed after `silence` of real time, and said why.
 out = os.path.join(d, "ib_write_lat")
 rc, _, stderr, res = run(f"name: wl\nfabric: roce_v2\n{TOPOLOGY}programs:\n"
