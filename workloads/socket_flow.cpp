@@ -36,11 +36,10 @@ void SocketFlow::setup() {
   const TcpPseudoHeader ip = TcpPseudoHeader::v4(na.self().ipv4, nb.self().ipv4);
   ca_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(a_.config()));
   sb_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(b_.config()));
-  ca_.tcp = std::make_unique<KernelTcp>(na.ip(), *ca_.socket, TcpFlow{ip, client_port, server_port},
+  ca_.tcp = std::make_unique<KernelTcp>(na, *ca_.socket, TcpFlow{ip, client_port, server_port},
                                         static_cast<uint32_t>(rng_.next()));
-  sb_.tcp =
-      std::make_unique<KernelTcp>(nb.ip(), *sb_.socket, TcpFlow{ip.reversed(), server_port, client_port},
-                                  static_cast<uint32_t>(rng_.next()));
+  sb_.tcp = std::make_unique<KernelTcp>(nb, *sb_.socket, TcpFlow{ip.reversed(), server_port, client_port},
+                                        static_cast<uint32_t>(rng_.next()));
   {
     Simulator::Scope as(env_.sim, b_.context());
     sb_.tcp->listen();

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "fabrics/tcp/kernel_ip.hpp"
+#include "fabrics/tcp/kernel_nic.hpp"
 
 namespace rdmasim {
 
@@ -20,6 +21,9 @@ KernelTcp::KernelTcp(KernelIp& ip, StreamSocket& socket, const TcpFlow& flow, ui
   socket_.attach(*this);
   ip_.attach_tcp(*this);
 }
+
+KernelTcp::KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, uint32_t iss)
+    : KernelTcp(nic.ip(), socket, flow, iss) {}
 
 void KernelTcp::doorbell() {
   Rnic& nic = ip_.host().nic();

@@ -23,11 +23,14 @@
 namespace rdmasim {
 
 class KernelIp;
+class KernelNic;
 
 class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport {
  public:
   // `flow.ip` holds this host's address as src, the peer's as dst.
   KernelTcp(KernelIp& ip, StreamSocket& socket, const TcpFlow& flow, uint32_t iss);
+  // On fabric tcp's plain NIC (its KernelIp).
+  KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, uint32_t iss);
   ~KernelTcp() override;
   KernelTcp(const KernelTcp&) = delete;
   KernelTcp& operator=(const KernelTcp&) = delete;
