@@ -248,12 +248,13 @@ if check(cc.returncode == 0, f"the probe compiles ({cc.stderr.strip()})"):
     check("open processor\n" in text, "/proc/cpuinfo through open(2) too")
     check("devices 1 rdmasim0\n" in text and "time 1700000000\n" in text, "the device, and the simulated clock")
 
-# Determinism: the same run again is byte for byte the same.
-out2 = os.path.join(d, "pp_roce_v2_again")
-run(pingpong_yaml("roce_v2"), out2)
-for f in ("results.json", "pcap/a-0.pcap", "pcap/b-0.pcap", "programs/a-1.out", "programs/b-0.out"):
-    a, b = os.path.join(d, "pp_roce_v2", f), os.path.join(out2, f)
-    check(os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read(), f"deterministic: {f}")
+# Determinism: the same run again is byte for byte the same, its out-of-band TCP (ISNs, ports) included.
+for fabric in ("roce_v2", "iwarp"):
+    out2 = os.path.join(d, f"pp_{fabric}_again")
+    run(pingpong_yaml(fabric), out2)
+    for f in ("results.json", "pcap/a-0.pcap", "pcap/b-0.pcap", "programs/a-1.out", "programs/b-0.out"):
+        a, b = os.path.join(d, f"pp_{fabric}", f), os.path.join(out2, f)
+        check(os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read(), f"{fabric} deterministic: {f}")
 
 # A client with no server: over IP its SYN is answered with a RST (in the capture, checksum good), and connect fails
 # with ECONNREFUSED, as on real hosts.
