@@ -19,6 +19,7 @@
 #include "fabrics/network.hpp"
 #include "nodes/host/host.hpp"
 #include "programs/costs.hpp"
+#include "programs/kernel_sockets.hpp"
 #include "programs/protocol.hpp"
 #include "programs/side_channel.hpp"
 #include "topologies/config.hpp"
@@ -43,6 +44,8 @@ struct ProgramsRun::Program {
   std::string reason;  // why it was killed
   Time started_at, ended_at;
   std::vector<std::string> unsupported;
+  // Verbs the device refused ("ibv_create_qp (IBV_QPT_UD): EOPNOTSUPP"), each once, in order.
+  std::vector<std::string> refused;
   // Handles the program holds: index + 1.
   std::vector<verbs::ProtectionDomain*> pds;
   std::vector<verbs::MemoryRegion*> mrs;
@@ -60,6 +63,9 @@ struct ProgramsRun::Program {
   attach::Request req{};
   std::vector<char> in;
   int passed_fd = -1;
+  // Its open out-of-band sockets (id, listener): closed when it exits, as the kernel closes a process's
+  // files.
+  std::vector<std::pair<uint64_t, bool>> sockets;
 };
 
 namespace {
@@ -74,17 +80,9 @@ int64_t add_handle(std::vector<T*>& v, T* x) {
   return static_cast<int64_t>(v.size());
 }
 
-// The address a program reaches host `h` by on the side channel: its
-// IPv4 address where its GID holds one (RoCE v2, iWARP), else one of
-// 10.255.0.0/16 by host index (ib, roce_v1: the side channel's own).
-uint32_t side_address(Host& h, int index) {
-  const ibv_gid& g = h.nic().gid();
-  bool mapped = g.raw[10] == 0xFF && g.raw[11] == 0xFF;
-  for (int i = 0; i < 10; ++i) mapped = mapped && g.raw[i] == 0;
-  if (mapped)
-    return uint32_t{g.raw[12]} << 24 | uint32_t{g.raw[13]} << 16 | uint32_t{g.raw[14]} << 8 | g.raw[15];
-  return 0x0AFF0000u | static_cast<uint32_t>(index + 1);
-}
+// The address a program reaches host `index` by on the side channel (a
+// fabric without IPv4): one of 10.255.0.0/16, by host index.
+uint32_t side_address(int index) { return 0x0AFF0000u | static_cast<uint32_t>(index + 1); }
 
 bool write_all(int fd, const void* p, size_t n) {
   const char* c = static_cast<const char*>(p);
@@ -148,6 +146,43 @@ void resolve_roce_hop_limit(ibv_ah_attr& ah, const NicFabric::VerbsIdentity& id)
   if (!link_local) ah.grh.hop_limit = kRouteHopLimit;
 }
 
+// The verb of a control request that can fail by the device's choice, or null.
+const char* refusable_verb(Op op) {
+  switch (op) {
+    case Op::alloc_pd:
+      return "ibv_alloc_pd";
+    case Op::reg_mr:
+      return "ibv_reg_mr";
+    case Op::create_cq:
+      return "ibv_create_cq";
+    case Op::create_srq:
+      return "ibv_create_srq";
+    case Op::modify_srq:
+      return "ibv_modify_srq";
+    case Op::create_qp:
+      return "ibv_create_qp";
+    case Op::modify_qp:
+      return "ibv_modify_qp";
+    case Op::create_ah:
+      return "ibv_create_ah";
+    default:
+      return nullptr;
+  }
+}
+
+const char* qp_type_name(uint32_t t) {
+  switch (t) {
+    case IBV_QPT_RC:
+      return "IBV_QPT_RC";
+    case IBV_QPT_UC:
+      return "IBV_QPT_UC";
+    case IBV_QPT_UD:
+      return "IBV_QPT_UD";
+    default:
+      return "another QP type";
+  }
+}
+
 std::string signal_name(int s) {
   const char* n = sigabbrev_np(s);
   return n ? std::string("SIG") + n : std::to_string(s);
@@ -169,15 +204,18 @@ std::string shim_directory() {
 ProgramsRun::ProgramsRun(Network& net, const BuiltFabric& fabric, const std::filesystem::path& dir)
     : net_(net), dir_(dir) {
   (void)fabric;
-  std::vector<uint32_t> addresses;
-  for (size_t i = 0; i < net.hosts.size(); ++i)
-    addresses.push_back(side_address(*net.hosts[i], static_cast<int>(i)));
-  auto hops = std::make_shared<HostPaths>(net.graph);
-  Network* n = &net;
-  side_ = std::make_unique<SideChannel>(net.sim, std::move(addresses), [n, hops](int a, int b) {
-    const int d = std::max(hops->distance(a, b), 1);
-    return n->cfg.link.delay * d + n->cfg.switch_config.latency * (d - 1) + kSideChannelStack * 2;
-  });
+  // The out-of-band sockets: the hosts' kernel TCP where the fabric carries IPv4, else the side channel.
+  if (!net.cfg.programs.empty()) oob_ = KernelSockets::make(net);
+  if (!oob_) {
+    std::vector<uint32_t> addresses;
+    for (size_t i = 0; i < net.hosts.size(); ++i) addresses.push_back(side_address(static_cast<int>(i)));
+    auto hops = std::make_shared<HostPaths>(net.graph);
+    Network* n = &net;
+    oob_ = std::make_unique<SideChannel>(net.sim, std::move(addresses), [n, hops](int a, int b) {
+      const int d = std::max(hops->distance(a, b), 1);
+      return n->cfg.link.delay * d + n->cfg.switch_config.latency * (d - 1) + kSideChannelStack * 2;
+    });
+  }
   for (size_t i = 0; i < net.cfg.programs.size(); ++i) {
     auto p = std::make_unique<Program>();
     p->cfg = &net.cfg.programs[i];
@@ -234,7 +272,7 @@ void ProgramsRun::launch(Program& p) {
         const size_t end = w.find('}', i);
         const std::string name = w.substr(i + 1, end - i - 1);
         const auto n = net_.graph.find(name);
-        a += SideChannel::dotted(side_->address(n ? *n : 0));
+        a += SideChannel::dotted(oob_->address(n ? *n : 0));
         i = end + 1;
       } else {
         a += w[i++];
@@ -313,6 +351,8 @@ void ProgramsRun::reap(Program& p, bool kill_it) {
     }
     usleep(10000);
   }
+  if (!kill_it)  // it exited during the run: the kernel closes its sockets (FIN)
+    for (const auto& [id, listener] : std::exchange(p.sockets, {})) oob_->close(id, listener);
   if (WIFEXITED(status)) p.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) p.signal = WTERMSIG(status);
   p.ended = true;
@@ -381,7 +421,10 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
   Cpu& cpu = host.cpu();
   const HostConfig& hc = host.config();
   // What it spent on calls answered in place, then what this call costs (programs/costs.hpp).
-  Time cost = Time::ps(static_cast<int64_t>(r.local_ps)) + call_cost(r.op, hc);
+  // The kernel's socket calls charge their own system call and copies.
+  const bool sock_charges = oob_->charges_calls() && (r.op == Op::sock_accept || r.op == Op::sock_connect ||
+                                                      r.op == Op::sock_send || r.op == Op::sock_recv);
+  Time cost = Time::ps(static_cast<int64_t>(r.local_ps)) + (sock_charges ? Time{} : call_cost(r.op, hc));
   if (cost > Time{}) co_await cpu.run(*p.proc, CpuUse::user, cost);
 
   int64_t ret = 0;
@@ -787,31 +830,36 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       break;
     }
     case Op::sock_listen:
-      ret = side_->listen(p.host_index, static_cast<uint16_t>(r.a));
+      ret = oob_->listen(p.host_index, static_cast<uint16_t>(r.a));
+      if (ret > 0) p.sockets.push_back({static_cast<uint64_t>(ret), true});
       break;
     case Op::sock_accept: {
       uint32_t addr = 0;
       uint16_t port = 0;
-      co_await side_->accept(r.a, ret, addr, port);
+      co_await oob_->accept(*p.proc, r.a, ret, addr, port);
+      if (ret > 0) p.sockets.push_back({static_cast<uint64_t>(ret), false});
       const uint32_t peer[2] = {addr, port};
       put(peer, sizeof peer);
       break;
     }
     case Op::sock_connect:
-      co_await side_->connect(p.host_index, static_cast<uint32_t>(r.a), static_cast<uint16_t>(r.b), ret);
+      co_await oob_->connect(*p.proc, p.host_index, static_cast<uint32_t>(r.a), static_cast<uint16_t>(r.b),
+                             ret);
+      if (ret > 0) p.sockets.push_back({static_cast<uint64_t>(ret), false});
       break;
     case Op::sock_send:
-      ret = side_->send(r.a, p.in.data(), p.in.size());
+      co_await oob_->send(*p.proc, r.a, p.in, ret);
       break;
     case Op::sock_recv: {
       const size_t max = r.b & ((uint64_t{1} << 56) - 1);
       const uint64_t mode = r.b >> 56;
-      co_await side_->recv(r.a, max, (mode & 1) != 0, (mode & 2) != 0, out, ret);
+      co_await oob_->recv(*p.proc, r.a, max, (mode & 1) != 0, (mode & 2) != 0, out, ret);
       if (ret < 0) out.clear();
       break;
     }
     case Op::sock_close:
-      side_->close(r.a, r.b != 0);
+      oob_->close(r.a, r.b != 0);
+      std::erase(p.sockets, std::pair<uint64_t, bool>{r.a, r.b != 0});
       break;
     case Op::sock_poll:
       ret = -ENOSYS;
@@ -822,6 +870,14 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
     default:
       ret = -ENOSYS;
       break;
+  }
+  if (const char* verb = ret < 0 ? refusable_verb(r.op) : nullptr) {
+    std::string what = verb;
+    attach::CreateQp q{};
+    if (r.op == Op::create_qp && arg(q)) what += std::string(" (") + qp_type_name(q.qp_type) + ")";
+    const char* e = strerrorname_np(static_cast<int>(-ret));
+    what += ": " + (e ? std::string(e) : std::to_string(-ret));
+    if (std::find(p.refused.begin(), p.refused.end(), what) == p.refused.end()) p.refused.push_back(what);
   }
   attach::Reply rep{ret, static_cast<uint64_t>(net_.sim.now().count()), c, static_cast<uint32_t>(out.size()),
                     0};
@@ -846,6 +902,7 @@ json ProgramsRun::results() const {
     j["stdout"] = "programs/" + p->name + ".out";
     j["stderr"] = "programs/" + p->name + ".err";
     j["unsupported_verbs"] = p->unsupported;
+    j["refused_verbs"] = p->refused;
     out.push_back(std::move(j));
   }
   return out;
@@ -870,6 +927,8 @@ std::string format_programs_summary(const json& results) {
     if (p.contains("killed")) s += "    killed: " + p["killed"].get<std::string>() + "\n";
     for (const json& v : p["unsupported_verbs"])
       s += "    called " + v.get<std::string>() + ", which the model does not implement\n";
+    for (const json& v : p.value("refused_verbs", json::array()))
+      s += "    the device refused " + v.get<std::string>() + "\n";
   }
   return s;
 }
@@ -887,6 +946,8 @@ std::string program_failure(const json& results) {
       if (!p["unsupported_verbs"].empty())
         s += " after calling " + p["unsupported_verbs"][0].get<std::string>() +
              ", which the model does not implement";
+      else if (!p.value("refused_verbs", json::array()).empty())
+        s += " after the device refused " + p["refused_verbs"][0].get<std::string>();
       return s + " (its output: " + p["stderr"].get<std::string>() + ")";
     }
   }

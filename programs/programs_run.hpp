@@ -7,8 +7,9 @@
 // model and verbs device; between a reply and the next request the program
 // runs while the engine waits for it, so exactly one thing runs at a time
 // and a run is deterministic. A poll that finds nothing is answered when a
-// completion arrives (the program spun meanwhile); socket calls go through
-// the side channel (programs/side_channel.hpp).
+// completion arrives (the program spun meanwhile); socket calls go to the
+// hosts' kernel TCP where the fabric carries IPv4, else to a modelled side
+// channel (programs/oob_sockets.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -26,7 +27,7 @@ namespace rdmasim {
 
 struct Network;
 struct BuiltFabric;
-class SideChannel;
+class OobSockets;
 struct ProgramConfig;
 
 class ProgramsRun {
@@ -58,7 +59,7 @@ class ProgramsRun {
 
   Network& net_;
   std::filesystem::path dir_;
-  std::unique_ptr<SideChannel> side_;
+  std::unique_ptr<OobSockets> oob_;
   std::vector<std::unique_ptr<Program>> programs_;
   std::string shim_dir_;
 };

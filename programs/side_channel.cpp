@@ -24,7 +24,8 @@ int64_t SideChannel::listen(int h, uint16_t port) {
   return static_cast<int64_t>(id);
 }
 
-Task SideChannel::accept(uint64_t listener, int64_t& out, uint32_t& peer_addr, uint16_t& peer_port) {
+Task SideChannel::accept(Process&, uint64_t listener, int64_t& out, uint32_t& peer_addr,
+                         uint16_t& peer_port) {
   auto it = listeners_.find(listener);
   if (it == listeners_.end()) {
     out = -EBADF;
@@ -45,7 +46,7 @@ Task SideChannel::accept(uint64_t listener, int64_t& out, uint32_t& peer_addr, u
   out = static_cast<int64_t>(id);
 }
 
-Task SideChannel::connect(int h, uint32_t addr, uint16_t port, int64_t& out) {
+Task SideChannel::connect(Process&, int h, uint32_t addr, uint16_t port, int64_t& out) {
   int to = -1;
   for (size_t i = 0; i < addresses_.size(); ++i)
     if (addresses_[i] == addr) to = static_cast<int>(i);
@@ -89,14 +90,19 @@ Task SideChannel::connect(int h, uint32_t addr, uint16_t port, int64_t& out) {
   out = static_cast<int64_t>(mine);
 }
 
-int64_t SideChannel::send(uint64_t conn, const void* data, size_t n) {
+Task SideChannel::send(Process&, uint64_t conn, std::span<const char> data, int64_t& ret) {
+  ret = send_now(conn, data);
+  co_return;
+}
+
+int64_t SideChannel::send_now(uint64_t conn, std::span<const char> data) {
   auto it = ends_.find(conn);
   if (it == ends_.end() || it->second.closed) return -EBADF;
   End& e = it->second;
   // Writing to a peer that has closed succeeds (TCP's CLOSE_WAIT); the peer
   // answers with an RST, after which writes fail with EPIPE (RFC 793, 3.4).
   if (e.reset) return -EPIPE;
-  std::vector<char> bytes(static_cast<const char*>(data), static_cast<const char*>(data) + n);
+  std::vector<char> bytes(data.begin(), data.end());
   const uint64_t peer = e.peer;
   sim_.after(one_way_(e.host, ends_.at(peer).host),
              [this, conn, peer, bytes = std::make_shared<std::vector<char>>(std::move(bytes))] {
@@ -112,11 +118,11 @@ int64_t SideChannel::send(uint64_t conn, const void* data, size_t n) {
                p.in.insert(p.in.end(), bytes->begin(), bytes->end());
                p.readable->notify();
              });
-  return static_cast<int64_t>(n);
+  return static_cast<int64_t>(data.size());
 }
 
-Task SideChannel::recv(uint64_t conn, size_t max, bool nonblocking, bool wait_all, std::vector<char>& out,
-                       int64_t& ret) {
+Task SideChannel::recv(Process&, uint64_t conn, size_t max, bool nonblocking, bool wait_all,
+                       std::vector<char>& out, int64_t& ret) {
   auto it = ends_.find(conn);
   if (it == ends_.end() || it->second.closed) {
     ret = -EBADF;

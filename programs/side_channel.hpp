@@ -1,6 +1,5 @@
-// The out-of-band channel of the programs rdmasim runs (docs/programs.md):
-// the TCP connections over which ibv_*_pingpong and perftest swap QP
-// numbers, PSNs and GIDs before any verbs traffic. It is modelled, not put
+// The out-of-band sockets of the programs rdmasim runs where the fabric
+// carries no IP (ib, roce_v1; docs/programs.md). It is modelled, not put
 // on the simulated wire: a connection is a byte stream each way, a message
 // arrives `one_way` after it was sent (the path's propagation and
 // switching, plus the two hosts' socket stacks), a connect takes a round
@@ -16,31 +15,30 @@
 #include <vector>
 
 #include "core/engine.hpp"
-#include "core/task.hpp"
+#include "programs/oob_sockets.hpp"
 
 namespace rdmasim {
 
-class SideChannel {
+class SideChannel final : public OobSockets {
  public:
   // `one_way(a, b)`: a message's time from host a to host b.
   SideChannel(Simulator& sim, std::vector<uint32_t> addresses, std::function<Time(int, int)> one_way);
 
-  // The IPv4 address (host order) under which host `h` is reached.
-  uint32_t address(int h) const { return addresses_[static_cast<size_t>(h)]; }
+  uint32_t address(int h) const override { return addresses_[static_cast<size_t>(h)]; }
   static std::string dotted(uint32_t a);
+  // Each call is one system call of the caller's.
+  bool charges_calls() const override { return false; }
 
-  // Socket calls of host `h`; results as the system calls give them (-errno on failure).
-  int64_t listen(int h, uint16_t port);
-  // co_await: the next connection to `listener` (its id), and the peer's address and port.
-  Task accept(uint64_t listener, int64_t& out, uint32_t& peer_addr, uint16_t& peer_port);
-  Task connect(int h, uint32_t addr, uint16_t port, int64_t& out);
-  int64_t send(uint64_t conn, const void* data, size_t n);
-  // Up to `max` bytes (all `max` with `wait_all`); 0 once the peer closed; -EAGAIN when `nonblocking` finds
-  // none.
-  Task recv(uint64_t conn, size_t max, bool nonblocking, bool wait_all, std::vector<char>& out, int64_t& ret);
-  void close(uint64_t id, bool listener);
+  int64_t listen(int h, uint16_t port) override;
+  Task accept(Process& p, uint64_t listener, int64_t& out, uint32_t& peer_addr, uint16_t& peer_port) override;
+  Task connect(Process& p, int h, uint32_t addr, uint16_t port, int64_t& out) override;
+  Task send(Process& p, uint64_t conn, std::span<const char> data, int64_t& ret) override;
+  Task recv(Process& p, uint64_t conn, size_t max, bool nonblocking, bool wait_all, std::vector<char>& out,
+            int64_t& ret) override;
+  void close(uint64_t id, bool listener) override;
 
  private:
+  int64_t send_now(uint64_t conn, std::span<const char> data);
   struct End {
     int host = 0;
     uint16_t port = 0;

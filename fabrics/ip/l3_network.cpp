@@ -4,6 +4,7 @@
 
 #include "fabrics/ethernet/pfc.hpp"
 #include "fabrics/ip/l3_switch.hpp"
+#include "fabrics/ip/wire/tcp.hpp"
 
 namespace rdmasim {
 
@@ -19,6 +20,21 @@ IpEndpoint host_endpoint(int i) {
   e.ipv6.octets[15] = static_cast<uint8_t>(n);
   return e;
 }
+bool is_ipv4_tcp(std::span<const std::byte> frame) {
+  auto eth = ConstEthernetView::check(frame);
+  auto ip = eth && eth->ethertype() == ethertype::kIpv4 ? ConstIpv4View::check(eth->payload()) : std::nullopt;
+  return ip && ip->valid() && ip->protocol() == kIpProtoTcp;
+}
+
+bool fill_ipv4_tcp_checksum(std::span<std::byte> frame) {
+  if (!is_ipv4_tcp(frame)) return false;
+  auto ip = ConstIpv4View::check(frame.subspan(EthernetHeader::kLen));
+  tcp_fill_checksum(
+      frame.subspan(EthernetHeader::kLen + ip->header_len(), ip->total_length() - ip->header_len()),
+      TcpPseudoHeader::of(*ip));
+  return true;
+}
+
 namespace {
 uint32_t switch_mac_base(int node) { return 0x01000000u + (static_cast<uint32_t>(node) << 8); }
 }  // namespace

@@ -2,6 +2,7 @@
 // routes, and one addressing plan for hosts.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "fabrics/ethernet/wire/ethernet.hpp"
@@ -17,6 +18,30 @@ struct IpEndpoint {
   Ipv4Address ipv4;
   Ipv6Address ipv6;
 };
+
+// A host NIC whose wire carries IP (roce_v2, iwarp): the address the
+// host's kernel has on it beside the RDMA engine, for the kernel's own TCP
+// (fabrics/tcp/host_kernel.hpp: the programs' out-of-band sockets).
+class IpNic {
+ public:
+  virtual const IpEndpoint& ip_self() const = 0;
+  virtual IpVersion ip_version() const = 0;
+  // The interface's IP MTU, which the kernel's TCP takes its MSS from.
+  virtual uint32_t ip_mtu() const = 0;
+  // A TCP port the RDMA engine itself listens on (iwarp's passive ends): a
+  // SYN to it that no kernel socket takes is the engine's to wait for, not
+  // one the kernel refuses.
+  virtual bool engine_port(uint16_t) const { return false; }
+
+ protected:
+  ~IpNic() = default;
+};
+
+// Whether an Ethernet frame holds IPv4 + TCP (the kernel's, on roce_v2).
+bool is_ipv4_tcp(std::span<const std::byte> frame);
+// Fills the TCP checksum of an Ethernet + IPv4 + TCP frame; false (and
+// nothing written) for any other frame.
+bool fill_ipv4_tcp_checksum(std::span<std::byte> frame);
 
 // Host i: MAC 02:00:00:00:xx:xx, IPv4 10.0.0.0 + i + 1, IPv6 fd00::i+1.
 IpEndpoint host_endpoint(int i);

@@ -587,6 +587,7 @@ void IwarpEndpoint::on_send(const DdpHeader& h, std::span<const std::byte> u) {
     fail(term::kDdpUntaggedMsnRange, u);
     return;
   }
+  if (rq_.empty()) events_->iwarp_need_recv();
   if (rq_.empty()) {
     fail(term::kDdpUntaggedNoBuffer, u);
     return;

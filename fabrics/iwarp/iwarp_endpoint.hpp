@@ -79,6 +79,10 @@ class IwarpEvents {
   virtual void iwarp_write_done(uint64_t /*wr_id*/) {}
   virtual void iwarp_read_done(uint64_t /*wr_id*/) {}
   virtual void iwarp_recv(const IwarpRecv&) {}
+  // A Send arrived with no receive buffer posted: a QP on a shared receive
+  // queue takes its next WQE now and posts it (post_recv); the endpoint
+  // then places the Send there.
+  virtual void iwarp_need_recv() {}
   // An RDMA Write message has been placed (the responder learns nothing
   // in verbs; reported for statistics and tests).
   virtual void iwarp_write_placed(uint32_t /*stag*/, uint64_t /*to*/, uint64_t /*length*/) {}

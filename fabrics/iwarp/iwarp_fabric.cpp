@@ -121,7 +121,9 @@ void IwarpFabric::receive(Packet p) {
   }
   auto it = conns_.find(Key{remote, tcp->src_port(), tcp->dst_port()});
   if (it == conns_.end()) {
-    ++stats_.no_connection;  // no listener: dropped (a host stack would answer RST)
+    // Not the offload engine's: the host kernel's (its sockets) when it has one, else dropped.
+    if (eth->ethertype() == ethertype::kIpv4 && to_kernel(p)) return;
+    ++stats_.no_connection;
     return;
   }
   ++stats_.segments_received;

@@ -58,7 +58,9 @@ struct IwarpNicConfig {
 // Seals an iWARP frame (Ethernet + IP + TCP): MPA CRCs then the TCP checksum.
 void seal_iwarp(Packet& p, const MpaStreamRegistry& streams);
 
-class IwarpFabric final : public NicFabric {
+// Its port is the host's Ethernet interface too: segments of no iWARP
+// connection go to the kernel beside it (IpNic, NicFabric::set_kernel_input).
+class IwarpFabric final : public NicFabric, public IpNic {
  public:
   IwarpFabric(Rnic& nic, const IwarpNicConfig& cfg);
   ~IwarpFabric() override;
@@ -68,10 +70,18 @@ class IwarpFabric final : public NicFabric {
                                               const verbs::QpInitAttr& init) override;
   void receive(Packet p) override;
   void seal(Packet& p) const override;
+  // A QP may take its receives from an SRQ (siw, iw_cxgb4 on T6).
+  bool supports_srq() const override { return true; }
   // An RNIC (the iWARP transport); its GID holds the IP address.
   VerbsIdentity verbs_identity() const override {
     return {IBV_TRANSPORT_IWARP, IBV_NODE_RNIC, IBV_GID_TYPE_IB};
   }
+
+  // IpNic.
+  const IpEndpoint& ip_self() const override { return cfg_.self; }
+  IpVersion ip_version() const override { return cfg_.ip; }
+  uint32_t ip_mtu() const override { return cfg_.tcp.mtu; }
+  bool engine_port(uint16_t port) const override { return port == cfg_.listen_port; }
 
   Rnic& nic() const { return nic_; }
   const IwarpNicConfig& config() const { return cfg_; }

@@ -303,6 +303,16 @@ void IwarpQp::iwarp_recv(const IwarpRecv& r) {
   tcp_->ack_now();  // the message ended: its sender completes on our ACK
 }
 
+// On a shared receive queue the RNIC takes a WQE when a new untagged
+// message starts (siw_rqe_get): it becomes this QP's, completed or flushed
+// with it.
+void IwarpQp::iwarp_need_recv() {
+  verbs::RecvWqe w;
+  if (!init_.srq || state_ == IBV_QPS_ERR || !init_.srq->take(w)) return;
+  rq_.push_back(std::move(w));
+  hand_recv(rq_handed_++);
+}
+
 void IwarpQp::iwarp_write_placed(uint32_t, uint64_t, uint64_t) { tcp_->ack_now(); }
 
 // --------------------------------------------------------------------- memory

@@ -86,6 +86,7 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   void iwarp_write_done(uint64_t id) override { done(id); }
   void iwarp_read_done(uint64_t id) override { done(id); }
   void iwarp_recv(const IwarpRecv& r) override;
+  void iwarp_need_recv() override;
   void iwarp_write_placed(uint32_t, uint64_t, uint64_t) override;
   void iwarp_rejected(std::span<const std::byte>) override;
   void iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) override;

@@ -184,9 +184,20 @@ bool RoceV2Fabric::decap(Packet& p, IbaSource& src) {
 
 void RoceV2Fabric::seal(Packet& p) const { seal_roce_v2(p); }
 
+void RoceV2Fabric::receive(Packet p) {
+  if (is_ipv4_tcp(p.raw_bytes()) && to_kernel(p)) return;
+  IbaFabric::receive(std::move(p));
+}
+
+uint32_t RoceV2Fabric::ip_mtu() const {
+  constexpr uint32_t kRoceHeaders = 96;  // GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4
+  return (128u << nic_.active_mtu()) + kRoceHeaders;
+}
+
 void seal_roce_v2(Packet& p) {
   if (!p.meta().crc_pending) return;
   p.meta().crc_pending = false;
+  if (fill_ipv4_tcp_checksum(p.bytes())) return;  // the host kernel's TCP (programs' sockets)
   auto eth = EthernetView::check(p.bytes());
   if (!eth) return;
   std::span<std::byte> l3 = eth->payload();

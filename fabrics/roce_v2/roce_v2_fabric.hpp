@@ -18,7 +18,9 @@ ibv_gid roce_v2_gid(IpVersion v, const IpEndpoint& e);
 // fields are still placeholders; a capture calls it on what it writes.
 void seal_roce_v2(Packet& p);
 
-class RoceV2Fabric final : public IbaFabric {
+// Its port is the host's Ethernet interface too: TCP frames to the host go
+// to the kernel beside it (IpNic, NicFabric::set_kernel_input).
+class RoceV2Fabric final : public IbaFabric, public IpNic {
  public:
   // control_priority >= 0: ACKs, NAKs and CNPs go in that priority (DSCP
   // 8 x it), the rest in `priority`.
@@ -33,6 +35,8 @@ class RoceV2Fabric final : public IbaFabric {
   void encap_irn(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn,
                  const IrnExt& e) override;
   bool decap(Packet& p, IbaSource& src) override;
+  // RoCE to the transport; IPv4 TCP to the host's kernel, when it has one.
+  void receive(Packet p) override;
   bool is_link_control(const Packet& p) const override;
   // The ICRC, and over IPv6 the UDP checksum (mandatory there, RFC 8200 8.1).
   void seal(Packet& p) const override;
@@ -40,6 +44,13 @@ class RoceV2Fabric final : public IbaFabric {
   VerbsIdentity verbs_identity() const override {
     return {IBV_TRANSPORT_IB, IBV_NODE_CA, IBV_GID_TYPE_ROCE_V2};
   }
+
+  // IpNic.
+  const IpEndpoint& ip_self() const override { return self_; }
+  IpVersion ip_version() const override { return ip_; }
+  // The smallest netdev MTU at which the kernel gives the port its active
+  // IBA MTU (mlx5's iboe_get_mtu: that MTU plus 96 bytes of RoCE headers).
+  uint32_t ip_mtu() const override;
 
   // UDP source port for a QP pair: 0xC000 | 14-bit hash (A17.5.1.1: entropy).
   static uint16_t source_port(uint32_t src_qpn, uint32_t dest_qpn);

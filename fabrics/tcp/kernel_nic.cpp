@@ -17,11 +17,10 @@ namespace rdmasim {
 namespace {
 constexpr size_t kEth = EthernetHeader::kLen;
 constexpr size_t kUdpAt = kEth + Ipv4Header::kLen;
-uint32_t ip_key(Ipv4Address a) { return a.to_u32(); }
 }  // namespace
 
 KernelNic::KernelNic(Host& host, const IpEndpoint& self, const TcpEndpointConfig& tcp)
-    : host_(host), self_(self), tcp_(tcp) {
+    : host_(host), ip_(host, self, tcp) {
   if (host.config().stack == NetStack::dpdk) {
     // Kernel bypass: the poll-mode driver takes the frames, no interrupt.
     pmd_ = std::make_unique<PollModeDriver>(host.nic().sim(), host.cpu(), host.config().dpdk);
@@ -98,15 +97,15 @@ Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport
   if (bytes >= 16) store_be64(data.subspan(8, 8), static_cast<uint64_t>(host_.nic().sim().now().count()));
   const uint16_t udp_len = static_cast<uint16_t>(bytes + UdpHeader::kLen);
   UdpHeader{sport, dport, udp_len, 0}.emit(*UdpView::check(p.push_front(UdpHeader::kLen)));
-  UdpView::check(p.raw_bytes())->fill_checksum(self_.ipv4, to.ipv4);
+  UdpView::check(p.raw_bytes())->fill_checksum(ip_.self().ipv4, to.ipv4);
   Ipv4Header ip;
   ip.total_length = static_cast<uint16_t>(udp_len + Ipv4Header::kLen);
-  ip.identification = ip_id_++;
+  ip.identification = ip_.next_ip_id();
   ip.protocol = kIpProtoUdp;
-  ip.src = self_.ipv4;
+  ip.src = ip_.self().ipv4;
   ip.dst = to.ipv4;
   ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
-  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(
+  EthernetHeader{ip_.self().gateway_mac, ip_.self().mac, ethertype::kIpv4}.emit(
       *EthernetView::check(p.push_front(kEth)));
   // The minimum Ethernet frame: padding after the IP packet.
   if (p.size() < EthernetView::kMinFrameLen) {
@@ -152,7 +151,7 @@ void KernelNic::deliver(Packet p) {
   auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
   // ip_rcv: a header that does not check out, or a packet for another host, goes.
   if (!ip || eth->ethertype() != ethertype::kIpv4 || !ip->valid() || !ip->verify_checksum() ||
-      ip->dst() != self_.ipv4) {
+      ip->dst() != ip_.self().ipv4) {
     ++discarded_;
     return;
   }
@@ -171,22 +170,9 @@ void KernelNic::deliver(Packet p) {
         {static_cast<uint32_t>(payload.size()), UdpSocket::truesize(static_cast<uint32_t>(b.size())), sent});
     return;
   }
-  if (ip->protocol() == kIpProtoTcp) {
-    auto tcp = ConstTcpView::check(l4);
-    auto it = tcp ? tcp_conns_.find({ip_key(ip->src()), tcp->src_port(), tcp->dst_port()}) : tcp_conns_.end();
-    // No socket for it: dropped (Linux would answer a RST; no workload
-    // sends to a port nobody listens on).
-    if (it == tcp_conns_.end() || tcp->header_len() > l4.size()) {
-      ++discarded_;
-      return;
-    }
-    const bool ce = ip->ecn() == Ecn::Ce;
-    const size_t seg_len = l4.size();
-    p.pull_front(kEth + ip->header_len());
-    if (p.size() > seg_len) p.pull_back(p.size() - seg_len);  // Ethernet padding of short frames
-    it->second->receive(std::move(p), ce);
-    return;
-  }
+  // No socket for a TCP segment: dropped (Linux would answer a RST; no
+  // workload sends to a port nobody listens on).
+  if (ip->protocol() == kIpProtoTcp && ip_.tcp_input(p)) return;
   ++discarded_;
 }
 
@@ -196,39 +182,10 @@ KernelNic& kernel_nic_of(Host& h, const char* what) {
   return *k;
 }
 
-void KernelNic::attach_tcp(KernelTcp& c) {
-  const TcpFlow& f = c.tcp().flow();
-  tcp_conns_[{ip_key(f.ip.dst4), f.remote_port, f.local_port}] = &c;
-}
-
-void KernelNic::detach_tcp(KernelTcp& c) {
-  const TcpFlow& f = c.tcp().flow();
-  tcp_conns_.erase({ip_key(f.ip.dst4), f.remote_port, f.local_port});
-}
-
-void KernelNic::encap_tcp(Packet& p, Ipv4Address dst, bool ect) {
-  p.meta().crc_pending = true;  // the TCP checksum: filled when observed
-  Ipv4Header ip;
-  ip.ecn = ect ? Ecn::Ect0 : Ecn::NotEct;
-  ip.total_length = static_cast<uint16_t>(p.size() + Ipv4Header::kLen);
-  ip.identification = ip_id_++;
-  ip.protocol = kIpProtoTcp;
-  ip.src = self_.ipv4;
-  ip.dst = dst;
-  ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
-  EthernetHeader{self_.gateway_mac, self_.mac, ethertype::kIpv4}.emit(
-      *EthernetView::check(p.push_front(kEth)));
-}
-
 void KernelNic::seal_kernel_frame(Packet& p) {
   if (!p.meta().crc_pending) return;
   p.meta().crc_pending = false;
-  auto b = p.raw_bytes();
-  auto eth = EthernetView::check(b);
-  auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
-  if (!ip || eth->ethertype() != ethertype::kIpv4 || ip->protocol() != kIpProtoTcp) return;
-  tcp_fill_checksum(b.subspan(kEth + ip->header_len(), ip->total_length() - ip->header_len()),
-                    TcpPseudoHeader::of(*ip));
+  fill_ipv4_tcp_checksum(p.raw_bytes());
 }
 
 }  // namespace rdmasim

@@ -10,18 +10,16 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <tuple>
 
 #include "fabrics/ip/l3_network.hpp"
 #include "fabrics/ip/tcp/tcp_config.hpp"
+#include "fabrics/tcp/kernel_ip.hpp"
 #include "nodes/host/dpdk/poll_mode_driver.hpp"
 #include "nodes/host/host.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
 #include "nodes/host/kernel/udp_socket.hpp"
 
 namespace rdmasim {
-
-class KernelTcp;
 
 class KernelNic final : public NicFabric {
  public:
@@ -42,7 +40,7 @@ class KernelNic final : public NicFabric {
   std::optional<StackReport> stack_report() const override;
 
   Host& host() const { return host_; }
-  const IpEndpoint& self() const { return self_; }
+  const IpEndpoint& self() const { return ip_.self(); }
   // The kernel's receive path; null with the user-space stack.
   const NetRx* rx() const { return rx_.get(); }
   // The poll-mode driver of the user-space stack; null with the kernel's.
@@ -63,15 +61,10 @@ class KernelNic final : public NicFabric {
   // Frames the protocols refused: a bad checksum, not for this host, no socket.
   uint64_t discarded() const { return discarded_; }
 
-  // TCP (kernel_tcp.hpp): every connection uses these options; segments
-  // reach a connection by its 4-tuple.
-  const TcpEndpointConfig& tcp_config() const { return tcp_; }
+  // TCP (kernel_tcp.hpp): the connections and their frames' headers.
+  KernelIp& ip() { return ip_; }
   uint16_t listen_port() { return next_listen_++; }        // a server's port, from 5201 (iperf3's)
   uint16_t ephemeral_port() { return next_ephemeral_++; }  // a client's, from 49152 (RFC 6335)
-  void attach_tcp(KernelTcp& c);
-  void detach_tcp(KernelTcp& c);
-  // Prepends IPv4 and Ethernet to a TCP segment towards `dst`.
-  void encap_tcp(Packet& p, Ipv4Address dst, bool ect);
   // Fills the TCP checksum of an Ethernet + IPv4 + TCP frame whose checksum
   // was left for later (meta.crc_pending); other frames are complete.
   static void seal_kernel_frame(Packet& p);
@@ -88,15 +81,11 @@ class KernelNic final : public NicFabric {
   static uint32_t rss_hash(const Packet& p);
 
   Host& host_;
-  IpEndpoint self_;
   std::unique_ptr<NetRx> rx_;
   std::unique_ptr<PollModeDriver> pmd_;
   std::map<uint16_t, Bound> udp_;
-  TcpEndpointConfig tcp_;
-  // (remote address, remote port, local port) -> connection
-  std::map<std::tuple<uint32_t, uint16_t, uint16_t>, KernelTcp*> tcp_conns_;
+  KernelIp ip_;
   uint16_t next_listen_ = 5201, next_ephemeral_ = 49152;
-  uint16_t ip_id_ = 0;
   uint64_t discarded_ = 0;
 };
 

@@ -3,35 +3,50 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fabrics/tcp/kernel_ip.hpp"
 #include "fabrics/tcp/kernel_nic.hpp"
 
 namespace rdmasim {
 
-KernelTcp::KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, uint32_t iss)
-    : nic_(nic),
+KernelTcp::KernelTcp(KernelIp& ip, StreamSocket& socket, const TcpFlow& flow, uint32_t iss)
+    : ip_(ip),
       socket_(socket),
-      tcp_(nic.host().nic().sim(), nic.host().nic().pool(), nic.tcp_config(), flow, iss) {
+      tcp_(ip.host().nic().sim(), ip.host().nic().pool(), ip.tcp_config(), flow, iss) {
   tcp_.set_upper(this);
   tcp_.set_auto_consume(false);  // the window opens as the program reads
   // The driver posts a transmit descriptor and rings the doorbell; the
   // NIC reads the descriptor and then the frame by DMA before it can send
   // (the same PCIe round trips an RNIC pays for a WQE and its payload).
-  tcp_.set_wake([this] {
-    Rnic& nic = nic_.host().nic();
-    nic.sim().after(nic.doorbell_delay(false, true), [this, &nic] { nic.wake(*this); });
-  });
+  tcp_.set_wake([this] { doorbell(); });
   socket_.attach(*this);
-  nic_.attach_tcp(*this);
+  ip_.attach_tcp(*this);
+}
+
+KernelTcp::KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, uint32_t iss)
+    : KernelTcp(nic.ip(), socket, flow, iss) {}
+
+void KernelTcp::doorbell() {
+  Rnic& nic = ip_.host().nic();
+  nic.sim().after(nic.doorbell_delay(false, true), [this, &nic] { nic.wake(*this); });
 }
 
 KernelTcp::~KernelTcp() {
-  nic_.detach_tcp(*this);
-  nic_.host().nic().forget(*this);
+  ip_.detach_tcp(*this);
+  ip_.host().nic().forget(*this);
+}
+
+void KernelTcp::tcp_established() {
+  // An active open owes the ACK of the SYN-ACK (a passive one owes nothing).
+  if (immediate_handshake_ack_ && built_.empty() && tcp_.has_tx()) {
+    built_.push_back(tcp_.next_tx());
+    doorbell();
+  }
+  socket_.established();
 }
 
 Packet KernelTcp::next_frame() {
-  TcpTx t = tcp_.next_tx();
-  nic_.encap_tcp(t.packet, tcp_.flow().ip.dst4, t.ect);
+  TcpTx t = built_.empty() ? tcp_.next_tx() : built_.take_front();
+  ip_.encap_tcp(t.packet, tcp_.flow().ip.dst4, t.ect);
   return std::move(t.packet);
 }
 

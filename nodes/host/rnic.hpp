@@ -8,6 +8,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -86,6 +87,23 @@ class NicFabric {
     uint64_t interrupts = 0;  // interrupts the stack raised on the host's CPU
   };
   virtual std::optional<StackReport> stack_report() const { return std::nullopt; }
+
+  // The host's kernel beside the RDMA engine, on a fabric whose wire
+  // carries IP (roce_v2, iwarp): an arriving frame the RDMA engine does not
+  // take (TCP to the host's own sockets) goes to `f`, the kernel's receive
+  // path; without one such frames are dropped.
+  void set_kernel_input(std::function<void(Packet)> f) { kernel_input_ = std::move(f); }
+
+ protected:
+  // Hands `p` to the kernel; false (and `p` untouched) when there is none.
+  bool to_kernel(Packet& p) {
+    if (!kernel_input_) return false;
+    kernel_input_(std::move(p));
+    return true;
+  }
+
+ private:
+  std::function<void(Packet)> kernel_input_;
 };
 
 // The NIC's own timing. What the CPU pays (posting, polling, interrupts) is

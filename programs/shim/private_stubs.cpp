@@ -44,7 +44,14 @@ RDMASIM_VOID_STUB(verbs_uninit_context)
 RDMASIM_VOID_STUB(verbs_set_ops)
 RDMASIM_VOID_STUB(verbs_init_cq)
 RDMASIM_INT_STUB(verbs_allow_disassociate_destroy)
-RDMASIM_PTR_STUB(ibv_get_sysfs_path)
+// librdmacm's first call (ucma_init finds the rdma_cm ABI under sysfs):
+// named for what it is, RDMA CM, so the run's summary says which feature is
+// missing; librdmacm then fails as on a host without rdma_ucm.
+RDMASIM_EXPORT const char* ibv_get_sysfs_path() {
+  rdmasim::shim::unsupported("RDMA CM (librdmacm: perftest -R, rping)");
+  errno = ENOSYS;
+  return nullptr;
+}
 RDMASIM_PTR_STUB(_verbs_init_and_alloc_context)
 RDMASIM_PTR_STUB(verbs_open_device)
 RDMASIM_EXPORT int ibv_set_ece(ibv_qp*, ibv_ece*) {

@@ -20,6 +20,11 @@ void StreamSocket::closed() {
   readable_.notify();
 }
 
+void StreamSocket::peer_closed() {
+  peer_closed_ = true;
+  readable_.notify();
+}
+
 void StreamSocket::write_space() { writable_.notify(); }
 
 void StreamSocket::received(std::span<const std::byte> bytes) {
@@ -97,12 +102,12 @@ Task StreamSocket::recv(Cpu& cpu, Process& p, std::span<std::byte> out, size_t& 
   ++stats_.recvs;
   got = 0;
   co_await cpu.run(p, k_.use, k_.call);
-  const bool waited = rx_size_ == 0 && !closed_;
+  const bool waited = rx_size_ == 0 && !closed_ && !peer_closed_;
   if (waited) {
     ++stats_.recv_waits;
     if (k_.spin_to_wait) cpu.spin(p);  // polling the stack until data comes
   }
-  while (rx_size_ == 0 && !closed_) co_await readable_;  // sk_wait_data
+  while (rx_size_ == 0 && !closed_ && !peer_closed_) co_await readable_;  // sk_wait_data
   const size_t n = std::min(out.size(), rx_size_);
   if (n == 0) co_return;
   for (size_t i = 0; i < n;) {

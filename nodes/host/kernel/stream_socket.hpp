@@ -67,6 +67,7 @@ class StreamSocket {
   void established();
   void received(std::span<const std::byte> bytes);  // the next in-order bytes
   void write_space();                               // ACKs freed send buffer
+  void peer_closed();                               // the peer's FIN: reads end once the queue is empty
   void closed();                                    // reset, timed out or closed: calls fail
 
   // System calls of process `p` on its core. Each ends when the call
@@ -77,11 +78,13 @@ class StreamSocket {
   Task connect(Cpu& cpu, Process& p, bool& ok);
   Task accept(Cpu& cpu, Process& p, bool& ok);
   Task send(Cpu& cpu, Process& p, std::span<const std::byte> data, bool& ok);
-  // Returns at least one byte unless the connection is gone (got = 0).
+  // Returns at least one byte unless the connection is gone or the peer
+  // has closed and everything it sent was read (got = 0).
   Task recv(Cpu& cpu, Process& p, std::span<std::byte> out, size_t& got);
 
   bool is_established() const { return established_; }
   bool is_closed() const { return closed_; }
+  bool is_peer_closed() const { return peer_closed_; }
   size_t queued() const { return rx_size_; }  // bytes waiting to be read
 
   struct Stats {
@@ -98,6 +101,7 @@ class StreamSocket {
   StreamTransport* transport_ = nullptr;
   Trigger state_, writable_, readable_;
   bool established_ = false, closed_ = false;
+  bool peer_closed_ = false;
   // The receive queue: a ring of bytes that grows as needed.
   std::vector<std::byte> rx_;
   size_t rx_head_ = 0, rx_size_ = 0;

@@ -154,3 +154,26 @@ TEST_CASE("connect opens the transport and waits; a closed connection fails the 
   r.sim.run();
   CHECK(got == 0);
 }
+
+TEST_CASE("the peer's FIN: a reader gets what was queued, then 0 (end of file), and sleeps no more") {
+  Rig r;
+  r.socket.established();
+  std::vector<std::byte> out(10);
+  size_t got = 1;
+  Time done = Time::max();
+  receiver(r, out, got, done);
+  r.sim.run();
+  CHECK(done == Time::max());  // asleep on the empty queue
+  std::vector<std::byte> in(4, std::byte{9});
+  r.sim.at(2_us, [&] {
+    r.socket.received(in);
+    r.socket.peer_closed();
+  });
+  r.sim.run();
+  CHECK(got == 4);
+  receiver(r, out, got, done);
+  r.sim.run();
+  CHECK(got == 0);
+  CHECK(r.socket.is_peer_closed());
+  CHECK_FALSE(r.socket.is_closed());  // still open for writing (CLOSE_WAIT)
+}

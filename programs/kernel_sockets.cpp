@@ -1,0 +1,186 @@
+#include "programs/kernel_sockets.hpp"
+
+#include <cerrno>
+
+#include "fabrics/network.hpp"
+#include "fabrics/tcp/host_kernel.hpp"
+#include "fabrics/tcp/kernel_tcp.hpp"
+#include "nodes/host/host.hpp"
+#include "nodes/host/kernel/stream_socket.hpp"
+
+namespace rdmasim {
+
+struct KernelSockets::Conn {
+  int host = 0;
+  std::unique_ptr<StreamSocket> socket;
+  std::unique_ptr<KernelTcp> tcp;
+  bool closed = false;  // by its program
+};
+
+std::unique_ptr<KernelSockets> KernelSockets::make(Network& net) {
+  std::unique_ptr<KernelSockets> s(new KernelSockets(net));
+  for (Host* h : net.hosts) {
+    s->kernels_.push_back(HostKernel::beside(*h, net.cfg, net.cfg.seed));
+    if (!s->kernels_.back()) return nullptr;  // one fabric for all: none of them carries IPv4
+  }
+  return s;
+}
+
+KernelSockets::KernelSockets(Network& net) : net_(net) {}
+KernelSockets::~KernelSockets() = default;
+
+uint32_t KernelSockets::address(int h) const {
+  return kernels_[static_cast<size_t>(h)]->ip().self().ipv4.to_u32();
+}
+
+KernelSockets::Conn* KernelSockets::conn(uint64_t id) {
+  auto it = conns_.find(id);
+  return it == conns_.end() || it->second->closed ? nullptr : it->second.get();
+}
+
+uint64_t KernelSockets::make_conn(int h, const TcpFlow& flow) {
+  HostKernel& k = *kernels_[static_cast<size_t>(h)];
+  auto c = std::make_unique<Conn>();
+  c->host = h;
+  c->socket =
+      std::make_unique<StreamSocket>(net_.sim, SocketCosts::of(net_.hosts[static_cast<size_t>(h)]->config()));
+  c->tcp = std::make_unique<KernelTcp>(k.ip(), *c->socket, flow, k.iss());
+  c->tcp->set_immediate_handshake_ack(true);
+  const uint64_t id = next_id_++;
+  conns_[id] = std::move(c);
+  return id;
+}
+
+int64_t KernelSockets::listen(int h, uint16_t port) {
+  HostKernel& k = *kernels_[static_cast<size_t>(h)];
+  if (port == 0) port = k.ephemeral_port();
+  for (const auto& [id, l] : listeners_)
+    if (!l.closed && l.host == h && l.port == port) return -EADDRINUSE;
+  const uint64_t id = next_id_++;
+  Listener& l = listeners_[id];
+  l.host = h;
+  l.port = port;
+  l.ready = std::make_unique<Trigger>(net_.sim);
+  k.listen(port, [this, h, id](const TcpFlow& flow) {
+    const uint64_t c = make_conn(h, flow);
+    conns_.at(c)->tcp->listen();
+    Listener& x = listeners_.at(id);
+    x.arrived.push_back(c);
+    x.ready->notify();
+  });
+  return static_cast<int64_t>(id);
+}
+
+Task KernelSockets::accept(Process& p, uint64_t listener, int64_t& out, uint32_t& peer_addr,
+                           uint16_t& peer_port) {
+  auto it = listeners_.find(listener);
+  if (it == listeners_.end() || it->second.closed) {
+    out = -EBADF;
+    co_return;
+  }
+  Listener& l = it->second;
+  while (l.arrived.empty() && !l.closed) co_await *l.ready;
+  if (l.arrived.empty()) {
+    out = -EBADF;
+    co_return;
+  }
+  const uint64_t id = l.arrived.front();
+  l.arrived.pop_front();
+  Conn& c = *conns_.at(id);
+  bool ok = false;
+  co_await c.socket->accept(net_.hosts[static_cast<size_t>(l.host)]->cpu(), p, ok);
+  if (!ok) {
+    out = -ECONNABORTED;
+    co_return;
+  }
+  const TcpFlow& f = c.tcp->tcp().flow();
+  peer_addr = f.ip.dst4.to_u32();
+  peer_port = f.remote_port;
+  out = static_cast<int64_t>(id);
+}
+
+Task KernelSockets::connect(Process& p, int h, uint32_t addr, uint16_t port, int64_t& out) {
+  if (addr == 0xFFFFFFFF) {  // an IPv6 address: this kernel's TCP is IPv4's
+    out = -ENETUNREACH;
+    co_return;
+  }
+  HostKernel& k = *kernels_[static_cast<size_t>(h)];
+  const TcpFlow flow{TcpPseudoHeader::v4(k.ip().self().ipv4, Ipv4Address::from_u32(addr)), k.ephemeral_port(),
+                     port};
+  const uint64_t id = make_conn(h, flow);
+  Conn& c = *conns_.at(id);
+  bool ok = false;
+  co_await c.socket->connect(net_.hosts[static_cast<size_t>(h)]->cpu(), p, ok);
+  if (!ok) {
+    // A RST answered the SYN, or the SYNs went unanswered until TCP gave up.
+    out = c.tcp->tcp().stats().segments_received > 0 ? -ECONNREFUSED : -ETIMEDOUT;
+    c.closed = true;
+    co_return;
+  }
+  out = static_cast<int64_t>(id);
+}
+
+Task KernelSockets::send(Process& p, uint64_t id, std::span<const char> data, int64_t& ret) {
+  Conn* c = conn(id);
+  if (!c) {
+    ret = -EBADF;
+    co_return;
+  }
+  if (c->socket->is_closed()) {
+    ret = -EPIPE;
+    co_return;
+  }
+  bool ok = false;
+  co_await c->socket->send(net_.hosts[static_cast<size_t>(c->host)]->cpu(), p, std::as_bytes(data), ok);
+  ret = ok ? static_cast<int64_t>(data.size()) : -EPIPE;
+}
+
+Task KernelSockets::recv(Process& p, uint64_t id, size_t max, bool nonblocking, bool wait_all,
+                         std::vector<char>& out, int64_t& ret) {
+  out.clear();
+  Conn* c = conn(id);
+  if (!c) {
+    ret = -EBADF;
+    co_return;
+  }
+  StreamSocket& s = *c->socket;
+  if (max == 0 || (nonblocking && s.queued() == 0 && !s.is_closed() && !s.is_peer_closed())) {
+    ret = max == 0 ? 0 : -EAGAIN;
+    co_return;
+  }
+  Cpu& cpu = net_.hosts[static_cast<size_t>(c->host)]->cpu();
+  out.resize(max);
+  size_t have = 0;
+  do {
+    size_t got = 0;
+    co_await s.recv(cpu, p, std::as_writable_bytes(std::span(out)).subspan(have), got);
+    if (got == 0) break;  // the peer closed (or the connection is gone)
+    have += got;
+  } while (wait_all && have < max);
+  out.resize(have);
+  ret = static_cast<int64_t>(have);
+}
+
+void KernelSockets::close(uint64_t id, bool listener) {
+  if (listener) {
+    auto it = listeners_.find(id);
+    if (it == listeners_.end() || it->second.closed) return;
+    Listener& l = it->second;
+    l.closed = true;
+    kernels_[static_cast<size_t>(l.host)]->unlisten(l.port);
+    // inet_csk_listen_stop: connections nobody accepted are reset.
+    for (uint64_t c : l.arrived) {
+      conns_.at(c)->closed = true;
+      conns_.at(c)->tcp->tcp().abort();
+    }
+    l.arrived.clear();
+    l.ready->notify();
+    return;
+  }
+  Conn* c = conn(id);
+  if (!c) return;
+  c->closed = true;
+  c->tcp->tcp().close();  // the FIN, after what it still has to send
+}
+
+}  // namespace rdmasim

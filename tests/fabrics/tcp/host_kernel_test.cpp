@@ -1,0 +1,109 @@
+// The kernel beside an RNIC (fabrics/tcp/host_kernel.hpp): on roce_v2 and
+// iwarp a host's TCP sockets share the port with the RDMA engine. A SYN to
+// a port nobody listens on is refused with a RST; one to a listening port
+// makes a connection whose bytes cross; on iwarp a SYN to the RNIC's own
+// port is the RNIC's, not refused; ib has no IP for a kernel to use.
+#include "fabrics/tcp/host_kernel.hpp"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabrics/tcp/kernel_tcp.hpp"
+#include "nodes/host/kernel/stream_socket.hpp"
+#include "tests/fixtures/network.hpp"
+
+using namespace rdmasim;
+using namespace rdmasim::literals;
+
+namespace {
+
+// One end of a connection: its socket and its TCP.
+struct End {
+  End(HostKernel& k, Host& h, const TcpFlow& flow)
+      : socket(h.nic().sim(), SocketCosts::of(h.config())), tcp(k.ip(), socket, flow, k.iss()) {}
+  StreamSocket socket;
+  KernelTcp tcp;
+};
+
+struct Pair {
+  explicit Pair(const std::string& fabric) : n(test::two_hosts(fabric)) {
+    a = HostKernel::beside(n.host(0), n.cfg, 1);
+    b = HostKernel::beside(n.host(1), n.cfg, 1);
+  }
+  // a connects to b's `port`; returns whether connect() succeeded.
+  bool connect(uint16_t port, std::unique_ptr<End>& client) {
+    const TcpFlow flow{TcpPseudoHeader::v4(a->ip().self().ipv4, b->ip().self().ipv4), a->ephemeral_port(),
+                       port};
+    client = std::make_unique<End>(*a, n.host(0), flow);
+    bool ok = false;
+    [](Pair& t, End& e, bool& ok) -> Task { co_await e.socket.connect(t.n.host(0).cpu(), t.pa, ok); }(
+                                      *this, *client, ok);
+    n.net.sim.run(n.net.sim.now() + 10_ms);
+    return ok;
+  }
+  test::BuiltNetwork n;
+  std::unique_ptr<HostKernel> a, b;
+  Process& pa = n.host(0).spawn("client");
+  Process& pb = n.host(1).spawn("server");
+};
+
+}  // namespace
+
+TEST_CASE("host kernel: ib carries no IP for a kernel beside the HCA") {
+  test::BuiltNetwork n(test::two_hosts("ib"));
+  CHECK(HostKernel::beside(n.host(0), n.cfg, 1) == nullptr);
+}
+
+TEST_CASE("host kernel on roce_v2: a SYN to a closed port is reset, one to a listening port connects") {
+  Pair t("roce_v2");
+  REQUIRE(t.a);
+  REQUIRE(t.b);
+  std::unique_ptr<End> refused;
+  CHECK_FALSE(t.connect(5000, refused));
+  CHECK(refused->socket.is_closed());
+  CHECK(refused->tcp.tcp().stats().segments_received == 1);  // the RST
+  std::vector<std::unique_ptr<End>> accepted;
+  t.b->listen(5000, [&](const TcpFlow& f) {
+    accepted.push_back(std::make_unique<End>(*t.b, t.n.host(1), f));
+    accepted.back()->tcp.listen();
+  });
+  std::unique_ptr<End> client;
+  REQUIRE(t.connect(5000, client));
+  REQUIRE(accepted.size() == 1);
+  CHECK(accepted[0]->socket.is_established());
+  CHECK(accepted[0]->tcp.tcp().flow().remote_port == client->tcp.tcp().flow().local_port);
+  // Bytes cross, through b's receive path; a's FIN ends b's reads.
+  const std::string hello = "0000:000011:8e23ee";
+  bool sent = false;
+  [](Pair& t, End& e, const std::string& s, bool& ok) -> Task {
+    co_await e.socket.send(t.n.host(0).cpu(), t.pa, std::as_bytes(std::span(s)), ok);
+  }(t, *client, hello, sent);
+  std::vector<std::byte> got(64);
+  size_t n = 0;
+  [](Pair& t, End& e, std::vector<std::byte>& out, size_t& n) -> Task {
+    co_await e.socket.recv(t.n.host(1).cpu(), t.pb, out, n);
+  }(t, *accepted[0], got, n);
+  t.n.net.sim.run(t.n.net.sim.now() + 10_ms);
+  CHECK(sent);
+  REQUIRE(n == hello.size());
+  CHECK(std::string(reinterpret_cast<const char*>(got.data()), n) == hello);
+  CHECK(t.b->rx().stats().frames >= 3);  // SYN, ACK, data: through the kernel's receive path
+  client->tcp.tcp().close();
+  t.n.net.sim.run(t.n.net.sim.now() + 10_ms);
+  CHECK(accepted[0]->socket.is_peer_closed());
+}
+
+TEST_CASE("host kernel on iwarp: a SYN to the RNIC's own port is left to the RNIC, not reset") {
+  Pair t("iwarp");
+  REQUIRE(t.a);
+  const uint16_t rnic_port = t.n.cfg.tcp.listen_port;
+  std::unique_ptr<End> client;
+  CHECK_FALSE(t.connect(rnic_port, client));
+  CHECK(client->tcp.tcp().stats().segments_received == 0);  // no RST: SYNs unanswered
+  CHECK(t.b->discarded() >= 1);
+  client->tcp.tcp().abort();  // connect() fails at once
+  t.n.net.sim.run(t.n.net.sim.now() + 1_ms);
+}
