@@ -113,6 +113,9 @@ struct WorkloadConfig {
   Bytes size{4096};          // bytes per message (8 for atomics)
   uint64_t count = 1;        // messages per sender-receiver pair
   uint32_t outstanding = 1;  // work requests in flight per QP
+  // One send work request in cq_moderation is signalled (and the last): the
+  // others complete with it (perftest's -Q; the perftest bandwidth kinds).
+  uint32_t cq_moderation = 1;
   Time start;
   // Verbs knobs, with the real verbs encodings and defaults (ibv_modify_qp):
   uint8_t timeout = 14;        // local ACK timeout, 4.096us * 2^timeout

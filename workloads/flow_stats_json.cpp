@@ -12,6 +12,8 @@ json flow_stats_json(const FlowStats& s) {
           {"start", s.start.count()},
           {"end", s.end.count()},
           {"latency", s.latency_ps},
+          {"posted", s.posted_ps},
+          {"completed", s.completed_ps},
           {"verified", s.data_verified},
           {"mismatch", s.data_mismatch},
           {"finished", s.finished},
@@ -29,6 +31,8 @@ FlowStats flow_stats_of(const json& j) {
   s.start = Time::ps(j.at("start").get<int64_t>());
   s.end = Time::ps(j.at("end").get<int64_t>());
   s.latency_ps = j.at("latency").get<std::vector<int64_t>>();
+  s.posted_ps = j.at("posted").get<std::vector<int64_t>>();
+  s.completed_ps = j.at("completed").get<std::vector<std::pair<uint64_t, int64_t>>>();
   s.data_verified = j.at("verified").get<bool>();
   s.data_mismatch = j.at("mismatch").get<bool>();
   s.finished = j.at("finished").get<bool>();

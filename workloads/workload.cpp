@@ -288,6 +288,10 @@ int Flow::post_op(uint64_t k) {
   if (!is_atomic_op()) fill_message(k, slot);
   ibv_sge sge{sa_.buf + slot * size, static_cast<uint32_t>(size), sa_.mr->lkey};
   ibv_send_wr wr = signaled_wr(k, sge, wr_opcode(op_));
+  // With CQ moderation one in cq_moderation is signalled, and the last
+  // (perftest's run_iter_bw), so the program learns when all have completed.
+  const uint64_t mod = std::max<uint32_t>(w_.cq_moderation, 1);
+  if (k % mod != mod - 1 && k != count_ - 1) wr.send_flags &= ~IBV_SEND_SIGNALED;
   if (inline_bytes()) wr.send_flags |= IBV_SEND_INLINE;
   wr.imm_data = htonl(static_cast<uint32_t>(k));
   const uint32_t rkey = w_.bad_rkey ? sb_.mr->rkey ^ 0x5A5A00 : sb_.mr->rkey;
@@ -312,13 +316,28 @@ int Flow::post_op(uint64_t k) {
 Task Flow::sender(Time t0) {
   Simulator& sim = env_.sim;
   co_await sleep_until(sim, t0);
-  uint64_t posted = 0, done = 0, inflight = 0;
+  // done: work requests completed, in order (RC and UC complete in order, and
+  // an unsignalled one completes with the next signalled one, IBA 10.8.3);
+  // posted - done are in flight.
+  uint64_t posted = 0, done = 0;
   bool failed = false;
+  const bool perftest = is_perftest(w_.kind);
   stats_.start = sim.now();
   std::vector<ibv_wc> wcs(16);
+  auto completed = [&](uint64_t k) {
+    ++stats_.completions["IBV_WC_SUCCESS"];
+    const bool one_sided = op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm ||
+                           op_ == WorkloadKind::rdma_read;
+    if (one_sided && w_.qp == QpType::rc && !placed(k)) stats_.data_verified = false;
+    ++stats_.ops;
+    stats_.bytes += msg_size();
+    stats_.latency_ps.push_back((sim.now() - posted_at_[k % posted_at_.size()]).count());
+    stats_.end = sim.now();
+  };
   while (done < count_) {
-    while (!failed && inflight < std::max<uint32_t>(w_.outstanding, 1) && posted < count_) {
+    while (!failed && posted - done < std::max<uint32_t>(w_.outstanding, 1) && posted < count_) {
       posted_at_[posted % posted_at_.size()] = sim.now();
+      if (perftest) stats_.posted_ps.push_back(sim.now().count());
       co_await a_.post(*pa_, inline_bytes());
       if (post_op(posted) != 0) {
         failed = true;
@@ -326,28 +345,23 @@ Task Flow::sender(Time t0) {
         break;
       }
       posted_ = ++posted;
-      ++inflight;
     }
-    if (inflight == 0) break;
+    if (posted == done) break;
     co_await a_.wait(*pa_, *sa_.scq);
     const int n = sa_.scq->poll(static_cast<int>(wcs.size()), wcs.data());
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs[i];
-      count(wc);
-      --inflight;
-      ++done;
+      // The unsignalled work requests before this one completed with it.
+      for (; done < wc.wr_id; ++done) completed(done);
       if (wc.status == IBV_WC_SUCCESS) {
-        const bool one_sided = op_ == WorkloadKind::rdma_write || op_ == WorkloadKind::rdma_write_imm ||
-                               op_ == WorkloadKind::rdma_read;
-        if (one_sided && w_.qp == QpType::rc && !placed(wc.wr_id)) stats_.data_verified = false;
-        ++stats_.ops;
-        stats_.bytes += msg_size();
-        stats_.latency_ps.push_back((sim.now() - posted_at_[wc.wr_id % posted_at_.size()]).count());
-        stats_.end = sim.now();
+        completed(done);
+        if (perftest) stats_.completed_ps.emplace_back(done, sim.now().count());
       } else {
+        count(wc);
         failed = true;
         all_ok_ = false;
       }
+      ++done;
     }
   }
   if (stats_.end < stats_.start) stats_.end = stats_.start;
@@ -411,6 +425,7 @@ Task Flow::ping(Time t0) {
   std::vector<ibv_wc> wcs(4);
   for (uint64_t k = 0; k < count_; ++k) {
     const Time t = sim.now();
+    if (is_perftest(w_.kind)) stats_.posted_ps.push_back(t.count());
     co_await a_.post(*pa_, inline_bytes());
     if (post_op(k) != 0) {
       all_ok_ = false;
@@ -531,6 +546,7 @@ Task Flow::write_ping(Time t0, Side& self, Side& peer, Process& p, bool first) {
     const auto marker = static_cast<std::byte>((k + 1) & 0xff);  // never the slot's previous value
     const Time t = sim.now();
     if (first) {  // a: message k out
+      stats_.posted_ps.push_back(t.count());
       fill_message(k, kPostSlot);
       own_post[size - 1] = marker;
       co_await h.post(p, inline_bytes());
@@ -756,6 +772,8 @@ void FlowStats::merge(const FlowStats& s) {
   start = std::min(start, s.start);
   end = std::max(end, s.end);
   latency_ps.insert(latency_ps.end(), s.latency_ps.begin(), s.latency_ps.end());
+  posted_ps.insert(posted_ps.end(), s.posted_ps.begin(), s.posted_ps.end());
+  completed_ps.insert(completed_ps.end(), s.completed_ps.begin(), s.completed_ps.end());
   data_verified = data_verified && s.data_verified;
   data_mismatch = data_mismatch || s.data_mismatch;
   finished = finished && s.finished;

@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/random.hpp"
@@ -54,6 +55,11 @@ struct FlowStats {
   std::map<std::string, uint64_t> recv_completions;  // receiver's failed ones (flushes, length errors)
   Time start = Time::max(), end;
   std::vector<int64_t> latency_ps;
+  // The perftest kinds: when the measuring program posted each work request,
+  // and (work request, time) of each completion it took, as perftest keeps
+  // tposted and tcompleted (workloads/verbs/perftest_report.hpp).
+  std::vector<int64_t> posted_ps;
+  std::vector<std::pair<uint64_t, int64_t>> completed_ps;
   Time work_done;  // compute: CPU time it has had
   // udp: datagrams offered, received by the NIC, dropped (by where), delivered.
   struct Datagrams {

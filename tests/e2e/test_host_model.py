@@ -1,5 +1,7 @@
 """The host side: polling costs CPU and saves latency, interrupts the
-opposite, coalescing cuts interrupts, a PIO doorbell saves the WQE fetch."""
+opposite, coalescing cuts interrupts, a PIO doorbell saves the WQE fetch.
+write_bw signals every work request here (cq_moderation: 1, where
+perftest would signal one in 16) so that each WRITE can interrupt."""
 import os
 
 from e2e import check, check_cpu_times, finish, run, tmpdir, workload
@@ -11,7 +13,7 @@ link: {bandwidth: 100Gbps, delay: 500ns}
 topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
 workloads:
   - {name: lat, kind: send_lat, from: a, to: b, size: 64, count: 50}
-  - {name: bw, kind: write_bw, from: a, to: b, size: 4KiB, count: 400, outstanding: 16, start: 1ms}
+  - {name: bw, kind: write_bw, from: a, to: b, size: 4KiB, count: 400, outstanding: 16, cq_moderation: 1, start: 1ms}
 capture: {pcap: none}
 """
 

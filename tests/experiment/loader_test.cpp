@@ -281,8 +281,10 @@ workloads:
   - {kind: read_lat, from: h0, to: h1}
   - {kind: atomic_bw, from: h0, to: h1, op: atomic_cas}
   - {kind: send_bw, from: h0, to: h1, qp: ud, size: 4KiB}
+  - {kind: write_bw, from: h0, to: h1}
+  - {kind: send_bw, from: h0, to: h1, size: 64KiB, cq_moderation: 16, outstanding: 8}
 )");
-  REQUIRE(c.workloads.size() == 8);
+  REQUIRE(c.workloads.size() == 10);
   CHECK(c.workloads[0].from == std::vector<std::string>{"h1", "h2", "h3"});
   CHECK(c.workloads[0].to == std::vector<std::string>{"h0"});
   CHECK(c.workloads[0].op == "rdma_write");
@@ -297,6 +299,21 @@ workloads:
   CHECK(c.workloads[6].op == "atomic_cas");
   CHECK(c.workloads[6].size == 8_B);
   CHECK(c.workloads[7].op == "send");
+  // perftest 4.5's defaults: ib_read_lat's 2 bytes x 1000, one at a time ...
+  CHECK(c.workloads[5].size == 2_B);
+  CHECK(c.workloads[5].count == 1000);
+  CHECK(c.workloads[5].outstanding == 1);
+  CHECK(c.workloads[5].cq_moderation == 1);
+  CHECK(c.workloads[5].inline_threshold == 0);  // perftest turns inline off on a device it does not know
+  CHECK(c.workloads[6].count == 5000);          // ... ib_atomic_bw's 5000 of 8 bytes ...
+  CHECK(c.workloads[6].size == 8_B);
+  CHECK(c.workloads[7].cq_moderation == 100);  // ... CQ moderation 100 up to 8 KiB ...
+  CHECK(c.workloads[8].size == 64_KiB);        // ... ib_write_bw's 64 KiB x 5000 with 128 in flight,
+  CHECK(c.workloads[8].count == 5000);
+  CHECK(c.workloads[8].outstanding == 128);
+  CHECK(c.workloads[8].cq_moderation == 1);  // moderation off above 8 KiB unless asked for,
+  CHECK(c.workloads[9].cq_moderation == 8);  // and never above the tx-depth
+  CHECK(c.workloads[0].cq_moderation == 1);  // not a perftest kind
 }
 
 TEST_CASE("loader: generated topologies") {
@@ -393,7 +410,8 @@ workloads:
     // The column points at the part at fault, and the message names it.
     CHECK(errors(named, {"workloads[0].rat=1Gbps"}) ==
           "<command line>:1:14: workloads[0].rat: unknown key (did you mean 'rate'?); allowed keys: name, "
-          "kind, from, to, senders, hosts, qp, size, count, outstanding, start, op, add, compare, swap, "
+          "kind, from, to, senders, hosts, qp, size, count, outstanding, cq_moderation, start, op, add, "
+          "compare, swap, "
           "payload, timeout, retry_cnt, rnr_retry, min_rnr_timer, post_recvs, bad_rkey, inline_threshold, "
           "cdf, load, duration, on, work, chunk, rate, app_cost, initiator, target, nsid, rw, bs, iodepth, "
           "numjobs, rwmixread, runtime, offset, ramp_time, queue_size (--set workloads[0].rat=1Gbps)\n");

@@ -8,6 +8,7 @@
 #include "fabrics/registry.hpp"
 #include "workloads/flow.hpp"
 #include "workloads/socket_flow.hpp"
+#include "workloads/verbs/perftest_report.hpp"
 #include "workloads/verbs/verbs_reader.hpp"
 #include "workloads/workload_kind.hpp"
 #include "workloads/workload_memory.hpp"
@@ -24,10 +25,14 @@ constexpr KeySpec kKeys[] = {
     {"senders", "whole number", "", "", "incast only, instead of from: the first N hosts other than to"},
     {"hosts", "list of host names", "all hosts", "", "all_to_all: every host sends to every other"},
     {"qp", "rc, uc or ud", "rc", "", "QP transport type"},
-    {"size", "size", "4KiB", "",
+    {"size", "size", "4KiB (perftest kinds: 64KiB for *_bw, 2 for *_lat)", "",
      "bytes per message (atomics: 8); 0 is a legal zero-length SEND, WRITE or READ"},
-    {"count", "whole number", "1", "1..", "messages per sender-receiver pair"},
-    {"outstanding", "whole number", "1", "1..16383", "work requests in flight per QP"},
+    {"count", "whole number", "1 (perftest kinds: 5000 for *_bw, 1000 for *_lat)", "1..",
+     "messages per sender-receiver pair (perftest's -n)"},
+    {"outstanding", "whole number", "1 (perftest kinds: 128 for *_bw, 1 for *_lat)", "1..16383",
+     "work requests in flight per QP (perftest's -t, tx-depth)"},
+    {"cq_moderation", "whole number", "100, 1 above 8KiB", "1..1024",
+     "perftest *_bw kinds: one send work request in N is signalled (perftest's -Q)"},
     {"start", "time", "0", "", "when the senders begin"},
     {"op", "a basic kind", "rdma_write", "",
      "patterns and atomic_bw/atomic_lat: the operation each message uses"},
@@ -151,9 +156,41 @@ void incast_hosts(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
   }
 }
 
+bool bw_kind(WorkloadKind k) {
+  return k == WorkloadKind::write_bw || k == WorkloadKind::read_bw || k == WorkloadKind::send_bw ||
+         k == WorkloadKind::atomic_bw;
+}
+
+// perftest 4.5's defaults (perftest_parameters.h: DEF_SIZE_BW, DEF_SIZE_LAT,
+// DEF_ITERS_WB, DEF_ITERS, DEF_TX_BW, DEF_TX_LAT), before the keys given.
+void perftest_defaults(WorkloadConfig& w) {
+  const bool bw = bw_kind(w.kind);
+  w.size = Bytes(bw ? 65536 : 2);
+  w.count = bw ? 5000 : 1000;
+  w.outstanding = bw ? 128 : 1;
+}
+
+// cq_moderation: perftest's DEF_CQ_MOD (100) for the bandwidth kinds, turned
+// off (1) for messages above 8 KiB on a connected QP unless given
+// (MSG_SIZE_CQ_MOD_LIMIT), and never above the tx-depth; the latency kinds
+// signal every work request (their tx-depth is 1).
+void cq_moderation(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
+  const Entry* e = f.find("cq_moderation");
+  if (e && !bw_kind(w.kind)) {
+    d.c.error(e->key, e->path,
+              "only the perftest bandwidth kinds (write_bw, read_bw, send_bw, atomic_bw) take cq_moderation");
+    return;
+  }
+  if (!bw_kind(w.kind)) return;
+  w.cq_moderation = w.size.count() > 8192 && w.qp != QpType::ud ? 1 : 100;
+  d.c.read(f, "cq_moderation", w.cq_moderation, [&](const Entry& x) { return d.c.whole(x, 1, 1024); });
+  w.cq_moderation = std::min(w.cq_moderation, std::max<uint32_t>(w.outstanding, 1));
+}
+
 // size:, count: and outstanding:.
 void amounts(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKind op) {
   const Entry* se = f.find("size");
+  if (is_perftest(w.kind)) perftest_defaults(w);
   if (is_atomic(op)) w.size = Bytes(8);
   if (se) {
     if (auto b = d.c.bytes(*se, /*positive=*/false)) {  // zero-length messages are legal verbs
@@ -170,6 +207,36 @@ void amounts(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKin
   // A QP's send queue holds 16384 work requests (the RNIC's max_qp_wr); a
   // workload keeps one more than `outstanding` posted.
   d.c.read(f, "outstanding", w.outstanding, [&](const Entry& e) { return d.c.whole(e, 1, 16383); });
+}
+
+// What perftest prints at the end of the test the kind imitates (docs/yaml.md,
+// "perftest kinds"); null figures when the run has too few messages for them.
+nlohmann::json perftest_results(const WorkloadConfig& w, const FlowStats& s) {
+  nlohmann::json j = {{"iterations", w.count},
+                      {"tx_depth", w.outstanding},
+                      {"cq_moderation", w.cq_moderation},
+                      {"inline_size", w.inline_threshold}};
+  if (bw_kind(w.kind)) {
+    const auto r = perftest_bw(w.size.count(), s.posted_ps, s.completed_ps);
+    j["bw_peak_mb_s"] = r ? nlohmann::json(r->bw_peak_mb_s) : nullptr;
+    j["bw_average_mb_s"] = r ? nlohmann::json(r->bw_average_mb_s) : nullptr;
+    j["bw_average_gbps"] = r ? nlohmann::json(r->bw_average_gbps) : nullptr;
+    j["msg_rate_mpps"] = r ? nlohmann::json(r->msg_rate_mpps) : nullptr;
+    return j;
+  }
+  // perftest halves a SEND or WRITE round trip; a READ or an atomic is one already.
+  const WorkloadKind op = implied_op(w.kind);
+  const auto r =
+      perftest_lat(s.posted_ps, op == WorkloadKind::send || op == WorkloadKind::rdma_write ? 2 : 1);
+  for (const auto& [key, v] : {std::pair{"t_min_us", &PerftestLat::t_min_us},
+                               {"t_max_us", &PerftestLat::t_max_us},
+                               {"t_typical_us", &PerftestLat::t_typical_us},
+                               {"t_avg_us", &PerftestLat::t_avg_us},
+                               {"t_stdev_us", &PerftestLat::t_stdev_us},
+                               {"p99_us", &PerftestLat::p99_us},
+                               {"p999_us", &PerftestLat::p999_us}})
+    j[key] = r ? nlohmann::json((*r).*v) : nullptr;
+  return j;
 }
 
 class VerbsWorkload final : public Workload {
@@ -221,7 +288,9 @@ class VerbsWorkload final : public Workload {
       from_to(d, f, w);
     }
     amounts(d, f, w, *op);
-    return read_verbs_knobs(d, f, w, *op, kind, f.find("size"));
+    const bool ok = read_verbs_knobs(d, f, w, *op, kind, f.find("size"));
+    cq_moderation(d, f, w);
+    return ok;
   }
   void validate(ExperimentDraft& d, size_t read) const override { check_ends(d, read); }
 
@@ -251,6 +320,8 @@ class VerbsWorkload final : public Workload {
   void results(const ExperimentConfig& x, const WorkloadConfig& w, const FlowStats& s,
                nlohmann::json& j) const override {
     message_results(w, s, latency_measure(w.kind, !fabric_of(x).rdma()), j);
+    // perftest runs on RDMA devices: over kernel sockets (fabric: tcp) there is nothing to imitate.
+    if (is_perftest(w.kind) && fabric_of(x).rdma()) j["perftest"] = perftest_results(w, s);
   }
   bool latency_samples() const override { return true; }
 };
