@@ -203,6 +203,7 @@ class Port {
   void tx_done();
   void arm_tx_done();
   void arrive();
+  void schedule_arrival();  // of the oldest frame on the wire
   void drop(Packet& p, bool on_link = false);
   void note_blocked(bool blocked);
   void wake_at(Time t);
