@@ -29,6 +29,7 @@
 #include "programs/programs_run.hpp"
 #include "topologies/config.hpp"
 #include "topologies/yaml_reader.hpp"
+#include "workloads/registry.hpp"
 
 namespace rdmasim {
 
@@ -447,6 +448,17 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
     if (!set.empty()) with.sets.push_back(set);
     trials.push_back({f, load(with, fabric)});
   }
+  // A kind compared on every fabric (kind: nvme) adds what compare leaves
+  // out unless told: tcp, the kernel baseline (NVMe/TCP).
+  auto every_fabric = [](const Trial& t) {
+    return t.load.config &&
+           std::any_of(t.load.config->workloads.begin(), t.load.config->workloads.end(),
+                       [](const WorkloadConfig& w) { return workload_of(w).compared_on_every_fabric(); });
+  };
+  if (o.fabrics.empty() && std::any_of(trials.begin(), trials.end(), every_fabric))
+    for (const Fabric* f : rdmasim::fabrics())
+      if (std::find(fabrics.begin(), fabrics.end(), f->name()) == fabrics.end())
+        trials.push_back({std::string(f->name()), load(o, std::string(f->name()))});
   auto loaded = [](const Trial& t) { return t.load.config && t.load.errors.empty(); };
   const auto it = std::find_if(trials.begin(), trials.end(), loaded);
   const ExperimentConfig* first = it == trials.end() ? nullptr : &*it->load.config;
@@ -804,9 +816,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
           "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>-compare)")
       ->type_name("DIR");
   compare
-      ->add_option(
-          "--fabrics", o.fabrics,
-          "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + variants_help() + ")")
+      ->add_option("--fabrics", o.fabrics,
+                   "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
+                       ", and the others for kind: nvme" + variants_help() + ")")
       ->delimiter(',')
       ->check(one_of(compare_columns(), "fabric"))
       ->type_name("F,F,...");
