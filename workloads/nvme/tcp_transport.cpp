@@ -164,14 +164,16 @@ struct TcpTargetQueue final : PortQueue, PduStream {
     const Ch ch = *Ch::parse(pdu);
     if (ch.type == PduType::ic_req) {
       const auto ic = Ic::parse(ch, pdu);
-      if (!ic || ic->pfv != 0) co_return lose();
+      if (!ic || ic->pfv != 0 || initialized_) co_return lose();
+      initialized_ = true;
       digests = ic->digests & (kDgstHeader | kDgstData);
       std::vector<std::byte> r(kIcLen);
       Ic{false, digests, kMaxH2CData, 0, 0}.emit(r);
       send(std::move(r));
       co_return;
     }
-    if (!digests_ok(pdu)) {  // a digest error: nvmet-tcp ends the connection
+    if (!initialized_ ||
+        !digests_ok(pdu)) {  // no ICReq first, or a digest error: nvmet-tcp ends the connection
       t_.count_error();
       co_return lose();
     }
@@ -206,6 +208,7 @@ struct TcpTargetQueue final : PortQueue, PduStream {
 
   NvmeTarget& t_;
   TargetQueue& q_;
+  bool initialized_ = false;  // the ICReq has come
 };
 
 TcpTargetQueue& tq(TargetQueue& q) { return static_cast<TcpTargetQueue&>(*q.port); }
@@ -346,10 +349,12 @@ class TcpHostQueue final : public HostQueue, PduStream {
       ic_.notify();
       co_return;
     }
-    if (!ic_done_ || !digests_ok(pdu)) {
+    // The controller's PDUs after ICResp all have a 24-byte header.
+    if (!ic_done_ || ch.hlen != kRespHlen || !digests_ok(pdu)) {
       ++errors_;
       co_return lose();
     }
+    static_assert(kRespHlen == kDataHlen);
     switch (ch.type) {
       case PduType::capsule_resp: {
         const auto cqe = Completion::parse(pdu.subspan(kChLen, kCqeLen));
