@@ -84,9 +84,9 @@ CLI::App& add_compare(CLI::App& app, Options& o) {
           "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>-compare)")
       ->type_name("DIR");
   compare
-      ->add_option(
-          "--fabrics", o.fabrics,
-          "fabrics to compare (default: " + join(default_compare_fabrics(), ",") + variants_help() + ")")
+      ->add_option("--fabrics", o.fabrics,
+                   "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
+                       ", and the others for kind: nvme" + variants_help() + ")")
       ->delimiter(',')
       ->check(one_of(compare_columns(), "fabric"))
       ->type_name("F,F,...");

@@ -12,6 +12,7 @@
 #include "apps/report_html.hpp"
 #include "apps/runner.hpp"
 #include "fabrics/registry.hpp"
+#include "workloads/registry.hpp"
 
 namespace rdmasim::cli {
 
@@ -75,6 +76,17 @@ std::vector<Trial> load_trials(const Options& o) {
     if (!set.empty()) with.sets.push_back(set);
     trials.push_back({f, load(with, fabric)});
   }
+  // A kind compared on every fabric (kind: nvme) adds what compare leaves
+  // out unless told: tcp, the kernel baseline (NVMe/TCP).
+  auto every_fabric = [](const Trial& t) {
+    return t.load.config &&
+           std::any_of(t.load.config->workloads.begin(), t.load.config->workloads.end(),
+                       [](const WorkloadConfig& w) { return workload_of(w).compared_on_every_fabric(); });
+  };
+  if (o.fabrics.empty() && std::any_of(trials.begin(), trials.end(), every_fabric))
+    for (const Fabric* f : rdmasim::fabrics())
+      if (std::find(columns.begin(), columns.end(), f->name()) == columns.end())
+        trials.push_back({std::string(f->name()), load(o, std::string(f->name()))});
   return trials;
 }
 

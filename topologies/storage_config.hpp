@@ -74,6 +74,8 @@ struct NvmeJobConfig {
   Time ramp_time;             // I/O before this is not counted
   uint32_t queue_size = 128;  // I/O queue entries (nvme connect -Q)
   Time start_time;            // when the host connects (the workload's `start`)
+  bool hdgst = false;         // NVMe/TCP: header digests (nvme connect --hdr-digest)
+  bool ddgst = false;         // NVMe/TCP: data digests (nvme connect --data-digest)
 };
 
 }  // namespace rdmasim

@@ -73,6 +73,9 @@ class Workload {
                        nlohmann::json& j) const = 0;
   // Are s.latency_ps samples latency.csv lists (capture.latency_samples)?
   virtual bool latency_samples() const { return false; }
+  // Does `compare` run it on every fabric unless told otherwise, the
+  // non-RDMA baseline (tcp) too? kind: nvme: storage is RDMA against NVMe/TCP.
+  virtual bool compared_on_every_fabric() const { return false; }
   // Files of its own beside results.json (kind: nvme: fio.json, nvme.csv),
   // by name, once per run on the rank that writes the outputs: `workloads`
   // is results.json's list (merged over ranks), `runs` this kind's runs here

@@ -136,6 +136,7 @@ void IwarpQp::open_connection() {
   if (attr_.max_dest_rd_atomic) ic.ird = attr_.max_dest_rd_atomic;
   if (attr_.max_rd_atomic) ic.ord = attr_.max_rd_atomic;
   ic.streams = c.streams.get();
+  ic.private_data = private_data_;
   ep_ = std::make_unique<IwarpEndpoint>(
       *tcp_, static_cast<IwarpMemory&>(*this), ic,
       active_ ? IwarpEndpoint::Role::initiator : IwarpEndpoint::Role::responder,

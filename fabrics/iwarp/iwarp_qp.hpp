@@ -42,6 +42,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "core/engine.hpp"
 #include "fabrics/ip/tcp/tcp_connection.hpp"
@@ -70,6 +71,9 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   uint64_t retransmitted_packets() const override;
   IwarpEndpoint* endpoint() const { return ep_.get(); }
   bool active() const { return active_; }
+  // What its MPA request (active end) or reply (passive end) carries after
+  // IRD and ORD: the consumer's private data (fabrics/connect_private_data.hpp).
+  void set_private_data(std::span<const std::byte> d) { private_data_.assign(d.begin(), d.end()); }
 
  protected:
   int check_send(const ibv_send_wr& wr) const override;
@@ -115,6 +119,7 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   uint64_t rq_base_ = 0;  // endpoint wr_id of rq_.front()
   size_t rq_handed_ = 0;
   bool completion_pass_ = false;
+  std::vector<std::byte> private_data_;
 };
 
 }  // namespace rdmasim

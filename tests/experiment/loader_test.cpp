@@ -414,7 +414,8 @@ workloads:
           "compare, swap, "
           "payload, timeout, retry_cnt, rnr_retry, min_rnr_timer, post_recvs, bad_rkey, inline_threshold, "
           "cdf, load, duration, on, work, chunk, rate, app_cost, initiator, target, nsid, rw, bs, iodepth, "
-          "numjobs, rwmixread, runtime, offset, ramp_time, queue_size (--set workloads[0].rat=1Gbps)\n");
+          "numjobs, rwmixread, runtime, offset, ramp_time, queue_size, hdgst, ddgst (--set "
+          "workloads[0].rat=1Gbps)\n");
     CHECK(
         errors(named, {"workloads.flod.count=1"}) ==
         "<command line>:1:11: workloads is a list of 3; expected an index from 0 to 2 or a name (flood, w1, "

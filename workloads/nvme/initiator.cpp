@@ -5,13 +5,15 @@
 #include <stdexcept>
 
 #include "workloads/nvme/block_pattern.hpp"
+#include "workloads/nvme/rdma_transport.hpp"
+#include "workloads/nvme/tcp_transport.hpp"
 #include "workloads/nvme/wire/connect_data.hpp"
+#include "workloads/socket_flow.hpp"
 #include "workloads/workload.hpp"
 
 namespace rdmasim::nvme {
 namespace {
 
-constexpr uint64_t kSendKind = 1ull << 32;
 constexpr uint32_t kAdminEntries = 32;  // NVME_AQ_DEPTH
 constexpr uint32_t kKato = 0;           // no keep-alive
 
@@ -22,12 +24,11 @@ bool sequential(NvmeRw rw) { return rw == NvmeRw::read || rw == NvmeRw::write ||
 }  // namespace
 
 struct NvmeJob::Slot {
-  bool busy = false, send_done = false, resp_done = false, write = false;
+  bool busy = false, write = false;
   uint64_t lba = 0;
   uint32_t blocks = 0;
   Time issued, posted;
   std::vector<uint32_t> gens;  // write: each block's generation; read: the least each may hold
-  Completion cqe;
 };
 
 struct NvmeJob::Queue {
@@ -35,13 +36,8 @@ struct NvmeJob::Queue {
   uint32_t job = 0;
   uint32_t entries = 0;
   Process* p = nullptr;
-  verbs::CompletionQueue* cq = nullptr;
-  verbs::QueuePair* qp = nullptr;
-  verbs::MemoryRegion* mr = nullptr;
-  uint32_t psn = 0;
-  uint64_t sqes = 0, resps = 0, data = 0;  // the command capsules, the response buffers, the data slots
-  uint64_t slot_bytes = 0;
-  std::vector<Slot> slots;  // by CID
+  std::unique_ptr<HostQueue> t;  // its transport binding
+  std::vector<Slot> slots;       // by CID
   uint32_t inflight = 0;
   Rng rng;
   uint64_t next_seq = 0;  // sequential jobs: the next position
@@ -53,7 +49,8 @@ NvmeJob::NvmeJob(WorkloadEnv& env, std::string name, const NvmeJobConfig& c, Hos
     : env_(env), name_(std::move(name)), c_(c), host_(initiator), target_(target), cm_(cm), seed_(seed) {
   ns_ = target.ns(c.nsid);
   if (!ns_) throw std::logic_error("nvme: namespace " + std::to_string(c.nsid) + " not on the target");
-  pd_ = host_.device().alloc_pd();
+  tcp_ = has_kernel_stack(host_);
+  if (!tcp_) pd_ = host_.device().alloc_pd();
   auto admin = std::make_unique<Queue>();
   make_queue(*admin, 0, kAdminEntries, 1, kConnectDataLen);
   queues_.push_back(std::move(admin));
@@ -70,67 +67,15 @@ NvmeJob::NvmeJob(WorkloadEnv& env, std::string name, const NvmeJobConfig& c, Hos
 NvmeJob::~NvmeJob() = default;
 
 void NvmeJob::make_queue(Queue& q, uint16_t qid, uint32_t entries, uint32_t data_slots, uint64_t slot_bytes) {
-  verbs::Device& d = host_.device();
   q.qid = qid;
   q.entries = entries;
-  q.slot_bytes = slot_bytes;
   q.slots.resize(entries);
   q.p = &host_.spawn(qid ? name_ + "/" + std::to_string(q.job) : name_ + "/admin");
-  q.cq = d.create_cq(static_cast<int>(2 * entries + 4));
-  verbs::QpInitAttr init;
-  init.send_cq = init.recv_cq = q.cq;
-  init.qp_type = IBV_QPT_RC;
-  init.cap.max_send_wr = entries + 1;
-  init.cap.max_recv_wr = entries;
-  init.cap.max_send_sge = 2;
-  init.cap.max_recv_sge = 1;
-  init.cap.max_inline_data = 0;
-  q.qp = d.create_qp(pd_, init);
-  if (!q.qp) throw std::logic_error("nvme: ibv_create_qp failed on " + host_.name());
-  q.psn = static_cast<uint32_t>(Rng::stream(seed_, name_ + "/psn" + std::to_string(qid)).next() & 0xFFFFFF);
-  const uint64_t len = uint64_t{entries} * (kSqeLen + kCqeLen) + uint64_t{data_slots} * slot_bytes;
-  const uint64_t buf = host_.memory().allocate(len);
-  q.sqes = buf;
-  q.resps = buf + uint64_t{entries} * kSqeLen;
-  q.data = q.resps + uint64_t{entries} * kCqeLen;
-  q.mr = d.reg_mr(pd_, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (q.qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
-    throw std::logic_error("nvme: ibv_modify_qp to INIT failed");
-  for (uint32_t i = 0; i < entries; ++i) post_recv(q, i);
-}
-
-void NvmeJob::post_recv(Queue& q, uint32_t slot) {
-  ibv_sge sge{q.resps + uint64_t{slot} * kCqeLen, static_cast<uint32_t>(kCqeLen), q.mr->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  q.qp->post_recv(&wr, &bad);
-}
-
-int NvmeJob::post_command(Queue& q, const Command& cmd, std::span<const std::byte> capsule_data,
-                          uint64_t data_addr) {
-  const uint64_t at = q.sqes + uint64_t{cmd.cid} * kSqeLen;
-  cmd.emit(host_.memory().view(at, kSqeLen));
-  ibv_sge sge[2] = {{at, static_cast<uint32_t>(kSqeLen), q.mr->lkey},
-                    {data_addr, static_cast<uint32_t>(capsule_data.size()), q.mr->lkey}};
-  ibv_send_wr wr{};
-  wr.wr_id = kSendKind | cmd.cid;
-  wr.sg_list = sge;
-  wr.num_sge = capsule_data.empty() ? 1 : 2;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  Slot& s = q.slots[cmd.cid];
-  s.busy = true;
-  s.send_done = s.resp_done = false;
-  ++q.inflight;
-  return q.qp->post_send(&wr, &bad);
+  const HostQueueSpec spec{name_, qid, entries, data_slots, slot_bytes, q.p};
+  if (tcp_)
+    q.t = make_tcp_host_queue(env_, spec, host_, target_, c_, seed_);
+  else
+    q.t = make_rdma_host_queue(env_, spec, host_, target_, cm_, *pd_, seed_);
 }
 
 void NvmeJob::start() {
@@ -140,102 +85,37 @@ void NvmeJob::start() {
   controller();
 }
 
-Task NvmeJob::connect(Queue& q) {
-  CmRequest req;
-  req.qid = q.qid;
-  req.hrqsize = static_cast<uint16_t>(q.entries);
-  req.hsqsize = static_cast<uint16_t>(q.entries - 1);
-  req.cntlid = q.qid ? cntlid_ : 0;
-  if (cm_) {
-    // rdma_resolve_addr, rdma_resolve_route, rdma_connect: a CM REQ, REP, RTU.
-    std::array<std::byte, kCmPrivateLen> pd{};
-    req.emit(pd);
-    Trigger done(env_.sim);
-    bool accepted = false;
-    cm_->agent(host_).connect(*q.qp, q.psn, target_.host(), kNvmePort, pd, [&](const CmRep& rep) {
-      const auto acc = CmAccept::parse(std::as_bytes(std::span(rep.private_data)));
-      accepted = acc && acc->crqsize >= q.entries;
-      done.notify();
-    });
-    co_await done;
-    if (!accepted) failed_ = true;
-    co_return;
-  }
-  // No GSI QP (iWARP): the two QPs are connected as the fabric's connection
-  // set-up leaves them (its MPA exchange runs when the QPs reach RTS).
-  NvmeTarget::Queue& tq = target_.accept(host_, req);
-  verbs::QueuePair& tqp = target_.qp_of(tq);
-  auto rtr_rts = [&](verbs::QueuePair& qp, Host& self, Host& peer, uint32_t dest, uint32_t rq_psn,
-                     uint32_t sq_psn) {
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_RTR;
-    a.ah_attr = env_.address(self, peer);
-    a.path_mtu = mtu_enum(env_.mtu);
-    a.dest_qp_num = dest;
-    a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = 16;
-    a.min_rnr_timer = 12;
-    qp.modify(a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-    a = {};
-    a.qp_state = IBV_QPS_RTS;
-    a.sq_psn = sq_psn;
-    a.timeout = 14;
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    a.max_rd_atomic = 16;
-    qp.modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                     IBV_QP_MAX_QP_RD_ATOMIC);
-  };
-  rtr_rts(tqp, target_.host(), host_, q.qp->qp_num(), q.psn, target_.psn_of(tq));
-  rtr_rts(*q.qp, host_, target_.host(), tqp.qp_num(), target_.psn_of(tq), q.psn);
-  co_await sleep_until(env_.sim, std::max(env_.sim.now(), env_.connect_time(host_, target_.host())));
-}
-
 Task NvmeJob::admin(Queue& q, Command cmd, Completion& out, std::span<const std::byte> data) {
   cmd.cid = 0;
-  uint64_t inline_len = 0;
   if (!data.empty()) {
-    auto slot = host_.memory().view(q.data, data.size());
+    auto slot = host_.memory().view(q.t->data(0), data.size());
     std::copy(data.begin(), data.end(), slot.begin());
-    if (data.size() <= target_.inline_data_size(q.qid)) {
-      cmd.sgl = Sgl::in_capsule(static_cast<uint32_t>(data.size()));
-      inline_len = data.size();
-    } else {
-      cmd.sgl = Sgl::keyed_block(q.data, static_cast<uint32_t>(data.size()), q.mr->rkey);
-    }
   }
-  co_await host_.post(*q.p, 0);
-  if (post_command(q, cmd, host_.memory().view(q.data, inline_len), q.data) != 0) {
+  bool ok = false;
+  co_await q.t->submit(cmd, static_cast<uint32_t>(data.size()), !data.empty(), ok);
+  if (!ok) {
     failed_ = true;
     co_return;
   }
-  std::vector<ibv_wc> wcs(8);
   Slot& s = q.slots[0];
-  while (!(s.send_done && s.resp_done)) {
-    co_await host_.wait(*q.p, *q.cq);
-    const int n = q.cq->poll(static_cast<int>(wcs.size()), wcs.data());
-    for (int i = 0; i < n; ++i) {
-      const ibv_wc& wc = wcs[i];
-      if (wc.status != IBV_WC_SUCCESS) {
-        failed_ = true;
-        co_return;
-      }
-      if (wc.wr_id & kSendKind) {
-        s.send_done = true;
-        continue;
-      }
-      const auto cqe = Completion::parse(host_.memory().view(q.resps + wc.wr_id * kCqeLen, kCqeLen));
-      post_recv(q, static_cast<uint32_t>(wc.wr_id));
-      if (cqe && cqe->cid == 0) {
-        s.cqe = *cqe;
-        s.resp_done = true;
-      }
+  s.busy = true;
+  ++q.inflight;
+  std::vector<Completion> done;
+  auto mine = [&] {
+    return std::find_if(done.begin(), done.end(), [](const Completion& c) { return c.cid == 0; });
+  };
+  while (mine() == done.end()) {
+    uint64_t errors = 0;
+    bool failed = false;
+    co_await q.t->reap(done, errors, failed);
+    if (failed) {
+      failed_ = true;
+      co_return;
     }
   }
   s.busy = false;
   --q.inflight;
-  out = s.cqe;
+  out = *mine();
   if (!out.ok()) failed_ = true;
 }
 
@@ -249,7 +129,9 @@ Task NvmeJob::controller() {
   cd.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:rdmasim-" + host_.name();
   std::array<std::byte, kConnectDataLen> cdb{};
   Completion cqe;
-  co_await connect(aq);
+  bool ok = false;
+  co_await aq.t->connect(0, ok);
+  if (!ok) failed_ = true;
   if (!failed_) {
     cd.cntlid = kDynamicController;
     cd.emit(cdb);
@@ -261,7 +143,8 @@ Task NvmeJob::controller() {
   if (!failed_) co_await admin(aq, Command::property_get(0, kPropCsts, false), cqe);
   for (size_t j = 1; j < queues_.size() && !failed_; ++j) {
     Queue& q = *queues_[j];
-    co_await connect(q);
+    co_await q.t->connect(cntlid_, ok);
+    if (!ok) failed_ = true;
     if (failed_) break;
     cd.cntlid = cntlid_;
     cd.emit(cdb);
@@ -288,8 +171,7 @@ Task NvmeJob::io(Queue& q) {
   const uint64_t lba0 = c_.offset / bsz;
   const bool timed = c_.runtime.count() > 0;
   const Time end_at = io_start_ + c_.ramp_time + c_.runtime;
-  const uint32_t capsule = target_.inline_data_size(q.qid);
-  std::vector<ibv_wc> wcs(32);
+  std::vector<Completion> done;
   while (true) {
     while (q.inflight < c_.iodepth && !failed_ && q.issued_bytes < io_bytes &&
            !(timed && env_.sim.now() >= end_at)) {
@@ -301,7 +183,7 @@ Task NvmeJob::io(Queue& q) {
       s.lba = lba0 + k * blocks;
       s.blocks = blocks;
       s.gens.assign(blocks, 0);
-      const uint64_t data = q.data + uint64_t{cid} * q.slot_bytes;
+      const uint64_t data = q.t->data(cid);
       for (uint32_t i = 0; i < blocks; ++i) {
         const uint64_t lba = s.lba + i;
         if (s.write) {
@@ -311,17 +193,16 @@ Task NvmeJob::io(Queue& q) {
           s.gens[i] = Namespace::get(ns_->committed, lba);
         }
       }
-      const bool in_capsule = s.write && c_.bs <= capsule;
-      const Sgl sgl = in_capsule ? Sgl::in_capsule(static_cast<uint32_t>(c_.bs))
-                                 : Sgl::keyed_block(data, static_cast<uint32_t>(c_.bs), q.mr->rkey);
       const Command cmd = Command::io(s.write ? Opcode::write : Opcode::read, static_cast<uint16_t>(cid),
-                                      c_.nsid, s.lba, blocks, sgl);
+                                      c_.nsid, s.lba, blocks, Sgl{});
       s.issued = env_.sim.now();
-      co_await host_.post(*q.p, 0);
+      s.busy = true;
+      ++q.inflight;
+      bool ok = false;
+      co_await q.t->submit(cmd, static_cast<uint32_t>(c_.bs), s.write, ok);
       s.posted = env_.sim.now();
       q.issued_bytes += c_.bs;
-      if (post_command(q, cmd, in_capsule ? host_.memory().view(data, c_.bs) : std::span<const std::byte>{},
-                       data) != 0) {
+      if (!ok) {
         failed_ = true;
         ++r_.errors;
         --q.inflight;
@@ -329,40 +210,14 @@ Task NvmeJob::io(Queue& q) {
       }
     }
     if (q.inflight == 0) break;
-    co_await host_.wait(*q.p, *q.cq);
-    const int n = q.cq->poll(static_cast<int>(wcs.size()), wcs.data());
-    for (int i = 0; i < n; ++i) {
-      const ibv_wc& wc = wcs[i];
-      if (wc.status != IBV_WC_SUCCESS) {
-        // The connection failed: what is in flight is lost.
-        ++r_.errors;
-        failed_ = true;
-        if (wc.wr_id & kSendKind) {
-          Slot& s = q.slots[wc.wr_id & 0xFFFF];
-          if (s.busy) {
-            s.busy = false;
-            --q.inflight;
-          }
-        }
-        continue;
-      }
-      Slot* s = nullptr;
-      if (wc.wr_id & kSendKind) {
-        s = &q.slots[wc.wr_id & 0xFFFF];
-        s->send_done = true;
-      } else {
-        const auto cqe = Completion::parse(host_.memory().view(q.resps + wc.wr_id * kCqeLen, kCqeLen));
-        post_recv(q, static_cast<uint32_t>(wc.wr_id));
-        if (!cqe || cqe->cid >= q.entries || !q.slots[cqe->cid].busy) {
-          ++r_.errors;
-          continue;
-        }
-        s = &q.slots[cqe->cid];
-        s->cqe = *cqe;
-        s->resp_done = true;
-      }
-      if (s->busy && s->send_done && s->resp_done) complete(q, *s);
-    }
+    done.clear();
+    uint64_t errors = 0;
+    bool failed = false;
+    co_await q.t->reap(done, errors, failed);
+    r_.errors += errors;
+    for (const Completion& cqe : done)
+      if (cqe.cid < q.entries && q.slots[cqe.cid].busy) complete(q, q.slots[cqe.cid], cqe);
+    if (failed) failed_ = true;
     if (failed_) {
       // Nothing more will complete on a failed connection.
       for (Slot& s : q.slots) s.busy = false;
@@ -372,13 +227,13 @@ Task NvmeJob::io(Queue& q) {
   if (--running_ == 0) r_.finished = true;
 }
 
-void NvmeJob::complete(Queue& q, Slot& s) {
+void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
   s.busy = false;
   --q.inflight;
   const Time now = env_.sim.now();
   const uint32_t bsz = ns_->cfg.block_size;
   const uint32_t cid = static_cast<uint32_t>(&s - q.slots.data());
-  if (!s.cqe.ok()) {
+  if (!cqe.ok()) {
     ++r_.errors;
   } else if (s.write) {
     for (uint32_t i = 0; i < s.blocks; ++i) {
@@ -386,7 +241,7 @@ void NvmeJob::complete(Queue& q, Slot& s) {
       c = std::max(c, s.gens[i]);
     }
   } else {
-    const uint64_t data = q.data + uint64_t{cid} * q.slot_bytes;
+    const uint64_t data = q.t->data(cid);
     for (uint32_t i = 0; i < s.blocks; ++i) {
       const uint64_t lba = s.lba + i;
       const auto st = read_block(host_.memory().view(data + uint64_t{i} * bsz, bsz));
@@ -396,9 +251,8 @@ void NvmeJob::complete(Queue& q, Slot& s) {
     }
   }
   if (recording_)
-    records_.push_back(
-        {q.job, s.write, s.lba, s.blocks, s.issued.count(), now.count(), s.cqe.status_field()});
-  if (now < r_.measure_start || !s.cqe.ok()) return;
+    records_.push_back({q.job, s.write, s.lba, s.blocks, s.issued.count(), now.count(), cqe.status_field()});
+  if (now < r_.measure_start || !cqe.ok()) return;
   DirStats& d = s.write ? r_.write : r_.read;
   ++d.ios;
   d.bytes += c_.bs;

@@ -1,17 +1,19 @@
 // The host side of an nvme workload, as fio with the io_uring or libaio
-// engine drives Linux's nvme-rdma: one controller on the target (the admin
-// queue: Connect, then CC.EN set and CSTS.RDY read, NVMe-oF 1.1, 3.5), one
-// I/O queue per job (numjobs), each an RC QP connected through the RDMA CM
-// with NVMe-oF's private data, then a Connect on it. Each job keeps
-// `iodepth` commands in flight: a command capsule SENT (with the write's
-// data in the capsule when it fits the target's in-capsule size, else a
-// keyed SGL to the job's buffer), the target's RDMA WRITE or READ, and the
-// completion capsule back. A command completes when both its SEND has
-// completed and its response has come (as nvme-rdma's request does).
+// engine drives Linux's NVMe over Fabrics host: one controller on the target
+// (the admin queue: Connect, then CC.EN set and CSTS.RDY read, NVMe-oF 1.1,
+// 3.5), one I/O queue per job (numjobs), then a Connect on each. Each job
+// keeps `iodepth` commands in flight: a command capsule (with the write's
+// data in the capsule when it fits the target's in-capsule size), the
+// data's transfer and the completion capsule back. How a queue connects and
+// how capsules and data travel is its transport binding, a HostQueue the
+// host's fabric chooses: rdma_transport.hpp (nvme-rdma: RC QPs the RDMA CM
+// connects, SENDs, the target's RDMA READ and WRITE through keyed SGLs) or
+// tcp_transport.hpp (nvme-tcp: a kernel TCP connection to port 4420, PDUs,
+// R2T and H2CData, C2HData).
 //
 // Statistics in fio's terms: slat (issuing a command: building it and
-// posting the SEND), clat (from then until the host program has the
-// completion), lat (both); I/O completing before ramp_time is not counted.
+// handing it to the transport), clat (from then until the host program has
+// the completion), lat (both); I/O completing before ramp_time is not counted.
 // Data: every block written carries its LBA and a generation (block_pattern.hpp);
 // every block read must carry one its LBA could hold then.
 #pragma once
@@ -26,12 +28,43 @@
 #include "nodes/host/host.hpp"
 #include "topologies/storage_config.hpp"
 #include "workloads/nvme/target.hpp"
+#include "workloads/nvme/wire/completion.hpp"
 
 namespace rdmasim {
 struct WorkloadEnv;
 }
 
 namespace rdmasim::nvme {
+
+// One queue's transport binding, host side.
+class HostQueue {
+ public:
+  virtual ~HostQueue() = default;
+  // Connects the queue to the target (for an I/O queue, of controller
+  // `cntlid`); ok false: refused or failed.
+  virtual Task connect(uint16_t cntlid, bool& ok) = 0;
+  // Host memory of data slot `i`: the command of CID i keeps its data there.
+  virtual uint64_t data(uint32_t slot) const = 0;
+  // Sends `cmd` (the binding writes its SGL) whose data, `len` bytes in
+  // slot cmd.cid, goes to the controller (`to_controller`: a write's, a
+  // Connect's) or comes from it. ok false: it could not be sent.
+  virtual Task submit(Command cmd, uint32_t len, bool to_controller, bool& ok) = 0;
+  // Waits for commands to complete and appends each whose exchange is over
+  // to `done`; `errors` counts what went wrong (a failed transfer, a
+  // completion for no command); `failed`: the connection is gone, nothing in
+  // flight will complete.
+  virtual Task reap(std::vector<Completion>& done, uint64_t& errors, bool& failed) = 0;
+};
+
+// What a binding needs to make a queue.
+struct HostQueueSpec {
+  std::string name;  // the job's
+  uint16_t qid = 0;
+  uint32_t entries = 0;
+  uint32_t data_slots = 0;
+  uint64_t slot_bytes = 0;
+  Process* p = nullptr;  // the job's process on the host
+};
 
 // One direction's numbers (fio's read or write object).
 struct DirStats {
@@ -77,13 +110,10 @@ class NvmeJob {
   struct Queue;
   struct Slot;
   Task controller();
-  Task connect(Queue& q);
   Task admin(Queue& q, Command cmd, Completion& out, std::span<const std::byte> data = {});
   Task io(Queue& q);
   void make_queue(Queue& q, uint16_t qid, uint32_t entries, uint32_t data_slots, uint64_t slot_bytes);
-  void post_recv(Queue& q, uint32_t slot);
-  int post_command(Queue& q, const Command& cmd, std::span<const std::byte> capsule_data, uint64_t data_addr);
-  void complete(Queue& q, Slot& s);
+  void complete(Queue& q, Slot& s, const Completion& cqe);
 
   WorkloadEnv& env_;
   std::string name_;
@@ -94,7 +124,8 @@ class NvmeJob {
   Namespace* ns_;
   uint64_t seed_;
   std::vector<std::unique_ptr<Queue>> queues_;  // [0]: admin; then one a job
-  verbs::ProtectionDomain* pd_ = nullptr;
+  bool tcp_ = false;                            // NVMe/TCP (the host has the kernel stack), else RDMA
+  verbs::ProtectionDomain* pd_ = nullptr;       // the RDMA binding's
   uint16_t cntlid_ = 0;
   Time io_start_;
   int running_ = 0;

@@ -1,25 +1,34 @@
-// An NVMe over Fabrics target on a host (NVMe-oF 1.1, RDMA transport,
-// 7.3): it listens for RDMA CM connections on port 4420 (the admin queue
-// and each I/O queue an RC QP), takes command capsules as SENDs, moves a
-// command's data with RDMA WRITE (reads) and RDMA READ (writes, unless the
-// data came in the capsule) through the keyed SGL the host gave, serves
-// the I/O with its namespaces' SSD model, and answers with a completion
-// capsule SENT back. Its CPU: `cores` pollers busy-polling their
-// completion queues (SPDK-style), or handlers woken by interrupts (the
-// kernel target); each command costs `io_cost` of the core's time.
+// An NVMe over Fabrics target on a host: the controller's side of every
+// queue a host connects, whatever carries it. It takes command capsules,
+// checks them, has a command's host-to-controller data brought (unless it
+// came in the capsule), serves the I/O with its namespaces' SSD model, sends
+// a read's data and answers with a completion. How capsules arrive and how
+// data and completions move is the transport binding's (NVMe-oF 1.1, 7), a
+// TargetPort chosen by the host's fabric:
+//
+//   RDMA (rdma_transport.hpp): each queue an RC QP the RDMA CM connects
+//     (port 4420); capsules are SENDs, data moves by RDMA READ and WRITE
+//     through the host's keyed SGL; `cores` pollers busy-poll their
+//     completion queues (SPDK-style) or handlers are woken by interrupts
+//     (the kernel target).
+//   TCP (tcp_transport.hpp): NVMe/TCP, each queue a kernel TCP connection
+//     to port 4420; PDUs carry capsules, R2T and H2CData bring a write's
+//     data, C2HData a read's; the socket calls and copies are charged to the
+//     target's queue threads (nvmet-tcp's io_work).
+//
+// Each command costs `io_cost` of the target's CPU as well.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
-#include "core/task.hpp"
+#include "core/random.hpp"
 #include "nodes/host/host.hpp"
 #include "topologies/storage_config.hpp"
-#include "workloads/nvme/rdma_cm.hpp"
 #include "workloads/nvme/ssd.hpp"
-#include "workloads/nvme/wire/cm_private.hpp"
 #include "workloads/nvme/wire/command.hpp"
 #include "workloads/nvme/wire/completion.hpp"
 
@@ -28,6 +37,8 @@ struct WorkloadEnv;
 }
 
 namespace rdmasim::nvme {
+
+class CmDirectory;
 
 inline constexpr uint16_t kNvmePort = 4420;  // IANA: NVMe over Fabrics (RDMA service port and NVMe/TCP)
 
@@ -46,58 +57,107 @@ struct Namespace {
   }
 };
 
+// A command the controller holds, by CID.
+struct TargetCmd {
+  Command c;
+  Namespace* ns = nullptr;
+  uint64_t buf = 0, cap = 0;          // buffer for the command's data
+  verbs::MemoryRegion* mr = nullptr;  // the buffer's registration (RDMA)
+  uint64_t len = 0;                   // bytes of data
+  uint64_t arrived = 0;               // bytes of host-to-controller data in so far (TCP)
+  bool busy = false;
+};
+
+// What a binding keeps of a queue beyond the controller's part.
+struct PortQueue {
+  virtual ~PortQueue() = default;
+};
+
+// One queue (admin or I/O) of a controller.
+struct TargetQueue {
+  uint32_t index = 0;
+  uint16_t qid = 0, cntlid = 0;
+  uint32_t entries = 0;  // HSQSIZE + 1
+  uint16_t sqhd = 0;
+  bool sized = true;  // false: qid and entries come with the Connect command (NVMe/TCP)
+  Host* from = nullptr;
+  std::vector<TargetCmd> cmds;  // by CID (the host's CIDs are below `entries`)
+  std::unique_ptr<PortQueue> port;
+};
+
+class NvmeTarget;
+
+// The transport binding of a target: how the controller's answers travel.
+class TargetPort {
+ public:
+  virtual ~TargetPort() = default;
+  // Brings a command's host-to-controller data that is not in its capsule
+  // (c.len bytes) into c.buf, then calls NvmeTarget::data_arrived (or
+  // responds with an error).
+  virtual void fetch(TargetQueue& q, TargetCmd& c) = 0;
+  // Sends a read's data (c.len bytes at c.buf) to the host; false: it cannot.
+  virtual bool send_data(TargetQueue& q, TargetCmd& c) = 0;
+  // Sends the completion (its 16 bytes at `cqe`, which the call may not keep).
+  virtual void send_completion(TargetQueue& q, TargetCmd& c, std::span<const std::byte> cqe) = 0;
+  // CPU the SSD's completion of a command asks for, run at the queue's next turn.
+  virtual void owe(TargetQueue& q, Time t) = 0;
+  // Whether the binding moves the data an SGL of a command describes (RDMA:
+  // a keyed SGL; TCP: a transport SGL), rather than the capsule carrying it.
+  virtual bool moves(const Sgl& sgl) const = 0;
+  // Buffer memory for a command's data: what a binding must do to it (RDMA registers it).
+  virtual void prepare_buffer(TargetCmd&) {}
+};
+
 class NvmeTarget {
  public:
-  // `cm`: the hosts' connection managers (IBA fabrics); null where queues
-  // are connected directly (iWARP: connect_direct()).
   NvmeTarget(WorkloadEnv& env, Host& h, const StorageTargetConfig& c, CmDirectory* cm, uint64_t seed);
   ~NvmeTarget();
   Host& host() const { return host_; }
+  WorkloadEnv& env() const { return env_; }
   const StorageTargetConfig& config() const { return c_; }
   Namespace* ns(uint32_t nsid);
   // Where capsules may carry data: the admin queue takes none.
   uint32_t inline_data_size(uint16_t qid) const { return qid ? c_.inline_data_size : 0; }
+  TargetPort& port() const { return *port_; }
+  Rng& rng() { return rng_; }
+  Time io_cost() const;
 
-  struct Queue;
-  // A host's connection for `req` (an RC QP in INIT with receives posted).
-  Queue& accept(Host& from, const CmRequest& req);
-  verbs::QueuePair& qp_of(const Queue& q) const;
-  // Its starting PSN.
-  uint32_t psn_of(const Queue& q) const;
+  // A new queue (of `from`, `entries` entries) for the port to fill in.
+  TargetQueue& add_queue(Host& from, uint16_t qid, uint32_t entries);
+  TargetQueue& queue(uint32_t index) { return *queues_[index]; }
+  size_t queues() const { return queues_.size(); }
+
+  // The binding's calls. A command capsule came: its 64-byte SQE and any
+  // in-capsule data after it (`capsule`, `len` bytes of it valid).
+  void on_command(TargetQueue& q, std::span<const std::byte> capsule, uint32_t len);
+  // The host-to-controller data of a command that fetch() asked for is in c.buf.
+  void data_arrived(TargetQueue& q, TargetCmd& c);
+  // The command's data moved wrong: an error completion.
+  void transfer_failed(TargetQueue& q, TargetCmd& c) { respond(q, c, Status::data_transfer_error); }
+  // A buffer of at least `len` bytes for the command's data.
+  uint64_t bounce(TargetCmd& c, uint64_t len);
 
   struct Stats {
     uint64_t commands = 0, reads = 0, writes = 0, errors = 0;
   };
   const Stats& stats() const { return stats_; }
+  void count_error() { ++stats_.errors; }
 
  private:
-  struct Poller;
-  struct Cmd;
-  Task poll(Poller& p);
-  Task wait(Poller& p);
-  void handle(Poller& p, const ibv_wc& wc);
-  void on_command(Queue& q, uint32_t slot, uint32_t len);
-  void execute(Queue& q, Cmd& c);
-  void finish_connect(Queue& q, Cmd& c, std::span<const std::byte> data);
-  void data_arrived(Queue& q, Cmd& c);
-  void serve(Queue& q, Cmd& c);
-  void respond(Queue& q, Cmd& c, Status s, uint32_t dw0 = 0, uint32_t dw1 = 0, uint8_t sct = 0);
-  void post_recv(Queue& q, uint32_t slot);
-  uint64_t bounce(Queue& q, Cmd& c, uint64_t len);
-  Time io_cost() const;
+  void execute(TargetQueue& q, TargetCmd& c);
+  void finish_connect(TargetQueue& q, TargetCmd& c, std::span<const std::byte> data);
+  void serve(TargetQueue& q, TargetCmd& c);
+  void respond(TargetQueue& q, TargetCmd& c, Status s, uint32_t dw0 = 0, uint32_t dw1 = 0, uint8_t sct = 0);
 
   WorkloadEnv& env_;
   Host& host_;
   StorageTargetConfig c_;
-  CmDirectory* cm_;
   Rng rng_;
   std::unique_ptr<Ssd> ssd_;
   std::vector<std::unique_ptr<Namespace>> namespaces_;
-  std::vector<std::unique_ptr<Poller>> pollers_;
-  std::vector<std::unique_ptr<Queue>> queues_;
-  verbs::ProtectionDomain* pd_ = nullptr;
+  std::vector<std::unique_ptr<TargetQueue>> queues_;
+  std::unique_ptr<TargetPort> port_;
   uint16_t next_cntlid_ = 1;
-  size_t next_poller_ = 0;
   Stats stats_;
 };
 

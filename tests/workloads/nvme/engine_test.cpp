@@ -1,5 +1,6 @@
 // The NVMe-oF engines on a built network: a host's job against a target,
-// queues connected through the RDMA CM (IBA fabrics) or directly (iWARP).
+// queues connected through the RDMA CM (IBA fabrics) or directly (iWARP),
+// or NVMe/TCP connections (tcp).
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "tests/fixtures/network.hpp"
 #include "workloads/nvme/initiator.hpp"
+#include "workloads/nvme/rdma_cm.hpp"
 #include "workloads/nvme/target.hpp"
 #include "workloads/workload.hpp"
 
@@ -57,7 +59,7 @@ StorageTargetConfig target_config(bool ram = false) {
 }  // namespace
 
 TEST_CASE("nvme engine: QD 1 random reads; IOPS is 1 / latency") {
-  for (const char* fabric : {"roce_v2", "ib", "roce_v1", "iwarp"}) {
+  for (const char* fabric : {"roce_v2", "ib", "roce_v1", "iwarp", "tcp"}) {
     CAPTURE(fabric);
     Bench bench(fabric, target_config());
     NvmeJobConfig c;
@@ -79,26 +81,31 @@ TEST_CASE("nvme engine: QD 1 random reads; IOPS is 1 / latency") {
 }
 
 TEST_CASE("nvme engine: writes then reads of the same blocks verify; a RAM namespace") {
-  Bench bench("roce_v2", target_config(true));
-  NvmeJobConfig w;
-  w.rw = NvmeRw::write;
-  w.bs = 8192;  // beyond the in-capsule size: the target RDMA READs the data
-  w.iodepth = 4;
-  w.size = 1 << 20;
-  const NvmeResult rw = bench.run(w);
-  CHECK(rw.write.ios == 128);
-  CHECK(rw.data_verified);
-  NvmeJobConfig w2 = w;
-  w2.bs = 4096;  // in-capsule
-  const NvmeResult rw2 = bench.run(w2, Time::ms(200));
-  CHECK(rw2.write.ios == 256);
-  CHECK(rw2.data_verified);
-  NvmeJobConfig r = w;
-  r.rw = NvmeRw::randread;
-  const NvmeResult rr = bench.run(r, Time::ms(300));
-  CHECK(rr.read.ios == 128);
-  CHECK(rr.data_verified);
-  CHECK(rr.bad_blocks == 0);
+  // RDMA, and NVMe/TCP with both digests.
+  for (const char* fabric : {"roce_v2", "tcp"}) {
+    CAPTURE(fabric);
+    Bench bench(fabric, target_config(true));
+    NvmeJobConfig w;
+    w.rw = NvmeRw::write;
+    w.bs = 8192;  // beyond the in-capsule size: the target RDMA READs the data, or sends an R2T
+    w.iodepth = 4;
+    w.size = 1 << 20;
+    w.hdgst = w.ddgst = true;
+    const NvmeResult rw = bench.run(w);
+    CHECK(rw.write.ios == 128);
+    CHECK(rw.data_verified);
+    NvmeJobConfig w2 = w;
+    w2.bs = 4096;  // in-capsule
+    const NvmeResult rw2 = bench.run(w2, Time::ms(200));
+    CHECK(rw2.write.ios == 256);
+    CHECK(rw2.data_verified);
+    NvmeJobConfig r = w;
+    r.rw = NvmeRw::randread;
+    const NvmeResult rr = bench.run(r, Time::ms(300));
+    CHECK(rr.read.ios == 128);
+    CHECK(rr.data_verified);
+    CHECK(rr.bad_blocks == 0);
+  }
 }
 
 TEST_CASE("nvme engine: IOPS saturates at the SSD's ceiling at high queue depth") {

@@ -8,6 +8,7 @@
 #include "workloads/nvme/wire/command.hpp"
 #include "workloads/nvme/wire/completion.hpp"
 #include "workloads/nvme/wire/connect_data.hpp"
+#include "workloads/nvme/wire/tcp_pdu.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::nvme;
@@ -123,4 +124,84 @@ TEST_CASE("nvme wire: Property Set of CC (offset at byte 44, value at 48)") {
   CHECK(c->fctype == FabricsType::property_set);
   CHECK(c->property_offset() == kPropCc);
   CHECK(c->property_value() == 0x00460001);
+}
+
+TEST_CASE("nvme wire: a transport SGL data block (NVMe/TCP)") {
+  const auto bytes =
+      hex("00 00 00 00 00 00 00 00  00 20 00 00  00 00 00  5a");  // 8192 bytes, type 5, subtype A
+  const auto s = Sgl::parse(*ConstSglView::check(bytes));
+  REQUIRE(s);
+  CHECK(s->transport);
+  CHECK_FALSE(s->in_capsule());
+  CHECK(*s == Sgl::transport_block(8192));
+  std::vector<std::byte> out(16, std::byte{0xEE});
+  Sgl::transport_block(8192).emit(*SglView::check(out));
+  CHECK(out == bytes);
+}
+
+TEST_CASE("nvme/tcp wire: ICReq and ICResp") {
+  using namespace rdmasim::nvme::tcp;
+  auto req =
+      hex("00 00 80 00  80 00 00 00  00 00 00 03  00 00 00 00");  // ICReq, HLEN 128, PLEN 128, both digests
+  req.resize(kIcLen);
+  const auto ch = Ch::parse(req);
+  REQUIRE(ch);
+  CHECK(ch->type == PduType::ic_req);
+  const auto ic = Ic::parse(*ch, req);
+  REQUIRE(ic);
+  CHECK(ic->request);
+  CHECK(ic->digests == (kDgstHeader | kDgstData));
+  std::vector<std::byte> out(kIcLen, std::byte{0xEE});
+  Ic{true, kDgstHeader | kDgstData, 0, 0, 0}.emit(out);
+  CHECK(out == req);
+  auto resp = hex("01 00 80 00  80 00 00 00  00 00 00 00  00 00 40 00");  // ICResp, MAXH2CDATA 4 MiB
+  resp.resize(kIcLen);
+  Ic{false, 0, 0x400000, 0, 0}.emit(out);
+  CHECK(out == resp);
+  CHECK(Ic::parse(*Ch::parse(resp), resp)->limit == 0x400000);
+}
+
+TEST_CASE("nvme/tcp wire: a CapsuleResp with its header digest") {
+  using namespace rdmasim::nvme::tcp;
+  // CH: CapsuleResp, HDGSTF, HLEN 24, PDO 0, PLEN 28; the CQE (SQHD 1, SQID 1, CID 7); CRC32C LSB first.
+  const auto bytes =
+      hex("05 01 18 00  1c 00 00 00"
+          "00 00 00 00  00 00 00 00  01 00 01 00  07 00 00 00"
+          "6f bc 0f 36");
+  const Ch ch = pdu_header(PduType::capsule_resp, 0, kRespHlen, 0, kDgstHeader | kDgstData);
+  CHECK(ch == *Ch::parse(bytes));
+  CHECK(ch.data_len() == 0);
+  std::vector<std::byte> out(ch.plen);
+  ch.emit(out);
+  Completion{0, 0, 1, 1, 7}.emit(std::span(out).subspan(kChLen, kCqeLen));
+  seal_digests(out);
+  CHECK(out == bytes);
+  CHECK(digests_ok(out));
+  out[12] = std::byte{1};
+  CHECK_FALSE(digests_ok(out));
+}
+
+TEST_CASE("nvme/tcp wire: C2HData with both digests, R2T") {
+  using namespace rdmasim::nvme::tcp;
+  const Ch ch = pdu_header(PduType::c2h_data, kFlagLast, kDataHlen, 8, kDgstHeader | kDgstData);
+  CHECK(ch.flags == (kFlagLast | kFlagHdgst | kFlagDdgst));
+  CHECK(ch.pdo == 28);
+  CHECK(ch.plen == 24 + 4 + 8 + 4);
+  CHECK(ch.data_offset() == 28);
+  CHECK(ch.data_len() == 8);
+  std::vector<std::byte> pdu(ch.plen);
+  ch.emit(pdu);
+  DataHeader{3, 0, 4096, 8}.emit(pdu);
+  const auto data = hex("31 32 33 34 35 36 37 38");
+  std::copy(data.begin(), data.end(), pdu.begin() + 28);
+  seal_digests(pdu);
+  CHECK(std::vector<std::byte>(pdu.begin() + 8, pdu.begin() + 24) ==
+        hex("03 00 00 00  00 10 00 00  08 00 00 00  00 00 00 00"));  // CCCID 3, DATAO 4096, DATAL 8
+  CHECK(std::vector<std::byte>(pdu.end() - 4, pdu.end()) ==
+        hex("9a 80 87 60"));  // CRC32C("12345678") = 0x6087809a, LSB first
+  CHECK(DataHeader::parse(pdu) == DataHeader{3, 0, 4096, 8});
+  const Ch r2t = pdu_header(PduType::r2t, 0, kDataHlen, 0, 0);
+  CHECK(r2t.plen == 24);
+  CHECK(r2t.pdo == 0);
+  CHECK(r2t.flags == 0);
 }

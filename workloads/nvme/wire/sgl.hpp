@@ -14,6 +14,13 @@
 //  12  reserved(24)
 //  15  Identifier      0x01
 //
+//  Transport SGL Data Block (type 5, subtype 0xA): data the transport
+//  moves by itself (NVMe/TCP: R2T and H2CData, C2HData), as Linux's
+//  nvme-tcp describes a command's data that is not in the capsule:
+//   0  Address(64)     0
+//   8  Length(32)
+//  15  Identifier      0x5A
+//
 // Everything is little-endian.
 #pragma once
 
@@ -27,8 +34,8 @@
 
 namespace rdmasim::nvme {
 
-enum class SglType : uint8_t { data_block = 0x0, keyed_data_block = 0x4 };
-enum class SglSubtype : uint8_t { address = 0x0, offset = 0x1, invalidate_key = 0xF };
+enum class SglType : uint8_t { data_block = 0x0, keyed_data_block = 0x4, transport_data_block = 0x5 };
+enum class SglSubtype : uint8_t { address = 0x0, offset = 0x1, transport_a = 0xA, invalidate_key = 0xF };
 
 template <class B>
 class SglViewT {
@@ -71,24 +78,30 @@ using ConstSglView = SglViewT<const std::byte>;
 
 // What a descriptor says: where the data of a command is.
 struct Sgl {
-  bool keyed = true;  // false: in-capsule (data block, offset)
+  bool keyed = true;  // false: in-capsule (data block, offset), or the transport's (transport)
   bool invalidate = false;
   uint64_t address = 0;  // keyed: host VA; in-capsule: offset after the SQE
   uint32_t length = 0;
   uint32_t key = 0;
+  bool transport = false;  // a transport data block (NVMe/TCP)
+
+  bool in_capsule() const { return !keyed && !transport; }
 
   static constexpr uint32_t kMaxKeyedLength = 0xFFFFFF;
 
   static Sgl keyed_block(uint64_t va, uint32_t len, uint32_t rkey) { return {true, false, va, len, rkey}; }
   static Sgl in_capsule(uint32_t len, uint64_t offset = 0) { return {false, false, offset, len, 0}; }
+  static Sgl transport_block(uint32_t len) { return {false, false, 0, len, 0, true}; }
 
-  // nullopt: a descriptor type NVMe-oF RDMA does not use here.
+  // nullopt: a descriptor type NVMe-oF's RDMA and TCP bindings do not use here.
   static std::optional<Sgl> parse(ConstSglView v) {
     if (v.type() == SglType::keyed_data_block &&
         (v.subtype() == SglSubtype::address || v.subtype() == SglSubtype::invalidate_key))
       return Sgl{true, v.subtype() == SglSubtype::invalidate_key, v.address(), v.length(), v.key()};
     if (v.type() == SglType::data_block && v.subtype() == SglSubtype::offset)
       return Sgl{false, false, v.address(), v.length(), 0};
+    if (v.type() == SglType::transport_data_block && v.subtype() == SglSubtype::transport_a)
+      return Sgl{false, false, v.address(), v.length(), 0, true};
     return std::nullopt;
   }
   void emit(SglView v) const {
@@ -101,7 +114,10 @@ struct Sgl {
                        invalidate ? SglSubtype::invalidate_key : SglSubtype::address);
     } else {
       v.set_length(length);
-      v.set_identifier(SglType::data_block, SglSubtype::offset);
+      if (transport)
+        v.set_identifier(SglType::transport_data_block, SglSubtype::transport_a);
+      else
+        v.set_identifier(SglType::data_block, SglSubtype::offset);
     }
   }
   bool operator==(const Sgl&) const = default;
