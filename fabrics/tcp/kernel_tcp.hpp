@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "fabrics/ip/tcp/tcp_connection.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "nodes/host/kernel/stream_socket.hpp"
 #include "nodes/host/rnic.hpp"
 
@@ -22,7 +23,7 @@ namespace rdmasim {
 
 class KernelNic;
 
-class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport {
+class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport, public StreamConnection {
  public:
   // `flow.ip` holds this host's address as src, the peer's as dst.
   KernelTcp(KernelNic& nic, StreamSocket& socket, const TcpFlow& flow, uint32_t iss);
@@ -30,7 +31,9 @@ class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport
   KernelTcp(const KernelTcp&) = delete;
   KernelTcp& operator=(const KernelTcp&) = delete;
 
-  void listen() { tcp_.listen(); }  // passive open
+  // StreamConnection.
+  void listen() override { tcp_.listen(); }
+  uint64_t retransmits() const override { return tcp_.stats().retransmits; }
   TcpConnection& tcp() { return tcp_; }
   const TcpConnection& tcp() const { return tcp_; }
   // A segment for this connection, from the TCP header on.

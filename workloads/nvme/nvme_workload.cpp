@@ -93,10 +93,10 @@ class NvmeWorkload final : public Workload {
   std::span<const KeySpec> keys() const override { return kKeys; }
 
   bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
-    if (!fabric_of(d.x).rdma())
+    if (!fabric_of(d.x).host_nic().verbs)
       d.c.error(kind.value, kind.path,
                 "nvme over fabric: " + d.x.fabric + " (NVMe/TCP) is not modelled yet; use an RDMA fabric: " +
-                    fabric_list([](const Fabric& g) { return g.rdma(); }));
+                    fabric_list([](const Fabric& g) { return g.host_nic().verbs; }));
     auto settings = std::make_shared<NvmeSettings>();
     NvmeJobConfig& j = settings->job;
     const auto initiator = one_host(d, f, "initiator");
