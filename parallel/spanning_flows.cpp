@@ -86,20 +86,11 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
                                std::vector<FlowRecord>& records) {
   FlowStats all;
   all.finished = true;
-  all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
   std::optional<Time> first;
   std::vector<message::FlowsPart::Sample> merged;
   for (const std::string& text : parts) {
     const auto p = codec::decode<message::FlowsPart>(text);
-    all.ops += p.stats.ops;
-    all.bytes += p.stats.bytes;
-    for (const auto& [k, v] : p.stats.completions) all.completions[k] += v;
-    for (const auto& [k, v] : p.stats.recv_completions) all.recv_completions[k] += v;
-    all.end = std::max(all.end, p.stats.end);
-    all.data_verified = all.data_verified && p.stats.data_verified;
-    all.data_mismatch = all.data_mismatch || p.stats.data_mismatch;
-    all.finished = all.finished && p.stats.finished;
-    all.retransmitted_packets += p.stats.retransmitted_packets;
+    all.merge(p.stats);  // every statistic (its latency samples come apart, keyed)
     if (p.start) first = std::min(first.value_or(Time::max()), *p.start);
     merged.insert(merged.end(), p.samples.begin(), p.samples.end());
     for (const message::FlowsPart::Sent& x : p.sent) {
@@ -113,6 +104,7 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
     return std::tie(a.at, a.event, a.seq) < std::tie(b.at, b.event, b.seq);
   });
   for (const auto& m : merged) all.latency_ps.push_back(m.latency_ps);
+  all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
   // As FlowsRun::result: before any flow started, the workload's start.
   all.start = first ? *first : s.start;
   return all;
