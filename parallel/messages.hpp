@@ -171,6 +171,34 @@ struct SeriesRows {
   bool operator==(const SeriesRows&) const = default;
 };
 
+// A rank's results at the end of a run, for rank 0 to merge
+// (apps/runner.cpp): its results.json (JSON, as it is written), its CSVs
+// by workload, the events its own nodes ran, and what it cost (parallel.json).
+struct RankPart {
+  struct Stats {
+    uint64_t windows = 0, frames_sent = 0, bytes_sent = 0, notes_sent = 0, credits_sent = 0;
+    int64_t nodes = 0, hosts = 0;  // of the network's, this rank's
+    uint64_t events = 0;
+    double run_s = 0, wait_s = 0, pack_s = 0;
+    int64_t max_rss_kib = 0;
+    static constexpr auto fields() {
+      return std::tuple{&Stats::windows,      &Stats::frames_sent, &Stats::bytes_sent, &Stats::notes_sent,
+                        &Stats::credits_sent, &Stats::nodes,       &Stats::hosts,      &Stats::events,
+                        &Stats::run_s,        &Stats::wait_s,      &Stats::pack_s,     &Stats::max_rss_kib};
+    }
+    bool operator==(const Stats&) const = default;
+  };
+  std::string results;
+  std::vector<std::string> flows_csv, latency_csv;
+  uint64_t own_events = 0;
+  Stats stats;
+  static constexpr auto fields() {
+    return std::tuple{&RankPart::results, &RankPart::flows_csv, &RankPart::latency_csv, &RankPart::own_events,
+                      &RankPart::stats};
+  }
+  bool operator==(const RankPart&) const = default;
+};
+
 }  // namespace rdmasim::message
 
 namespace rdmasim::codec {

@@ -206,4 +206,11 @@ TEST_CASE("messages: a rank's parts of pair flows and of flows workloads, its ti
 
   const message::SeriesRows rows{{3, 0, 2}, {1}, "a,b,c\n1,2\n", "q\n"};
   CHECK(round_trip(rows) == rows);
+
+  const message::RankPart rank{R"({"events": 3, "ports": []})",
+                               {"id,fct\n", ""},
+                               {"", "1\n2\n"},
+                               77,
+                               {1, 2, 3, 4, 5, 6, 7, 8, 0.25, 1e-9, 3.5, 4096}};
+  CHECK(round_trip(rank) == rank);
 }
