@@ -24,7 +24,7 @@ using nlohmann::json;
 std::vector<std::string> default_compare_fabrics() {
   std::vector<std::string> v;
   for (const Fabric* f : fabrics())
-    if (f->rdma()) v.emplace_back(f->name());
+    if (f->compared_by_default()) v.emplace_back(f->name());
   return v;
 }
 

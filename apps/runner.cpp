@@ -17,10 +17,11 @@
 #include "apps/timeseries.hpp"
 #include "core/errors.hpp"
 #include "cost/bom.hpp"
-#include "fabrics/ethernet/pfc.hpp"
 #include "fabrics/network.hpp"
+#include "fabrics/pfc_deadlocks.hpp"
 #include "fabrics/registry.hpp"
 #include "nodes/host/cpu/trace.hpp"
+#include "parallel/messages.hpp"
 #include "parallel/parallel_run.hpp"
 #include "parallel/spanning_flows.hpp"
 #include "parallel/spanning_pairs.hpp"
@@ -125,31 +126,20 @@ json deadlocks_json(const std::vector<Network::PfcDeadlock>& found) {
 }
 
 // This rank's part of the results, with what the split cost it.
-json rank_part(const Network& net, ParallelRun& par, json mine, const std::vector<std::string>& flows_csv,
-               const std::vector<std::string>& latency_csv) {
+message::RankPart rank_part(const Network& net, ParallelRun& par, const json& mine,
+                            const std::vector<std::string>& flows_csv, const std::vector<std::string>& latency_csv) {
   const ParallelRun::Stats& st = par.stats();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const json part = {
-      {"results", std::move(mine)},
-      {"flows_csv", flows_csv},
-      {"latency_csv", latency_csv},
-      {"own_events", net.sim.events_run() - net.sim.experiment_events_run()},
-      {"stats",
-       {{"windows", st.windows},
-        {"frames_sent", st.frames_sent},
-        {"bytes_sent", st.bytes_sent},
-        {"notes_sent", st.notes_sent},
-        {"credits_sent", st.credits_sent},
-        {"nodes", std::count(par.partition().rank.begin(), par.partition().rank.end(), par.cluster().rank())},
-        {"hosts", std::count_if(net.hosts.begin(), net.hosts.end(),
-                                [&](const Host* h) { return par.owns(static_cast<int>(h->context()) - 1); })},
-        {"events", net.sim.events_run()},
-        {"run_s", st.run_s},
-        {"wait_s", st.wait_s},
-        {"pack_s", st.pack_s},
-        {"max_rss_kib", ru.ru_maxrss}}}};
-  return part;
+  return {mine.dump(),
+          flows_csv,
+          latency_csv,
+          net.sim.events_run() - net.sim.experiment_events_run(),
+          {st.windows, st.frames_sent, st.bytes_sent, st.notes_sent, st.credits_sent,
+           std::count(par.partition().rank.begin(), par.partition().rank.end(), par.cluster().rank()),
+           std::count_if(net.hosts.begin(), net.hosts.end(),
+                         [&](const Host* h) { return par.owns(static_cast<int>(h->context()) - 1); }),
+           net.sim.events_run(), st.run_s, st.wait_s, st.pack_s, ru.ru_maxrss}};
 }
 
 // Port counters added up over the ranks (a frame lost on a cut link is
@@ -161,11 +151,11 @@ void add_up_ports(json& out, const std::vector<json>& ranks) {
       if (key == "node" || key == "port") continue;
       if (key == "max_queue_bytes") {
         uint64_t m = 0;
-        for (const json& r : ranks) m = std::max(m, r["results"]["ports"][p][key].get<uint64_t>());
+        for (const json& r : ranks) m = std::max(m, r["ports"][p][key].get<uint64_t>());
         value = m;
       } else if (value.is_number_integer()) {
         int64_t sum = 0;  // credit_wait_ps is signed
-        for (const json& r : ranks) sum += r["results"]["ports"][p][key].get<int64_t>();
+        for (const json& r : ranks) sum += r["ports"][p][key].get<int64_t>();
         if (value.is_number_unsigned())
           value = static_cast<uint64_t>(sum);
         else
@@ -183,25 +173,42 @@ void add_up_ports(json& out, const std::vector<json>& ranks) {
 json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
                  std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
                  const std::vector<int>& workload_rank, json* parallel_stats) {
-  const json part = rank_part(net, par, std::move(mine), flows_csv, latency_csv);
-  const std::vector<std::string> all = par.cluster().gather(part.dump());
+  const std::vector<std::string> all =
+      par.cluster().gather(codec::encode(rank_part(net, par, mine, flows_csv, latency_csv)));
   if (par.cluster().rank() != 0) return nullptr;
-  std::vector<json> ranks;
-  for (const std::string& a : all) ranks.push_back(json::parse(a));
-  json out = ranks[0]["results"];
+  std::vector<message::RankPart> parts;
+  std::vector<json> ranks;  // each rank's results
+  for (const std::string& a : all) {
+    parts.push_back(codec::decode<message::RankPart>(a));
+    ranks.push_back(json::parse(parts.back().results));
+  }
+  json out = ranks[0];
   uint64_t events = net.sim.experiment_events_run(), in_use = 0, capture_bytes = 0;
   std::optional<int64_t> full_at;
   json stats = json::array();
-  for (const json& r : ranks) {
-    events += r["own_events"].get<uint64_t>();
-    in_use += r["results"]["packets_in_use"].get<uint64_t>();
-    if (r["results"].contains("capture")) {
-      const json& c = r["results"]["capture"];
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const json& r = ranks[i];
+    const message::RankPart::Stats& s = parts[i].stats;
+    events += parts[i].own_events;
+    in_use += r["packets_in_use"].get<uint64_t>();
+    if (r.contains("capture")) {
+      const json& c = r["capture"];
       capture_bytes += c["bytes"].get<uint64_t>();
       if (c.contains("full_at_ps"))
         full_at = std::min(full_at.value_or(INT64_MAX), c["full_at_ps"].get<int64_t>());
     }
-    stats.push_back(r["stats"]);
+    stats.push_back({{"windows", s.windows},
+                     {"frames_sent", s.frames_sent},
+                     {"bytes_sent", s.bytes_sent},
+                     {"notes_sent", s.notes_sent},
+                     {"credits_sent", s.credits_sent},
+                     {"nodes", s.nodes},
+                     {"hosts", s.hosts},
+                     {"events", s.events},
+                     {"run_s", s.run_s},
+                     {"wait_s", s.wait_s},
+                     {"pack_s", s.pack_s},
+                     {"max_rss_kib", s.max_rss_kib}});
   }
   out["events"] = events;
   out["packets_in_use"] = in_use;
@@ -211,13 +218,13 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
     if (full_at) out["capture"]["full_at_ps"] = *full_at;
   }
   for (size_t w = 0; w < workload_rank.size(); ++w) {
-    const json& r = ranks[static_cast<size_t>(workload_rank[w])];
-    out["workloads"][w] = r["results"]["workloads"][w];
-    flows_csv[w] = r["flows_csv"][w].get<std::string>();
-    latency_csv[w] = r["latency_csv"][w].get<std::string>();
+    const auto r = static_cast<size_t>(workload_rank[w]);
+    out["workloads"][w] = ranks[r]["workloads"][w];
+    flows_csv[w] = parts[r].flows_csv.at(w);
+    latency_csv[w] = parts[r].latency_csv.at(w);
   }
   for (size_t h = 0; h < net.hosts.size(); ++h)
-    out["hosts"][h] = ranks[static_cast<size_t>(par.partition().rank[h])]["results"]["hosts"][h];
+    out["hosts"][h] = ranks[static_cast<size_t>(par.partition().rank[h])]["hosts"][h];
   add_up_ports(out, ranks);
   // pfc_deadlocks: rank 0's, found among every rank's stuck ports at each check (parallel/split_checks.hpp).
   (void)cfg;

@@ -1,13 +1,13 @@
 #include "apps/timeseries.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string_view>
 
 #include "apps/csv.hpp"
 #include "apps/output_dir.hpp"
+#include "parallel/messages.hpp"
 
 namespace rdmasim {
 
@@ -15,26 +15,6 @@ namespace {
 
 constexpr std::string_view kQueuesHeader = "time_ps,node,port,queue_bytes\n";
 constexpr std::string_view kQpsHeader = "time_ps,workload,qp,rate_bps,window_bytes\n";
-
-// A length, then the elements' bytes (the ranks are one build on one kind of machine).
-template <typename V>
-void put(std::string& out, const V& v) {
-  const uint64_t n = v.size();
-  out.append(reinterpret_cast<const char*>(&n), sizeof n);
-  out.append(reinterpret_cast<const char*>(v.data()), n * sizeof(v[0]));
-}
-template <typename T>
-std::vector<T> get(const std::string& in, size_t& at) {
-  uint64_t n;
-  if (at + sizeof n > in.size()) throw std::runtime_error("timeseries: a truncated message");
-  std::memcpy(&n, in.data() + at, sizeof n);
-  at += sizeof n;
-  if (n > (in.size() - at) / sizeof(T)) throw std::runtime_error("timeseries: a truncated message");
-  std::vector<T> v(n);
-  if (n > 0) std::memcpy(v.data(), in.data() + at, n * sizeof(T));  // an empty vector's data() may be null
-  at += n * sizeof(T);
-  return v;
-}
 
 // One rank's rows, read in turn as rank 0 interleaves them.
 struct Rows {
@@ -124,21 +104,16 @@ void TimeSeries::write(const std::filesystem::path& dir) const {
     queues += queues_;
     qps += qps_;
   } else {
-    std::string mine;
-    put(mine, queue_lens_);
-    put(mine, qp_lens_);
-    put(mine, queues_);
-    put(mine, qps_);
-    const std::vector<std::string> all = par_->cluster().gather(mine);
+    const std::vector<std::string> all =
+        par_->cluster().gather(codec::encode(message::SeriesRows{queue_lens_, qp_lens_, queues_, qps_}));
     if (par_->cluster().rank() != 0) return;
     std::vector<Rows> q(all.size()), r(all.size());
     for (size_t i = 0; i < all.size(); ++i) {
-      size_t at = 0;
-      q[i].lens = get<uint32_t>(all[i], at);
-      r[i].lens = get<uint32_t>(all[i], at);
-      const auto qt = get<char>(all[i], at), rt = get<char>(all[i], at);
-      q[i].text.assign(qt.begin(), qt.end());
-      r[i].text.assign(rt.begin(), rt.end());
+      message::SeriesRows rows = codec::decode<message::SeriesRows>(all[i]);
+      q[i].lens = std::move(rows.queue_lens);
+      r[i].lens = std::move(rows.qp_lens);
+      q[i].text = std::move(rows.queues);
+      r[i].text = std::move(rows.qps);
     }
     // One process's order: each sample's ports in the network's order; the
     // QPs as rank 0 listed them, with the rank holding each.

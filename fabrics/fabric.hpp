@@ -83,9 +83,19 @@ class Fabric {
   virtual ~Fabric() = default;
   // As `fabric:` and results.json name it.
   virtual std::string_view name() const = 0;
-  // An RDMA fabric; `compare` runs these unless told (the kernel TCP
+  // What a host's NIC offers the programs above it: RDMA verbs (QPs,
+  // memory registration), or a network stack's sockets (TCP, UDP), which
+  // host.stack: dpdk may run in user space instead of the kernel. The
+  // built NIC answers the same (NicFabric::sockets()).
+  struct HostNic {
+    bool verbs = true;
+    bool sockets = false;
+    bool dpdk = false;
+  };
+  virtual HostNic host_nic() const { return {}; }
+  // `compare` runs these unless told: the RDMA fabrics (the kernel TCP
   // baseline is asked for by name).
-  virtual bool rdma() const { return true; }
+  virtual bool compared_by_default() const { return host_nic().verbs; }
   // Further columns `rdmasim compare` can run this fabric as: a name and the
   // one KEY=VALUE override that makes it (tcp: `dpdk`, its user-space stack).
   struct Variant {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
-#include "parallel/message.hpp"
+#include "parallel/messages.hpp"
 
 namespace rdmasim {
 
@@ -14,13 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-using message::get;
-using message::put;
-
-// What follows in a message: a frame, a note (ParallelRun::note) or a
-// gate update (ParallelRun::gate_update).
-constexpr uint8_t kFrame = 0, kNote = 1, kGate = 2;
 
 }  // namespace
 
@@ -50,7 +43,7 @@ ParallelRun::ParallelRun(Cluster& cluster, Network& net, Partition partition)
       if (part_.rank[static_cast<size_t>(node)] != me) continue;
       cut_of_[port] = cuts_.size();
       cuts_.push_back({port, static_cast<uint32_t>(l), static_cast<uint8_t>(end),
-                       part_.rank[static_cast<size_t>(peer)], false});
+                       part_.rank[static_cast<size_t>(peer)], false, 0});
     }
   }
   net.sim.set_foreign(std::move(foreign));
@@ -69,6 +62,7 @@ void ParallelRun::sent(Port& from) {
   if (it == cut_of_.end())
     throw std::logic_error("parallel: a frame sent on a cut link from a node of another rank");
   Cut& c = cuts_[it->second];
+  ++c.unsent;
   if (!c.queued) {
     c.queued = true;
     outbox_.push_back(it->second);
@@ -80,29 +74,19 @@ void ParallelRun::gate_update(Port& gate, Time at, uint64_t order, uint8_t cls, 
   if (it == end_of_.end() || it->second.rank == cluster_.rank())
     throw std::logic_error("parallel: a gate update for a port that is not across a cut link");
   if (notes_.empty()) notes_.resize(static_cast<size_t>(cluster_.size()));
-  std::string& to = notes_[static_cast<size_t>(it->second.rank)];
-  put<uint8_t>(to, kGate);
-  put<uint32_t>(to, it->second.link);
-  put<uint8_t>(to, it->second.b);
-  put<int64_t>(to, at.count());
-  put<uint64_t>(to, order);
-  put<uint8_t>(to, cls);
-  put<uint64_t>(to, amount);
+  codec::Writer(notes_[static_cast<size_t>(it->second.rank)])
+      .put(message::WindowItem{message::Gate{it->second.link, it->second.b, at, order, cls, amount}});
   ++stats_.credits_sent;
 }
 
 void ParallelRun::note(int rank, std::string note) {
   if (notes_.empty()) notes_.resize(static_cast<size_t>(cluster_.size()));
-  std::string& to = notes_[static_cast<size_t>(rank)];
-  put<uint8_t>(to, kNote);
-  put<uint32_t>(to, static_cast<uint32_t>(note.size()));
-  to += note;
+  codec::Writer(notes_[static_cast<size_t>(rank)]).put(message::WindowItem{message::NoteText{note}});
   ++stats_.notes_sent;
 }
 
-// Frames on the wire of this rank's cut ports go to the peer's rank:
-// link, end, arrival, key, lost, metadata, headroom and bytes; then the
-// notes and gate updates, in the order written.
+// Frames on the wire of this rank's cut ports go to the peer's rank
+// (message::Frame); then the notes and gate updates, in the order written.
 void ParallelRun::exchange() {
   const auto packing = Clock::now();
   std::vector<std::string>& out = out_;
@@ -111,30 +95,24 @@ void ParallelRun::exchange() {
   for (size_t i : outbox_) {
     Cut& c = cuts_[i];
     c.queued = false;
-    std::string& to = out[static_cast<size_t>(c.to_rank)];
+    codec::Writer to(out[static_cast<size_t>(c.to_rank)]);
+    // The frames this window sent are the newest on the wire; a rank that
+    // owns both ends of a cut link (a test's) has those put on it to arrive
+    // before them.
     auto& wire = c.port->wire();
-    while (!wire.empty()) {
-      Port::InFlight f = wire.take_front();
+    for (size_t k = wire.size() - c.unsent; k < wire.size(); ++k) {
+      Port::InFlight& f = wire[k];
       if (sealer_ && f.packet.meta().crc_pending) sealer_(f.packet);
       const PacketMeta& m = f.packet.meta();
       const std::span<const std::byte> bytes = f.packet.bytes();  // a deferred payload read in
-      put<uint8_t>(to, kFrame);
-      put<uint32_t>(to, c.link);
-      put<uint8_t>(to, c.from_b);
-      put<int64_t>(to, f.at.count());
-      put<uint64_t>(to, f.order);
-      put<uint8_t>(to, f.lost);
-      put<uint8_t>(to, m.crc_pending);
-      put<uint32_t>(to, m.flow_hash);
-      put<uint8_t>(to, m.priority);
-      put<uint8_t>(to, m.vl);
-      put<int64_t>(to, m.enqueued.count());
-      put<uint32_t>(to, static_cast<uint32_t>(f.packet.headroom()));
-      put<uint32_t>(to, static_cast<uint32_t>(bytes.size()));
-      to.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      to.put(message::WindowItem{
+          message::Frame{c.link, c.from_b, f.at, f.order, f.lost, m.crc_pending, m.flow_hash, m.priority,
+                         m.vl, m.enqueued, static_cast<uint32_t>(f.packet.headroom()),
+                         std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())}});
       ++stats_.frames_sent;
       stats_.bytes_sent += bytes.size();
     }
+    for (; c.unsent > 0; --c.unsent) wire.pop_back();
   }
   outbox_.clear();
   for (size_t r = 0; r < notes_.size(); ++r) {
@@ -149,61 +127,45 @@ void ParallelRun::exchange() {
   std::vector<std::string> notes;
   // Frames go on the wire in the order their senders sent them: by rank,
   // then as each rank wrote them (one link's frames in order).
-  for (const std::string& msg : in) {
-    size_t at = 0;
-    while (at < msg.size()) {
-      const auto kind = get<uint8_t>(msg, at);
-      if (kind == kNote) {
-        const auto len = get<uint32_t>(msg, at);
-        if (at + len > msg.size()) throw std::runtime_error("parallel: a malformed note");
-        notes.push_back(msg.substr(at, len));
-        at += len;
-        continue;
-      }
-      if (kind == kGate) {
+  for (const std::string& msg : in)
+    for (codec::Reader r(msg); !r.done();) {
+      const auto item = r.get<message::WindowItem>();
+      if (const auto* n = std::get_if<message::NoteText>(&item)) {
+        notes.emplace_back(n->text);
+      } else if (const auto* g = std::get_if<message::Gate>(&item)) {
         // Keyed as its sender keyed it: where it is placed among the
         // gate's events does not depend on when it was handed over.
-        const auto link = get<uint32_t>(msg, at);
-        const auto b = get<uint8_t>(msg, at);
-        const Time due = Time::ps(get<int64_t>(msg, at));
-        const auto order = get<uint64_t>(msg, at);
-        const auto cls = get<uint8_t>(msg, at);
-        const auto amount = get<uint64_t>(msg, at);
-        if (link >= net_.links.size()) throw std::runtime_error("parallel: a malformed gate update");
-        Port* gate = b ? net_.links[link].b : net_.links[link].a;
+        if (g->link >= net_.links.size()) throw std::runtime_error("parallel: a malformed gate update");
+        Port* gate = g->b ? net_.links[g->link].b : net_.links[g->link].a;
         if (!gate->gate()) throw std::runtime_error("parallel: a gate update for a port with no gate");
-        gate->gate()->remote_update(due, order, cls, amount);
-        continue;
+        gate->gate()->remote_update(g->due, g->order, g->cls, g->amount);
+      } else {
+        put_on_wire(std::get<message::Frame>(item));
       }
-      if (kind != kFrame) throw std::runtime_error("parallel: a message of unknown kind");
-      const auto link = get<uint32_t>(msg, at);
-      const auto from_b = get<uint8_t>(msg, at);
-      Port::InFlight f{Packet(), false, Time::ps(get<int64_t>(msg, at)), get<uint64_t>(msg, at)};
-      f.lost = get<uint8_t>(msg, at) != 0;
-      PacketMeta m;
-      m.crc_pending = get<uint8_t>(msg, at) != 0;
-      m.flow_hash = get<uint32_t>(msg, at);
-      m.priority = get<uint8_t>(msg, at);
-      m.vl = get<uint8_t>(msg, at);
-      m.enqueued = Time::ps(get<int64_t>(msg, at));
-      const auto headroom = get<uint32_t>(msg, at);
-      const auto len = get<uint32_t>(msg, at);
-      if (link >= net_.links.size() || at + len > msg.size() || headroom + len > PacketPool::kMaxCapacity)
-        throw std::runtime_error("parallel: a malformed frame message");
-      f.packet = net_.pool.make(headroom, len);
-      std::memcpy(f.packet.push_back(len).data(), msg.data() + at, len);
-      at += len;
-      m.id = f.packet.meta().id;
-      f.packet.meta() = m;
-      Port* sender = from_b ? net_.links[link].b : net_.links[link].a;
-      sender->put_on_wire(std::move(f));
     }
-  }
   stats_.pack_s += since(unpacking);
   for (const std::string& n : notes) {
     if (!on_note) throw std::logic_error("parallel: a note and no one to read it");
     on_note(n);
   }
+}
+
+void ParallelRun::put_on_wire(const message::Frame& m) {
+  const size_t len = m.bytes.size();
+  if (m.link >= net_.links.size() || m.headroom + len > PacketPool::kMaxCapacity)
+    throw std::runtime_error("parallel: a malformed frame message");
+  Port::InFlight f{net_.pool.make(m.headroom, len), m.lost, m.at, m.order};
+  std::memcpy(f.packet.push_back(len).data(), m.bytes.data(), len);
+  PacketMeta meta;
+  meta.id = f.packet.meta().id;
+  meta.crc_pending = m.crc_pending;
+  meta.flow_hash = m.flow_hash;
+  meta.priority = m.priority;
+  meta.vl = m.vl;
+  meta.enqueued = m.enqueued;
+  f.packet.meta() = meta;
+  Port* sender = m.from_b ? net_.links[m.link].b : net_.links[m.link].a;
+  sender->put_on_wire(std::move(f));
 }
 
 void ParallelRun::agree(std::exception_ptr local) {
@@ -213,24 +175,25 @@ void ParallelRun::agree(std::exception_ptr local) {
 }
 
 void ParallelRun::fail(int who, std::exception_ptr local) {
-  std::string what;  // kind letter, then the message
+  using message::Failure;
+  Failure what;
   if (who == cluster_.rank()) {
     try {
       std::rethrow_exception(local);
     } catch (const InputError& e) {
-      what = std::string("I") + e.what();
+      what = {Failure::Kind::input, e.what()};
     } catch (const OutputError& e) {
-      what = std::string("O") + e.what();
+      what = {Failure::Kind::output, e.what()};
     } catch (const std::exception& e) {
-      what = std::string("E") + e.what();
+      what = {Failure::Kind::other, e.what()};
     } catch (...) {
-      what = "Eunknown exception";
+      what = {Failure::Kind::other, "unknown exception"};
     }
   }
-  what = cluster_.broadcast(what, who);
-  const std::string msg = fmt::format("rank {}: {}", who, what.substr(1));
-  if (what[0] == 'I') throw InputError(msg);
-  if (what[0] == 'O') throw OutputError(msg);
+  what = codec::decode<Failure>(cluster_.broadcast(codec::encode(what), who));
+  const std::string msg = fmt::format("rank {}: {}", who, what.what);
+  if (what.kind == Failure::Kind::input) throw InputError(msg);
+  if (what.kind == Failure::Kind::output) throw OutputError(msg);
   throw std::runtime_error(msg);
 }
 

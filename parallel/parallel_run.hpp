@@ -26,6 +26,10 @@
 
 namespace rdmasim {
 
+namespace message {
+struct Frame;
+}
+
 class ParallelRun final : public RemoteLink {
  public:
   // Refuses (InputError) a cut link with no propagation delay: it leaves
@@ -88,6 +92,8 @@ class ParallelRun final : public RemoteLink {
 
  private:
   void exchange();
+  // A frame from another rank, on the wire of the cut link's end it left by.
+  void put_on_wire(const message::Frame& m);
   // agree(), once the ranks know the lowest failed rank `who`.
   [[noreturn]] void fail(int who, std::exception_ptr local);
 
@@ -97,7 +103,8 @@ class ParallelRun final : public RemoteLink {
     uint32_t link;
     uint8_t from_b;  // the port is the link's b end
     int to_rank;
-    bool queued;  // in outbox_
+    bool queued;      // in outbox_
+    uint32_t unsent;  // frames sent this window, the newest on the port's wire
   };
   Cluster& cluster_;
   Network& net_;

@@ -1,29 +1,30 @@
 #include "parallel/spanning_flows.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
+#include "parallel/messages.hpp"
+
 namespace rdmasim {
 
-using nlohmann::json;
-
-// A note is the workload's index and what its FlowsRun said.
+// A note is the workload's index and what its FlowsRun said (message::FlowsNote).
 SpanningFlows::SpanningFlows(ParallelRun& par) : par_(par) {
-  par_.on_note = [this](const std::string& note) {
-    const json j = json::parse(note);
-    const auto it = runs_.find(j.at(0).get<size_t>());
+  par_.on_note = [this](const std::string& text) {
+    const auto note = codec::decode<message::Note>(text);
+    const auto* mine = std::get_if<message::FlowsNote>(&note);
+    const auto it = mine ? runs_.find(mine->workload) : runs_.end();
     if (it == runs_.end()) throw std::logic_error("parallel: a note for a workload that does not span ranks");
-    it->second->heard(j.at(1));
+    it->second->heard(mine->note);
   };
 }
 
 void SpanningFlows::add(size_t index, FlowsRun& run) {
   runs_[index] = &run;
-  run.on_note([this, index](const Host& at, const json& note) {
+  run.on_note([this, index](const Host& at, std::string note) {
     // A host's graph index is its context - 1 (build_network).
-    par_.note(par_.partition().rank[at.context() - 1], json::array({index, note}).dump());
+    par_.note(par_.partition().rank[at.context() - 1],
+              codec::encode(message::Note{message::FlowsNote{index, std::move(note)}}));
   });
 }
 
@@ -62,32 +63,21 @@ FlowStats SpanningFlows::part(size_t index, std::vector<FlowRecord>& records, st
   std::vector<FlowsRun::EndKey> keys;
   FlowStats s = run.result(&keys);
   records = run.records();
-  json mine = {{"ops", s.ops},
-               {"bytes", s.bytes},
-               {"completions", s.completions},
-               {"recv_completions", s.recv_completions},
-               {"end", s.end.count()},
-               {"verified", s.data_verified},
-               {"mismatch", s.data_mismatch},
-               {"finished", s.finished},
-               {"retransmitted", s.retransmitted_packets}};
-  json samples = json::array(), sent = json::array();
+  message::FlowsPart mine;
+  mine.stats = s;
+  mine.stats.latency_ps.clear();  // they go as samples, with their keys
   // Every sample has its key (FlowsRun::result); one without would go
   // last rather than stop this rank alone in a collective.
   for (size_t i = 0; i < s.latency_ps.size(); ++i) {
     const FlowsRun::EndKey k = i < keys.size() ? keys[i] : FlowsRun::EndKey{Time::max(), UINT64_MAX, 0};
-    samples.push_back({k.at.count(), k.event, k.seq, s.latency_ps[i]});
+    mine.samples.push_back({k.at, k.event, k.seq, s.latency_ps[i]});
   }
-  std::optional<int64_t> start;  // of the flows this rank sent
   for (const FlowRecord& r : records)
     if (run.sends_here(r.id)) {
-      sent.push_back({r.id, r.completed, r.end.count()});
-      start = std::min(start.value_or(INT64_MAX), r.start.count());
+      mine.sent.push_back({r.id, r.completed, r.end});
+      mine.start = std::min(mine.start.value_or(Time::max()), r.start);  // of the flows this rank sent
     }
-  mine["samples"] = std::move(samples);
-  mine["sent"] = std::move(sent);
-  mine["start"] = start ? json(*start) : json(nullptr);
-  out = mine.dump();
+  out = codec::encode(mine);
   return s;
 }
 
@@ -96,38 +86,27 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
                                std::vector<FlowRecord>& records) {
   FlowStats all;
   all.finished = true;
-  all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
-  std::optional<int64_t> first;
-  std::vector<std::tuple<int64_t, uint64_t, uint64_t, int64_t>> merged;  // time, event, seq, sample
+  std::optional<Time> first;
+  std::vector<message::FlowsPart::Sample> merged;
   for (const std::string& text : parts) {
-    const json p = json::parse(text);
-    all.ops += p["ops"].get<uint64_t>();
-    all.bytes += p["bytes"].get<uint64_t>();
-    for (const auto& [k, v] : p["completions"].items()) all.completions[k] += v.get<uint64_t>();
-    for (const auto& [k, v] : p["recv_completions"].items()) all.recv_completions[k] += v.get<uint64_t>();
-    all.end = std::max(all.end, Time::ps(p["end"].get<int64_t>()));
-    all.data_verified = all.data_verified && p["verified"].get<bool>();
-    all.data_mismatch = all.data_mismatch || p["mismatch"].get<bool>();
-    all.finished = all.finished && p["finished"].get<bool>();
-    all.retransmitted_packets += p["retransmitted"].get<uint64_t>();
-    if (!p["start"].is_null()) first = std::min(first.value_or(INT64_MAX), p["start"].get<int64_t>());
-    for (const json& x : p["samples"])
-      merged.emplace_back(x[0].get<int64_t>(), x[1].get<uint64_t>(), x[2].get<uint64_t>(),
-                          x[3].get<int64_t>());
-    for (const json& x : p["sent"]) {
-      FlowRecord& r = records.at(x[0].get<size_t>());
-      r.completed = x[1].get<bool>();
-      r.end = Time::ps(x[2].get<int64_t>());
+    const auto p = codec::decode<message::FlowsPart>(text);
+    all.merge(p.stats);  // every statistic (its latency samples come apart, keyed)
+    if (p.start) first = std::min(first.value_or(Time::max()), *p.start);
+    merged.insert(merged.end(), p.samples.begin(), p.samples.end());
+    for (const message::FlowsPart::Sent& x : p.sent) {
+      FlowRecord& r = records.at(x.id);
+      r.completed = x.completed;
+      r.end = x.end;
     }
   }
   // The samples of one flow end (one key) come from one rank, in its order.
   std::stable_sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) {
-    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
-           std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+    return std::tie(a.at, a.event, a.seq) < std::tie(b.at, b.event, b.seq);
   });
-  for (const auto& m : merged) all.latency_ps.push_back(std::get<3>(m));
+  for (const auto& m : merged) all.latency_ps.push_back(m.latency_ps);
+  all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
   // As FlowsRun::result: before any flow started, the workload's start.
-  all.start = first ? Time::ps(*first) : s.start;
+  all.start = first ? *first : s.start;
   return all;
 }
 

@@ -35,10 +35,6 @@ class SpanningPairs {
   // (ParallelRun::agree).
   FlowStats result(size_t index);
 
-  // A flow's part as a note's text and back (exact: every field, integers whole).
-  static std::string encode(const Flow::Part& p);
-  static Flow::Part decode(const std::string& text);
-
  private:
   struct Run {
     WorkloadRun* run;

@@ -5,37 +5,29 @@
 #include <optional>
 #include <stdexcept>
 
-#include "parallel/message.hpp"
+#include "parallel/messages.hpp"
 
 namespace rdmasim {
 
 namespace {
 
-using message::get;
-using message::put;
-
 // Rank 0: the first of every rank's records, in the one order of events,
 // that takes the bytes held past max.
-std::optional<CaptureSet::Record> first_over(const std::vector<std::string>& logs, uint64_t held,
-                                             uint64_t max) {
-  std::vector<CaptureSet::Record> tried;
+std::optional<message::CaptureCut> first_over(const std::vector<std::string>& logs, uint64_t held,
+                                              uint64_t max) {
+  std::vector<message::CaptureTry> tried;
   try {
-    for (const std::string& m : logs)
-      for (size_t at = 0; at < m.size();) {
-        CaptureSet::Record r{};
-        r.at = Time::ps(get<int64_t>(m, at));
-        r.order = get<uint64_t>(m, at);
-        r.seq = get<uint32_t>(m, at);
-        r.bytes = get<uint32_t>(m, at);
-        tried.push_back(r);
-      }
+    for (const std::string& m : logs) {
+      const auto log = codec::decode<std::vector<message::CaptureTry>>(m);
+      tried.insert(tried.end(), log.begin(), log.end());
+    }
   } catch (const std::runtime_error&) {
     return std::nullopt;
   }
-  std::sort(tried.begin(), tried.end(),
-            [](const CaptureSet::Record& a, const CaptureSet::Record& b) { return a.key() < b.key(); });
-  for (const CaptureSet::Record& r : tried) {
-    if (held + r.bytes > max) return r;
+  auto key = [](const message::CaptureTry& r) { return std::tie(r.at, r.order, r.seq); };
+  std::sort(tried.begin(), tried.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  for (const message::CaptureTry& r : tried) {
+    if (held + r.bytes > max) return message::CaptureCut{r.at, r.order, r.seq};
     held += r.bytes;
   }
   return std::nullopt;
@@ -71,49 +63,29 @@ void SplitChecks::captures() {
   // Where one process stopped: the first record, in the one order of
   // events, that passes the budget. A record a rank did not try came after
   // one of its own that did not fit, so after that one too.
-  std::string mine;
-  for (const CaptureSet::Record& r : log) {
-    put<int64_t>(mine, r.at.count());
-    put<uint64_t>(mine, r.order);
-    put<uint32_t>(mine, r.seq);
-    put<uint32_t>(mine, r.bytes);
-  }
-  const std::vector<std::string> all = par_.cluster().gather(mine);
-  std::string cut;  // empty: rank 0 found none (every rank then fails)
-  if (par_.cluster().rank() == 0)
-    if (const auto r = first_over(all, agreed_, max_bytes_)) {
-      put<int64_t>(cut, r->at.count());
-      put<uint64_t>(cut, r->order);
-      put<uint32_t>(cut, r->seq);
-    }
-  cut = par_.cluster().broadcast(cut);
-  if (cut.empty())
-    throw std::logic_error("parallel: the captures' budget ran out at no record rank 0 was told of");
-  size_t at = 0;
+  std::vector<message::CaptureTry> mine;
+  for (const CaptureSet::Record& r : log) mine.push_back({r.at, r.order, r.seq, r.bytes});
+  const std::vector<std::string> all = par_.cluster().gather(codec::encode(mine));
+  std::optional<message::CaptureCut> cut;  // none: rank 0 found none (every rank then fails)
+  if (par_.cluster().rank() == 0) cut = first_over(all, agreed_, max_bytes_);
+  cut = codec::decode<std::optional<message::CaptureCut>>(par_.cluster().broadcast(codec::encode(cut)));
+  if (!cut) throw std::logic_error("parallel: the captures' budget ran out at no record rank 0 was told of");
   CaptureSet::Record first{};
-  first.at = Time::ps(get<int64_t>(cut, at));
-  first.order = get<uint64_t>(cut, at);
-  first.seq = get<uint32_t>(cut, at);
+  first.at = cut->at;
+  first.order = cut->order;
+  first.seq = cut->seq;
   captures_->end_at(log, first);
   ended_ = true;
 }
 
 void SplitChecks::stuck_ports() {
-  std::string mine;
-  for (const Network::PfcStuck& s : net_.pfc_stuck) {
-    put<int64_t>(mine, s.at.count());
-    put<int32_t>(mine, s.node);
-    put<uint16_t>(mine, s.port);
-  }
+  const std::vector<std::string> all = par_.cluster().gather(codec::encode(net_.pfc_stuck));
   net_.pfc_stuck.clear();
-  const std::vector<std::string> all = par_.cluster().gather(mine);
   std::vector<Network::PfcStuck> stuck;
-  for (const std::string& m : all)
-    for (size_t at = 0; at < m.size();) {
-      const Time t = Time::ps(get<int64_t>(m, at));
-      const int node = get<int32_t>(m, at);
-      stuck.push_back({t, node, get<uint16_t>(m, at)});
-    }
+  for (const std::string& m : all) {
+    const auto theirs = codec::decode<std::vector<Network::PfcStuck>>(m);
+    stuck.insert(stuck.end(), theirs.begin(), theirs.end());
+  }
   finder_.add(std::move(stuck));
 }
 

@@ -13,7 +13,7 @@
 //   to rank 0, which finds the cycles among them (PfcDeadlockFinder).
 #pragma once
 
-#include "fabrics/ethernet/pfc.hpp"
+#include "fabrics/pfc_deadlocks.hpp"
 #include "parallel/parallel_run.hpp"
 #include "pcap/capture_set.hpp"
 

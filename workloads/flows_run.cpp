@@ -1,10 +1,9 @@
 #include "workloads/flows_run.hpp"
 
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "workloads/flow.hpp"
-#include "workloads/flow_stats_json.hpp"
+#include "workloads/flow_messages.hpp"
 #include "workloads/socket_flow.hpp"
 
 namespace rdmasim {
@@ -53,28 +52,15 @@ void FlowsRun::arrive() {
   flow->setup();
   const bool at_a = env_.sim.runs(from.context()), at_b = env_.sim.runs(to.context());
   if (note_ && at_a && !at_b && flow->runs_on_b())
-    flow->on_tell_b([this, id, b = &to](Time t) { note_(*b, {{"id", id}, {"sent", t.count()}}); });
+    flow->on_tell_b([this, id, b = &to](Time t) {
+      note_(*b, codec::encode(FlowsRunNote{id, FlowsRunNote::Sent{t}}));
+    });
   if (at_a) ++running_;
   flows_.push_back(std::move(flow));
   ended_ids_.push_back(false);
   flows_.back()->start();
   if (next_ < arrivals_.size()) env_.sim.at(arrivals_[next_].at, [this] { arrive(); });
 }
-
-namespace {
-
-using nlohmann::json;
-
-// What b's program found, as a note.
-json part_json(const PairFlow::EndPart& p) {
-  return {{"stats", flow_stats_json(p.stats)}, {"received", p.received}, {"ok", p.ok}};
-}
-
-PairFlow::EndPart part_of(const json& j) {
-  return {flow_stats_of(j.at("stats")), j.at("received").get<uint64_t>(), j.at("ok").get<bool>()};
-}
-
-}  // namespace
 
 // A flow's programs have ended: check what landed, record, give memory back.
 void FlowsRun::flow_ended(size_t id, Key at, bool placed) {
@@ -105,7 +91,7 @@ void FlowsRun::flow_ended(size_t id, Key at, bool placed) {
   // A flow of one program: its receiver's rank checks what landed.
   const Host& to = *hosts_[r.to];
   if (r.completed && note_ && !f.runs_on_b() && !env_.sim.runs(to.context()))
-    note_(to, {{"id", id}, {"ended", true}});
+    note_(to, codec::encode(FlowsRunNote{id, FlowsRunNote::Ended{}}));
 }
 
 // A UC WRITE's message landed in b's memory: whole, so now its bytes say
@@ -141,24 +127,25 @@ void FlowsRun::program_ended(size_t id, bool on_a) {
   }
   // b's: what it found, and its memory checked (nothing writes it after
   // its program has the message), go to a's rank; its pages back.
-  json note = {{"id", id},      {"b", part_json(f.b_part())},    {"at", at.at.count()}, {"event", at.event},
-               {"seq", at.seq}, {"placed", f.placed_correctly()}};
+  std::string note =
+      codec::encode(FlowsRunNote{id, FlowsRunNote::BEnded{f.b_part(), at, f.placed_correctly()}});
   f.release_buffers();
   ended_ids_[id] = true;
-  note_(a, note);
+  note_(a, std::move(note));
 }
 
-void FlowsRun::heard(const json& note) {
-  const size_t id = note.at("id").get<size_t>();
+void FlowsRun::heard(std::string_view text) {
+  const auto note = codec::decode<FlowsRunNote>(text);
+  const size_t id = note.id;
   if (id >= flows_.size()) throw std::logic_error("parallel: a note for a flow that has not arrived");
-  if (note.contains("ended")) return ended_elsewhere(id);
-  if (note.contains("sent")) return flows_[id]->told(Time::ps(note["sent"].get<int64_t>()));
+  if (std::holds_alternative<FlowsRunNote::Ended>(note.what)) return ended_elsewhere(id);
+  if (const auto* sent = std::get_if<FlowsRunNote::Sent>(&note.what)) return flows_[id]->told(sent->at);
   // b's program ended on its rank: what it found is a's side's now.
-  flows_[id]->absorb(part_of(note.at("b")));
+  const auto& ended = std::get<FlowsRunNote::BEnded>(note.what);
+  flows_[id]->absorb(ended.b);
   Split& s = split_[id];
-  s.b = Key{Time::ps(note.at("at").get<int64_t>()), note.at("event").get<uint64_t>(),
-            note.at("seq").get<uint64_t>()};
-  s.placed = note.at("placed").get<bool>();
+  s.b = ended.at;
+  s.placed = ended.placed;
   if (s.a) {
     const Split done = s;
     split_.erase(id);

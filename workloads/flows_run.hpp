@@ -10,9 +10,10 @@
 
 #include <map>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "workloads/flows.hpp"
@@ -36,8 +37,9 @@ class FlowsRun {
   // A run split over ranks (docs/parallel.md) runs each end of a flow on
   // its host's rank. The sender's rank (a's) keeps the flow's record and
   // ends it; where the two hosts are on different ranks, they tell each
-  // other what one process would read across (notes, sent with `f` to
-  // the rank that runs host `at`, read there with heard()):
+  // other what one process would read across (notes, a FlowsRunNote
+  // encoded (workloads/flow_messages.hpp), sent with `f` to the rank that
+  // runs host `at`, read there with heard()):
   // - a flow of one program (RDMA WRITEs): when it ends, its receiver's
   //   rank checks what landed in its host's memory and gives it back;
   // - a flow of two (SENDs, sockets): b's program, when it ends, sends
@@ -46,8 +48,8 @@ class FlowsRun {
   // - a socket client tells the server's rank when it sent its message.
   // The ranks' result() together are the one-process result (parallel/
   // spanning_flows.cpp merges them).
-  void on_note(std::function<void(const Host& at, const nlohmann::json& note)> f) { note_ = std::move(f); }
-  void heard(const nlohmann::json& note);
+  void on_note(std::function<void(const Host& at, std::string note)> f) { note_ = std::move(f); }
+  void heard(std::string_view note);
   // When a flow ended, in the one order of events: the event's time and
   // key, and the program end's place among this workload's in that event.
   struct EndKey {
@@ -85,7 +87,7 @@ class FlowsRun {
   std::vector<FlowRecord> records_;
   FlowStats ended_;     // merged statistics of the flows that ended
   size_t running_ = 0;  // flows whose sender this engine runs
-  std::function<void(const Host&, const nlohmann::json&)> note_;
+  std::function<void(const Host&, std::string)> note_;
   // Flows of two programs split between ranks, on a's rank: each
   // program's end as it is known here, and what b's rank found.
   struct Split {

@@ -3,11 +3,11 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "fabrics/tcp/kernel_nic.hpp"
+#include "nodes/host/host.hpp"
 
 namespace rdmasim {
 
-bool has_kernel_stack(Host& h) { return dynamic_cast<KernelNic*>(&h.nic().fabric()) != nullptr; }
+bool has_kernel_stack(Host& h) { return h.nic().fabric().sockets() != nullptr; }
 
 std::unique_ptr<PairFlow> make_pair_flow(WorkloadEnv& env, const WorkloadConfig& w, Host& a, Host& b,
                                          WorkloadKind op, bool pingpong, uint64_t index, uint64_t seed) {
@@ -29,17 +29,13 @@ void SocketFlow::single_message(uint64_t size, Time at) {
 
 // Both sockets and their connection; the server's end listens at once.
 void SocketFlow::setup() {
-  KernelNic& na = kernel_nic_of(a_, "a socket flow");
-  KernelNic& nb = kernel_nic_of(b_, "a socket flow");
-  const uint16_t server_port = nb.listen_port();
-  const uint16_t client_port = na.ephemeral_port();
-  const TcpPseudoHeader ip = TcpPseudoHeader::v4(na.self().ipv4, nb.self().ipv4);
+  SocketStack& na = socket_stack_of(a_, "a socket flow");
+  SocketStack& nb = socket_stack_of(b_, "a socket flow");
   ca_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(a_.config()));
   sb_.socket = std::make_unique<StreamSocket>(env_.sim, SocketCosts::of(b_.config()));
-  ca_.tcp = std::make_unique<KernelTcp>(na, *ca_.socket, TcpFlow{ip, client_port, server_port},
-                                        static_cast<uint32_t>(rng_.next()));
-  sb_.tcp = std::make_unique<KernelTcp>(nb, *sb_.socket, TcpFlow{ip.reversed(), server_port, client_port},
-                                        static_cast<uint32_t>(rng_.next()));
+  const auto client_iss = static_cast<uint32_t>(rng_.next());
+  const auto server_iss = static_cast<uint32_t>(rng_.next());
+  std::tie(ca_.tcp, sb_.tcp) = na.connect(*ca_.socket, nb, *sb_.socket, client_iss, server_iss);
   {
     Simulator::Scope as(env_.sim, b_.context());
     sb_.tcp->listen();
@@ -151,7 +147,7 @@ FlowStats SocketFlow::result() {
   FlowStats s = stats_;
   s.finished = finished();
   s.planned_ops = count_;
-  s.retransmitted_packets = ca_.tcp->tcp().stats().retransmits + sb_.tcp->tcp().stats().retransmits;
+  s.retransmitted_packets = ca_.tcp->retransmits() + sb_.tcp->retransmits();
   // Messages are checked as they are read: a run the stop cut off keeps
   // the verdict on those; one that ended short failed (failed()).
   if (s.ops < count_ && s.finished) s.data_verified = false;

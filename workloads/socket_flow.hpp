@@ -28,14 +28,15 @@
 
 #include "core/random.hpp"
 #include "core/task.hpp"
-#include "fabrics/tcp/kernel_tcp.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
+#include "nodes/host/kernel/stream_socket.hpp"
 #include "workloads/flow.hpp"
 #include "workloads/payload_pattern.hpp"
 
 namespace rdmasim {
 
-// Whether `h` has a plain NIC and the kernel stack (fabric: tcp): its flows
-// are socket flows.
+// Whether `h`'s NIC offers sockets (a host network stack, fabric: tcp)
+// rather than verbs: its flows are socket flows.
 bool has_kernel_stack(Host& h);
 
 // The flow a pair of hosts runs: sockets on the kernel stack, else verbs.
@@ -57,7 +58,7 @@ class SocketFlow final : public PairFlow {
   void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>&) const override {}
   uint64_t retransmits(bool on_a) const override {
     const End& e = on_a ? ca_ : sb_;
-    return e.tcp ? e.tcp->tcp().stats().retransmits : 0;
+    return e.tcp ? e.tcp->retransmits() : 0;
   }
   bool runs_on_b() const override { return true; }
   EndPart b_part() const override { return {stats_, received_, true}; }
@@ -71,7 +72,7 @@ class SocketFlow final : public PairFlow {
  private:
   struct End {
     std::unique_ptr<StreamSocket> socket;
-    std::unique_ptr<KernelTcp> tcp;
+    std::unique_ptr<StreamConnection> tcp;
     Process* process = nullptr;
     std::vector<std::byte> buf;   // the program's buffer in user memory
     std::vector<std::byte> echo;  // ping: where the echo is read

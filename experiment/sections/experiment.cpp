@@ -22,13 +22,13 @@ void completion_mode(ExperimentDraft& d) {
     d.c.error(d.completion->value, d.completion->path, why);
 }
 std::string plain_nics() {
-  return fabric_list([](const Fabric& f) { return !f.rdma(); });
+  return fabric_list([](const Fabric& f) { return f.host_nic().dpdk; });
 }
 // host.stack: dpdk is a user-space stack for the plain NICs of the fabrics without RDMA; its
 // poll-mode cores are dedicated, so programs need a core besides them.
 void network_stack(ExperimentDraft& d) {
   if (d.x.host.stack != NetStack::dpdk) return;
-  if (fabric_of(d.x).rdma()) {
+  if (!fabric_of(d.x).host_nic().dpdk) {
     d.c.error(d.stack->value, d.stack->path,
               "host.stack: dpdk is a user-space TCP/UDP stack for fabric: " + plain_nics() +
                   "'s plain NICs; " + d.x.fabric + " is RDMA, whose NIC is the stack");

@@ -96,7 +96,7 @@ void read_programs(ExperimentDraft& d, const Entry& list) {
         "expected a list of programs such as [{host: b, run: \"ibv_rc_pingpong -g 0\"}], got " + describe(v));
     return;
   }
-  if (!fabric_of(d.x).rdma()) {
+  if (!fabric_of(d.x).host_nic().verbs) {
     d.c.error(v, list.path,
               "fabric " + d.x.fabric +
                   " has no RDMA device for a verbs program to open (its hosts have plain NICs)");

@@ -43,6 +43,7 @@
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/ethernet/wire/pfc.hpp"
 #include "fabrics/network.hpp"
+#include "fabrics/pfc_deadlocks.hpp"
 #include "nodes/node.hpp"
 #include "nodes/port.hpp"
 #include "topologies/config.hpp"
@@ -243,27 +244,6 @@ class PfcNode {
 // at each grid time, so a run split over ranks finds the same ones from
 // the pooled lists of its ranks.
 void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes);
-// The cycles among the stuck ports, found as they come: at each grid time
-// in turn, each cycle not found before, from its smallest port (node
-// index, port). A run hands over net.pfc_stuck at each check (several
-// ranks' lists together when split) and empties it, so what is kept is
-// the cycles found, not every port stuck at every grid time of a deadlock
-// that lasts.
-class PfcDeadlockFinder {
- public:
-  explicit PfcDeadlockFinder(const Network& net);
-  // Ports stuck at some grid times, in any order: every port stuck at each
-  // of those times, and none at a time an earlier add() had.
-  void add(std::vector<Network::PfcStuck> stuck);
-  const std::vector<Network::PfcDeadlock>& found() const { return found_; }
-
- private:
-  using PortRef = std::pair<int, uint16_t>;  // node, port
-  const Network& net_;
-  std::map<const Node*, int> index_;
-  std::set<std::set<PortRef>> reported_;
-  std::vector<Network::PfcDeadlock> found_;
-};
 
 // Whether a frame is an 802.1Qbb PFC frame (MAC control opcode 0x0101).
 bool is_pfc_frame(std::span<const std::byte> frame);

@@ -2,7 +2,7 @@
 // and loss recoveries its frames carry, and what they need of the IP
 // header (an IPv4 option has room for one of HPCC's telemetry and IRN's
 // extension header).
-#include "fabrics/iba/transport/cc/telemetry.hpp"
+#include "fabrics/ip/wire/int_telemetry.hpp"
 #include "fabrics/roce_v2/roce_v2_network.hpp"
 #include "topologies/experiment_draft.hpp"
 

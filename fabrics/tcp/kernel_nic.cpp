@@ -87,8 +87,9 @@ std::unique_ptr<verbs::QueuePair> KernelNic::create_qp(verbs::Device&, verbs::Pr
   return nullptr;
 }
 
-Packet KernelNic::udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes,
+Packet KernelNic::udp_frame(const SocketStack& peer, uint16_t sport, uint16_t dport, uint32_t bytes,
                             uint64_t seq) {
+  const IpEndpoint& to = static_cast<const KernelNic&>(peer).self();
   Packet p = host_.nic().alloc(bytes);
   std::span<std::byte> data = p.push_back(bytes);
   for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(0x20 + (i + seq) % 0x5F);  // printable ASCII
@@ -176,10 +177,17 @@ void KernelNic::deliver(Packet p) {
   ++discarded_;
 }
 
-KernelNic& kernel_nic_of(Host& h, const char* what) {
-  auto* k = dynamic_cast<KernelNic*>(&h.nic().fabric());
-  if (!k) throw std::logic_error(std::string(what) + " needs the kernel stack (fabric: tcp) on " + h.name());
-  return *k;
+std::pair<std::unique_ptr<StreamConnection>, std::unique_ptr<StreamConnection>> KernelNic::connect(
+    StreamSocket& client, SocketStack& peer, StreamSocket& server, uint32_t client_iss, uint32_t server_iss,
+    uint16_t server_port) {
+  KernelNic& nb = static_cast<KernelNic&>(peer);
+  if (server_port == 0) server_port = nb.listen_port();
+  const uint16_t client_port = ephemeral_port();
+  const TcpPseudoHeader ip = TcpPseudoHeader::v4(self().ipv4, nb.self().ipv4);
+  auto a = std::make_unique<KernelTcp>(*this, client, TcpFlow{ip, client_port, server_port}, client_iss);
+  auto b =
+      std::make_unique<KernelTcp>(nb, server, TcpFlow{ip.reversed(), server_port, client_port}, server_iss);
+  return {std::move(a), std::move(b)};
 }
 
 void KernelNic::seal_kernel_frame(Packet& p) {

@@ -17,11 +17,14 @@
 #include "nodes/host/dpdk/poll_mode_driver.hpp"
 #include "nodes/host/host.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "nodes/host/kernel/udp_socket.hpp"
 
 namespace rdmasim {
 
-class KernelNic final : public NicFabric {
+class KernelTcp;
+
+class KernelNic final : public NicFabric, public SocketStack {
  public:
   // With host.stack: dpdk the frames go to a poll-mode driver (and a
   // user-space stack) instead of the kernel's receive path.
@@ -38,6 +41,7 @@ class KernelNic final : public NicFabric {
   void seal(Packet& p) const override { seal_kernel_frame(p); }
   // The kernel's receive path, or the user-space stack's poll-mode driver.
   std::optional<StackReport> stack_report() const override;
+  SocketStack* sockets() override { return this; }
 
   Host& host() const { return host_; }
   const IpEndpoint& self() const { return ip_.self(); }
@@ -46,18 +50,16 @@ class KernelNic final : public NicFabric {
   // The poll-mode driver of the user-space stack; null with the kernel's.
   const PollModeDriver* pmd() const { return pmd_.get(); }
 
-  // A UDP datagram of `bytes` of payload from this host to `to`, every
-  // header and checksum in place. The payload holds `seq` then a pattern.
-  Packet udp_frame(const IpEndpoint& to, uint16_t sport, uint16_t dport, uint32_t bytes, uint64_t seq);
+  // SocketStack: TCP connections (kernel_tcp.hpp) and UDP datagrams;
+  // `peer` and `to` are KernelNics too (one fabric's hosts).
+  std::pair<std::unique_ptr<StreamConnection>, std::unique_ptr<StreamConnection>> connect(
+      StreamSocket& client, SocketStack& peer, StreamSocket& server, uint32_t client_iss, uint32_t server_iss,
+      uint16_t server_port) override;
+  uint16_t bind_udp(UdpSocket& s) override;
+  const UdpPortStats& udp_stats(uint16_t port) override { return udp_[port].stats; }
+  Packet udp_frame(const SocketStack& to, uint16_t sport, uint16_t dport, uint32_t bytes,
+                   uint64_t seq) override;
 
-  // Receive side: what arrives for UDP port `port` goes to `s`.
-  struct PortStats {
-    uint64_t received = 0;  // frames for it that reached the NIC
-    uint64_t ring_drops = 0, backlog_drops = 0;
-  };
-  // Binds `s` to the first free port from 5001 and returns it.
-  uint16_t bind_udp(UdpSocket& s);
-  const PortStats& udp_stats(uint16_t port) { return udp_[port].stats; }
   // Frames the protocols refused: a bad checksum, not for this host, no socket.
   uint64_t discarded() const { return discarded_; }
 
@@ -72,7 +74,7 @@ class KernelNic final : public NicFabric {
  private:
   struct Bound {
     UdpSocket* socket = nullptr;
-    PortStats stats;
+    UdpPortStats stats;
   };
   // IP and UDP input for one frame (the softirq has paid its CPU time).
   void deliver(Packet p);
@@ -88,8 +90,5 @@ class KernelNic final : public NicFabric {
   uint16_t next_listen_ = 5201, next_ephemeral_ = 49152;
   uint64_t discarded_ = 0;
 };
-
-// The kernel NIC of `h`, whose `what` needs it; a logic error on another fabric.
-KernelNic& kernel_nic_of(Host& h, const char* what);
 
 }  // namespace rdmasim

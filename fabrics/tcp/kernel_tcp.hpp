@@ -17,6 +17,7 @@
 
 #include "core/ring.hpp"
 #include "fabrics/ip/tcp/tcp_connection.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "nodes/host/kernel/stream_socket.hpp"
 #include "nodes/host/rnic.hpp"
 
@@ -25,7 +26,7 @@ namespace rdmasim {
 class KernelIp;
 class KernelNic;
 
-class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport {
+class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport, public StreamConnection {
  public:
   // `flow.ip` holds this host's address as src, the peer's as dst.
   KernelTcp(KernelIp& ip, StreamSocket& socket, const TcpFlow& flow, uint32_t iss);
@@ -35,7 +36,9 @@ class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport
   KernelTcp(const KernelTcp&) = delete;
   KernelTcp& operator=(const KernelTcp&) = delete;
 
-  void listen() { tcp_.listen(); }  // passive open
+  // StreamConnection.
+  void listen() override { tcp_.listen(); }
+  uint64_t retransmits() const override { return tcp_.stats().retransmits; }
   // Sends the ACK that completes an active open as soon as the SYN-ACK is
   // in, as Linux does (tcp_rcv_synsent_state_process: tcp_send_ack from the
   // softirq, before connect() returns), rather than when the NIC next pulls

@@ -11,7 +11,7 @@ namespace rdmasim {
 class TcpNet final : public Fabric {
  public:
   std::string_view name() const override { return "tcp"; }
-  bool rdma() const override { return false; }
+  HostNic host_nic() const override { return {.verbs = false, .sockets = true, .dpdk = true}; }
   // Between the kernel and RDMA: the same NICs under a user-space stack.
   std::vector<Variant> variants() const override { return {{"dpdk", "host.stack=dpdk"}}; }
   std::vector<SectionType> sections() const override;

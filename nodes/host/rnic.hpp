@@ -24,6 +24,8 @@
 
 namespace rdmasim {
 
+class SocketStack;
+
 namespace verbs {
 class CompletionQueue;
 class Device;
@@ -87,6 +89,9 @@ class NicFabric {
     uint64_t interrupts = 0;  // interrupts the stack raised on the host's CPU
   };
   virtual std::optional<StackReport> stack_report() const { return std::nullopt; }
+  // Its network stack's sockets (nodes/host/kernel/socket_stack.hpp), null
+  // on an RNIC: what a workload asks to run a socket program here.
+  virtual SocketStack* sockets() { return nullptr; }
 
   // The host's kernel beside the RDMA engine, on a fabric whose wire
   // carries IP (roce_v2, iwarp): an arriving frame the RDMA engine does not

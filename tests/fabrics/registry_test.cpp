@@ -45,7 +45,10 @@ std::set<std::string> fabrics_named(const std::string& text) {
 
 TEST_CASE("fabric_list names the chosen fabrics in the registry's order, as prose") {
   CHECK(fabric_list([](const Fabric&) { return false; }).empty());
-  CHECK(fabric_list([](const Fabric& f) { return !f.rdma(); }) == "tcp");
+  CHECK(fabric_list([](const Fabric& f) { return f.host_nic().sockets; }) == "tcp");
+  CHECK(fabric_list([](const Fabric& f) { return f.host_nic().dpdk; }) == "tcp");
+  CHECK(fabric_list([](const Fabric& f) { return !f.host_nic().verbs; }) == "tcp");
+  CHECK(fabric_list([](const Fabric& f) { return !f.compared_by_default(); }) == "tcp");
   CHECK(fabric_list([](const Fabric& f) { return f.name() == "roce_v2" || f.name() == "ib"; }) ==
         "ib and roce_v2");
   CHECK(fabric_list([](const Fabric&) { return true; }) == "ib, roce_v1, roce_v2, iwarp and tcp");
@@ -112,7 +115,9 @@ TEST_CASE("only a fabric with its own host stack reports one") {
     test::BuiltNetwork b(test::two_hosts(std::string(f->name())));
     const auto report = b.host(0).nic().fabric().stack_report();
     CAPTURE(f->name());
-    CHECK(report.has_value() == !f->rdma());
+    CHECK(report.has_value() == f->host_nic().sockets);
+    // The built NIC offers what its fabric says it does.
+    CHECK((b.host(0).nic().fabric().sockets() != nullptr) == f->host_nic().sockets);
     if (!report) continue;
     CHECK(report->stack == "kernel");
     CHECK(report->section == "kernel_rx");

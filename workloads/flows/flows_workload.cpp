@@ -165,7 +165,7 @@ class FlowsWorkload final : public Workload {
     double stored = std::min(all, at_once);
     if (w.computed_payload) {
       const Fabric& f = fabric_of(x);
-      stored = !f.rdma() ? stored : f.memory_costs().sender_copies_payload ? stored / 2 : 0;
+      stored = !f.host_nic().verbs ? stored : f.memory_costs().sender_copies_payload ? stored / 2 : 0;
     }
     m.buffer_bytes = static_cast<uint64_t>(stored);
     m.buffers = "of flows";
@@ -181,7 +181,7 @@ class FlowsWorkload final : public Workload {
     // landed (the ACK). A UC WRITE completes when it is sent: the check
     // reads memory the data may not have reached yet, at a time the
     // receiver's rank cannot see, so UC WRITEs stay on one rank.
-    return op == WorkloadKind::rdma_write && w.qp == QpType::rc && fabric_of(x).rdma();
+    return op == WorkloadKind::rdma_write && w.qp == QpType::rc && fabric_of(x).host_nic().verbs;
   }
 
   std::unique_ptr<WorkloadRun> attach(WorkloadEnv& env, const WorkloadConfig& w,

@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fabrics/tcp/kernel_nic.hpp"
-#include "fabrics/tcp/kernel_tcp.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "workloads/nvme/wire/tcp_pdu.hpp"
 #include "workloads/workload.hpp"
 
@@ -50,9 +49,9 @@ class PduStream {
         tx_ready_(h.nic().sim()) {}
   virtual ~PduStream() { tcp_.reset(); }
 
-  // Makes the connection's end; a server listens at once.
-  void open(KernelNic& nic, const TcpFlow& flow, uint32_t iss, bool server) {
-    tcp_ = std::make_unique<KernelTcp>(nic, socket_, flow, iss);
+  // Takes the connection's end; a server listens at once.
+  void open(std::unique_ptr<StreamConnection> end, bool server) {
+    tcp_ = std::move(end);
     if (server) tcp_->listen();
     reader(server);
     writer();
@@ -66,6 +65,7 @@ class PduStream {
   }
   void owe(Time t) { owed_ = owed_ + t; }
   bool closed() const { return closed_; }
+  StreamSocket& socket() { return socket_; }
   uint8_t digests = 0;  // as the ICReq and ICResp agreed
 
  protected:
@@ -136,7 +136,7 @@ class PduStream {
   }
 
   StreamSocket socket_;
-  std::unique_ptr<KernelTcp> tcp_;
+  std::unique_ptr<StreamConnection> tcp_;
   std::deque<std::vector<std::byte>> txq_;
   Trigger tx_ready_;
   Time owed_;
@@ -218,7 +218,7 @@ TcpTargetQueue& tq(TargetQueue& q) { return static_cast<TcpTargetQueue&>(*q.port
 TcpTargetPort::TcpTargetPort(NvmeTarget& t) : t_(t) {}
 TcpTargetPort::~TcpTargetPort() = default;
 
-TargetQueue& TcpTargetPort::accept(Host& from, const TcpFlow& flow) {
+std::unique_ptr<StreamConnection> TcpTargetPort::accept(Host& from, StreamSocket& client, uint32_t client_iss) {
   Host& h = t_.host();
   const StorageTargetConfig& c = t_.config();
   // Its qid and size come with its Connect.
@@ -233,9 +233,13 @@ TargetQueue& TcpTargetPort::accept(Host& from, const TcpFlow& flow) {
                                              c.cpu == TargetCpu::poll ? CpuUse::user : CpuUse::syscall);
   TcpTargetQueue& s = *pq;
   q.port = std::move(pq);
+  auto [client_end, server_end] =
+      socket_stack_of(from, "an NVMe/TCP host")
+          .connect(client, socket_stack_of(h, "an NVMe/TCP target"), s.socket(), client_iss,
+                   static_cast<uint32_t>(t_.rng().next()), kNvmePort);
   Simulator::Scope as(t_.env().sim, h.context());
-  s.open(kernel_nic_of(h, "an NVMe/TCP target"), flow, static_cast<uint32_t>(t_.rng().next()), true);
-  return q;
+  s.open(std::move(server_end), true);
+  return std::move(client_end);
 }
 
 // R2T: the whole of the data, which the host sends in H2CData PDUs.
@@ -295,11 +299,7 @@ class TcpHostQueue final : public HostQueue, PduStream {
 
   // connect(), then ICReq and ICResp.
   Task connect(uint16_t, bool& ok) override {
-    KernelNic& nh = kernel_nic_of(host_, "an NVMe/TCP host");
-    KernelNic& nt = kernel_nic_of(target_.host(), "an NVMe/TCP target");
-    const TcpFlow flow{TcpPseudoHeader::v4(nh.self().ipv4, nt.self().ipv4), nh.ephemeral_port(), kNvmePort};
-    static_cast<TcpTargetPort&>(target_.port()).accept(host_, flow.reversed());
-    open(nh, flow, iss_, false);
+    open(static_cast<TcpTargetPort&>(target_.port()).accept(host_, socket(), iss_), false);
     co_await PduStream::connect(*s_.p, ok);
     if (!ok) co_return;
     std::vector<std::byte> req(kIcLen);

@@ -27,7 +27,8 @@
 #include "workloads/nvme/target.hpp"
 
 namespace rdmasim {
-struct TcpFlow;
+class StreamConnection;
+class StreamSocket;
 }
 
 namespace rdmasim::nvme {
@@ -37,9 +38,9 @@ class TcpTargetPort final : public TargetPort {
   explicit TcpTargetPort(NvmeTarget& t);
   ~TcpTargetPort() override;
 
-  // The target's end of a queue's connection from `from`, listening
-  // (`flow`: the target's side of the 4-tuple).
-  TargetQueue& accept(Host& from, const TcpFlow& flow);
+  // A queue's connection from `client` on `from` to port 4420: the
+  // target's end made and listening, the client's end returned.
+  std::unique_ptr<StreamConnection> accept(Host& from, StreamSocket& client, uint32_t client_iss);
 
   void fetch(TargetQueue& q, TargetCmd& c) override;
   bool send_data(TargetQueue& q, TargetCmd& c) override;

@@ -9,8 +9,8 @@ UdpJob::UdpJob(Simulator& sim, Host& from, Host& to, const WorkloadConfig& w)
       from_(from),
       to_(to),
       w_(w),
-      tx_(kernel_nic_of(from, "udp")),
-      rx_(kernel_nic_of(to, "udp")),
+      tx_(socket_stack_of(from, "udp")),
+      rx_(socket_stack_of(to, "udp")),
       socket_(sim, to.config().kernel.socket_buffer),
       process_(to.spawn(w.name, Process::Kind::io, /*fair=*/true)),
       port_(rx_.bind_udp(socket_)),
@@ -39,7 +39,7 @@ Packet UdpJob::next_frame() {
   // back to back: the link caps the offered load.
   next_ = std::max(next_, sim_.now()) + gap_;
   const uint16_t sport = static_cast<uint16_t>(49152 + port_ % 16384);
-  return tx_.udp_frame(rx_.self(), sport, port_, static_cast<uint32_t>(w_.size.count()), offered_++);
+  return tx_.udp_frame(rx_, sport, port_, static_cast<uint32_t>(w_.size.count()), offered_++);
 }
 
 // The receiving program: recvmsg in a loop. An empty socket puts it to

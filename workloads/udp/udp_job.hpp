@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "core/task.hpp"
-#include "fabrics/tcp/kernel_nic.hpp"
 #include "nodes/host/host.hpp"
 #include "nodes/host/kernel/socket_costs.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
+#include "nodes/host/kernel/udp_socket.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -53,8 +54,8 @@ class UdpJob final : public TxSource {
   Host& from_;
   Host& to_;
   const WorkloadConfig& w_;
-  KernelNic& tx_;
-  KernelNic& rx_;
+  SocketStack& tx_;
+  SocketStack& rx_;
   UdpSocket socket_;
   Process& process_;
   uint16_t port_;

@@ -61,10 +61,11 @@ class UdpWorkload final : public Workload {
 
   bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
     w.kind = WorkloadKind::udp;
-    if (fabric_of(d.x).rdma())
+    if (!fabric_of(d.x).host_nic().sockets)
       d.c.error(kind.value, kind.path,
                 "udp datagrams go through the kernel stack: they need fabric: " +
-                    fabric_list([](const Fabric& g) { return !g.rdma(); }) + ", not " + d.x.fabric);
+                    fabric_list([](const Fabric& g) { return g.host_nic().sockets; }) + ", not " +
+                    d.x.fabric);
     from_to(d, f, w);
     w.size = Bytes(1472);  // what fits a 1500-byte Ethernet MTU
     if (const Entry* e = f.find("size"))

@@ -18,7 +18,7 @@ void payload(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKin
   const bool one_sided =
       op == WorkloadKind::rdma_write || op == WorkloadKind::rdma_write_imm || op == WorkloadKind::rdma_read;
   const bool computable = w.kind == WorkloadKind::flows ||
-                          (one_sided && !pingpong && w.qp == QpType::rc && fabric_of(d.x).rdma());
+                          (one_sided && !pingpong && w.qp == QpType::rc && fabric_of(d.x).host_nic().verbs);
   w.computed_payload = computable;
   const Entry* e = f.find("payload");
   if (!e) return;

@@ -310,7 +310,7 @@ class VerbsWorkload final : public Workload {
   bool spans_ranks(const WorkloadConfig& w, const ExperimentConfig& x) const override {
     // write_lat's two busy-polling sides stop the moment the other fails
     // (Flow::write_ping), which another rank would learn a window later.
-    return w.kind != WorkloadKind::write_lat && fabric_of(x).rdma();
+    return w.kind != WorkloadKind::write_lat && fabric_of(x).host_nic().verbs;
   }
 
   std::unique_ptr<WorkloadRun> attach(WorkloadEnv& env, const WorkloadConfig& w,
@@ -319,9 +319,9 @@ class VerbsWorkload final : public Workload {
   }
   void results(const ExperimentConfig& x, const WorkloadConfig& w, const FlowStats& s,
                nlohmann::json& j) const override {
-    message_results(w, s, latency_measure(w.kind, !fabric_of(x).rdma()), j);
+    message_results(w, s, latency_measure(w.kind, fabric_of(x).host_nic().sockets), j);
     // perftest runs on RDMA devices: over kernel sockets (fabric: tcp) there is nothing to imitate.
-    if (is_perftest(w.kind) && fabric_of(x).rdma()) j["perftest"] = perftest_results(w, s);
+    if (is_perftest(w.kind) && fabric_of(x).host_nic().verbs) j["perftest"] = perftest_results(w, s);
   }
   bool latency_samples() const override { return true; }
 };

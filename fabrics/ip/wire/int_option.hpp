@@ -16,7 +16,7 @@
 #include <span>
 
 #include "core/bytes.hpp"
-#include "fabrics/iba/transport/cc/telemetry.hpp"
+#include "fabrics/ip/wire/int_telemetry.hpp"
 
 namespace rdmasim {
 

@@ -18,9 +18,21 @@
 #include <span>
 
 #include "core/bytes.hpp"
-#include "fabrics/iba/transport/loss_recovery/irn.hpp"
 
 namespace rdmasim {
+
+// What IRN adds to a packet (fabrics/iba/transport/loss_recovery/irn.hpp),
+// as IrnOption reads and writes it.
+struct IrnExt {
+  enum Kind : uint8_t { None = 0, Write = 1, Send = 2, Sack = 3 };
+  Kind kind = None;
+  uint32_t sn = 0;       // Send, and a WRITE with immediate: recv_WQE_SN; Sack: the PSN it acks
+  uint32_t offset = 0;   // bytes of the message before this packet
+  uint64_t va = 0;       // Write: where this packet's first byte goes
+  uint32_t rkey = 0;     // Write: the R_Key
+  uint32_t dma_len = 0;  // Write: the message's DMA length
+  bool operator==(const IrnExt&) const = default;
+};
 
 struct IrnOption {
   static constexpr uint8_t kType = 0x1E;

@@ -15,7 +15,7 @@
 
 #include "core/engine.hpp"
 #include "core/units.hpp"
-#include "fabrics/iba/transport/cc/telemetry.hpp"
+#include "fabrics/ip/wire/int_telemetry.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {

@@ -10,8 +10,8 @@
 //  - IrnExt: the information IRN adds to packets (section 5.2): a WRITE
 //    packet's own remote address (the RETH every packet carries), a SEND
 //    packet's receive WQE sequence number and offset, and the PSN a NACK
-//    selectively acknowledges. fabrics/ip/wire/irn_option.hpp puts it on
-//    the wire.
+//    selectively acknowledges; fabrics/ip/wire/irn_option.hpp declares it
+//    with its encoding on the wire.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@
 
 #include "core/units.hpp"
 #include "fabrics/iba/transport/psn.hpp"
+#include "fabrics/ip/wire/irn_option.hpp"
 #include "topologies/config.hpp"
 
 namespace rdmasim {
@@ -28,17 +29,6 @@ namespace rdmasim {
 namespace verbs {
 struct MemoryRegion;
 }
-
-struct IrnExt {
-  enum Kind : uint8_t { None = 0, Write = 1, Send = 2, Sack = 3 };
-  Kind kind = None;
-  uint32_t sn = 0;       // Send, and a WRITE with immediate: recv_WQE_SN; Sack: the PSN it acks
-  uint32_t offset = 0;   // bytes of the message before this packet
-  uint64_t va = 0;       // Write: where this packet's first byte goes
-  uint32_t rkey = 0;     // Write: the R_Key
-  uint32_t dma_len = 0;  // Write: the message's DMA length
-  bool operator==(const IrnExt&) const = default;
-};
 
 // Bits for PSNs [base, base + capacity), modulo 2^24; a PSN outside reads 0
 // and cannot be set.
