@@ -56,6 +56,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     req_.psn = comp_.unacked_psn = req_.high_psn = attr_.sq_psn & kPsnMask;
     comp_.retry_left = attr_.retry_cnt;
     comp_.rnr_left = attr_.rnr_retry;
+    comp_.retry_spent_at = nic_.sim().now();
     if (cc_) cc_->set_mtu(mtu_bytes());
     if (fabric_.irn() && type() == IBV_QPT_RC) irn_start();
     if (!sq_.empty()) nic_.wake(*this);
