@@ -5,7 +5,8 @@
 // bytes are a bit string, most significant bit first:
 //   echo (1): 0 on a data packet (switches append), 1 on an ACK (an echo, left alone)
 //   hops (3): samples written, 0..5
-//   5 samples of 60 bits: rate index (4), timestamp ns (22), tx bytes/128 (20), queue bytes/128 (14)
+//   5 samples of 60 bits: rate index (4), timestamp ns (22), tx bytes/(128 m) (17),
+//   queue bytes/(80 m) (17), m = the rate / 25 Gb/s rounded up, at least 1 (telemetry.hpp)
 // The sender reserves the whole option, so a switch writes its sample in
 // place and the frame keeps its length. tshark shows it as "Unknown (0x5e)
 // (40 bytes)", which is not an error.

@@ -2,6 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
+#include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/ip/wire/ipv4.hpp"
+#include "tests/fabrics/iba/transport/qp_pair.hpp"
+
 using namespace rdmasim;
 using namespace rdmasim::literals;
 
@@ -223,4 +229,58 @@ TEST_CASE("DCQCN: alpha goes on decaying at line rate; CNPs within decrease_peri
   CHECK(q.cuts() == 1);
   s2.run(Time::us(4) + 1_ns);
   CHECK(q.cuts() == 2);
+}
+
+namespace {
+// A frame with headers `h` from `from`'s QP to `to`'s, as `from`'s NIC
+// encapsulates it, arriving at `to`'s NIC with ECN CE in its IPv4 header.
+void deliver_ce(Host& from_host, test::VerbsEnd& from, Host& to_host, test::VerbsEnd& to, IbaHeaders h,
+                size_t len) {
+  Packet pkt = from_host.nic().alloc();
+  std::memset(pkt.push_back(len).data(), 0, len);
+  h.dest_qp = to.qp->qp_num();
+  REQUIRE(iba_emit(pkt, h));
+  static_cast<IbaFabric&>(from_host.nic().fabric())
+      .encap(pkt, from.qp->attr().ah_attr, from.qp->qp_num(), h.dest_qp);
+  auto ip = Ipv4View::check(pkt.raw_bytes().subspan(EthernetView::kLen));
+  REQUIRE(ip);
+  ip->set_dscp_ecn(ip->dscp(), Ecn::Ce);
+  ip->fill_checksum();
+  to_host.nic().fabric().receive(std::move(pkt));
+}
+}  // namespace
+
+TEST_CASE("DCQCN: CE-marked data makes a CNP; a CE-marked acknowledgement does not") {
+  test::Pair p;
+  CcConfig cc;
+  cc.algorithm = CcAlgorithm::dcqcn;
+  cc.dcqcn.cnp_interval = Time{};  // every marked packet may make one
+  for (Host* h : {&p.a, &p.b}) static_cast<IbaFabric&>(h->nic().fabric()).set_congestion_control(&cc);
+  p.connect_both();
+
+  // The responder (b) acknowledges a's requests; switches may mark those
+  // ACKs (they are ECT like the data). a must not send b a CNP for them.
+  IbaHeaders ack;
+  ack.opcode = RC_ACKNOWLEDGE;
+  ack.psn = 99;
+  ack.msn = 0;
+  deliver_ce(p.b, p.sb, p.a, p.sa, ack, 0);
+  IbaHeaders atomic_ack = ack;
+  atomic_ack.opcode = RC_ATOMIC_ACKNOWLEDGE;
+  deliver_ce(p.b, p.sb, p.a, p.sa, atomic_ack, 0);
+  p.sim.run();
+  CHECK(p.a.nic().stats().cnps_sent == 0);
+  CHECK(p.b.nic().stats().cnps_received == 0);
+
+  // A marked WRITE (data) at b: one CNP back to a, which cuts a's rate.
+  IbaHeaders write;
+  write.opcode = RC_RDMA_WRITE_ONLY;
+  write.psn = 100;
+  write.va = p.sb.buf;
+  write.rkey = p.sb.mr->rkey;
+  write.dma_len = 64;
+  deliver_ce(p.a, p.sa, p.b, p.sb, write, 64);
+  p.sim.run();
+  CHECK(p.b.nic().stats().cnps_sent == 1);
+  CHECK(p.a.nic().stats().cnps_received == 1);
 }
