@@ -47,3 +47,22 @@ TEST_CASE("IntOption: bytes of an option with one sample, and the round trip") {
   b[0] = std::byte{0x44};  // another option (timestamp) is not ours
   CHECK(!IntOption::find(b));
 }
+
+TEST_CASE("IntOption: five different samples, each field at its widest, read back unchanged") {
+  std::array<std::byte, IntOption::kLen> b{};
+  IntStack s;
+  s.hops = IntStack::kMaxHops;
+  for (uint32_t i = 0; i < IntStack::kMaxHops; ++i) {
+    IntHop& h = s.hop[i];
+    h.rate = static_cast<uint8_t>(i % 2 ? 15 : 1 + i);
+    h.ts = i == 2 ? 0x3FFFFF : 0x2AAAAA ^ (i * 0x1111);
+    h.tx = i == 3 ? 0x1FFFF : 0x15555 ^ (i * 0x101);
+    h.qlen = i == 4 ? 0x1FFFF : (0x0AAAA + i) & 0x1FFFF;
+  }
+  IntOption::emit(b, s, true);
+  auto o = IntOption::find(b);
+  REQUIRE(o);
+  CHECK(o->echo());
+  CHECK(o->stack() == s);
+  CHECK(u8(b[39]) == (s.hop[4].qlen & 0xFF));  // the last sample ends at the option's last byte
+}
