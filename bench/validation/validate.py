@@ -9,10 +9,16 @@ experiment at full size takes many minutes.
                                  [EXPERIMENT ...]
 
 EXPERIMENT is one or more of hpcc, fairness, incast, irn, ib_cca (default:
-all). `hpcc` takes --pods, --hosts-per-tor, --duration and --loads to run
-a smaller fat tree than HPCC's (5 pods of 4 ToRs with 16 hosts each: 320
-hosts). Every run goes through `nice`. Each experiment also writes
-WORK/EXPERIMENT/summary.json with the numbers the page quotes.
+all). `hpcc` is HPCC's figure 11 setting: its simulator's 320-host fat tree
+(5 pods of 4 ToRs with 16 hosts each), each algorithm with
+`congestion_control.profile: hpcc_ns3` (--profile paper for the papers'
+defaults), one run per algorithm and --workloads entry (CDF:LOAD, default
+websearch:0.3 websearch:0.5 hadoop:0.3); --pods, --hosts-per-tor and
+--duration make it smaller. It writes WORK/hpcc/tables.md (p50 / p95 / p99
+slowdown per flow-size bucket, and each run's time, events, PFC frames and
+ECN marks) and the figure. A run already in WORK with the same YAML is read
+back, not run again. Every run goes through `nice`. Each experiment also
+writes WORK/EXPERIMENT/summary.json with the numbers the page quotes.
 """
 import argparse
 import csv
@@ -59,7 +65,9 @@ def run(binary, work, name, text, *sets, reuse=False):
     if p.returncode not in (0, 4):
         sys.exit(f"{name}: rdmasim exited {p.returncode}\n{p.stderr}")
     with open(stamp, "w") as f:
-        json.dump({"sets": list(sets), "wall_s": secs, "cpu_s": cpu, "max_rss_kib": c1.ru_maxrss}, f)
+        json.dump({"sets": list(sets), "wall_s": secs, "cpu_s": cpu, "max_rss_kib": c1.ru_maxrss,
+                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "load_average": round(os.getloadavg()[1], 1)}, f)  # the machine's, over 5 minutes
     with open(os.path.join(out, "results.json")) as f:
         return json.load(f), secs
 
@@ -153,12 +161,12 @@ def hpcc_tables(summary, runs):
             cells.append(f"{s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f}")
         out.append(f"| all | {first['started']} | " + " | ".join(cells) + " |")
         out.append("")
-        out.append("| run | simulated ms | events | wall s | CPU s | PFC frames | ECN marks |")
-        out.append("|---|---|---|---|---|---|---|")
+        out.append("| run | simulated ms | events | PFC frames | ECN marks | CPU s | wall s | load average |")
+        out.append("|---|---|---|---|---|---|---|---|")
         for a in algos:
             r = summary["runs"][run_name(a, cdf, load)]
-            out.append(f"| {a} | {r['end_time_ps'] / 1e9:.1f} | {r['events']:,} | {r['wall_s']:.0f} | "
-                       f"{r['cpu_s']:.0f} | {r['pauses']:,} | {r['ecn_marks']:,} |")
+            out.append(f"| {a} | {r['end_time_ps'] / 1e9:.1f} | {r['events']:,} | {r['pauses']:,} | "
+                       f"{r['ecn_marks']:,} | {r['cpu_s']:.0f} | {r['wall_s']:.0f} | {r.get('load_average') or '–'} |")
         out.append("")
     return "\n".join(out)
 
@@ -204,11 +212,12 @@ topology:
 """
             r, secs = run(args.binary, work, name, text, reuse=True)
             with open(os.path.join(work, name + ".run.json")) as f:
-                cpu = json.load(f)["cpu_s"]
+                stamp = json.load(f)
             fct = r["workloads"][0]["fct"]
             pauses = sum(p.get("pause_frames", 0) for p in r.get("ports", [])) // 2  # counted at both ends
             marks = sum(p.get("ecn_marks", 0) for p in r.get("ports", []))
-            summary["runs"][name] = {"wall_s": round(secs, 1), "cpu_s": round(cpu, 1),
+            summary["runs"][name] = {"wall_s": round(secs, 1), "cpu_s": round(stamp["cpu_s"], 1),
+                                     "date": stamp.get("date"), "load_average": stamp.get("load_average"),
                                      "end_time_ps": r["end_time_ps"], "events": r.get("events"),
                                      "started": fct["started"], "completed": fct["completed"],
                                      "slowdown": fct["slowdown"], "buckets": fct["buckets"],
