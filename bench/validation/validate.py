@@ -161,12 +161,13 @@ def hpcc_tables(summary, runs):
             cells.append(f"{s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f}")
         out.append(f"| all | {first['started']} | " + " | ".join(cells) + " |")
         out.append("")
-        out.append("| run | simulated ms | events | PFC frames | ECN marks | CPU s | wall s | load average |")
-        out.append("|---|---|---|---|---|---|---|---|")
+        out.append("| run | simulated ms | events | PFC frames | ECN marks | peak switch queue, KB | CPU s | wall s |"
+                   " load average |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
         for a in algos:
             r = summary["runs"][run_name(a, cdf, load)]
             out.append(f"| {a} | {r['end_time_ps'] / 1e9:.1f} | {r['events']:,} | {r['pauses']:,} | "
-                       f"{r['ecn_marks']:,} | {r['cpu_s']:.0f} | {r['wall_s']:.0f} | {r.get('load_average') or '–'} |")
+                       f"{r['ecn_marks']:,} | {r['peak_queue'] / 1000:,.0f} | {r['cpu_s']:.0f} | {r['wall_s']:.0f} | {r.get('load_average') or '–'} |")
         out.append("")
     return "\n".join(out)
 
@@ -216,12 +217,13 @@ topology:
             fct = r["workloads"][0]["fct"]
             pauses = sum(p.get("pause_frames", 0) for p in r.get("ports", [])) // 2  # counted at both ends
             marks = sum(p.get("ecn_marks", 0) for p in r.get("ports", []))
+            peak = max(p["max_queue_bytes"] for p in r["ports"] if not p["node"].startswith("h"))  # switches'
             summary["runs"][name] = {"wall_s": round(secs, 1), "cpu_s": round(stamp["cpu_s"], 1),
                                      "date": stamp.get("date"), "load_average": stamp.get("load_average"),
                                      "end_time_ps": r["end_time_ps"], "events": r.get("events"),
                                      "started": fct["started"], "completed": fct["completed"],
                                      "slowdown": fct["slowdown"], "buckets": fct["buckets"],
-                                     "pauses": pauses, "ecn_marks": marks}
+                                     "pauses": pauses, "ecn_marks": marks, "peak_queue": peak}
             print(f"{name}: {secs:.0f} s, {fct['completed']}/{fct['started']} flows, slowdown {fct['slowdown']}",
                   flush=True)
             dump(work, summary)
