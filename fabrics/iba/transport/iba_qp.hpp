@@ -228,6 +228,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     uint32_t left = 0;
     uint32_t total = 0;
     const verbs::MemoryRegion* mr = nullptr;
+    bool becn = false;  // Ack: echoes congestion (CE or FECN) of the packets it acknowledges
   };
   struct AtomicReplay {
     uint32_t psn;

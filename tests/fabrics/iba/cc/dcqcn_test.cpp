@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "fabrics/ethernet/wire/ethernet.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
@@ -283,4 +285,41 @@ TEST_CASE("DCQCN: CE-marked data makes a CNP; a CE-marked acknowledgement does n
   p.sim.run();
   CHECK(p.b.nic().stats().cnps_sent == 1);
   CHECK(p.a.nic().stats().cnps_received == 1);
+}
+
+TEST_CASE("DCTCP: CE-marked packets acknowledged together still make one BECN ACK each") {
+  // The WRITEs arrive while the responder's port is busy: plain ACKs
+  // waiting there are merged into one, but a BECN ACK is never merged, so
+  // the sender counts every mark (DCTCP's fraction F).
+  test::Pair p;
+  CcConfig cc;
+  cc.algorithm = CcAlgorithm::dctcp;
+  for (Host* h : {&p.a, &p.b}) static_cast<IbaFabric&>(h->nic().fabric()).set_congestion_control(&cc);
+  p.connect_both();
+  std::vector<bool> becn;
+  p.b.port(0).on_tx([&becn](Time, Packet& f) {
+    const auto b = f.raw_bytes();
+    if (std::to_integer<uint8_t>(b[14 + 20 + 8]) == RC_ACKNOWLEDGE)
+      becn.push_back((std::to_integer<uint8_t>(b[14 + 20 + 8 + 4]) & 0x40) != 0);
+  });
+  // b's port is busy with a WRITE of its own, so the ACKs wait at its QP.
+  REQUIRE(p.post(p.sb, IBV_WR_RDMA_WRITE, p.sb.buf + 4096, 65536, p.sa.buf, p.sa.mr->rkey) == 0);
+  p.sim.at(Time::us(1), [&] {
+    for (uint32_t i = 0; i < 4; ++i) {
+      IbaHeaders write;
+      write.opcode = RC_RDMA_WRITE_ONLY;
+      write.psn = 100 + i;
+      write.ack_req = true;
+      write.va = p.sb.buf + 64 * i;
+      write.rkey = p.sb.mr->rkey;
+      write.dma_len = 64;
+      if (i < 3)
+        deliver_ce(p.a, p.sa, p.b, p.sb, write, 64);
+      else
+        p.inject(write, 64);  // unmarked: merged into a plain ACK only, never into a BECN one
+    }
+  });
+  p.sim.run();
+  CHECK(std::count(becn.begin(), becn.end(), true) == 3);
+  CHECK(becn.size() == 4);
 }
