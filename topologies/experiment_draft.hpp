@@ -31,6 +31,7 @@ struct ExperimentDraft {
   std::optional<Entry> timeseries_ports;  // capture.timeseries.ports, when a list
   std::optional<Entry> timeseries_qps;    // capture.timeseries.qps, when a list
   std::optional<Entry> cc_algorithm;      // congestion_control.algorithm, when given
+  std::optional<Entry> cc_control;        // congestion_control.control_priority, when given
   std::optional<Entry> ecn_enabled;       // ecn.enabled, when given
   std::optional<Entry> ip_version;        // ip, when given
   std::optional<Entry> completion;        // host.completion, when given

@@ -9,10 +9,16 @@ experiment at full size takes many minutes.
                                  [EXPERIMENT ...]
 
 EXPERIMENT is one or more of hpcc, fairness, incast, irn, ib_cca (default:
-all). `hpcc` takes --pods, --hosts-per-tor, --duration and --loads to run
-a smaller fat tree than HPCC's (5 pods of 4 ToRs with 16 hosts each: 320
-hosts). Every run goes through `nice`. Each experiment also writes
-WORK/EXPERIMENT/summary.json with the numbers the page quotes.
+all). `hpcc` is HPCC's figure 11 setting: its simulator's 320-host fat tree
+(5 pods of 4 ToRs with 16 hosts each), each algorithm with
+`congestion_control.profile: hpcc_ns3` (--profile paper for the papers'
+defaults), one run per algorithm and --workloads entry (CDF:LOAD, default
+websearch:0.3 websearch:0.5 hadoop:0.3); --pods, --hosts-per-tor and
+--duration make it smaller. It writes WORK/hpcc/tables.md (p50 / p95 / p99
+slowdown per flow-size bucket, and each run's time, events, PFC frames and
+ECN marks) and the figure. A run already in WORK with the same YAML is read
+back, not run again. Every run goes through `nice`. Each experiment also
+writes WORK/EXPERIMENT/summary.json with the numbers the page quotes.
 """
 import argparse
 import csv
@@ -59,7 +65,9 @@ def run(binary, work, name, text, *sets, reuse=False):
     if p.returncode not in (0, 4):
         sys.exit(f"{name}: rdmasim exited {p.returncode}\n{p.stderr}")
     with open(stamp, "w") as f:
-        json.dump({"sets": list(sets), "wall_s": secs, "cpu_s": cpu, "max_rss_kib": c1.ru_maxrss}, f)
+        json.dump({"sets": list(sets), "wall_s": secs, "cpu_s": cpu, "max_rss_kib": c1.ru_maxrss,
+                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   "load_average": round(os.getloadavg()[1], 1)}, f)  # the machine's, over 5 minutes
     with open(os.path.join(out, "results.json")) as f:
         return json.load(f), secs
 
@@ -110,61 +118,135 @@ def hpcc_topology(pods, tors_per_pod, hosts_per_tor):
             f"  links:\n" + "".join(f"    - {l}\n" for l in links)), len(hosts)
 
 
+def hpcc_runs(args):
+    """(cdf, load) pairs: --workloads, each CDF:LOAD (websearch:0.3)."""
+    out = []
+    for w in args.workloads:
+        cdf, _, load = w.partition(":")
+        out.append((cdf, float(load)))
+    return out
+
+
+def run_name(algo, cdf, load):
+    return f"{algo}_{cdf}_{int(round(load * 100))}"
+
+
+BUCKETS = ["≤ 10 KB", "10 – 100 KB", "100 KB – 1 MB", "1 – 10 MB", "> 10 MB"]
+HPCC_ALGOS = ("dcqcn", "timely", "dctcp", "hpcc")
+
+
+def hpcc_tables(summary, runs):
+    """Markdown: per workload, p50 / p95 / p99 slowdown per bucket and algorithm."""
+    out = []
+    for cdf, load in runs:
+        algos = [a for a in HPCC_ALGOS if run_name(a, cdf, load) in summary["runs"]]
+        if not algos:
+            continue
+        out.append(f"{cdf} {int(round(load * 100))} %, p50 / p95 / p99 slowdown:\n")
+        out.append("| flow size | flows | " + " | ".join(algos) + " |")
+        out.append("|---|---|" + "---|" * len(algos))
+        first = summary["runs"][run_name(algos[0], cdf, load)]
+        for i, label in enumerate(BUCKETS):
+            if i >= len(first["buckets"]):
+                break
+            cells = []
+            for a in algos:
+                b = summary["runs"][run_name(a, cdf, load)]["buckets"][i]
+                s = b["slowdown"]
+                cells.append(f"{s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f}" if b["count"] else "–")
+            out.append(f"| {label} | {first['buckets'][i]['count']} | " + " | ".join(cells) + " |")
+        cells = []
+        for a in algos:
+            s = summary["runs"][run_name(a, cdf, load)]["slowdown"]
+            cells.append(f"{s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f}")
+        out.append(f"| all | {first['started']} | " + " | ".join(cells) + " |")
+        out.append("")
+        out.append("| run | simulated ms | events | PFC frames | ECN marks | peak switch queue, KB | CPU s | wall s |"
+                   " load average |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        for a in algos:
+            r = summary["runs"][run_name(a, cdf, load)]
+            out.append(f"| {a} | {r['end_time_ps'] / 1e9:.1f} | {r['events']:,} | {r['pauses']:,} | "
+                       f"{r['ecn_marks']:,} | {r['peak_queue'] / 1000:,.0f} | {r['cpu_s']:.0f} | {r['wall_s']:.0f} | {r.get('load_average') or '–'} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def hpcc_experiment(args, work):
+    """HPCC's figure 11 setting: its simulator's fat tree (mix/fat.txt: 320
+    hosts, 20 ToR, 20 aggregation, 16 core switches, 100/400 Gb/s, 1 us
+    links), each algorithm with `congestion_control.profile` (hpcc_ns3: the
+    simulator's parameters, switch buffer, ECN and ACK priority)."""
     topo, nhosts = hpcc_topology(args.pods, 4, args.hosts_per_tor)
-    algos = args.algos
-    summary = {"hosts": nhosts, "duration": args.duration, "runs": {}}
+    runs = hpcc_runs(args)
+    summary = {"hosts": nhosts, "duration": args.duration, "profile": args.profile, "runs": {}}
     if os.path.exists(os.path.join(work, "summary.json")):  # runs of other algorithms, kept
         with open(os.path.join(work, "summary.json")) as f:
             old = json.load(f)
-        if (old["hosts"], old["duration"]) == (nhosts, args.duration):
+        if (old["hosts"], old["duration"], old.get("profile")) == (nhosts, args.duration, args.profile):
             summary["runs"] = old["runs"]
-    for load in args.loads:
-        for algo in algos:
-            # The paper's settings where it gives them: 1 us links, PFC on,
-            # ECN for DCQCN and DCTCP; HPCC's T (and DCTCP's initial window)
-            # the longest path's base RTT: 6 hops of 1 us each way.
-            text = f"""name: hpcc_{algo}_{int(load * 100)}
+    for cdf, load in runs:
+        for algo in args.algos:
+            # HPCC's T (and DCTCP's window) the longest path's base RTT: 6
+            # hops of 1 us each way, as the simulator's GLOBAL_T 1 takes it.
+            # With the profile the switch's ECN and buffer are its; without
+            # it, the paper-default model with ECN 100-400 KB as before.
+            switch = ("" if args.profile == "hpcc_ns3" else
+                      "link: {bandwidth: 100Gbps, delay: 1us, mtu: 1024, buffer: 4MiB}\n"
+                      "ecn: {kmin: 100KB, kmax: 400KB, pmax: 0.2}\n")
+            if args.profile == "hpcc_ns3":
+                switch = "link: {bandwidth: 100Gbps, delay: 1us, mtu: 1024}\n"
+            name = run_name(algo, cdf, load)
+            text = f"""name: hpcc_{name}
 fabric: roce_v2
 seed: 1
-link: {{bandwidth: 100Gbps, delay: 1us, mtu: 1024, buffer: 4MiB}}
-flow_control: pfc
-ecn: {{kmin: 100KB, kmax: 400KB, pmax: 0.2}}
+{switch}flow_control: pfc
 congestion_control:
   algorithm: {algo}
+  profile: {args.profile}
   hpcc: {{base_rtt: 13us}}
   dctcp: {{base_rtt: 13us}}
 capture: {{pcap: none}}
 topology:
 {topo}workloads:
-  - {{name: web, kind: flows, cdf: websearch, load: {load}, duration: {args.duration}}}
+  - {{name: flows, kind: flows, cdf: {cdf}, load: {load}, duration: {args.duration}}}
 """
-            name = f"{algo}_{int(load * 100)}"
             r, secs = run(args.binary, work, name, text, reuse=True)
+            with open(os.path.join(work, name + ".run.json")) as f:
+                stamp = json.load(f)
             fct = r["workloads"][0]["fct"]
-            summary["runs"][name] = {"wall_s": round(secs, 1), "end_time_ps": r["end_time_ps"],
-                                     "events": r.get("events"), "started": fct["started"],
-                                     "completed": fct["completed"], "slowdown": fct["slowdown"],
-                                     "buckets": fct["buckets"]}
-            print(f"{name}: {secs:.0f} s, {fct['completed']}/{fct['started']} flows, slowdown {fct['slowdown']}")
-    dump(work, summary)
-    algos = [a for a in ("dcqcn", "timely", "dctcp", "hpcc")
-             if all(f"{a}_{int(load * 100)}" in summary["runs"] for load in args.loads)]
-    fig, axes = plt.subplots(2, len(args.loads), figsize=(5.5 * len(args.loads), 7), squeeze=False)
+            pauses = sum(p.get("pause_frames", 0) for p in r.get("ports", [])) // 2  # counted at both ends
+            marks = sum(p.get("ecn_marks", 0) for p in r.get("ports", []))
+            peak = max(p["max_queue_bytes"] for p in r["ports"] if not p["node"].startswith("h"))  # switches'
+            summary["runs"][name] = {"wall_s": round(secs, 1), "cpu_s": round(stamp["cpu_s"], 1),
+                                     "date": stamp.get("date"), "load_average": stamp.get("load_average"),
+                                     "end_time_ps": r["end_time_ps"], "events": r.get("events"),
+                                     "started": fct["started"], "completed": fct["completed"],
+                                     "slowdown": fct["slowdown"], "buckets": fct["buckets"],
+                                     "pauses": pauses, "ecn_marks": marks, "peak_queue": peak}
+            print(f"{name}: {secs:.0f} s, {fct['completed']}/{fct['started']} flows, slowdown {fct['slowdown']}",
+                  flush=True)
+            dump(work, summary)
+    tables = hpcc_tables(summary, runs)
+    with open(os.path.join(work, "tables.md"), "w") as f:
+        f.write(tables)
+    print(tables)
+    fig, axes = plt.subplots(3, len(runs), figsize=(5 * len(runs), 9.5), squeeze=False)
     labels = ["≤10K", "≤100K", "≤1M", "≤10M", ">10M"]
-    for c, load in enumerate(args.loads):
-        for r_, pct in enumerate(("p95", "p99")):
+    for c, (cdf, load) in enumerate(runs):
+        for r_, pct in enumerate(("p50", "p95", "p99")):
             ax = axes[r_][c]
-            for algo in algos:
-                b = summary["runs"][f"{algo}_{int(load * 100)}"]["buckets"]
+            for algo in HPCC_ALGOS:
+                if run_name(algo, cdf, load) not in summary["runs"]:
+                    continue
+                b = summary["runs"][run_name(algo, cdf, load)]["buckets"]
                 ys = [x["slowdown"][pct] if x["count"] else None for x in b]
                 ax.plot(labels[:len(ys)], ys, marker="o", label=algo)
             ax.set_yscale("log")
-            ax.set_title(f"{summary['hosts']} hosts, WebSearch {int(load * 100)}% load: {pct} FCT slowdown",
-                         fontsize=10)
+            ax.set_title(f"{cdf} {int(round(load * 100))}%: {pct} FCT slowdown", fontsize=10)
             ax.set_xlabel("flow size (bytes)")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend()
+            ax.legend(fontsize=8)
     save(fig, args.figure, work)
 
 
@@ -380,7 +462,9 @@ def main():
     ap.add_argument("--pods", type=int, default=5, help="hpcc: pods of 4 ToRs and 4 aggregation switches")
     ap.add_argument("--hosts-per-tor", type=int, default=16)
     ap.add_argument("--duration", default="3ms", help="hpcc: flows arrive for this long")
-    ap.add_argument("--loads", type=float, nargs="+", default=[0.3, 0.5])
+    ap.add_argument("--workloads", nargs="+", default=["websearch:0.3", "websearch:0.5", "hadoop:0.3"],
+                    help="hpcc: CDF:LOAD runs (figure 11: WebSearch 30 %% and 50 %%, FB_Hadoop 30 %%)")
+    ap.add_argument("--profile", default="hpcc_ns3", help="hpcc: congestion_control.profile (hpcc_ns3 or paper)")
     ap.add_argument("--figure", default="validation_hpcc_fct.svg", help="hpcc: the SVG's name in docs/")
     ap.add_argument("--algos", nargs="+", default=["dcqcn", "timely", "dctcp", "hpcc"], help="hpcc: which")
     args = ap.parse_args()

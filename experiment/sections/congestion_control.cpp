@@ -189,6 +189,7 @@ void read_congestion_control(ExperimentDraft& d, const Entry& e) {
   d.c.read(*f, "algorithm", d.x.cc.algorithm,
            [&](const Entry& v) { return d.c.choice<CcAlgorithm>(v, "congestion control algorithm"); });
   if (const Entry* a = f->find("algorithm")) d.cc_algorithm = *a;
+  if (const Entry* a = f->find("control_priority")) d.cc_control = *a;
   d.c.read(*f, "profile", d.x.cc.profile,
            [&](const Entry& v) { return d.c.choice<CcProfile>(v, "congestion control profile"); });
   if (d.x.cc.profile == CcProfile::hpcc_ns3) apply_hpcc_ns3(d);

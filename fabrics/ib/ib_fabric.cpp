@@ -5,6 +5,7 @@
 
 #include "fabrics/ib/wire/lrh.hpp"
 #include "fabrics/iba/icrc.hpp"
+#include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/wire/grh.hpp"
 
 namespace rdmasim {
@@ -23,11 +24,19 @@ void seal_ib(Packet& p) {
   fill_ib_crcs(p.bytes());
 }
 
-IbFabric::IbFabric(Rnic& nic, const SlToVl& sl_to_vl) : IbaFabric(nic), sl_to_vl_(sl_to_vl) {}
+IbFabric::IbFabric(Rnic& nic, const SlToVl& sl_to_vl, int control_sl)
+    : IbaFabric(nic), sl_to_vl_(sl_to_vl), control_sl_(control_sl) {}
 
 void IbFabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint32_t dest_qpn) {
   (void)src_qpn;
   (void)dest_qpn;
+  // An acknowledgement (IBA 9.7.5.2: ACK or NAK) or a CNP in the control
+  // class when there is one; the BTH opcode is the packet's first byte yet.
+  uint8_t sl = dest.sl & 0xF;
+  if (control_sl_ >= 0) {
+    const auto opcode = static_cast<uint8_t>(p.raw_bytes()[0]);
+    if (opcode == RC_ACKNOWLEDGE || opcode == CNP) sl = static_cast<uint8_t>(control_sl_);
+  }
   // ICRC and VCRC: placeholders until someone observes the frame.
   std::memset(p.push_back(kIbCrcLen).data(), 0, kIbCrcLen);
   p.meta().crc_pending = true;
@@ -43,7 +52,6 @@ void IbFabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, uint3
     grh.dgid = to_gid(dest.grh.dgid);
     grh.emit(*GrhView::check(p.push_front(kIbGrhLen)));
   }
-  const uint8_t sl = dest.sl & 0xF;
   const uint8_t vl = sl_to_vl_(sl);
   Lrh lrh;
   lrh.vl = vl;

@@ -44,7 +44,9 @@ class IbFabric final : public IbaFabric {
  public:
   // `sl_to_vl`: the HCA port's SL-to-VL table (IBA 7.6.6). The LID and GID
   // are read from the NIC when a packet is built: the subnet manager sets them.
-  IbFabric(Rnic& nic, const SlToVl& sl_to_vl);
+  // control_sl >= 0: ACKs, NAKs and CNPs go in that SL (the control class:
+  // its VL is served first at every port), data in the address's SL.
+  IbFabric(Rnic& nic, const SlToVl& sl_to_vl, int control_sl = -1);
 
   size_t headroom() const override { return kIbLrhLen + kIbGrhLen; }
   // LRH from dest.dlid, dest.sl, dest.src_path_bits; a GRH when dest.is_global.
@@ -62,6 +64,7 @@ class IbFabric final : public IbaFabric {
 
  private:
   SlToVl sl_to_vl_;
+  int control_sl_;
   IbStats ib_stats_;
 };
 

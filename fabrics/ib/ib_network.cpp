@@ -34,8 +34,9 @@ BuiltFabric IbNet::finish(Network& net) const {
   const uint8_t vls = modelled_data_vls(cfg.ib.vls);
 
   const SlToVl sl2vl = SlToVl::modulo(vls);
+  const int control_sl = cfg.cc.control_priority;
   for (Host* h : net.hosts) {
-    auto fabric = std::make_unique<IbFabric>(h->nic(), sl2vl);
+    auto fabric = std::make_unique<IbFabric>(h->nic(), sl2vl, control_sl);
     fabric->set_congestion_control(&net.cfg.cc);
     h->nic().set_fabric(std::move(fabric));
   }
@@ -43,6 +44,14 @@ BuiltFabric IbNet::finish(Network& net) const {
     for (int n = g.host_count(); n < g.size(); ++n)
       static_cast<IbSwitch&>(*net.nodes[n]).mark_fecn_above(cfg.cc.ib_cca.threshold.count());
   for (int n = g.host_count(); n < g.size(); ++n) static_cast<IbSwitch&>(*net.nodes[n]).attach_ports();
+  // The control class's VL is served before the others at every port, HCA
+  // and switch alike: VL arbitration (IBA 7.6.9) with that VL alone in the
+  // high-priority table and no limit on it (LimitOfHighPriority 255). The
+  // validate pass made sure the data SL runs on another VL.
+  if (control_sl >= 0)
+    for (const auto& node : net.nodes)
+      for (size_t i = 0; i < node->port_count(); ++i)
+        node->port(i).set_strict_classes(static_cast<uint8_t>(1u << sl2vl(static_cast<uint8_t>(control_sl))));
   for (size_t l = 0; l < net.links.size(); ++l) {
     const Graph::Link& gl = g.link(static_cast<int>(l));
     install_credit_flow_control(net.sim, *net.links[l].a, *net.links[l].b,

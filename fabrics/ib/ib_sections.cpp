@@ -155,7 +155,25 @@ std::string IbNet::cc_error(CcAlgorithm a) const {
   return {};
 }
 
+// The control class (congestion_control.control_priority: on ib the SL of
+// ACKs, NAKs and CNPs) is served first on its VL: that VL must not be the
+// data's, or data would be served first too.
+void ib_control_class(ExperimentDraft& d) {
+  const int sl = d.x.cc.control_priority;
+  if (sl < 0 || !d.cc_control) return;
+  const uint8_t vls = modelled_data_vls(d.x.ib.vls);
+  const SlToVl t = SlToVl::modulo(vls);
+  const auto control = static_cast<uint8_t>(sl);
+  if (t(control) != t(d.x.ib.sl)) return;
+  d.c.error(d.cc_control->value, d.cc_control->path,
+            "on ib the control class is SL " + std::to_string(sl) + ", which runs on VL " +
+                std::to_string(t(control)) + " as the QPs' SL " + std::to_string(d.x.ib.sl) +
+                " does (ib.vls: " + std::to_string(vls) + ", SL s on VL s mod vls): " +
+                (vls < 2 ? "it needs ib.vls of 2 or more" : "choose an SL on another VL"));
+}
+
 void IbNet::validate(ExperimentDraft& d) const {
+  ib_control_class(d);
   if (!d.topology) return;
   ib_limits(d);
   ib_buffers(d);

@@ -194,7 +194,7 @@ def ipv4_option(frame):
     samples = []
     for i in range(hops):
         at = 4 + 60 * i
-        samples.append((field(at, 4), field(at + 4, 22), field(at + 26, 20), field(at + 46, 14)))
+        samples.append((field(at, 4), field(at + 4, 22), field(at + 26, 17), field(at + 43, 17)))
     return field(0, 1), hops, samples
 
 
@@ -203,10 +203,13 @@ if r:
     for name in ("h0-0", "h4-0", "s0-0", "s0-4"):
         check_roce_v2_capture(os.path.join(pcaps, name + ".pcap"))
     # Frames the switch sent towards h4: its sample has the capture's own
-    # timestamp (ns, mod 2^22) and the port's bytes sent so far (/128).
+    # timestamp (ns, mod 2^22) and the port's bytes sent so far, in HPCC's
+    # simulator's units at 100 Gb/s (INT_MULTI 4: 512 bytes a tx count, mod
+    # 2^17; 320 bytes a queue count).
     _, frames = read_pcap(os.path.join(pcaps, "s0-4.pcap"))
     sent = 0
     data = 0
+    peak_sample = 0
     max_q = bottleneck(r)["max_queue_bytes"]
     for t, f in frames:
         if f[6:9] != bytes([2, 0, 1]):  # received from h4 (its ACKs), not sent by the switch
@@ -218,10 +221,12 @@ if r:
         rate, ts, tx, qlen = opt[2][0]
         check(rate == 9, "the sample's rate index is 100 Gb/s")
         check(ts == t % (1 << 22), f"sample time {ts} is the capture's {t % (1 << 22)}")
-        check(tx == (sent // 128) % (1 << 20), f"sample bytes {tx * 128} match the capture's {sent}")
-        check(qlen * 128 <= max_q, "queue sample within the port's peak")
+        check(tx == (sent // 512) % (1 << 17), f"sample bytes {tx * 512} match the capture's {sent}")
+        check(qlen * 320 <= max_q, "queue sample within the port's peak")
+        peak_sample = max(peak_sample, qlen * 320)
         data += 1
     check(data == 4 * 4 * 16, f"all 256 data frames went to h4 ({data})")
+    check(peak_sample > max_q - 2 * 320 - 4 * 1100, f"the samples see the incast's queue ({peak_sample} of {max_q})")
     # ACKs reaching h0 echo the telemetry, flagged so that switches leave it alone.
     _, frames = read_pcap(os.path.join(pcaps, "h0-0.pcap"))
     acks = [ipv4_option(f) for _, f in frames if f[0:6] == bytes([2, 0, 0, 0, 0, 1])]

@@ -34,6 +34,7 @@ void IbaQp::note_progress() {
   comp_.retry_left = attr_.retry_cnt;
   comp_.rnr_left = attr_.rnr_retry;
   comp_.retrying = false;
+  comp_.retry_spent_at = nic_.sim().now();
   arm_retry_timer();
 }
 
@@ -61,12 +62,23 @@ bool IbaQp::spend_retry() {
 void IbaQp::on_retry_timeout() {
   if (state_ != IBV_QPS_RTS || sq_.empty() || !sq_.front().started) return;
   ++stats_.timeouts;
-  if (cc_) cc_->on_timeout(nic_.sim().now());
-  if (!spend_retry()) return;
-  if (irn_)
+  const Time now = nic_.sim().now();
+  if (cc_) cc_->on_timeout(now);
+  if (irn_) {
+    // IRN's RTO_low and RTO_high (section 3.1) are how it recovers the
+    // tail of a window, not the IBA local ACK timeout (9.7.6.1.3): they
+    // retransmit without spending retry_cnt. A retry is spent once per
+    // local ACK timeout without forward progress, so an IRN QP gives up
+    // after as long a stall as a go-back-N QP with the same attributes.
+    if (now - comp_.retry_spent_at >= ack_timeout(attr_.timeout)) {
+      if (!spend_retry()) return;
+      comp_.retry_spent_at = now;
+    }
     irn_on_timeout();
-  else
+  } else {
+    if (!spend_retry()) return;
     go_back_to(comp_.unacked_psn);
+  }
   arm_retry_timer();
 }
 

@@ -56,6 +56,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
     req_.psn = comp_.unacked_psn = req_.high_psn = attr_.sq_psn & kPsnMask;
     comp_.retry_left = attr_.retry_cnt;
     comp_.rnr_left = attr_.rnr_retry;
+    comp_.retry_spent_at = nic_.sim().now();
     if (cc_) cc_->set_mtu(mtu_bytes());
     if (fabric_.irn() && type() == IBV_QPT_RC) irn_start();
     if (!sq_.empty()) nic_.wake(*this);
@@ -238,17 +239,27 @@ void IbaQp::receive(const IbaParsed& p, const Payload& payload, const IbaSource&
     on_cnp();
     return;
   }
-  if (src.ecn_ce && fb_.cnp_on_ce) congestion_experienced();
-  if ((src.ecn_ce && fb_.becn_on_ce) || (p.h.fecn && fb_.becn_on_fecn)) resp_.echo_becn = true;
-  if (fb_.echo_telemetry && src.telemetry && !src.telemetry_echo) resp_.echo_telemetry = src.telemetry;
+  const uint8_t kind = op & 0x1F;
+  const bool response = type() == IBV_QPT_RC && kind >= (RC_RDMA_READ_RESPONSE_FIRST & 0x1F) &&
+                        kind <= (RC_ATOMIC_ACKNOWLEDGE & 0x1F);
+  // Congestion feedback is about the data this QP receives (requests, and
+  // READ responses, which the peer's rate paces), never about an
+  // acknowledgement: a CE-marked ACK would otherwise make the requester
+  // send the responder a CNP (or a BECN) for congestion its data never
+  // met. DCQCN's notification point reacts to marked data packets (Zhu et
+  // al. 2015, section 3.1; HPCC's simulator flags CNPs only in the ACKs of
+  // CE-marked data, rdma-hw.cc ReceiveUdp).
+  const bool ack = op == RC_ACKNOWLEDGE || op == RC_ATOMIC_ACKNOWLEDGE;
+  if (!ack) {
+    if (src.ecn_ce && fb_.cnp_on_ce) congestion_experienced();
+    if ((src.ecn_ce && fb_.becn_on_ce) || (p.h.fecn && fb_.becn_on_fecn)) resp_.echo_becn = true;
+    if (fb_.echo_telemetry && src.telemetry && !src.telemetry_echo) resp_.echo_telemetry = src.telemetry;
+  }
   if (type() == IBV_QPT_UD) {
     respond_ud(p, payload, src);
     return;
   }
-  const uint8_t kind = op & 0x1F;
-  const bool response =
-      kind >= (RC_RDMA_READ_RESPONSE_FIRST & 0x1F) && kind <= (RC_ATOMIC_ACKNOWLEDGE & 0x1F);
-  if (type() == IBV_QPT_RC && response) {
+  if (response) {
     if (state_ != IBV_QPS_RTS) return;
     if (op == RC_ACKNOWLEDGE) {
       if (irn_ && p.h.syndrome == kNakSeqError && src.irn && src.irn->kind == IrnExt::Sack)

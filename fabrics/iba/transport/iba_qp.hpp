@@ -195,6 +195,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     int rnr_left = 0;
     bool retrying = false;  // a go-back-N from retry_psn is under way
     uint32_t retry_psn = 0;
+    Time retry_spent_at;  // IRN: the last forward progress or retry spent
   } comp_;
   LazyTimer retry_timer_;  // the completer's local ACK timer
   EventId rnr_timer_;      // the completer's RNR wait
@@ -227,6 +228,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     uint32_t left = 0;
     uint32_t total = 0;
     const verbs::MemoryRegion* mr = nullptr;
+    bool becn = false;  // Ack: echoes congestion (CE or FECN) of the packets it acknowledges
   };
   struct AtomicReplay {
     uint32_t psn;

@@ -34,13 +34,19 @@ int IbaQp::read_atomic_queued() const {
 }
 
 void IbaQp::queue_ack(uint32_t psn) {
-  // Coalesce: an ACK still waiting to go out is overtaken by the newer one.
-  if (!resp_.responses.empty() && resp_.responses.back().kind == Response::Ack &&
-      resp_.responses.back().syndrome == kAckSyndrome) {
+  // Coalesce: an ACK still waiting to go out is overtaken by the newer one,
+  // unless either echoes congestion (BECN): merged, two marked packets
+  // would reach the sender as one marked ACK, and DCTCP's fraction of
+  // marked packets (one ACK a packet in HPCC's simulator) would fall.
+  const bool becn = std::exchange(resp_.echo_becn, false);
+  if (!becn && !resp_.responses.empty() && resp_.responses.back().kind == Response::Ack &&
+      resp_.responses.back().syndrome == kAckSyndrome && !resp_.responses.back().becn) {
     resp_.responses.back().psn = psn;
     resp_.responses.back().msn = resp_.msn;
   } else {
-    resp_.responses.push_back({Response::Ack, psn, kAckSyndrome, resp_.msn});
+    Response r{Response::Ack, psn, kAckSyndrome, resp_.msn};
+    r.becn = becn;
+    resp_.responses.push_back(r);
   }
   nic_.wake(*this);
 }
@@ -156,7 +162,7 @@ Packet IbaQp::next_response() {
     // Congestion feedback for the requester's algorithm: BECN echoes a CE
     // mark (DCTCP) or a FECN (IB CCA, IBA A10.2.1.2); HPCC's telemetry
     // rides in the encapsulation.
-    h.becn = std::exchange(resp_.echo_becn, false);
+    h.becn = r.becn || std::exchange(resp_.echo_becn, false);
     iba_emit(p, h);
     resp_.responses.pop_front();
     if (sack) {

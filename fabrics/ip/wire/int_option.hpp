@@ -5,7 +5,8 @@
 // bytes are a bit string, most significant bit first:
 //   echo (1): 0 on a data packet (switches append), 1 on an ACK (an echo, left alone)
 //   hops (3): samples written, 0..5
-//   5 samples of 60 bits: rate index (4), timestamp ns (22), tx bytes/128 (20), queue bytes/128 (14)
+//   5 samples of 60 bits: rate index (4), timestamp ns (22), tx bytes/(128 m) (17),
+//   queue bytes/(80 m) (17), m = the rate / 25 Gb/s rounded up, at least 1 (telemetry.hpp)
 // The sender reserves the whole option, so a switch writes its sample in
 // place and the frame keeps its length. tshark shows it as "Unknown (0x5e)
 // (40 bytes)", which is not an error.
@@ -80,18 +81,25 @@ class IntOption {
     h.qlen = static_cast<uint32_t>(get(at += IntHop::kTxBits, IntHop::kQlenBits));
     return h;
   }
-  // Bits [bit, bit + n) of the data bytes, most significant first.
+  // Bits [bit, bit + n) of the data bytes, most significant first. A field
+  // is at most 22 bits, so it spans at most 4 bytes: read or write those
+  // bytes as one big-endian word (switches stamp every data packet).
+  static_assert(IntHop::kTsBits <= 25 && IntHop::kTxBits <= 25 && IntHop::kQlenBits <= 25);
   uint64_t get(size_t bit, int n) const {
-    uint64_t v = 0;
-    for (int k = 0; k < n; ++k, ++bit) v = v << 1 | ((u8(b_[2 + bit / 8]) >> (7 - bit % 8)) & 1u);
-    return v;
+    const size_t first = 2 + bit / 8, last = 2 + (bit + static_cast<size_t>(n) - 1) / 8;
+    uint64_t w = 0;
+    for (size_t i = first; i <= last; ++i) w = w << 8 | u8(b_[i]);
+    const size_t tail = (last - first + 1) * 8 - bit % 8 - static_cast<size_t>(n);  // bits after the field
+    return (w >> tail) & ((uint64_t{1} << n) - 1);
   }
   void put(size_t bit, int n, uint64_t v) {
-    for (int k = n - 1; k >= 0; --k, ++bit) {
-      const uint8_t m = static_cast<uint8_t>(0x80u >> (bit % 8));
-      uint8_t& byte = reinterpret_cast<uint8_t&>(b_[2 + bit / 8]);
-      byte = static_cast<uint8_t>(((v >> k) & 1u) ? byte | m : byte & ~m);
-    }
+    const size_t first = 2 + bit / 8, last = 2 + (bit + static_cast<size_t>(n) - 1) / 8;
+    uint64_t w = 0;
+    for (size_t i = first; i <= last; ++i) w = w << 8 | u8(b_[i]);
+    const size_t tail = (last - first + 1) * 8 - bit % 8 - static_cast<size_t>(n);
+    const uint64_t m = ((uint64_t{1} << n) - 1) << tail;
+    w = (w & ~m) | ((v << tail) & m);
+    for (size_t i = last + 1; i-- > first; w >>= 8) b_[i] = std::byte{static_cast<uint8_t>(w)};
   }
   std::span<std::byte> b_;
 };

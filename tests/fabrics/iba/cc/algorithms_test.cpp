@@ -224,7 +224,7 @@ TEST_CASE("HPCC: run.py's defaults, MI_THRESH 0 and W_AI 10 Mb/s per 25 Gb/s, FA
   a = ack(Time::ns(21000), 20, 30);
   a.telemetry = &s;
   h.on_ack(a);
-  const double u2 = 249984 * 8 / 10e-6 / 100e9;  // the counter's 128-byte units: U = 2.0
+  const double u2 = 249856 * 8 / 10e-6 / 100e9;  // the counter's 512-byte units at 100 Gb/s: U = 2.0
   CHECK(gbps(h.pacing_rate()) == doctest::Approx(100 / (u2 / 0.95) + 0.04));
   // fast_react off: ACKs within the RTT (PSN < 30) change nothing.
   HpccConfig slow;
@@ -300,13 +300,19 @@ TEST_CASE("HPCC: utilisation from telemetry, the window from the reference, addi
   CHECK(h.stage() == 0);
 }
 
-TEST_CASE("telemetry: the hop fields wrap and saturate at their wire widths") {
-  const IntHop a = IntHop::sample(Time::ns((1 << 22) - 100), 128 * ((1 << 20) - 1), 10 << 20, 100_Gbps);
-  const IntHop b = IntHop::sample(Time::ns((1 << 22) + 900), 128 * ((1 << 20) + 9), 0, 100_Gbps);
-  CHECK(b.since(a) == 1000_ns);                    // across the timestamp's wrap
-  CHECK(b.bytes_since(a) == 128 * 10);             // across the byte counter's wrap
-  CHECK(a.qlen_bytes() == ((1 << 14) - 1) * 128);  // saturated
+TEST_CASE("telemetry: the hop fields wrap and saturate at their wire widths, in HPCC's simulator's units") {
+  // 100 Gb/s: INT_MULTI 4, so 512 bytes a tx count and 320 a qlen count.
+  const IntHop a = IntHop::sample(Time::ns((1 << 22) - 100), 512 * ((1 << 17) - 1), 10'000'000, 100_Gbps);
+  const IntHop b = IntHop::sample(Time::ns((1 << 22) + 900), 512 * ((1 << 17) + 9), 0, 100_Gbps);
+  CHECK(b.since(a) == 1000_ns);         // across the timestamp's wrap
+  CHECK(b.bytes_since(a) == 512 * 10);  // across the byte counter's wrap
+  CHECK(a.qlen_bytes() == 10'000'000);  // a 10 MB queue is carried (it saturated near 2 MiB before)
   CHECK(a.line_rate() == 100_Gbps);
+  // Saturated at 2^17 - 1 counts: the simulator's ~42 MB at 100 Gb/s, 10.5 MB at 25 Gb/s.
+  CHECK(IntHop::sample(Time{}, 0, 64'000'000, 100_Gbps).qlen_bytes() == ((1u << 17) - 1) * 320);
+  CHECK(IntHop::sample(Time{}, 0, 64'000'000, 25_Gbps).qlen_bytes() == ((1u << 17) - 1) * 80);
+  CHECK(IntHop::sample(Time{}, 0, 800, 10_Gbps).qlen_bytes() == 800);    // below 25 Gb/s the multiplier is 1
+  CHECK(IntHop::sample(Time{}, 0, 8000, 40_Gbps).qlen_bytes() == 8000);  // 40 Gb/s: rounded up to 2
   CHECK(IntHop::sample(Time{}, 0, 0, DataRate(30'000'000'000)).rate == 0);  // not in the table
 }
 

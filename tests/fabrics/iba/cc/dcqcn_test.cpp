@@ -2,6 +2,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "fabrics/ethernet/wire/ethernet.hpp"
+#include "fabrics/ip/wire/ipv4.hpp"
+#include "tests/fabrics/iba/transport/qp_pair.hpp"
+
 using namespace rdmasim;
 using namespace rdmasim::literals;
 
@@ -223,4 +231,95 @@ TEST_CASE("DCQCN: alpha goes on decaying at line rate; CNPs within decrease_peri
   CHECK(q.cuts() == 1);
   s2.run(Time::us(4) + 1_ns);
   CHECK(q.cuts() == 2);
+}
+
+namespace {
+// A frame with headers `h` from `from`'s QP to `to`'s, as `from`'s NIC
+// encapsulates it, arriving at `to`'s NIC with ECN CE in its IPv4 header.
+void deliver_ce(Host& from_host, test::VerbsEnd& from, Host& to_host, test::VerbsEnd& to, IbaHeaders h,
+                size_t len) {
+  Packet pkt = from_host.nic().alloc();
+  std::memset(pkt.push_back(len).data(), 0, len);
+  h.dest_qp = to.qp->qp_num();
+  REQUIRE(iba_emit(pkt, h));
+  static_cast<IbaFabric&>(from_host.nic().fabric())
+      .encap(pkt, from.qp->attr().ah_attr, from.qp->qp_num(), h.dest_qp);
+  auto ip = Ipv4View::check(pkt.raw_bytes().subspan(EthernetView::kLen));
+  REQUIRE(ip);
+  ip->set_dscp_ecn(ip->dscp(), Ecn::Ce);
+  ip->fill_checksum();
+  to_host.nic().fabric().receive(std::move(pkt));
+}
+}  // namespace
+
+TEST_CASE("DCQCN: CE-marked data makes a CNP; a CE-marked acknowledgement does not") {
+  test::Pair p;
+  CcConfig cc;
+  cc.algorithm = CcAlgorithm::dcqcn;
+  cc.dcqcn.cnp_interval = Time{};  // every marked packet may make one
+  for (Host* h : {&p.a, &p.b}) static_cast<IbaFabric&>(h->nic().fabric()).set_congestion_control(&cc);
+  p.connect_both();
+
+  // The responder (b) acknowledges a's requests; switches may mark those
+  // ACKs (they are ECT like the data). a must not send b a CNP for them.
+  IbaHeaders ack;
+  ack.opcode = RC_ACKNOWLEDGE;
+  ack.psn = 99;
+  ack.msn = 0;
+  deliver_ce(p.b, p.sb, p.a, p.sa, ack, 0);
+  IbaHeaders atomic_ack = ack;
+  atomic_ack.opcode = RC_ATOMIC_ACKNOWLEDGE;
+  deliver_ce(p.b, p.sb, p.a, p.sa, atomic_ack, 0);
+  p.sim.run();
+  CHECK(p.a.nic().stats().cnps_sent == 0);
+  CHECK(p.b.nic().stats().cnps_received == 0);
+
+  // A marked WRITE (data) at b: one CNP back to a, which cuts a's rate.
+  IbaHeaders write;
+  write.opcode = RC_RDMA_WRITE_ONLY;
+  write.psn = 100;
+  write.va = p.sb.buf;
+  write.rkey = p.sb.mr->rkey;
+  write.dma_len = 64;
+  deliver_ce(p.a, p.sa, p.b, p.sb, write, 64);
+  p.sim.run();
+  CHECK(p.b.nic().stats().cnps_sent == 1);
+  CHECK(p.a.nic().stats().cnps_received == 1);
+}
+
+TEST_CASE("DCTCP: CE-marked packets acknowledged together still make one BECN ACK each") {
+  // The WRITEs arrive while the responder's port is busy: plain ACKs
+  // waiting there are merged into one, but a BECN ACK is never merged, so
+  // the sender counts every mark (DCTCP's fraction F).
+  test::Pair p;
+  CcConfig cc;
+  cc.algorithm = CcAlgorithm::dctcp;
+  for (Host* h : {&p.a, &p.b}) static_cast<IbaFabric&>(h->nic().fabric()).set_congestion_control(&cc);
+  p.connect_both();
+  std::vector<bool> becn;
+  p.b.port(0).on_tx([&becn](Time, Packet& f) {
+    const auto b = f.raw_bytes();
+    if (std::to_integer<uint8_t>(b[14 + 20 + 8]) == RC_ACKNOWLEDGE)
+      becn.push_back((std::to_integer<uint8_t>(b[14 + 20 + 8 + 4]) & 0x40) != 0);
+  });
+  // b's port is busy with a WRITE of its own, so the ACKs wait at its QP.
+  REQUIRE(p.post(p.sb, IBV_WR_RDMA_WRITE, p.sb.buf + 4096, 65536, p.sa.buf, p.sa.mr->rkey) == 0);
+  p.sim.at(Time::us(1), [&] {
+    for (uint32_t i = 0; i < 4; ++i) {
+      IbaHeaders write;
+      write.opcode = RC_RDMA_WRITE_ONLY;
+      write.psn = 100 + i;
+      write.ack_req = true;
+      write.va = p.sb.buf + 64 * i;
+      write.rkey = p.sb.mr->rkey;
+      write.dma_len = 64;
+      if (i < 3)
+        deliver_ce(p.a, p.sa, p.b, p.sb, write, 64);
+      else
+        p.inject(write, 64);  // unmarked: merged into a plain ACK only, never into a BECN one
+    }
+  });
+  p.sim.run();
+  CHECK(std::count(becn.begin(), becn.end(), true) == 3);
+  CHECK(becn.size() == 4);
 }
