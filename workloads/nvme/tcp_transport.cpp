@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nodes/host/kernel/socket_stack.hpp"
+#include "nodes/host/kernel/stream_socket.hpp"
 #include "workloads/nvme/wire/tcp_pdu.hpp"
 #include "workloads/workload.hpp"
 
