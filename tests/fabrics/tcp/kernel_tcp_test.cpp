@@ -122,9 +122,9 @@ TEST_CASE("kernel tcp: connect() and accept() return after a SYN, SYN-ACK, ACK o
   CHECK(s.b.tcp->tcp().state() == TcpState::established);
   REQUIRE(s.a.flags_sent.size() == 2);
   REQUIRE(s.b.flags_sent.size() == 1);
-  CHECK(s.a.flags_sent[0] == (tcp_flag::kSyn));
+  CHECK(s.a.flags_sent[0] == tcp_flag::kSyn);
   CHECK(s.b.flags_sent[0] == (tcp_flag::kSyn | tcp_flag::kAck));
-  CHECK(s.a.flags_sent[1] == (tcp_flag::kAck));
+  CHECK(s.a.flags_sent[1] == tcp_flag::kAck);
   CHECK(std::ranges::count(s.a.flags_sent, kNotTcp) + std::ranges::count(s.b.flags_sent, kNotTcp) == 0);
   CHECK(s.a.tcp->tcp().max_record() == s.n.cfg.link.mtu - 40);  // the MSS: the MTU less IPv4 and TCP
 }
