@@ -11,7 +11,8 @@ import sys
 import tempfile
 import zlib
 
-BINARY = sys.argv[1] if len(sys.argv) > 1 else "build/rdmasim"
+# Absolute, so that a test may run the binary in another working directory.
+BINARY = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/rdmasim")
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
 
 # Upper-layer heuristics that would claim synthetic payloads (docs/captures.md).
@@ -37,6 +38,35 @@ workloads: [{kind: rdma_write, from: a, to: b, size: 64KiB, count: 20, outstandi
 capture: {pcap: none}
 """
 
+
+
+def two_hosts(name, workload, head="", tail="", fabric="roce_v2"):
+    """An experiment file as a user writes one: hosts a and b on switch s1
+    running `workload` (a flow mapping), with `head` after `seed: 1` and
+    `tail` after the workloads."""
+    return (f"name: {name}\nfabric: {fabric}\nseed: 1\n{head}"
+            "topology:\n  hosts: [a, b]\n  switches: [s1]\n  links:\n    - [a, s1]\n    - [b, s1]\n"
+            f"workloads:\n  - {workload}\n{tail}")
+
+
+# Hosts a and b on one switch, 25 Gbps with 1% of frames lost: RC WRITEs,
+# SENDs and READs recovering by go-back-N (test_roce_v2_loss.py,
+# test_determinism.py); a test may append workloads.
+LOSSY_RC = """\
+name: roce_v2_lossy
+fabric: roce_v2
+seed: 7
+link: {bandwidth: 25Gbps, delay: 1us, mtu: 1024, loss: 0.01}
+topology:
+  hosts: [a, b]
+  switches: [s1]
+  links: [[a, s1], [b, s1]]
+workloads:
+  - {name: write, kind: rdma_write, from: a, to: b, size: 64KiB, count: 40, outstanding: 4, timeout: 8}
+  - {name: send, kind: send, from: a, to: b, size: 8KiB, count: 40, outstanding: 4, timeout: 8}
+  - {name: read, kind: rdma_read, from: a, to: b, size: 32KiB, count: 20, outstanding: 2, timeout: 8}
+"""
+
 # Eight hosts on a ring of four L3 switches: the shortest paths between
 # opposite switches form a cycle of buffer dependencies that PFC closes
 # into a deadlock (test_stalls.py, test_pfc_deadlock.py).
@@ -57,8 +87,12 @@ capture: {pcap: none}
 """
 
 
-def check(cond, what):
+def check(cond, what, result=None):
+    """Records a failure unless `cond`; `result` (a CompletedProcess) adds
+    its exit code and output to the message."""
     if not cond:
+        if result is not None:
+            what += f"\n    exit {result.returncode}\n    stdout: {result.stdout!r}\n    stderr: {result.stderr!r}"
         failures.append(what)
         print("FAIL:", what)
     return cond

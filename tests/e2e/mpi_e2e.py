@@ -11,6 +11,24 @@ import e2e
 from e2e import BINARY, check, finish, rdmasim
 
 
+def leaf_spine(name, fabric, workloads, seed, capture, delay="1us", loss=0, extra=""):
+    """An experiment's text: two spines over two leaves of two hosts (h0, h1
+    under leaf0, h2, h3 under leaf1), `extra` sections, `workloads` (the
+    lines of a YAML list) and `capture` (the keys inside capture: {...})."""
+    return f"""
+name: {name}
+fabric: {fabric}
+seed: {seed}
+link: {{bandwidth: 100Gbps, delay: {delay}, loss: {loss}}}
+topology:
+  generate: {{kind: leaf_spine, spines: 2, leaves: 2, hosts_per_leaf: 2}}
+{extra}
+workloads:
+{workloads}
+capture: {{{capture}}}
+"""
+
+
 def mpi_env():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")

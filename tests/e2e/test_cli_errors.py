@@ -11,43 +11,14 @@ usage: test_cli_errors.py PATH/TO/rdmasim SOURCE_DIR
 import json
 import os
 import re
-import subprocess
-import sys
-import tempfile
 import textwrap
 
-RDMASIM = os.path.abspath(sys.argv[1])
+from e2e import check, finish, rdmasim, tmpdir, two_hosts, write_text
 
-GOOD = textwrap.dedent("""\
-    name: cli_good
-    fabric: roce_v2
-    seed: 1
-    topology:
-      hosts: [a, b]
-      switches: [s1]
-      links:
-        - [a, s1]
-        - [b, s1]
-    workloads:
-      - {kind: rdma_write, from: a, to: b, qp: rc, size: 4KiB, count: 2}
-    """)
-
+WORKLOAD = "{kind: rdma_write, from: a, to: b, qp: rc, size: 4KiB, count: 2}"
+GOOD = two_hosts("cli_good", WORKLOAD)
 # Line 5 holds a value that is not a bandwidth.
-BAD_VALUE = textwrap.dedent("""\
-    name: cli_bad_value
-    fabric: roce_v2
-    seed: 1
-    link:
-      bandwidth: fast
-    topology:
-      hosts: [a, b]
-      switches: [s1]
-      links:
-        - [a, s1]
-        - [b, s1]
-    workloads:
-      - {kind: rdma_write, from: a, to: b, qp: rc, size: 4KiB, count: 2}
-    """)
+BAD_VALUE = two_hosts("cli_bad_value", WORKLOAD, head="link:\n  bandwidth: fast\n")
 
 BAD_SYNTAX = "name: cli_bad_syntax\nfabric: [roce_v2\nseed: 1\n"
 
@@ -69,25 +40,6 @@ ROCE_V1_ROUTED = textwrap.dedent("""\
     workloads:
       - {kind: rdma_write, from: a, to: b, qp: rc, size: 4KiB, count: 1}
     """)
-
-failures = []
-
-
-def check(cond, what, result=None):
-    if not cond:
-        detail = ""
-        if result is not None:
-            detail = f"\n    exit {result.returncode}\n    stdout: {result.stdout!r}\n    stderr: {result.stderr!r}"
-        failures.append(what + detail)
-
-
-def rdmasim(*args, cwd):
-    return subprocess.run([RDMASIM, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def tree(path):
@@ -118,135 +70,127 @@ def bad_input(result, what, pattern=None):
 
 
 def main():
-    with tempfile.TemporaryDirectory(prefix="rdmasim-cli-errors-") as tmp:
-        good = os.path.join(tmp, "good.yaml")
-        bad_value = os.path.join(tmp, "bad_value.yaml")
-        bad_syntax = os.path.join(tmp, "bad_syntax.yaml")
-        routed = os.path.join(tmp, "v1_routed.yaml")
-        write(good, GOOD)
-        write(bad_value, BAD_VALUE)
-        write(bad_syntax, BAD_SYNTAX)
-        write(routed, ROCE_V1_ROUTED)
+    tmp = tmpdir()
+    good = os.path.join(tmp, "good.yaml")
+    bad_value = os.path.join(tmp, "bad_value.yaml")
+    bad_syntax = os.path.join(tmp, "bad_syntax.yaml")
+    routed = os.path.join(tmp, "v1_routed.yaml")
+    write_text(good, GOOD)
+    write_text(bad_value, BAD_VALUE)
+    write_text(bad_syntax, BAD_SYNTAX)
+    write_text(routed, ROCE_V1_ROUTED)
 
-        # --help and --version succeed.
-        r = rdmasim("--help", cwd=tmp)
-        check(r.returncode == 0 and "run" in r.stdout and "compare" in r.stdout and "validate" in r.stdout,
-              "--help: exit 0 and name the commands", r)
-        r = rdmasim("--version", cwd=tmp)
-        check(r.returncode == 0 and r.stdout.startswith("rdmasim "), "--version: exit 0, 'rdmasim VERSION'", r)
+    # --help and --version succeed.
+    r = rdmasim("--help", cwd=tmp)
+    check(r.returncode == 0 and "run" in r.stdout and "compare" in r.stdout and "validate" in r.stdout,
+          "--help: exit 0 and name the commands", r)
+    r = rdmasim("--version", cwd=tmp)
+    check(r.returncode == 0 and r.stdout.startswith("rdmasim "), "--version: exit 0, 'rdmasim VERSION'", r)
 
-        # The command itself.
-        bad_input(rdmasim(cwd=tmp), "no command")
-        bad_input(rdmasim("frobnicate", good, cwd=tmp), "unknown command", r"frobnicate")
-        bad_input(rdmasim("--frobnicate", cwd=tmp), "unknown top-level flag", r"frobnicate")
+    # The command itself.
+    bad_input(rdmasim(cwd=tmp), "no command")
+    bad_input(rdmasim("frobnicate", good, cwd=tmp), "unknown command", r"frobnicate")
+    bad_input(rdmasim("--frobnicate", cwd=tmp), "unknown top-level flag", r"frobnicate")
 
-        # Missing or unreadable experiment files.
-        for cmd in ("run", "compare", "validate"):
-            missing = os.path.join(tmp, "no_such.yaml")
-            bad_input(rdmasim(cmd, missing, cwd=tmp), f"{cmd} on a missing file", re.escape(missing))
-            bad_input(rdmasim(cmd, cwd=tmp), f"{cmd} without a file")
-            bad_input(rdmasim(cmd, tmp, cwd=tmp), f"{cmd} on a directory", re.escape(tmp))
+    # Missing or unreadable experiment files.
+    for cmd in ("run", "compare", "validate"):
+        missing = os.path.join(tmp, "no_such.yaml")
+        bad_input(rdmasim(cmd, missing, cwd=tmp), f"{cmd} on a missing file", re.escape(missing))
+        bad_input(rdmasim(cmd, cwd=tmp), f"{cmd} without a file")
+        bad_input(rdmasim(cmd, tmp, cwd=tmp), f"{cmd} on a directory", re.escape(tmp))
 
-        # Bad flags and flag values.
-        bad_input(rdmasim("run", good, "--bogus", cwd=tmp), "run --bogus", r"--bogus")
-        bad_input(rdmasim("run", good, "--fabric", "token_ring", cwd=tmp), "run --fabric token_ring", r"token_ring")
-        bad_input(rdmasim("run", good, "--fabric", cwd=tmp), "run --fabric without a value")
-        bad_input(rdmasim("run", good, "--seed", "abc", cwd=tmp), "run --seed abc", r"abc")
-        bad_input(rdmasim("run", good, "--seed", "-3", cwd=tmp), "run --seed -3")
-        bad_input(rdmasim("run", good, "--set", "noequals", cwd=tmp), "run --set without =", r"noequals")
-        bad_input(rdmasim("compare", good, "--fabrics", "ib,token_ring", cwd=tmp), "compare --fabrics with an unknown one",
-                  r"token_ring")
-        # "roce" begins two fabrics' names: the default one is suggested, and all are listed.
-        for cmd, flag in (("compare", "--fabrics"), ("run", "--fabric"), ("validate", "--fabric")):
-            bad_input(rdmasim(cmd, good, flag, "roce", cwd=tmp), f"{cmd} {flag} roce",
-                      r"unknown fabric 'roce' \(did you mean 'roce_v2'\?\); the fabrics are ib, roce_v1, roce_v2, iwarp")
-        bad_input(rdmasim("validate", good, "--out", "x", cwd=tmp), "validate takes no --out")
-        check(leftovers(tmp, "out") == [], "bad flags must not create out/")
+    # Bad flags and flag values.
+    bad_input(rdmasim("run", good, "--bogus", cwd=tmp), "run --bogus", r"--bogus")
+    bad_input(rdmasim("run", good, "--fabric", "token_ring", cwd=tmp), "run --fabric token_ring", r"token_ring")
+    bad_input(rdmasim("run", good, "--fabric", cwd=tmp), "run --fabric without a value")
+    bad_input(rdmasim("run", good, "--seed", "abc", cwd=tmp), "run --seed abc", r"abc")
+    bad_input(rdmasim("run", good, "--seed", "-3", cwd=tmp), "run --seed -3")
+    bad_input(rdmasim("run", good, "--set", "noequals", cwd=tmp), "run --set without =", r"noequals")
+    bad_input(rdmasim("compare", good, "--fabrics", "ib,token_ring", cwd=tmp), "compare --fabrics with an unknown one",
+              r"token_ring")
+    # "roce" begins two fabrics' names: the default one is suggested, and all are listed.
+    for cmd, flag in (("compare", "--fabrics"), ("run", "--fabric"), ("validate", "--fabric")):
+        bad_input(rdmasim(cmd, good, flag, "roce", cwd=tmp), f"{cmd} {flag} roce",
+                  r"unknown fabric 'roce' \(did you mean 'roce_v2'\?\); the fabrics are ib, roce_v1, roce_v2, iwarp")
+    bad_input(rdmasim("validate", good, "--out", "x", cwd=tmp), "validate takes no --out")
+    check(leftovers(tmp, "out") == [], "bad flags must not create out/")
 
-        # Errors in the file: file:line:column: message.
-        r = rdmasim("validate", bad_syntax, cwd=tmp)
-        bad_input(r, "validate on broken YAML", r"^" + re.escape(bad_syntax) + r":\d+:\d+: \S")
-        r = rdmasim("validate", bad_value, cwd=tmp)
-        bad_input(r, "validate on a bad bandwidth", r"^" + re.escape(bad_value) + r":5:\d+: .*bandwidth")
-        check("OK" not in r.stdout, "validate on a bad file must not say OK", r)
-        r = rdmasim("run", bad_value, cwd=tmp)
-        bad_input(r, "run on a bad bandwidth", r"^" + re.escape(bad_value) + r":5:\d+: .*bandwidth")
-        r = rdmasim("compare", bad_syntax, cwd=tmp)
-        bad_input(r, "compare on broken YAML", r"^" + re.escape(bad_syntax) + r":\d+:\d+: \S")
-        check(leftovers(tmp, "out") == [], "a bad file must not create out/")
-        # --set naming a key that does not exist is bad input too.
-        bad_input(rdmasim("validate", good, "--set", "no_such_key.at_all=3", cwd=tmp), "--set on an unknown key",
-                  r"no_such_key")
-        # --set reaches a list element by [index] or by name (w0: the name an
-        # unnamed workload gets), and an error points at the part at fault.
-        for path in ("workloads[0].count", "workloads.w0.count", "workloads[w0].count"):
-            out = os.path.join(tmp, "set-" + path.replace("[", "_").replace("]", "_"))
-            r = rdmasim("run", good, "--set", f"{path}=3", "--out", out, "--quiet", cwd=tmp)
-            check(r.returncode == 0, f"--set {path}=3 runs", r)
-            if r.returncode == 0:
-                with open(os.path.join(out, "results.json")) as f:
-                    ops = json.load(f)["workloads"][0]["ops"]
-                check(ops == 3, f"--set {path}=3 makes 3 operations, got {ops}", r)
-        bad_input(rdmasim("validate", good, "--set", "workloads[0].cont=3", cwd=tmp), "--set on a misspelt key",
-                  r"^<command line>:1:14: workloads\[0\]\.cont: unknown key \(did you mean 'count'\?\)")
-        bad_input(rdmasim("validate", good, "--set", "workloads.w9.count=3", cwd=tmp), "--set on an unknown name",
-                  r"^<command line>:1:11: workloads is a list of 1; expected an index from 0 to 0 or a name "
-                  r"\(w0\), got 'w9'")
+    # Errors in the file: file:line:column: message.
+    r = rdmasim("validate", bad_syntax, cwd=tmp)
+    bad_input(r, "validate on broken YAML", r"^" + re.escape(bad_syntax) + r":\d+:\d+: \S")
+    r = rdmasim("validate", bad_value, cwd=tmp)
+    bad_input(r, "validate on a bad bandwidth", r"^" + re.escape(bad_value) + r":5:\d+: .*bandwidth")
+    check("OK" not in r.stdout, "validate on a bad file must not say OK", r)
+    r = rdmasim("run", bad_value, cwd=tmp)
+    bad_input(r, "run on a bad bandwidth", r"^" + re.escape(bad_value) + r":5:\d+: .*bandwidth")
+    r = rdmasim("compare", bad_syntax, cwd=tmp)
+    bad_input(r, "compare on broken YAML", r"^" + re.escape(bad_syntax) + r":\d+:\d+: \S")
+    check(leftovers(tmp, "out") == [], "a bad file must not create out/")
+    # --set naming a key that does not exist is bad input too.
+    bad_input(rdmasim("validate", good, "--set", "no_such_key.at_all=3", cwd=tmp), "--set on an unknown key",
+              r"no_such_key")
+    # --set reaches a list element by [index] or by name (w0: the name an
+    # unnamed workload gets), and an error points at the part at fault.
+    for path in ("workloads[0].count", "workloads.w0.count", "workloads[w0].count"):
+        out = os.path.join(tmp, "set-" + path.replace("[", "_").replace("]", "_"))
+        r = rdmasim("run", good, "--set", f"{path}=3", "--out", out, "--quiet", cwd=tmp)
+        check(r.returncode == 0, f"--set {path}=3 runs", r)
+        if r.returncode == 0:
+            with open(os.path.join(out, "results.json")) as f:
+                ops = json.load(f)["workloads"][0]["ops"]
+            check(ops == 3, f"--set {path}=3 makes 3 operations, got {ops}", r)
+    bad_input(rdmasim("validate", good, "--set", "workloads[0].cont=3", cwd=tmp), "--set on a misspelt key",
+              r"^<command line>:1:14: workloads\[0\]\.cont: unknown key \(did you mean 'count'\?\)")
+    bad_input(rdmasim("validate", good, "--set", "workloads.w9.count=3", cwd=tmp), "--set on an unknown name",
+              r"^<command line>:1:11: workloads is a list of 1; expected an index from 0 to 0 or a name "
+              r"\(w0\), got 'w9'")
 
-        # A good file validates.
-        r = rdmasim("validate", good, cwd=tmp)
-        check(r.returncode == 0 and r.stdout.strip() == f"OK: {good}", "validate on a good file: 'OK: FILE'", r)
-        check(leftovers(tmp, "out") == [], "validate must write nothing")
+    # A good file validates.
+    r = rdmasim("validate", good, cwd=tmp)
+    check(r.returncode == 0 and r.stdout.strip() == f"OK: {good}", "validate on a good file: 'OK: FILE'", r)
+    check(leftovers(tmp, "out") == [], "validate must write nothing")
 
-        # A failed run leaves no DIR and no DIR.tmp-*.
-        outdir = os.path.join(tmp, "runs")
-        r = rdmasim("run", bad_value, "--out", os.path.join(outdir, "x"), cwd=tmp)
-        bad_input(r, "run on a bad file with --out")
-        check(not os.path.exists(outdir), "a run rejected at load must not create --out or its parents", r)
+    # A failed run leaves no DIR and no DIR.tmp-*.
+    outdir = os.path.join(tmp, "runs")
+    r = rdmasim("run", bad_value, "--out", os.path.join(outdir, "x"), cwd=tmp)
+    bad_input(r, "run on a bad file with --out")
+    check(not os.path.exists(outdir), "a run rejected at load must not create --out or its parents", r)
 
-        r = rdmasim("run", routed, "--out", os.path.join(outdir, "v1"), cwd=tmp)
-        check(r.returncode in (1, 2) and r.stderr.strip() != "",
-              "roce_v1 across a router must fail with a message", r)
-        check(leftovers(outdir, "v1") == [], "a failed run must leave no DIR, DIR.tmp-* or DIR.old-*", r)
-        r = rdmasim("run", routed, cwd=tmp)
-        check(r.returncode in (1, 2), "roce_v1 across a router must fail (default --out)", r)
-        check(leftovers(os.path.join(tmp, "out"), "cli_v1_routed") == [],
-              "a failed run must leave no out/NAME or out/NAME.tmp-*", r)
+    r = rdmasim("run", routed, "--out", os.path.join(outdir, "v1"), cwd=tmp)
+    check(r.returncode in (1, 2) and r.stderr.strip() != "",
+          "roce_v1 across a router must fail with a message", r)
+    check(leftovers(outdir, "v1") == [], "a failed run must leave no DIR, DIR.tmp-* or DIR.old-*", r)
+    r = rdmasim("run", routed, cwd=tmp)
+    check(r.returncode in (1, 2), "roce_v1 across a router must fail (default --out)", r)
+    check(leftovers(os.path.join(tmp, "out"), "cli_v1_routed") == [],
+          "a failed run must leave no out/NAME or out/NAME.tmp-*", r)
 
-        # ... and leaves a previous DIR exactly as it was.
-        prev = os.path.join(tmp, "prev")
-        os.makedirs(os.path.join(prev, "pcap"))
-        write(os.path.join(prev, "results.json"), '{"experiment": "earlier"}\n')
-        write(os.path.join(prev, "pcap", "a-0.pcap"), "not really a capture")
-        before = tree(prev)
-        r = rdmasim("run", routed, "--out", prev, cwd=tmp)
-        check(r.returncode in (1, 2), "roce_v1 across a router must fail (existing --out)", r)
-        check(tree(prev) == before, "a failed run must leave the previous DIR untouched", r)
-        check(leftovers(tmp, "prev") == ["prev"], "a failed run must leave no prev.tmp-* or prev.old-*", r)
+    # ... and leaves a previous DIR exactly as it was.
+    prev = os.path.join(tmp, "prev")
+    os.makedirs(os.path.join(prev, "pcap"))
+    write_text(os.path.join(prev, "results.json"), '{"experiment": "earlier"}\n')
+    write_text(os.path.join(prev, "pcap", "a-0.pcap"), "not really a capture")
+    before = tree(prev)
+    r = rdmasim("run", routed, "--out", prev, cwd=tmp)
+    check(r.returncode in (1, 2), "roce_v1 across a router must fail (existing --out)", r)
+    check(tree(prev) == before, "a failed run must leave the previous DIR untouched", r)
+    check(leftovers(tmp, "prev") == ["prev"], "a failed run must leave no prev.tmp-* or prev.old-*", r)
 
-        # Output locations that are not ours: exit 2, nothing touched.
-        precious = os.path.join(tmp, "precious")
-        os.makedirs(precious)
-        write(os.path.join(precious, "thesis.tex"), "years of work")
-        before = tree(precious)
-        r = rdmasim("run", good, "--out", precious, cwd=tmp)
-        bad_input(r, "--out on a directory that is not rdmasim output", re.escape(precious))
-        check(tree(precious) == before, "a directory that is not rdmasim output must not be touched", r)
-        a_file = os.path.join(tmp, "a_file")
-        write(a_file, "x")
-        bad_input(rdmasim("run", good, "--out", a_file, cwd=tmp), "--out on a file", re.escape(a_file))
-        bad_input(rdmasim("run", good, "--out", os.path.join(a_file, "sub"), cwd=tmp), "--out under a file")
-        bad_input(rdmasim("run", good, "--out", ".", cwd=tmp), "--out .")
-        check(open(a_file).read() == "x", "--out must not touch a file in the way")
-
-    if failures:
-        print(f"{len(failures)} check(s) failed:")
-        for f in failures:
-            print(" -", f)
-        return 1
-    print("ok")
-    return 0
+    # Output locations that are not ours: exit 2, nothing touched.
+    precious = os.path.join(tmp, "precious")
+    os.makedirs(precious)
+    write_text(os.path.join(precious, "thesis.tex"), "years of work")
+    before = tree(precious)
+    r = rdmasim("run", good, "--out", precious, cwd=tmp)
+    bad_input(r, "--out on a directory that is not rdmasim output", re.escape(precious))
+    check(tree(precious) == before, "a directory that is not rdmasim output must not be touched", r)
+    a_file = os.path.join(tmp, "a_file")
+    write_text(a_file, "x")
+    bad_input(rdmasim("run", good, "--out", a_file, cwd=tmp), "--out on a file", re.escape(a_file))
+    bad_input(rdmasim("run", good, "--out", os.path.join(a_file, "sub"), cwd=tmp), "--out under a file")
+    bad_input(rdmasim("run", good, "--out", ".", cwd=tmp), "--out .")
+    check(open(a_file).read() == "x", "--out must not touch a file in the way")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+main()
+finish()

@@ -14,21 +14,6 @@ import os
 import e2e
 from e2e import check
 
-ROCE_V2_LOSSY = """\
-name: roce_v2_lossy
-fabric: roce_v2
-seed: 7
-link: {bandwidth: 25Gbps, delay: 1us, mtu: 1024, loss: 0.01}
-topology:
-  hosts: [a, b]
-  switches: [s1]
-  links: [[a, s1], [b, s1]]
-workloads:
-  - {name: write, kind: rdma_write, from: a, to: b, size: 64KiB, count: 40, outstanding: 4, timeout: 8}
-  - {name: send, kind: send, from: a, to: b, size: 8KiB, count: 40, outstanding: 4, timeout: 8}
-  - {name: read, kind: rdma_read, from: a, to: b, size: 32KiB, count: 20, outstanding: 2, timeout: 8}
-"""
-
 # Output directory names of different lengths (and one nested deeper).
 NAMES = ["d", "d" * 7, "d" * 30, os.path.join("n" * 13, "d" * 61)]
 
@@ -88,7 +73,7 @@ def main():
         check_delivered(res, "iwarp_leaf_spine")
         e2e.check_no_malformed(os.path.join(out, "pcap", "h0-0.pcap"))
 
-    roce = e2e.write_text(os.path.join(e2e.tmpdir(), "roce_v2_lossy.yaml"), ROCE_V2_LOSSY)
+    roce = e2e.write_text(os.path.join(e2e.tmpdir(), "roce_v2_lossy.yaml"), e2e.LOSSY_RC)
     out, res = same_everywhere(roce, "roce_v2_lossy")
     if res is not None:
         check_delivered(res, "roce_v2_lossy")

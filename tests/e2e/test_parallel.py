@@ -19,22 +19,9 @@ import subprocess
 
 import e2e
 from e2e import BINARY, check, check_no_malformed, finish, run, tmpdir, write_text
-from mpi_e2e import files, mpi_env, mpirun, require_mpi, same_output
+from mpi_e2e import files, leaf_spine, mpi_env, mpirun, require_mpi, same_output
 
 base = tmpdir()
-
-LEAF_SPINE = """
-name: {name}
-fabric: {fabric}
-seed: 7
-link: {{bandwidth: 100Gbps, delay: {delay}, loss: {loss}}}
-topology:
-  generate: {{kind: leaf_spine, spines: 2, leaves: 2, hosts_per_leaf: 2}}
-{extra}
-workloads:
-{workloads}
-capture: {{pcap: all{capture}}}
-"""
 
 PAIRS = """  - {name: w, kind: rdma_write, from: h0, to: h2, size: 16KiB, count: 20, outstanding: 4}
   - {name: s, kind: send, from: h1, to: h3, size: 4KiB, count: 10, outstanding: 2}
@@ -51,8 +38,8 @@ FLOWS = """  - {name: f, kind: flows, cdf: hadoop, load: 0.5, duration: 20us, op
 
 def experiment(name, fabric="roce_v2", delay="1us", loss=0, extra="", workloads=PAIRS, capture=""):
     return write_text(os.path.join(base, name + ".yaml"),
-                      LEAF_SPINE.format(name=name, fabric=fabric, delay=delay, loss=loss, extra=extra,
-                                        workloads=workloads, capture=capture))
+                      leaf_spine(name, fabric, workloads, seed=7, capture="pcap: all" + capture, delay=delay,
+                                 loss=loss, extra=extra))
 
 
 # A build without MPI says so and runs nothing.
@@ -71,8 +58,8 @@ PFC_RING = e2e.PFC_RING.replace(
 
 # InfiniBand held back by its credits (16 KiB of buffer a link, every
 # port waits for credits) under flows that span ranks, with loss.
-IB_FLOWS = LEAF_SPINE.format(name="ib_flows", fabric="ib", delay="1us", loss="0.001", extra="", capture="",
-                             workloads="\n".join(f"  - {{name: f{i}, kind: flows, cdf: 64k.cdf, load: 1, duration: 30us}}"
+IB_FLOWS = leaf_spine("ib_flows", "ib", seed=7, capture="pcap: all", loss="0.001",
+                      workloads="\n".join(f"  - {{name: f{i}, kind: flows, cdf: 64k.cdf, load: 1, duration: 30us}}"
                                                   for i in range(2))).replace("loss: 0.001}", "loss: 0.001, buffer: 16KiB}")
 
 # A fault on a link the spread partition cuts at -np 2 and 4 (leaf1 -

@@ -17,23 +17,9 @@ import json
 import os
 
 from e2e import check, check_captures, finish, run, tmpdir, write_text
-from mpi_e2e import mpirun, parallel_stats, require_mpi, same_output
+from mpi_e2e import leaf_spine, mpirun, parallel_stats, require_mpi, same_output
 
 base = tmpdir()
-
-# Two leaves of two hosts: h0, h1 under leaf0, h2, h3 under leaf1.
-LEAF_SPINE = """
-name: {name}
-fabric: {fabric}
-seed: 11
-link: {{bandwidth: 100Gbps, delay: 1us, loss: {loss}}}
-topology:
-  generate: {{kind: leaf_spine, spines: 2, leaves: 2, hosts_per_leaf: 2}}
-{extra}
-workloads:
-{workloads}
-capture: {{pcap: hosts, latency_samples: true}}
-"""
 
 # Small flows, so that many arrive in 15 us; UD's fit one packet (the 4 KiB MTU).
 write_text(os.path.join(base, "small.cdf"), "512 0\n4096 50\n32768 100\n")
@@ -52,7 +38,8 @@ PFC = "flow_control: pfc\npfc: {priority: 3, xoff: 4KiB, xon: 2KiB}"
 
 def experiment(name, fabric, loss=0, extra="", workloads=RDMA_SENDS):
     return write_text(os.path.join(base, name + ".yaml"),
-                      LEAF_SPINE.format(name=name, fabric=fabric, loss=loss, extra=extra, workloads=workloads))
+                      leaf_spine(name, fabric, workloads, seed=11, capture="pcap: hosts, latency_samples: true",
+                                 loss=loss, extra=extra))
 
 
 require_mpi(experiment("probe", "roce_v2"), os.path.join(base, "probe"))

@@ -16,22 +16,9 @@ usage: test_parallel_pairs.py PATH/TO/rdmasim SOURCE_DIR"""
 import os
 
 from e2e import check, check_no_malformed, check_roce_v2_capture, finish, run, tmpdir, write_text
-from mpi_e2e import mpirun, parallel_stats, require_mpi, same_output
+from mpi_e2e import leaf_spine, mpirun, parallel_stats, require_mpi, same_output
 
 base = tmpdir()
-
-LEAF_SPINE = """
-name: {name}
-fabric: {fabric}
-seed: 11
-link: {{bandwidth: 100Gbps, delay: 1us, loss: {loss}}}
-topology:
-  generate: {{kind: leaf_spine, spines: 2, leaves: 2, hosts_per_leaf: 2}}
-{extra}
-workloads:
-{workloads}
-capture: {{pcap: all, latency_samples: true}}
-"""
 
 # At -np 2 (h0 h1 | h2 h3) every pair of the one-pair kinds crosses ranks,
 # the incast and the all_to_alls have pairs of both sorts; at -np 4 (a
@@ -68,12 +55,17 @@ cases = [
     ("failed", "roce_v2", 0.05, "", FAILED, None),
 ]
 
-require_mpi(write_text(os.path.join(base, "probe.yaml"), LEAF_SPINE.format(
-    name="probe", fabric="roce_v2", loss=0, extra="", workloads=PFC)), os.path.join(base, "probe"))
+
+
+def experiment(name, fabric, workloads, loss=0, extra=""):
+    return write_text(os.path.join(base, name + ".yaml"), leaf_spine(
+        name, fabric, workloads, seed=11, capture="pcap: all, latency_samples: true", loss=loss, extra=extra))
+
+
+require_mpi(experiment("probe", "roce_v2", PFC), os.path.join(base, "probe"))
 
 for name, fabric, loss, extra, workloads, code in cases:
-    path = write_text(os.path.join(base, name + ".yaml"),
-                      LEAF_SPINE.format(name=name, fabric=fabric, loss=loss, extra=extra, workloads=workloads))
+    path = experiment(name, fabric, workloads, loss, extra)
     single = os.path.join(base, name + "-1")
     got, _, _, results = run(path, single, expect=code)
     if results is None:

@@ -3,7 +3,7 @@ READs, an incast of WRITEs), messages reusing their slots: the frames,
 captures and results are byte for byte those of payload: memory, on every
 RDMA fabric; the captures are clean in tshark (RoCE v2: ICRCs checked
 independently) and carry the readable pattern; and the memory estimate counts
-no payload bytes (tests/e2e/bad/payload_pattern_send.yaml: a SEND cannot take it)."""
+no payload bytes (tests/experiment/bad/payload_pattern_send.yaml: a SEND cannot take it)."""
 import filecmp
 import os
 

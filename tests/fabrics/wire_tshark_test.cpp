@@ -33,6 +33,7 @@
 #include "fabrics/ip/wire/ipv6.hpp"
 #include "fabrics/ip/wire/udp.hpp"
 #include "pcap/erf.hpp"
+#include "tests/fixtures/tshark.hpp"
 
 using namespace rdmasim;
 
@@ -181,30 +182,7 @@ Frame erf_record(const Frame& frame, uint64_t ns) {
   return r;
 }
 
-const std::string kOptions =
-    " -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o tcp.check_checksum:TRUE"
-    " --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp"
-    " --disable-heuristic rpcrdma_infiniband --disable-heuristic smb_direct_infiniband"
-    " --disable-heuristic smcr_infiniband --disable-heuristic nvme_rdma"
-    " --disable-heuristic lnet_ib --disable-heuristic iser_infiniband"
-    " --disable-heuristic eth_over_ib --disable-heuristic mellanox_eoib"
-    " --disable-heuristic sdp_infiniband --disable-heuristic fc_infiniband"
-    " --disable-heuristic drbd_rdma";
-
-std::string run(const std::string& cmd) {
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
-std::string tshark(const std::filesystem::path& file, const std::string& args) {
-  return run("tshark -n -r " + file.string() + kOptions + " " + args);
-}
+using test::tshark;
 
 std::vector<std::string> lines(const std::string& s) {
   std::vector<std::string> out;
@@ -265,12 +243,10 @@ class Fields {
   }
 };
 
-bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
-
 }  // namespace
 
 TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted") {
-  if (!have_tshark()) {
+  if (!test::have_tshark()) {
     MESSAGE("tshark not installed: skipped");
     return;
   }
@@ -443,7 +419,7 @@ TEST_CASE("wire: tshark dissects RoCE v2, RoCE v1, PFC and ARP frames as emitted
 }
 
 TEST_CASE("wire: tshark dissects native IB frames in ERF records") {
-  if (!have_tshark()) {
+  if (!test::have_tshark()) {
     MESSAGE("tshark not installed: skipped");
     return;
   }

@@ -19,6 +19,20 @@ WorkloadConfig pair(const std::string& from, const std::string& to) {
   return w;
 }
 
+// A `kind` workload of `op` from every host of `g` from host `first` on.
+WorkloadConfig from_hosts(const Graph& g, WorkloadKind kind, std::string op, int first = 0) {
+  WorkloadConfig w;
+  w.kind = kind;
+  w.op = std::move(op);
+  for (int h = first; h < g.host_count(); ++h) w.from.push_back(g.name(h));
+  return w;
+}
+
+// A 4-ary fat tree's 16 hosts over two ranks by pods: two pods a rank.
+void check_two_pods_a_rank(const Graph& g, const Partition& p) {
+  for (int h = 0; h < g.host_count(); ++h) CHECK(p.rank[static_cast<size_t>(h)] == (h < 8 ? 0 : 1));
+}
+
 }  // namespace
 
 TEST_CASE("partition: pods keeps a workload's hosts together and leaves with their hosts") {
@@ -66,16 +80,13 @@ TEST_CASE("partition: a flows workload of RDMA WRITEs spans ranks; pods fill the
   ExperimentConfig cfg;
   cfg.topology = generate_fat_tree(4, {}, {});  // 16 hosts, 4 pods of 4
   const Graph g(cfg.topology);
-  WorkloadConfig flows;
-  flows.kind = WorkloadKind::flows;
-  flows.op = "rdma_write";
-  for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
+  const WorkloadConfig flows = from_hosts(g, WorkloadKind::flows, "rdma_write");
   cfg.workloads = {flows};
   CHECK(workload_spans_ranks(flows, cfg));
   const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);
   // Two pods a rank: hosts 0-7 on rank 0, 8-15 on rank 1; each edge and
   // aggregation switch with its pod, so only links to core switches are cut.
-  for (int h = 0; h < g.host_count(); ++h) CHECK(p.rank[static_cast<size_t>(h)] == (h < 8 ? 0 : 1));
+  check_two_pods_a_rank(g, p);
   for (int l : p.cut_links) {
     const Graph::Link& link = g.link(l);
     CHECK((g.name(link.a).starts_with("core") || g.name(link.b).starts_with("core")));
@@ -88,10 +99,7 @@ TEST_CASE(
   ExperimentConfig cfg;
   cfg.topology = generate_fat_tree(4, {}, {});
   const Graph g(cfg.topology);
-  WorkloadConfig flows;
-  flows.kind = WorkloadKind::flows;
-  flows.op = "send";
-  for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
+  WorkloadConfig flows = from_hosts(g, WorkloadKind::flows, "send");
   for (QpType qp : {QpType::rc, QpType::uc, QpType::ud}) {
     flows.qp = qp;
     CHECK(workload_spans_ranks(flows, cfg));
@@ -100,8 +108,7 @@ TEST_CASE(
   // The pods fill the ranks as for WRITEs: two pods a rank.
   flows.qp = QpType::ud;
   cfg.workloads = {flows};
-  const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);
-  for (int h = 0; h < g.host_count(); ++h) CHECK(p.rank[static_cast<size_t>(h)] == (h < 8 ? 0 : 1));
+  check_two_pods_a_rank(g, partition_network(g, cfg, 2, PartitionMode::pods));
   // Kernel sockets (fabric: tcp) run flows of op send.
   flows.qp = QpType::rc;
   cfg.fabric = "tcp";
@@ -126,10 +133,7 @@ TEST_CASE("partition: pair workloads span ranks, each end on its host's rank; wr
   ExperimentConfig cfg;
   cfg.topology = generate_fat_tree(4, {}, {});  // 16 hosts, 4 pods of 4
   const Graph g(cfg.topology);
-  WorkloadConfig incast;
-  incast.kind = WorkloadKind::incast;
-  incast.op = "rdma_write";
-  for (int h = 1; h < g.host_count(); ++h) incast.from.push_back(g.name(h));
+  WorkloadConfig incast = from_hosts(g, WorkloadKind::incast, "rdma_write", 1);
   incast.to = {g.name(0)};
   WorkloadConfig a2a = incast;
   a2a.kind = WorkloadKind::all_to_all;
@@ -163,10 +167,7 @@ TEST_CASE("partition: pods shares a fat tree's core switches between the ranks")
   ExperimentConfig cfg;
   cfg.topology = generate_fat_tree(4, {}, {});  // 16 hosts, 8 edge, 8 aggregation, 4 core
   const Graph g(cfg.topology);
-  WorkloadConfig flows;
-  flows.kind = WorkloadKind::flows;
-  flows.op = "rdma_write";
-  for (int h = 0; h < g.host_count(); ++h) flows.from.push_back(g.name(h));
+  const WorkloadConfig flows = from_hosts(g, WorkloadKind::flows, "rdma_write");
   cfg.workloads = {flows};
   for (int ranks : {2, 4}) {
     const Partition p = partition_network(g, cfg, ranks, PartitionMode::pods);

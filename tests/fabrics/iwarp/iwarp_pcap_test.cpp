@@ -17,6 +17,7 @@
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/iwarp/mpa_seal.hpp"
 #include "tests/fabrics/iwarp/iwarp_testbed.hpp"
+#include "tests/fixtures/tshark.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
@@ -120,17 +121,6 @@ class Capture {
   pcap_dumper_t* dumper_ = nullptr;
 };
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  pclose(f);
-  return out;
-}
-
 size_t count(const std::string& hay, const std::string& needle) {
   size_t c = 0;
   for (size_t i = hay.find(needle); i != std::string::npos; i = hay.find(needle, i + 1)) ++c;
@@ -145,16 +135,10 @@ size_t lines(const std::string& s) {
   return c;
 }
 
-const std::string kOptions =
-    " -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o tcp.check_checksum:TRUE"
-    " -o tcp.try_heuristic_first:TRUE"
-    " --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp"
-    " --disable-heuristic rpcrdma_infiniband --disable-heuristic smb_direct_infiniband"
-    " --disable-heuristic smcr_infiniband --disable-heuristic nvme_rdma"
-    " --disable-heuristic lnet_ib --disable-heuristic iser_infiniband"
-    " --disable-heuristic eth_over_ib --disable-heuristic mellanox_eoib"
-    " --disable-heuristic sdp_infiniband --disable-heuristic fc_infiniband"
-    " --disable-heuristic drbd_rdma";
+// tshark as the e2e tests run it, with the MPA heuristic tried first.
+std::string tshark(const std::filesystem::path& file, const std::string& args) {
+  return test::tshark(file, args, " -o tcp.try_heuristic_first:TRUE");
+}
 
 struct Exchange {
   Simulator sim;
@@ -198,7 +182,7 @@ struct Exchange {
 
 // Runs the exchange, writes the capture taken at host a, and checks it with tshark.
 void capture_and_check(bool markers) {
-  if (std::system("command -v tshark > /dev/null 2>&1") != 0) {
+  if (!test::have_tshark()) {
     MESSAGE("tshark not found: capture check skipped");
     return;
   }
@@ -239,18 +223,17 @@ void capture_and_check(bool markers) {
   const uint64_t fpdus = x.a->stats().fpdus_sent + x.b->stats().fpdus_sent;
   CHECK(fpdus == 2 + 3 + 1 + 3 + 1 + 1 + 1);
 
-  const std::string base = "tshark -n -r " + path.string() + kOptions;
   // Nothing malformed, no error-level expert info (bad checksums are errors).
-  CHECK(run(base + " -Y '_ws.malformed || _ws.short || _ws.expert.severity >= 8388608' 2>/dev/null") == "");
-  CHECK(run(base + " -Y 'tcp.checksum.status != 1 || ip.checksum.status != 1' 2>/dev/null") == "");
+  CHECK(tshark(path, "-Y '_ws.malformed || _ws.short || _ws.expert.severity >= 8388608'") == "");
+  CHECK(tshark(path, "-Y 'tcp.checksum.status != 1 || ip.checksum.status != 1'") == "");
   // The MPA request and reply, once each.
-  CHECK(lines(run(base + " -Y iwarp_mpa.req 2>/dev/null")) == 1);
-  CHECK(lines(run(base + " -Y iwarp_mpa.rep 2>/dev/null")) == 1);
+  CHECK(lines(tshark(path, "-Y iwarp_mpa.req")) == 1);
+  CHECK(lines(tshark(path, "-Y iwarp_mpa.rep")) == 1);
   // Every other segment with payload is DDP/RDMAP.
-  CHECK(run(base + " -Y 'tcp.len > 0 && !iwarp_mpa.req && !iwarp_mpa.rep && !iwarp_rdma' 2>/dev/null") == "");
+  CHECK(tshark(path, "-Y 'tcp.len > 0 && !iwarp_mpa.req && !iwarp_mpa.rep && !iwarp_rdma'") == "");
   // The opcodes, one per FPDU.
   const std::string ops =
-      run(base + " -Y iwarp_rdma -T fields -E occurrence=a -E aggregator=, -e iwarp_rdma.opcode 2>/dev/null");
+      tshark(path, "-Y iwarp_rdma -T fields -E occurrence=a -E aggregator=, -e iwarp_rdma.opcode");
   std::map<std::string, int> seen;
   {
     std::string tok;
@@ -272,9 +255,9 @@ void capture_and_check(bool markers) {
   // DDP fields tell the same story. Without markers the Read Request and the
   // Send with SE share a segment; tshark lists both PDUs' fields.
   {
-    const std::string f = run(base +
-                              " -Y 'iwarp_rdma.opcode == 0x05' -T fields -E occurrence=a -E aggregator=, "
-                              "-e iwarp_ddp.qn -e iwarp_ddp.msn 2>/dev/null");
+    const std::string f = tshark(path,
+                                 " -Y 'iwarp_rdma.opcode == 0x05' -T fields -E occurrence=a -E aggregator=, "
+                                 "-e iwarp_ddp.qn -e iwarp_ddp.msn");
     const auto tab = f.find('\t');
     REQUIRE(tab != std::string::npos);
     auto split = [](const std::string& s) {
@@ -297,12 +280,14 @@ void capture_and_check(bool markers) {
       found |= qn[i] == "0" && msn[i] == "2";  // the second Send on queue 0
     CHECK(found);
   }
-  CHECK(run(base + " -Y 'iwarp_rdma.opcode == 0x01' -T fields -e iwarp_rdma.rdmardsz -e iwarp_rdma.srcstag "
-                   "-e iwarp_rdma.sinkstag 2>/dev/null") == "3000\t0x00000200\t0x00000100\n");
-  CHECK(run(base + " -Y 'iwarp_rdma.opcode == 0x07' -T fields -e iwarp_rdma.term_layer "
-                   "-e iwarp_rdma.term_errcode_ddp_tagged 2>/dev/null") == "0x01\t0x00\n");
+  CHECK(tshark(path,
+               "-Y 'iwarp_rdma.opcode == 0x01' -T fields -e iwarp_rdma.rdmardsz -e iwarp_rdma.srcstag "
+               "-e iwarp_rdma.sinkstag") == "3000\t0x00000200\t0x00000100\n");
+  CHECK(tshark(path,
+               "-Y 'iwarp_rdma.opcode == 0x07' -T fields -e iwarp_rdma.term_layer "
+               "-e iwarp_rdma.term_errcode_ddp_tagged") == "0x01\t0x00\n");
   // Every FPDU's CRC32c checks out.
-  const std::string verbose = run(base + " -V 2>/dev/null");
+  const std::string verbose = tshark(path, "-V");
   CHECK(count(verbose, "Good CRC32") == fpdus);
   CHECK(count(verbose, "Bad CRC32") == 0);
   if (markers) CHECK(count(verbose, "FPDU back pointer") > 0);

@@ -32,12 +32,11 @@ struct Bed {
   Side a = test::make_end(net.host(0), {64, 64 << 10, kAccess, IBV_QPT_RC});
   Side b = test::make_end(net.host(1), {64, 64 << 10, kAccess, IBV_QPT_RC});
 
-  void connect(Side& s, const Side& peer) {
+  // a and b connected to each other.
+  void connect() {
     test::RcPath p;
-    p.ah = built.fabric.address(*s.host, *peer.host);
-    p.dest_qp = peer.qp->qp_num();
     p.access = kAccess;
-    test::connect_rc(*s.qp, p);
+    test::connect_ends(built.fabric, a, b, p);
   }
 
   int post(Side& s, ibv_wr_opcode op, uint64_t off, uint32_t len, uint64_t raddr, uint32_t rkey,
@@ -60,8 +59,7 @@ TEST_CASE("iwarp verbs: only RC queue pairs, no atomics, no immediate data") {
     CHECK(t.a.host->device().create_qp(t.a.pd, init) == nullptr);
     CHECK(errno == EOPNOTSUPP);
   }
-  t.connect(t.a, t.b);
-  t.connect(t.b, t.a);
+  t.connect();
   for (ibv_wr_opcode op : {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_SEND_WITH_IMM,
                            IBV_WR_RDMA_WRITE_WITH_IMM})
     CHECK(t.post(t.a, op, 0, 8, t.b.buf, t.b.mr->rkey, 1) == EINVAL);
@@ -69,8 +67,7 @@ TEST_CASE("iwarp verbs: only RC queue pairs, no atomics, no immediate data") {
 
 TEST_CASE("iwarp verbs: write, read and send posted before the connection is up") {
   Bed t;
-  t.connect(t.a, t.b);
-  t.connect(t.b, t.a);
+  t.connect();
   auto src = t.mem(t.a, 0, 20000);
   for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 7 + 3);
   auto far = t.mem(t.b, 32768, 3000);
@@ -129,8 +126,7 @@ TEST_CASE("iwarp verbs: a bad rkey fails its WRITE with IBV_WC_REM_ACCESS_ERR, t
   for (Case c : {Case{2000, 0, 2}, Case{100, 1, 3}}) {
     CAPTURE(c.len);
     Bed t;
-    t.connect(t.a, t.b);
-    t.connect(t.b, t.a);
+    t.connect();
     for (size_t i = 0; i < c.count; ++i) {
       const uint32_t rkey = i == c.bad ? t.b.mr->rkey ^ 0x5A5A00 : t.b.mr->rkey;
       REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, c.len, t.b.buf, rkey, i + 1) == 0);
@@ -151,8 +147,7 @@ TEST_CASE("iwarp verbs: a bad rkey fails its WRITE with IBV_WC_REM_ACCESS_ERR, t
 
 TEST_CASE("iwarp verbs: a Send scatters over the receive WR's SGEs") {
   Bed t;
-  t.connect(t.a, t.b);
-  t.connect(t.b, t.a);
+  t.connect();
   auto src = t.mem(t.a, 0, 150);
   for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 3 + 1);
   // Two 100-byte SGEs, apart in memory: 150 bytes fill the first and half the second.
@@ -184,8 +179,7 @@ TEST_CASE("iwarp verbs: a Send scatters over the receive WR's SGEs") {
 // directly, so this fails whatever the allocator does.
 TEST_CASE("iwarp verbs: every Send completes its receive while the receive queue cycles through its blocks") {
   Bed t;
-  t.connect(t.a, t.b);
-  t.connect(t.b, t.a);
+  t.connect();
   constexpr int kRounds = 40, kPerRound = 5;  // 200 receives: many deque blocks (12 WQEs each in libstdc++)
   auto src = t.mem(t.a, 0, 64);
   uint64_t next = 0;

@@ -14,6 +14,7 @@
 #include "fabrics/ip/wire/ipv6.hpp"
 #include "fabrics/roce_v1/wire/icmpv6_nd.hpp"
 #include "nodes/host/host.hpp"
+#include "tests/fixtures/iba_request.hpp"
 
 using namespace rdmasim;
 using namespace rdmasim::literals;
@@ -73,13 +74,7 @@ struct Bench {
 
   // An RC SEND ONLY of 4 bytes from host `from` to QP 0x123 of host `to`.
   void send(int from, int to) {
-    Packet p = hosts[from]->nic().alloc();
-    std::memcpy(p.push_back(4).data(), "ping", 4);
-    IbaHeaders h;
-    h.opcode = RC_SEND_ONLY;
-    h.dest_qp = 0x123;
-    h.psn = 7;
-    REQUIRE(iba_emit(p, h));
+    Packet p = test::rc_send_ping(hosts[from]->nic());
     ibv_ah_attr ah{};
     ah.is_global = 1;
     ah.grh.dgid = to_ibv_gid(gid(to));
@@ -205,12 +200,7 @@ TEST_CASE("roce_v1: through a bridge, only the addressed host takes the frame") 
 
   // A frame for b handed to c (as unknown-unicast flooding would) is filtered
   // by MAC; one with c's MAC but b's GID by DGID.
-  Packet p = b.hosts[0]->nic().alloc();
-  std::memcpy(p.push_back(4).data(), "ping", 4);
-  IbaHeaders h;
-  h.opcode = RC_SEND_ONLY;
-  h.dest_qp = 0x123;
-  iba_emit(p, h);
+  Packet p = test::rc_send_ping(b.hosts[0]->nic());
   ibv_ah_attr ah{};
   ah.grh.dgid = to_ibv_gid(b.gid(1));
   b.fabric(0).encap(p, ah, 1, 0x123);

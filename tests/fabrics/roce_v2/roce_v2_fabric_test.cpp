@@ -12,6 +12,7 @@
 #include "fabrics/iba/transport/headers.hpp"
 #include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/ip/wire/udp.hpp"
+#include "tests/fixtures/iba_request.hpp"
 #include "tests/fixtures/network.hpp"
 
 using namespace rdmasim;
@@ -30,13 +31,7 @@ RoceV2Fabric& fabric_of(Host& h) { return static_cast<RoceV2Fabric&>(h.nic().fab
 // An RC SEND ONLY of "ping" from a to QP 0x123 of b, encapsulated.
 Packet send_a_to_b(test::BuiltNetwork& n) {
   Host& a = n.host(0);
-  Packet p = a.nic().alloc();
-  std::memcpy(p.push_back(4).data(), "ping", 4);
-  IbaHeaders h;
-  h.opcode = RC_SEND_ONLY;
-  h.dest_qp = 0x123;
-  h.psn = 7;
-  REQUIRE(iba_emit(p, h));
+  Packet p = test::rc_send_ping(a.nic());
   fabric_of(a).encap(p, n.fabric.address(a, n.host(1)), 0x42, 0x123);
   REQUIRE(p);
   return p;

@@ -21,13 +21,6 @@ struct Hosts {
   verbs::Device& dev(int i) { return n.host(i).device(); }
 };
 
-test::RcPath path_to(Hosts& h, int from, const test::VerbsEnd& peer) {
-  test::RcPath p;
-  p.ah = h.n.fabric.address(h.n.host(from), *peer.host);
-  p.dest_qp = peer.qp->qp_num();
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("verbs: memory registration checks access and range (ibv_reg_mr(3))") {
@@ -80,8 +73,7 @@ TEST_CASE("verbs: posting before RTS is EINVAL; a full send queue is ENOMEM") {
   test::VerbsEnd a = test::make_end(h.n.host(0));
   test::VerbsEnd b = test::make_end(h.n.host(1));
   CHECK(test::post_send(a, IBV_WR_SEND, 0, 64) == EINVAL);
-  test::connect_rc(*a.qp, path_to(h, 0, b));
-  test::connect_rc(*b.qp, path_to(h, 1, a));
+  test::connect_ends(h.n.fabric, a, b);
   const uint32_t depth = a.qp->init_attr().cap.max_send_wr;
   for (uint32_t i = 0; i < depth; ++i)
     REQUIRE(test::post_send(a, IBV_WR_RDMA_WRITE, 0, 64, b.buf, b.mr->rkey, i) == 0);
@@ -96,8 +88,7 @@ TEST_CASE("verbs: an RDMA WRITE puts the sender's bytes into the receiver's memo
   Hosts h;
   test::VerbsEnd a = test::make_end(h.n.host(0));
   test::VerbsEnd b = test::make_end(h.n.host(1));
-  test::connect_rc(*a.qp, path_to(h, 0, b));
-  test::connect_rc(*b.qp, path_to(h, 1, a));
+  test::connect_ends(h.n.fabric, a, b);
   auto src = a.mem(0, 5000);
   for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 7);
   REQUIRE(test::post_send(a, IBV_WR_RDMA_WRITE, 0, 5000, b.buf + 100, b.mr->rkey, 42) == 0);

@@ -109,10 +109,7 @@ TEST_CASE("a wrong rkey completes with IBV_WC_REM_ACCESS_ERR and flushes the res
   CHECK(p.sa.qp->state() == IBV_QPS_ERR);
   // In the error state new work is flushed at once.
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 100, p.sb.buf, p.sb.mr->rkey, 3) == 0);
-  p.sim.run();
-  wc = p.drain(p.sa);
-  REQUIRE(wc.size() == 1);
-  CHECK(wc[0].status == IBV_WC_WR_FLUSH_ERR);
+  CHECK(p.one_completion(p.sa).status == IBV_WC_WR_FLUSH_ERR);
 }
 
 TEST_CASE("a READ outside the region and a misaligned atomic fail as real hardware fails them") {
@@ -127,20 +124,14 @@ TEST_CASE("a READ outside the region and a misaligned atomic fail as real hardwa
   Pair q;
   q.connect_both();
   CHECK(q.post(q.sa, IBV_WR_ATOMIC_CMP_AND_SWP, q.sa.buf, 8, q.sb.buf + 4, q.sb.mr->rkey) == 0);
-  q.sim.run();
-  wc = q.drain(q.sa);
-  REQUIRE(wc.size() == 1);
-  CHECK(wc[0].status == IBV_WC_REM_INV_REQ_ERR);
+  CHECK(q.one_completion(q.sa).status == IBV_WC_REM_INV_REQ_ERR);
 }
 
 TEST_CASE("SEND without a posted receive: RNR NAKs, then IBV_WC_RNR_RETRY_EXC_ERR") {
   Pair p;
   p.connect_both(100, 200, /*rnr_retry=*/1);
   CHECK(p.post(p.sa, IBV_WR_SEND, p.sa.buf, 100, 0, 0) == 0);
-  p.sim.run();
-  auto wc = p.drain(p.sa);
-  REQUIRE(wc.size() == 1);
-  CHECK(wc[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
+  CHECK(p.one_completion(p.sa).status == IBV_WC_RNR_RETRY_EXC_ERR);
   CHECK(p.b.nic().device().qps().size() == 1);
 }
 
@@ -151,10 +142,7 @@ TEST_CASE("SEND without a receive succeeds once the receiver posts one (RNR retr
   p.sim.run(Time::us(50));
   CHECK(p.drain(p.sa).empty());
   CHECK(p.post_recv(p.sb, p.sb.buf, 4096) == 0);
-  p.sim.run();
-  auto wc = p.drain(p.sa);
-  REQUIRE(wc.size() == 1);
-  CHECK(wc[0].status == IBV_WC_SUCCESS);
+  CHECK(p.one_completion(p.sa).status == IBV_WC_SUCCESS);
 }
 
 TEST_CASE("a receive buffer too small: local length error there, invalid request here") {

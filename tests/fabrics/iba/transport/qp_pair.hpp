@@ -189,6 +189,13 @@ struct Pair {
     out.resize(static_cast<size_t>(s.cq->poll(64, out.data())));
     return out;
   }
+  // Runs until nothing is left to do; the one completion `s`'s CQ then holds.
+  ibv_wc one_completion(Side& s) {
+    sim.run();
+    auto wc = drain(s);
+    REQUIRE(wc.size() == 1);
+    return wc[0];
+  }
   void fill(Host& h, uint64_t addr, size_t len, uint8_t seed) {
     auto v = h.memory().view(addr, len);
     for (size_t i = 0; i < len; ++i) v[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
