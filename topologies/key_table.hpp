@@ -3,11 +3,12 @@
 // the field it fills, how its value is read (type, unit, range), its
 // default as written in YAML and one sentence of help. From the table come
 // the section's allowed keys (and the "did you mean" among them), the
-// reader of every key, the docs/yaml.md table (`rdmasim keys --markdown`)
-// and a test that each default is what the struct starts with
-// (tests/topologies/key_table_test.cpp). Adding a key is one row here plus
-// its use.
+// reader of every key, the docs/yaml.md table (rdmasim-keys, run by
+// `cmake --build build --target yaml_docs`) and a test that each default is
+// what the struct starts with (tests/experiment/key_docs_test.cpp). Adding a
+// key is one row in its section's table plus its use.
 //
+//   using namespace keys;
 //   const KeyTable<LinkConfig> kLink{"link", "link settings", {
 //       key("bandwidth", &LinkConfig::bandwidth, rate(), "100Gbps", "serialisation rate, each direction"),
 //       key("delay", &LinkConfig::delay, time(), "1us", "propagation delay"),
