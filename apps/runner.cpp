@@ -127,7 +127,8 @@ json deadlocks_json(const std::vector<Network::PfcDeadlock>& found) {
 
 // This rank's part of the results, with what the split cost it.
 message::RankPart rank_part(const Network& net, ParallelRun& par, const json& mine,
-                            const std::vector<std::string>& flows_csv, const std::vector<std::string>& latency_csv) {
+                            const std::vector<std::string>& flows_csv,
+                            const std::vector<std::string>& latency_csv) {
   const ParallelRun::Stats& st = par.stats();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

@@ -67,18 +67,17 @@ std::string about(uint64_t b) {
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const ExperimentConfig& x) {
+namespace {
+
+// The network's own parts: the program, hosts, ports, routing tables, capture buffers.
+void network_parts(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric, int line, int column,
+                   MemoryEstimate& e) {
   const TopologyConfig& t = x.topology;
   const uint64_t hosts = t.hosts.size();
   const uint64_t forwarding = t.switches.size() + t.routers.size();
   const uint64_t nodes = hosts + forwarding;
   const uint64_t ports = 2 * t.links.size();
-  // Parts of the network are pointed at where the topology begins.
-  const int line = t.links.empty() ? 1 : t.links.front().line,
-            column = t.links.empty() ? 1 : t.links.front().column;
-  MemoryEstimate e;
   e.parts.push_back({"the program", kProgramBytes, "code, libraries, the price catalogue", "", line, column});
-  const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
   const uint64_t host = kHostBytes + fabric.host_bytes;
   e.parts.push_back({"hosts", sat_mul(hosts, host), std::to_string(hosts) + " hosts", "", line, column});
   e.parts.push_back(
@@ -97,64 +96,94 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   if (const uint64_t files = capture_files(x))
     e.parts.push_back({"capture buffers", sat_mul(files, kCaptureFileBytes),
                        std::to_string(files) + " capture files", "", line, column});
-  uint64_t connections = 0;
-  MemoryPart bufs{"message buffers", 0, "", "", 0, 0};
-  uint64_t largest = 0, most_pairs = 0;
-  MemoryPart qps{"QPs", 0, "", "", 0, 0};
-  uint64_t flows = 0;
+}
+
+// What the workloads hold, summed over them; `qps` and `bufs` point at the
+// workload with the most connections and the most buffer bytes.
+struct WorkloadTotals {
+  uint64_t connections = 0, flows = 0;
   double sending = 0;
+  MemoryPart bufs{"message buffers", 0, "", "", 0, 0};
+  MemoryPart qps{"QPs", 0, "", "", 0, 0};
+};
+
+WorkloadTotals workload_totals(const ExperimentConfig& x) {
+  WorkloadTotals s;
+  uint64_t largest = 0, most_pairs = 0;
   for (size_t i = 0; i < x.workloads.size(); ++i) {
     const WorkloadConfig& w = x.workloads[i];
     const WorkloadMemory m = workload_of(w).memory(x, w);
     const uint64_t p = m.connections;
-    connections = sat_add(connections, p);
-    flows = sat_add(flows, m.flows);
-    sending += m.sending;
+    s.connections = sat_add(s.connections, p);
+    s.flows = sat_add(s.flows, m.flows);
+    s.sending += m.sending;
     if (p >= most_pairs) {  // QPs are pointed at the workload with the most
       most_pairs = p;
-      qps.key = "workloads[" + std::to_string(i) + "]";
-      qps.line = w.line;
-      qps.column = w.column;
+      s.qps.key = "workloads[" + std::to_string(i) + "]";
+      s.qps.line = w.line;
+      s.qps.column = w.column;
     }
     const uint64_t b = m.buffer_bytes;
-    bufs.bytes = sat_add(bufs.bytes, b);
+    s.bufs.bytes = sat_add(s.bufs.bytes, b);
     if (b < largest) continue;
     largest = b;
-    bufs.key = "workloads[" + std::to_string(i) + "]";
-    bufs.line = w.line;
-    bufs.column = w.column;
-    bufs.detail = "the most: workload " + w.name + ", " + about(b) + " " + m.buffers +
-                  (p > 1 ? " over " + std::to_string(p) + " pairs" : "");
+    s.bufs.key = "workloads[" + std::to_string(i) + "]";
+    s.bufs.line = w.line;
+    s.bufs.column = w.column;
+    s.bufs.detail = "the most: workload " + w.name + ", " + about(b) + " " + m.buffers +
+                    (p > 1 ? " over " + std::to_string(p) + " pairs" : "");
   }
-  qps.bytes = sat_mul(sat_mul(connections, 2), kQpBytes);
-  qps.detail = std::to_string(connections) + " connections, a QP at each end";
+  return s;
+}
+
+// The parts that grow with the workloads' connections, flows and senders.
+void workload_parts(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric, int line, int column,
+                    WorkloadTotals& s, MemoryEstimate& e) {
+  const uint64_t hosts = x.topology.hosts.size();
+  MemoryPart& qps = s.qps;
+  qps.bytes = sat_mul(sat_mul(s.connections, 2), kQpBytes);
+  qps.detail = std::to_string(s.connections) + " connections, a QP at each end";
   e.parts.push_back(qps);
-  if (flows) {
+  if (s.flows) {
     qps.what = "flows";
-    qps.bytes = sat_mul(flows, kFlowBytes);
-    qps.detail = std::to_string(flows) + " flows started, their records and programs";
+    qps.bytes = sat_mul(s.flows, kFlowBytes);
+    qps.detail = std::to_string(s.flows) + " flows started, their records and programs";
     e.parts.push_back(qps);
   }
   // Until the run stops (a run stopped at once sends nothing).
   if (!x.stop || *x.stop > Time{})
     e.parts.push_back({"frames in flight",
-                       static_cast<uint64_t>(sending * static_cast<double>(kInFlightBytes)),
+                       static_cast<uint64_t>(s.sending * static_cast<double>(kInFlightBytes)),
                        "what senders keep on the wires and in queues", "", line, column});
   if (fabric.connection_bytes) {
     qps.what = std::string(fabric.connection_part);
-    qps.bytes = sat_mul(sat_mul(connections, 2), fabric.connection_bytes);
-    qps.detail = std::to_string(connections) + " connections, one at each end";
+    qps.bytes = sat_mul(sat_mul(s.connections, 2), fabric.connection_bytes);
+    qps.detail = std::to_string(s.connections) + " connections, one at each end";
     e.parts.push_back(qps);
   }
   if (fabric.setup_floods) {
     // A packet buffer a host, all queued at once at setup.
     qps.what = "neighbour solicitations";
-    qps.bytes = sat_mul(sat_mul(connections, hosts > 1 ? hosts - 1 : 1), kPacketBytes);
-    qps.detail = std::to_string(connections) + " connections, each solicitation flooded to " +
+    qps.bytes = sat_mul(sat_mul(s.connections, hosts > 1 ? hosts - 1 : 1), kPacketBytes);
+    qps.detail = std::to_string(s.connections) + " connections, each solicitation flooded to " +
                  std::to_string(hosts > 1 ? hosts - 1 : 1) + " hosts at setup";
     e.parts.push_back(qps);
   }
-  e.parts.push_back(std::move(bufs));
+  e.parts.push_back(std::move(s.bufs));
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ExperimentConfig& x) {
+  const TopologyConfig& t = x.topology;
+  // Parts of the network are pointed at where the topology begins.
+  const int line = t.links.empty() ? 1 : t.links.front().line,
+            column = t.links.empty() ? 1 : t.links.front().column;
+  MemoryEstimate e;
+  const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
+  network_parts(x, fabric, line, column, e);
+  WorkloadTotals s = workload_totals(x);
+  workload_parts(x, fabric, line, column, s, e);
   std::stable_sort(e.parts.begin(), e.parts.end(),
                    [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
   for (const MemoryPart& p : e.parts) e.total = sat_add(e.total, p.bytes);

@@ -84,22 +84,29 @@ std::optional<size_t> select(YamlReader& c, const Override& o, const YAML::Node&
   return std::nullopt;
 }
 
+// The option's value as YAML; an error at the option when it is none or not YAML.
+std::optional<YAML::Node> parse_value(YamlReader& c, std::string_view key, std::string_view value,
+                                      const Override& o) {
+  if (value.empty()) {
+    c.command_line_error(o, o.value_column + 1, std::string(key) + ": no value after '='");
+    return std::nullopt;
+  }
+  try {
+    return YAML::Load(std::string(value));
+  } catch (const YAML::Exception& ex) {
+    c.command_line_error(o, o.value_column + std::max(0, ex.mark.column) + 1,
+                         std::string(key) + ": the value is not valid YAML: " + yaml_error_message(ex));
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 void apply_override(YamlReader& c, YAML::Node root, std::string_view key, std::string_view value,
                     Override o) {
-  if (value.empty()) {
-    c.command_line_error(o, o.value_column + 1, std::string(key) + ": no value after '='");
-    return;
-  }
-  YAML::Node v;
-  try {
-    v = YAML::Load(std::string(value));
-  } catch (const YAML::Exception& ex) {
-    c.command_line_error(o, o.value_column + std::max(0, ex.mark.column) + 1,
-                         std::string(key) + ": the value is not valid YAML: " + yaml_error_message(ex));
-    return;
-  }
+  const std::optional<YAML::Node> parsed = parse_value(c, key, value, o);
+  if (!parsed) return;
+  const YAML::Node& v = *parsed;
   // The whole path is split before the file changes: a path refused half
   // way must not leave its first parts added as keys (they would be
   // reported again as unknown).

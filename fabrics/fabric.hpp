@@ -25,6 +25,7 @@ struct Network;
 struct ExperimentDraft;  // topologies/experiment_draft.hpp
 struct Entry;            // topologies/yaml_reader.hpp
 class Paths;             // topologies/reachability.hpp
+class KeyTableBase;      // topologies/key_table.hpp
 
 // What a built fabric is to a run: how a capture shows its frames and how a
 // program addresses a peer. The fabric's builder returns it.
@@ -49,17 +50,24 @@ class Section {
   // Once every section is read and the topology is known (d.graph).
   virtual void validate(ExperimentDraft&) {}
 };
+// How the experiment's top-level table shows a section (docs/yaml.md), and
+// the table of its keys when it is a map (topologies/key_table.hpp).
+struct SectionDoc {
+  std::string_view type, fallback, help;
+  const KeyTableBase* keys = nullptr;
+};
 struct SectionType {
   std::string_view key;
   std::unique_ptr<Section> (*make)();
+  SectionDoc doc;
 };
 // A section that keeps nothing: a reader function.
 template <void (*Read)(ExperimentDraft&, const Entry&)>
-SectionType plain_section(std::string_view key) {
+SectionType plain_section(std::string_view key, SectionDoc doc) {
   struct S final : Section {
     void read(ExperimentDraft& d, const Entry& e) override { Read(d, e); }
   };
-  return {key, []() -> std::unique_ptr<Section> { return std::make_unique<S>(); }};
+  return {key, []() -> std::unique_ptr<Section> { return std::make_unique<S>(); }, doc};
 }
 
 // Where a workload was written, for errors about it.

@@ -3,7 +3,9 @@
 namespace rdmasim {
 
 namespace {
-std::string code_or_dash(std::string_view s) { return s.empty() ? "—" : "`" + std::string(s) + "`"; }
+std::string code_or_dash(std::string_view s) {
+  return s.empty() ? "—" : s.starts_with("**") ? std::string(s) : "`" + std::string(s) + "`";
+}
 }  // namespace
 
 std::string key_table_markdown(std::span<const KeySpec> keys) {

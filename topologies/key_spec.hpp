@@ -1,7 +1,8 @@
 // A key of an experiment file declared once: its name, type, unit, default,
 // range, help and the version it appeared in. A section's table of these is
 // what its reader allows (and suggests among for a misspelt key), and what
-// docs/yaml.md lists for it (scripts/gen_yaml_docs, tests/experiment/key_docs_test.cpp).
+// docs/yaml.md lists for it (experiment/key_docs.hpp, rdmasim-keys, the yaml_docs
+// test). topologies/key_table.hpp binds a section's keys to the fields they fill.
 #pragma once
 
 #include <span>

@@ -58,9 +58,9 @@ struct Fields<FlowStats> {
   using S = FlowStats;
   static constexpr auto fields() {
     return std::tuple{
-        &S::ops,           &S::bytes,      &S::completions, &S::recv_completions,  &S::start,
-        &S::end,           &S::latency_ps, &S::work_done,   &S::datagrams,         &S::data_verified,
-        &S::data_mismatch, &S::finished,   &S::planned_ops, &S::undelivered_bytes, &S::retransmitted_packets,
+        &S::ops,           &S::bytes,       &S::completions, &S::recv_completions,  &S::start,
+        &S::end,           &S::latency_ps,  &S::work_done,   &S::datagrams,         &S::data_verified,
+        &S::data_mismatch, &S::finished,    &S::planned_ops, &S::undelivered_bytes, &S::retransmitted_packets,
         &S::posted_ps,     &S::completed_ps};
   }
 };

@@ -8,12 +8,6 @@ namespace rdmasim {
 
 namespace {
 
-// A rate, or 0 (no scaling).
-std::optional<DataRate> rate_or_zero(ExperimentDraft& d, const Entry& v) {
-  if (v.value.IsScalar() && v.value.Scalar() == "0") return DataRate(0);
-  return d.c.rate(v);
-}
-
 // `profile: hpcc_ns3`: HPCC's simulator as its run.py runs it, for the
 // algorithm chosen (docs/congestion_control.md cites each value). Keys the
 // file sets are read after this, so they win.
@@ -68,142 +62,212 @@ void apply_hpcc_ns3(ExperimentDraft& d) {
   p.resume_offset = Bytes(3072);
 }
 
-void read_dcqcn(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(
-      e.value, e.path, "DCQCN settings",
-      {"cnp_interval", "g", "alpha_period", "rate_period", "decrease_period", "byte_counter", "fast_recovery",
-       "additive", "hyper", "min_rate", "rates_per", "clamp_target_rate", "hyper_needs_both"});
-  if (!f) return;
-  DcqcnConfig& dc = d.x.cc.dcqcn;
-  d.c.read(*f, "cnp_interval", dc.cnp_interval, [&](const Entry& v) { return d.c.time(v); });
-  d.c.read(*f, "g", dc.g, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "alpha_period", dc.alpha_period, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "rate_period", dc.rate_period, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "decrease_period", dc.decrease_period, [&](const Entry& v) { return d.c.time(v); });
-  d.c.read(*f, "byte_counter", dc.byte_counter, [&](const Entry& v) { return d.c.bytes(v, false); });
-  d.c.read(*f, "fast_recovery", dc.fast_recovery, [&](const Entry& v) { return d.c.whole(v, 0, 1000); });
-  d.c.read(*f, "additive", dc.additive, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "hyper", dc.hyper, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "min_rate", dc.min_rate, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "rates_per", dc.rates_per, [&](const Entry& v) { return rate_or_zero(d, v); });
-  d.c.read(*f, "clamp_target_rate", dc.clamp_target_rate, [&](const Entry& v) { return d.c.boolean(v); });
-  d.c.read(*f, "hyper_needs_both", dc.hyper_needs_both, [&](const Entry& v) { return d.c.boolean(v); });
+using namespace keys;
+
+const KeyTable<DcqcnConfig>& dcqcn_keys() {
+  using C = DcqcnConfig;
+  static const KeyTable<C> t{
+      "congestion_control.dcqcn",
+      "DCQCN settings",
+      {
+          key("cnp_interval", &C::cnp_interval, time(), "50us", "least time between two CNPs to one QP"),
+          key("g", &C::g, number(0, 1, true), "0.00390625", "gain of the congestion estimate alpha (1/256)"),
+          key("alpha_period", &C::alpha_period, positive_time(), "55us",
+              "alpha decays by (1 − g) after each period without a CNP"),
+          key("rate_period", &C::rate_period, positive_time(), "55us", "a rate-increase step every period"),
+          key("decrease_period", &C::decrease_period, time(), "0s",
+              "CNPs within this time of the last cut are one cut, taken when it passes"),
+          key("byte_counter", &C::byte_counter, size(false), "10000000B",
+              "a rate-increase step every this many bytes sent (10 MB); `0`: none"),
+          key("fast_recovery", &C::fast_recovery, whole(0, 1000, "steps"), "5",
+              "steps that halve the gap to the target rate before it rises"),
+          key("additive", &C::additive, rate(), "40Mbps", "target increase per step (additive increase)"),
+          key("hyper", &C::hyper, rate(), "100Mbps", "target increase per step in hyper increase"),
+          key("min_rate", &C::min_rate, rate(), "10Mbps", "the rate never falls below this"),
+          key("rates_per", &C::rates_per, rate_or_zero(), "0",
+              "nonzero: `additive` and `hyper` per this much line rate"),
+          key("clamp_target_rate", &C::clamp_target_rate, boolean(), "true",
+              "a cut sets the target rate to the current rate (the paper); `false`: only if a timer step "
+              "came "
+              "since the last cut, as HPCC's simulator's `CLAMP_TARGET_RATE 0` (docs/congestion_control.md)"),
+          key("hyper_needs_both", &C::hyper_needs_both, boolean(), "false",
+              "hyper increase only once both counts are past F (QCN) instead of either"),
+      }};
+  return t;
 }
 
-void read_hpcc(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "HPCC settings",
-                      {"eta", "max_stage", "additive", "rates_per", "base_rtt", "min_rate", "fast_react"});
-  if (!f) return;
-  HpccConfig& h = d.x.cc.hpcc;
-  d.c.read(*f, "eta", h.eta, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "max_stage", h.max_stage, [&](const Entry& v) { return d.c.whole(v, 0, 1000); });
-  d.c.read(*f, "additive", h.additive, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "base_rtt", h.base_rtt, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "min_rate", h.min_rate, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "rates_per", h.rates_per, [&](const Entry& v) { return rate_or_zero(d, v); });
-  d.c.read(*f, "fast_react", h.fast_react, [&](const Entry& v) { return d.c.boolean(v); });
+const KeyTable<HpccConfig>& hpcc_keys() {
+  using C = HpccConfig;
+  static const KeyTable<C> t{
+      "congestion_control.hpcc",
+      "HPCC settings",
+      {
+          key("eta", &C::eta, number(0, 1, true), "0.95", "target utilisation η"),
+          key("max_stage", &C::max_stage, whole(0, 1000, "steps"), "0",
+              "additive steps before a multiplicative update is forced (MI_THRESH)"),
+          key("additive", &C::additive, rate(), "10Mbps",
+              "W_AI as a rate: the window grows by `additive` × `base_rtt` a step"),
+          key("rates_per", &C::rates_per, rate_or_zero(), "25Gbps", "`additive` per this much line rate"),
+          key("base_rtt", &C::base_rtt, positive_time(), "10us",
+              "T: the window is rate × T, initially line rate × T"),
+          key("min_rate", &C::min_rate, rate(), "1Gbps", "the rate (and window) never falls below this"),
+          key("fast_react", &C::fast_react, boolean(), "true",
+              "ACKs between reference updates set the rate too"),
+      }};
+  return t;
 }
 
-void read_timely(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "TIMELY settings",
-                      {"t_low", "t_high", "min_rtt", "ewma", "beta", "additive", "hyper", "rates_per",
-                       "hai_threshold", "min_rate", "update", "window_rtt", "max_mdf"});
-  if (!f) return;
-  TimelyConfig& t = d.x.cc.timely;
-  d.c.read(*f, "t_low", t.t_low, [&](const Entry& v) { return d.c.time(v); });
-  d.c.read(*f, "t_high", t.t_high, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "min_rtt", t.min_rtt, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "ewma", t.ewma, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "beta", t.beta, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "additive", t.additive, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "hai_threshold", t.hai_threshold, [&](const Entry& v) { return d.c.whole(v, 1, 1000); });
-  d.c.read(*f, "min_rate", t.min_rate, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "hyper", t.hyper, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "rates_per", t.rates_per, [&](const Entry& v) { return rate_or_zero(d, v); });
-  d.c.read(*f, "window_rtt", t.window_rtt, [&](const Entry& v) { return d.c.time(v); });
-  d.c.read(*f, "max_mdf", t.max_mdf, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "update", t.update,
-           [&](const Entry& v) { return d.c.choice<TimelyUpdate>(v, "TIMELY update schedule"); });
-  if (t.t_low >= t.t_high) {
-    const Entry* at = f->find("t_low") ? f->find("t_low") : f->find("t_high");
-    d.c.error(at->value, at->path,
-              "t_low (" + to_string(t.t_low) + ") must be below t_high (" + to_string(t.t_high) + ")");
-  }
+const KeyTable<TimelyConfig>& timely_keys() {
+  using C = TimelyConfig;
+  static const KeyTable<C> t{
+      "congestion_control.timely",
+      "TIMELY settings",
+      {
+          key("t_low", &C::t_low, time(), "50us",
+              "below it: + `additive` whatever the gradient; below `t_high`"),
+          key("t_high", &C::t_high, positive_time(), "500us", "above it: × (1 − β (1 − t_high / rtt))"),
+          key("min_rtt", &C::min_rtt, positive_time(), "20us",
+              "normalises the RTT gradient; also the least time between two updates"),
+          key("ewma", &C::ewma, number(0, 1, true), "0.875", "weight of the newest RTT difference (α)"),
+          key("beta", &C::beta, number(0, 1, true), "0.8", "multiplicative decrease factor β"),
+          key("additive", &C::additive, rate(), "10Mbps", "δ, the additive step"),
+          key("hyper", &C::hyper, rate(), "50Mbps", "the hyperactive step"),
+          key("rates_per", &C::rates_per, rate_or_zero(), "10Gbps",
+              "`additive` and `hyper` per this much line rate"),
+          key("hai_threshold", &C::hai_threshold, whole(1, 1000, "increases"), "5",
+              "increases in a row before each step is `hyper`"),
+          key("min_rate", &C::min_rate, rate(), "1Gbps", "the rate never falls below this"),
+          key("update", &C::update, choice<TimelyUpdate>("TIMELY update schedule"), "per_rtt",
+              "once an RTT, or the first sample `min_rtt` after the last update"),
+          key("window_rtt", &C::window_rtt, time(), "10us",
+              "nonzero: at most rate × this unacknowledged; `0s`: rate only"),
+          key("max_mdf", &C::max_mdf, number(0, 1, true), "0.5",
+              "the largest cut at once (`1`: down to `min_rate`)"),
+      }};
+  return t;
 }
 
-void read_dctcp(ExperimentDraft& d, const Entry& e) {
-  auto f =
-      d.c.fields(e.value, e.path, "DCTCP settings", {"g", "base_rtt", "min_window", "rate_ai", "min_rate"});
-  if (!f) return;
-  DctcpConfig& c = d.x.cc.dctcp;
-  d.c.read(*f, "g", c.g, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "base_rtt", c.base_rtt, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "min_window", c.min_window, [&](const Entry& v) { return d.c.bytes(v); });
-  d.c.read(*f, "rate_ai", c.rate_ai, [&](const Entry& v) { return d.c.rate(v); });
-  d.c.read(*f, "min_rate", c.min_rate, [&](const Entry& v) { return d.c.rate(v); });
+const KeyTable<DctcpConfig>& dctcp_keys() {
+  using C = DctcpConfig;
+  static const KeyTable<C> t{
+      "congestion_control.dctcp",
+      "DCTCP settings",
+      {
+          key("g", &C::g, number(0, 1, true), "0.0625", "gain of α (1/16)"),
+          key("base_rtt", &C::base_rtt, positive_time(), "10us", "the window is rate × base_rtt"),
+          key("min_window", &C::min_window, size(), "4096B", "the window never falls below this"),
+          key("rate_ai", &C::rate_ai, rate(), "615Mbps", "rate increase a window without a cut"),
+          key("min_rate", &C::min_rate, rate(), "1Gbps", "the rate never falls below this"),
+      }};
+  return t;
 }
 
-void read_swift(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "Swift settings",
-                      {"base_target", "per_hop", "endpoint_target", "additive", "beta", "max_mdf",
-                       "min_window", "base_rtt", "retx_reset"});
-  if (!f) return;
-  SwiftConfig& s = d.x.cc.swift;
-  d.c.read(*f, "base_target", s.base_target, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "per_hop", s.per_hop, [&](const Entry& v) { return d.c.time(v); });
-  d.c.read(*f, "endpoint_target", s.endpoint_target, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "additive", s.additive, [&](const Entry& v) { return d.c.number(v, 0, 1000, true); });
-  d.c.read(*f, "beta", s.beta, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "max_mdf", s.max_mdf, [&](const Entry& v) { return d.c.number(v, 0, 1, true); });
-  d.c.read(*f, "min_window", s.min_window, [&](const Entry& v) { return d.c.number(v, 0, 1000, true); });
-  d.c.read(*f, "base_rtt", s.base_rtt, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "retx_reset", s.retx_reset, [&](const Entry& v) { return d.c.whole(v, 1, 1000); });
+const KeyTable<SwiftConfig>& swift_keys() {
+  using C = SwiftConfig;
+  static const KeyTable<C> t{
+      "congestion_control.swift",
+      "Swift settings",
+      {
+          key("base_target", &C::base_target, positive_time(), "25us", "fabric delay target with no hops"),
+          key("per_hop", &C::per_hop, time(), "1us",
+              "added to the fabric target per switch the ACK crossed (from its TTL)"),
+          key("endpoint_target", &C::endpoint_target, positive_time(), "10us", "endpoint delay target"),
+          key("additive", &C::additive, number(0, 1000, true), "1",
+              "ai: packets added a window per RTT below target"),
+          key("beta", &C::beta, number(0, 1, true), "0.8", "multiplicative decrease gain"),
+          key("max_mdf", &C::max_mdf, number(0, 1, true), "0.5", "the largest cut at once"),
+          key("min_window", &C::min_window, number(0, 1000, true), "0.01",
+              "packets; below one packet the QP is paced"),
+          key("base_rtt", &C::base_rtt, positive_time(), "10us",
+              "the window starts at (and never exceeds) line rate × base_rtt"),
+          key("retx_reset", &C::retx_reset, whole(1, 1000, "timeouts"), "5",
+              "retransmission timeouts in a row that reset the windows to `min_window`"),
+      }};
+  return t;
 }
 
-void read_ib_cca(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "IB congestion control settings",
-                      {"threshold", "increase", "timer", "limit", "min", "delay_step"});
-  if (!f) return;
-  IbCcaConfig& c = d.x.cc.ib_cca;
-  d.c.read(*f, "threshold", c.threshold, [&](const Entry& v) { return d.c.bytes(v); });
-  d.c.read(*f, "increase", c.increase, [&](const Entry& v) { return d.c.whole(v, 1, 127); });
-  d.c.read(*f, "timer", c.timer, [&](const Entry& v) { return d.c.positive_time(v); });
+const KeyTable<IbCcaConfig>& ib_cca_keys() {
+  using C = IbCcaConfig;
   // A10.2.2: the congestion control table has at most 128 entries (index 0..127).
-  d.c.read(*f, "limit", c.limit, [&](const Entry& v) { return d.c.whole(v, 0, 127); });
-  d.c.read(*f, "min", c.min, [&](const Entry& v) { return d.c.whole(v, 0, 127); });
-  d.c.read(*f, "delay_step", c.delay_step, [&](const Entry& v) { return d.c.positive_time(v); });
-  if (c.min > c.limit) {
-    const Entry* at = f->find("min") ? f->find("min") : f->find("limit");
-    d.c.error(at->value, at->path,
-              "min (" + std::to_string(c.min) + ") must not exceed limit (" + std::to_string(c.limit) + ")");
-  }
+  static const KeyTable<C> t{
+      "congestion_control.ib_cca",
+      "IB congestion control settings",
+      {
+          key("threshold", &C::threshold, size(), "64KiB",
+              "a switch sets FECN on packets leaving a port with more queued than this"),
+          key("increase", &C::increase, whole(1, 127), "1", "CCTI_Increase: index steps per BECN"),
+          key("timer", &C::timer, positive_time(), "10us", "CCTI_Timer: the index falls by one each"),
+          key("limit", &C::limit, whole(0, 127), "127", "CCTI_Limit: the table's last index"),
+          key("min", &C::min, whole(0, 127), "0", "CCTI_Min; at most `limit`"),
+          key("delay_step", &C::delay_step, positive_time(), "100ns",
+              "table entry i delays each packet by i × delay_step"),
+      }};
+  return t;
+}
+
+// `control_priority`: 0..7, or none (-1).
+ValueType<int> priority_or_none() {
+  return {"0..7 or `none`", "", "", [](YamlReader& c, const Entry& v) -> std::optional<int> {
+            if (v.value.IsScalar() && v.value.Scalar() == "none") return -1;
+            auto n = c.whole(v, 0, 7);
+            return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+          }};
 }
 
 }  // namespace
 
+const KeyTable<CcConfig>& cc_keys() {
+  using C = CcConfig;
+  static const KeyTable<C> t{
+      "congestion_control",
+      "congestion control settings",
+      {
+          key("algorithm", &C::algorithm, choice<CcAlgorithm>("congestion control algorithm"), "none",
+              "the algorithm. `dcqcn`, `dctcp`: `roce_v2` (ECN in the IP header); `hpcc`: `roce_v2` over "
+              "`ip: "
+              "ipv4`, links at a rate of the telemetry's table; `timely`, `swift`: `roce_v1`, `roce_v2`; "
+              "`ib_cca`: `ib`. Another fabric is an error, which says why and which fabrics run it. `iwarp` "
+              "and "
+              "`tcp` have TCP's (`tcp.congestion_control`)"),
+          key("profile", &C::profile, choice<CcProfile>("congestion control profile"), "paper",
+              "`hpcc_ns3`: every algorithm's parameters, the switch buffer, PFC, ECN and ACK priority as "
+              "HPCC's "
+              "simulator's run.py sets them; keys the file sets win "
+              "([congestion_control.md](congestion_control.md#the-hpcc_ns3-profile))"),
+          key("control_priority", &C::control_priority, priority_or_none(), "none",
+              "`roce_v2`: ACKs, NAKs and CNPs in this priority (DSCP 8p + 2), served first at every port"),
+          map_key("dcqcn", &C::dcqcn, dcqcn_keys(), "DCQCN's parameters"),
+          map_key("hpcc", &C::hpcc, hpcc_keys(), "HPCC's parameters"),
+          map_key("timely", &C::timely, timely_keys(), "TIMELY's parameters",
+                  [](YamlReader& c, const KeyFields& f, const TimelyConfig& t) {
+                    if (t.t_low >= t.t_high)
+                      order_error(c, f, "t_low", to_string(t.t_low), "t_high", to_string(t.t_high), true);
+                  }),
+          map_key("dctcp", &C::dctcp, dctcp_keys(), "DCTCP's parameters"),
+          map_key("swift", &C::swift, swift_keys(), "Swift's parameters"),
+          map_key("ib_cca", &C::ib_cca, ib_cca_keys(), "IB CCA's parameters",
+                  [](YamlReader& c, const KeyFields& f, const IbCcaConfig& b) {
+                    if (b.min > b.limit)
+                      order_error(c, f, "min", std::to_string(b.min), "limit", std::to_string(b.limit),
+                                  false);
+                  }),
+      }};
+  return t;
+}
+
 void read_congestion_control(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(
-      e.value, e.path, "congestion control settings",
-      {"algorithm", "profile", "control_priority", "dcqcn", "hpcc", "timely", "dctcp", "swift", "ib_cca"});
+  // `profile: hpcc_ns3` sets the defaults the file's keys then override.
+  if (e.value.IsMap() && e.value["profile"] && e.value["profile"].IsScalar() &&
+      from_string<CcProfile>(e.value["profile"].Scalar()) == CcProfile::hpcc_ns3) {
+    const YAML::Node a = e.value["algorithm"];
+    if (auto alg = a && a.IsScalar() ? from_string<CcAlgorithm>(a.Scalar()) : std::nullopt)
+      d.x.cc.algorithm = *alg;
+    apply_hpcc_ns3(d);
+  }
+  const auto f = cc_keys().read(d.c, e.value, e.path, d.x.cc);
   if (!f) return;
-  d.c.read(*f, "algorithm", d.x.cc.algorithm,
-           [&](const Entry& v) { return d.c.choice<CcAlgorithm>(v, "congestion control algorithm"); });
   if (const Entry* a = f->find("algorithm")) d.cc_algorithm = *a;
   if (const Entry* a = f->find("control_priority")) d.cc_control = *a;
-  d.c.read(*f, "profile", d.x.cc.profile,
-           [&](const Entry& v) { return d.c.choice<CcProfile>(v, "congestion control profile"); });
-  if (d.x.cc.profile == CcProfile::hpcc_ns3) apply_hpcc_ns3(d);
-  d.c.read(*f, "control_priority", d.x.cc.control_priority, [&](const Entry& v) -> std::optional<int> {
-    if (v.value.IsScalar() && v.value.Scalar() == "none") return -1;
-    auto n = d.c.whole(v, 0, 7);
-    return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
-  });
-  if (auto s = f->find("dcqcn")) read_dcqcn(d, *s);
-  if (auto s = f->find("hpcc")) read_hpcc(d, *s);
-  if (auto s = f->find("timely")) read_timely(d, *s);
-  if (auto s = f->find("dctcp")) read_dctcp(d, *s);
-  if (auto s = f->find("swift")) read_swift(d, *s);
-  if (auto s = f->find("ib_cca")) read_ib_cca(d, *s);
 }
 
 // The top-level `dcqcn:` of earlier versions: its settings live under

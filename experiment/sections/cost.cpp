@@ -38,10 +38,32 @@ void add_cost(YamlReader& c, std::vector<CostSetting>& out, const YAML::Node& at
 
 }  // namespace
 
+// The catalogue holds the defaults (cost/catalogue.yaml); each key is a change to it, read below.
+const KeyTable<std::vector<CostSetting>>& cost_keys() {
+  using C = std::vector<CostSetting>;
+  static const KeyTable<C> t{
+      "cost",
+      "cost settings",
+      {
+          declared<C>("currency", "name", "USD",
+                      "the currency the prices are in (a label: nothing is converted)"),
+          declared<C>("energy_price", "number from 0", "0.127", "price of a kWh"),
+          declared<C>("pue", "number above 0", "1.58", "facility watts per IT watt"),
+          declared<C>("years", "number above 0", "5", "years of operation that opex and CPU cost cover"),
+          declared<C>("cpu_core_hour", "number from 0", "0.089", "price of one core busy for an hour"),
+          declared<C>("ethernet_switches", "`ethernet` or `ethernet_dcb`", "ethernet",
+                      "the switches every Ethernet fabric (`roce_v1`, `roce_v2`, `iwarp`, `tcp`) is priced "
+                      "on: commodity, "
+                      "or sold for RoCE"),
+          declared<C>("prices", "map of item to number from 0", "",
+                      "unit price of catalogue items, e.g. `{roce_nic_100g: 850}`"),
+          declared<C>("watts", "map of item to number from 0", "", "power of catalogue items"),
+      }};
+  return t;
+}
+
 void read_cost(YamlReader& c, const YAML::Node& v, const std::string& path, std::vector<CostSetting>& out) {
-  auto f = c.fields(
-      v, path, "cost settings",
-      {"currency", "energy_price", "pue", "years", "cpu_core_hour", "ethernet_switches", "prices", "watts"});
+  const auto f = cost_keys().read(c, v, path, out);
   if (!f) return;
   for (const Entry& e : f->entries) {
     if (e.value.IsNull()) continue;

@@ -43,15 +43,88 @@ void network_stack(ExperimentDraft& d) {
                   std::to_string(d.x.host.cores) + ") must leave at least one for the programs");
   }
 }
+using X = ExperimentConfig;
+Key<X> section(const char* name, const char* type, std::string fallback, const char* help) {
+  return declared<X>(name, type, fallback, help);
+}
+Key<X> section(const char* name, const KeyTableBase& t, const char* help) {
+  return with_table(declared<X>(name, "map", "", help), t);
+}
+
+// The sections read before the fabrics' (settings the fabrics' build on).
+std::vector<Key<X>> settings_sections() {
+  return {
+      section("name", "name", "",
+              "names the experiment; output goes to `out/<name>` (compare: `out/<name>-compare`, sweep: "
+              "`out/<name>-sweep`); default: the file's stem (then at most 64 characters too)"),
+      section(
+          "fabric", "a fabric's name", ExperimentConfig{}.fabric,
+          "the network and transport ([design.md](design.md#the-fabrics-and-what-they-share)): `ib`, "
+          "`roce_v1`, `roce_v2`, `iwarp` or `tcp`; `tcp` is no RDMA: plain Ethernet NICs and the kernel's "
+          "network stack on the host CPU (its receive path: [host "
+          "model](host.md#the-kernel-receive-path-fabric-tcp)); it runs `send` (and `send_bw`, `send_lat`, "
+          "and `pingpong`, `incast`, `all_to_all`, `flows` with `op: send`) over kernel TCP sockets ([host "
+          "model](host.md#kernel-tcp-sockets-fabric-tcp)), `udp` and `compute` workloads"),
+      key("seed", &X::seed, keys::whole(0, UINT64_MAX), "1",
+          "seeds every random stream; same file + same seed = same results and pcaps"),
+      section(
+          "stop", "time, above 0", "",
+          "stop simulated time here even if work remains. Without it every workload must be able to end "
+          "within 1000 s of simulated time: one that never can (RC SENDs with `post_recvs: false` and "
+          "`rnr_retry: 7`, or a `count` too large) is an error ([reliability.md](reliability.md#limits))"),
+      section("link", link_keys(), "defaults for every link"),
+      section("congestion_control", cc_keys(),
+              "congestion control at the NICs of `ib`, `roce_v1` and `roce_v2`: DCQCN, HPCC, TIMELY, DCTCP, "
+              "Swift, IB "
+              "CCA ([congestion_control.md](congestion_control.md))"),
+      section("dcqcn", "—", "", "an error naming its place now, `congestion_control`"),
+      section(
+          "loss_recovery", "`go_back_n` or `irn`", "go_back_n",
+          "how RC QPs recover lost packets: IBA's go-back-N, or IRN's selective retransmission with BDP-FC "
+          "(`roce_v2` over `ip: ipv4`, not with `hpcc`; [reliability.md](reliability.md#irn-loss-recovery))"),
+      section("irn", irn_keys(), "IRN's timers and in-flight cap (used when `loss_recovery: irn`)"),
+      section("switch", switch_keys(), "switch forwarding latency and mode"),
+      section("host", host_keys(), "host CPU, PCIe and completion model"),
+  };
+}
+
+// The sections read after the fabrics': the network, what runs on it, what is recorded.
+std::vector<Key<X>> network_sections() {
+  return {
+      section("topology", topology_keys(), "**required**: nodes and links, or a generator"),
+      section("storage", storage_keys(),
+              "NVMe over Fabrics targets: their hosts, namespaces, SSD and CPU ([storage.md](storage.md))"),
+      with_table(declared<X>("workloads", "list of [workloads](#workloads)", "",
+                             "the traffic; **required**, at least one, unless there are `programs`"),
+                 workload_common_keys()),
+      section("programs", program_keys(),
+              "real verbs programs (`ibv_rc_pingpong`, ...) run on the hosts ([programs.md](programs.md))"),
+      section("faults", fault_keys(), "links going down and up"),
+      section("capture", capture_keys(), "which ports write pcap files, and what else a run records"),
+      section("cost", cost_keys(), "changes to the price catalogue ([cost.md](cost.md))"),
+  };
+}
+
 }  // namespace
+
+const KeyTable<ExperimentConfig>& experiment_keys() {
+  static const KeyTable<X> t{
+      "experiment", "an experiment", [] {
+        std::vector<Key<X>> k = settings_sections();
+        for (const SectionType& s : fabric_sections()) {
+          Key<X> row = declared<X>(std::string(s.key), std::string(s.doc.type), std::string(s.doc.fallback),
+                                   std::string(s.doc.help));
+          k.push_back(s.doc.keys ? with_table(std::move(row), *s.doc.keys) : std::move(row));
+        }
+        for (Key<X>& s : network_sections()) k.push_back(std::move(s));
+        return k;
+      }()};
+  return t;
+}
 
 void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   const std::vector<SectionType> fabric_types = fabric_sections();
-  std::vector<std::string_view> keys{"name",  "fabric",        "seed", "stop",   "link", "congestion_control",
-                                     "dcqcn", "loss_recovery", "irn",  "switch", "host"};
-  for (const SectionType& s : fabric_types) keys.push_back(s.key);
-  keys.insert(keys.end(), {"topology", "storage", "workloads", "programs", "faults", "capture", "cost"});
-  auto top = d.c.fields(root, "", "an experiment", keys);
+  const auto top = experiment_keys().read(d.c, root, "", d.x);
   if (!top) return;
   if (auto e = top->find("name")) {
     if (auto n = d.c.name(e->value, e->path, "the experiment's name")) d.x.name = *n;
@@ -64,7 +137,6 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   d.c.read(*top, "fabric", d.x.fabric, [&](const Entry& e) {
     return d.c.one_of(e.value, e.path, "fabric", fabric_names(), ExperimentConfig{}.fabric);
   });
-  d.c.read(*top, "seed", d.x.seed, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
   d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) { return d.c.positive_time(e); });
   if (auto e = top->find("link")) d.x.link = read_link(d, e->value, e->path, d.x.link);
   if (auto e = top->find("dcqcn")) read_old_dcqcn(d, *e);

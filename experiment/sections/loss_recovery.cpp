@@ -4,29 +4,38 @@
 
 namespace rdmasim {
 
+using namespace keys;
+
+const KeyTable<IrnConfig>& irn_keys() {
+  static const KeyTable<IrnConfig> t{
+      "irn",
+      "IRN settings",
+      {
+          key("rto_low", &IrnConfig::rto_low, positive_time(), "100us",
+              "RTO_low: the retransmission timeout with `rto_low_packets` or fewer packets in flight; at "
+              "most `rto_high`"),
+          key("rto_high", &IrnConfig::rto_high, positive_time(), "320us", "RTO_high: the timeout otherwise"),
+          key("rto_low_packets", &IrnConfig::rto_low_packets, whole(0, 1u << 20, "packets"), "3", "N"),
+          key("base_rtt", &IrnConfig::base_rtt, positive_time(), "10us",
+              "BDP-FC: at most line rate × `base_rtt` of packets (path MTU) unacknowledged"),
+          // The receiver's bitmap holds this many PSNs; IBA allows 2^23 unacknowledged.
+          key("bdp_packets", &IrnConfig::bdp_packets, whole(0, 1u << 16, "packets"), "0",
+              "the cap in packets instead (0: from `base_rtt`); also the receiver's bitmap"),
+      }};
+  return t;
+}
+
 void read_loss_recovery(ExperimentDraft& d, const Entry& e) {
   if (auto v = d.c.choice<LossRecovery>(e, "loss recovery")) d.x.loss_recovery = *v;
   d.loss_recovery = e;
 }
 
 void read_irn(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "IRN settings",
-                      {"rto_low", "rto_high", "rto_low_packets", "base_rtt", "bdp_packets"});
+  const auto f = irn_keys().read(d.c, e.value, e.path, d.x.irn);
   if (!f) return;
-  IrnConfig& c = d.x.irn;
-  d.c.read(*f, "rto_low", c.rto_low, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "rto_high", c.rto_high, [&](const Entry& v) { return d.c.positive_time(v); });
-  d.c.read(*f, "rto_low_packets", c.rto_low_packets,
-           [&](const Entry& v) { return d.c.whole(v, 0, 1u << 20); });
-  d.c.read(*f, "base_rtt", c.base_rtt, [&](const Entry& v) { return d.c.positive_time(v); });
-  // The receiver's bitmap holds this many PSNs; IBA allows 2^23 unacknowledged.
-  d.c.read(*f, "bdp_packets", c.bdp_packets, [&](const Entry& v) { return d.c.whole(v, 0, 1u << 16); });
-  if (c.rto_low > c.rto_high) {
-    const Entry* at = f->find("rto_low") ? f->find("rto_low") : f->find("rto_high");
-    d.c.error(
-        at->value, at->path,
-        "rto_low (" + to_string(c.rto_low) + ") must not exceed rto_high (" + to_string(c.rto_high) + ")");
-  }
+  const IrnConfig& c = d.x.irn;
+  if (c.rto_low > c.rto_high)
+    order_error(d.c, *f, "rto_low", to_string(c.rto_low), "rto_high", to_string(c.rto_high), false);
 }
 
 }  // namespace rdmasim

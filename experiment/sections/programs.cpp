@@ -88,6 +88,96 @@ std::string not_a_verbs_program(const std::string& path) {
 
 }  // namespace
 
+const KeyTable<ProgramConfig>& program_keys() {
+  using P = ProgramConfig;
+  static const KeyTable<P> t{
+      "programs",
+      "a program",
+      {
+          required(declared<P>("host", "host name", "", "the host it runs on"), "the host it runs on"),
+          required(
+              declared<P>(
+                  "run", "command line", "",
+                  "the program and its arguments, split at white space (no shell: no quotes, pipes or "
+                  "variables). `{NAME}` becomes the address under which the program reaches host NAME: its "
+                  "simulated IPv4 address on roce_v2 and iwarp, a side-channel address elsewhere (below)"),
+              "the command line, such as \"ibv_rc_pingpong -g 0 {b}\""),
+          key("start", &P::start, keys::time(), "0", "when, in simulated time, it starts"),
+          key("silence", &P::silence, keys::positive_time(), "20s",
+              "real (not simulated) time the program may run without making an intercepted call before it is "
+              "killed and reported: a program that waits by reading memory cannot be simulated (below)"),
+      }};
+  return t;
+}
+
+namespace {
+
+// host: a host of the topology.
+bool read_program_host(ExperimentDraft& d, const Entry& he, ProgramConfig& p) {
+  auto h = d.c.name(he.value, he.path, "a host name");
+  if (!h) return false;
+  p.host = *h;
+  const auto n = d.graph ? d.graph->find(*h) : std::nullopt;
+  if (d.graph && (!n || !d.graph->is_host(*n))) {
+    d.c.error(he.value, he.path, n ? "'" + *h + "' is a switch, not a host" : d.unknown_node(*h));
+    return false;
+  }
+  return true;
+}
+
+// {NAME} in the command line: a host's address (the program's out-of-band exchange reaches it there).
+bool host_references(ExperimentDraft& d, const Entry& re, const std::vector<std::string>& argv) {
+  bool ok = true;
+  for (const std::string& w : argv) {
+    for (size_t at = w.find('{'); at != std::string::npos; at = w.find('{', at + 1)) {
+      const size_t end = w.find('}', at);
+      if (end == std::string::npos) {
+        d.c.error(re.value, re.path, "'{' without '}' in '" + w + "'; {NAME} stands for host NAME's address");
+        ok = false;
+        break;
+      }
+      const std::string name = w.substr(at + 1, end - at - 1);
+      const auto n = d.graph ? d.graph->find(name) : std::nullopt;
+      if (d.graph && (!n || !d.graph->is_host(*n))) {
+        d.c.error(re.value, re.path, "{" + name + "}: " + d.unknown_node(name));
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
+// run: the command line, whose program must be a dynamically linked verbs
+// program on PATH. False: the program cannot run (`ok` says whether the
+// rest of the line was good).
+bool read_run(ExperimentDraft& d, const Entry& re, ProgramConfig& p, bool& ok) {
+  auto run = d.c.scalar(re.value, re.path, "a command line");
+  if (!run) return false;
+  p.run = *run;
+  p.argv = split_words(*run);
+  if (p.argv.empty()) {
+    d.c.error(re.value, re.path, "the command line is empty");
+    return false;
+  }
+  ok = host_references(d, re, p.argv) && ok;
+  const std::string path = find_program(p.argv[0]);
+  if (path.empty()) {
+    d.c.error(re.value, re.path,
+              "program '" + p.argv[0] + "' not found" +
+                  (p.argv[0].find('/') == std::string::npos ? " on PATH" : "") +
+                  " (ibverbs-utils and perftest provide the usual ones: scripts/setup.sh installs them)");
+    return false;
+  }
+  if (const std::string why = not_a_verbs_program(path); !why.empty()) {
+    d.c.error(re.value, re.path, "program '" + path + "' " + why);
+    return false;
+  }
+  p.path = path;
+  return true;
+}
+
+}  // namespace
+
 void read_programs(ExperimentDraft& d, const Entry& list) {
   const YAML::Node& v = list.value;
   if (!v.IsSequence()) {
@@ -103,85 +193,18 @@ void read_programs(ExperimentDraft& d, const Entry& list) {
     return;
   }
   for (size_t i = 0; i < v.size(); ++i) {
-    const std::string pp = index_path(list.path, i);
-    auto f = d.c.fields(v[i], pp, "a program", {"host", "run", "start", "silence"});
-    if (!f) continue;
     ProgramConfig p;
+    const auto f = program_keys().read(d.c, v[i], index_path(list.path, i), p);
+    if (!f) continue;
     const YAML::Mark m = mark_of(v[i]);
     p.line = m.line + 1;
     p.column = m.column + 1;
-    bool ok = true;
-    if (const Entry* e = f->find("start")) {
-      if (auto t = d.c.time(*e))
-        p.start = *t;
-      else
-        ok = false;
-    }
-    if (const Entry* e = f->find("silence")) {
-      if (auto t = d.c.positive_time(*e))
-        p.silence = *t;
-      else
-        ok = false;
-    }
-    const Entry* he = f->find("host");
-    if (!he) {
-      d.c.missing(*f, "host", "the host it runs on");
-      ok = false;
-    } else if (auto h = d.c.name(he->value, he->path, "a host name")) {
-      p.host = *h;
-      const auto n = d.graph ? d.graph->find(*h) : std::nullopt;
-      if (d.graph && (!n || !d.graph->is_host(*n))) {
-        d.c.error(he->value, he->path, n ? "'" + *h + "' is a switch, not a host" : d.unknown_node(*h));
-        ok = false;
-      }
-    } else {
-      ok = false;
-    }
+    // start and silence read, and the host given and a host.
+    bool ok = f->read_ok("host") && (!f->find("start") || f->read_ok("start")) &&
+              (!f->find("silence") || f->read_ok("silence"));
+    if (const Entry* he = f->find("host")) ok = read_program_host(d, *he, p) && ok;
     const Entry* re = f->find("run");
-    if (!re) {
-      d.c.missing(*f, "run", "the command line, such as \"ibv_rc_pingpong -g 0 {b}\"");
-      continue;
-    }
-    auto run = d.c.scalar(re->value, re->path, "a command line");
-    if (!run) continue;
-    p.run = *run;
-    p.argv = split_words(*run);
-    if (p.argv.empty()) {
-      d.c.error(re->value, re->path, "the command line is empty");
-      continue;
-    }
-    // {NAME}: a host's address (the program's out-of-band exchange reaches it there).
-    for (const std::string& w : p.argv) {
-      for (size_t at = w.find('{'); at != std::string::npos; at = w.find('{', at + 1)) {
-        const size_t end = w.find('}', at);
-        if (end == std::string::npos) {
-          d.c.error(re->value, re->path,
-                    "'{' without '}' in '" + w + "'; {NAME} stands for host NAME's address");
-          ok = false;
-          break;
-        }
-        const std::string name = w.substr(at + 1, end - at - 1);
-        const auto n = d.graph ? d.graph->find(name) : std::nullopt;
-        if (d.graph && (!n || !d.graph->is_host(*n))) {
-          d.c.error(re->value, re->path, "{" + name + "}: " + d.unknown_node(name));
-          ok = false;
-        }
-      }
-    }
-    const std::string path = find_program(p.argv[0]);
-    if (path.empty()) {
-      d.c.error(re->value, re->path,
-                "program '" + p.argv[0] + "' not found" +
-                    (p.argv[0].find('/') == std::string::npos ? " on PATH" : "") +
-                    " (ibverbs-utils and perftest provide the usual ones: scripts/setup.sh installs them)");
-      continue;
-    }
-    if (const std::string why = not_a_verbs_program(path); !why.empty()) {
-      d.c.error(re->value, re->path, "program '" + path + "' " + why);
-      continue;
-    }
-    p.path = path;
-    if (ok) d.x.programs.push_back(std::move(p));
+    if (re && read_run(d, *re, p, ok) && ok) d.x.programs.push_back(std::move(p));
   }
 }
 

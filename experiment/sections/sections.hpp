@@ -13,6 +13,7 @@
 
 #include "fabrics/fabric.hpp"
 #include "topologies/experiment_draft.hpp"
+#include "topologies/key_table.hpp"
 
 namespace rdmasim {
 
@@ -38,6 +39,24 @@ void read_faults(ExperimentDraft& d, const Entry& e);
 void read_programs(ExperimentDraft& d, const Entry& e);
 // `cost:`, and the whole of a --prices file (loader.hpp, load_cost_file).
 void read_cost(YamlReader& c, const YAML::Node& v, const std::string& path, std::vector<CostSetting>& out);
+
+// The sections' key tables (topologies/key_table.hpp), each declaring its
+// keys once; every table docs/yaml.md shows is in experiment_key_tables()
+// (experiment/key_tables.hpp).
+const KeyTable<LinkConfig>& link_keys();
+const KeyTable<SwitchConfig>& switch_keys();
+const KeyTable<IrnConfig>& irn_keys();
+const KeyTable<HostConfig>& host_keys();
+const KeyTable<CcConfig>& cc_keys();
+const KeyTable<CaptureConfig>& capture_keys();
+const KeyTable<FaultConfig>& fault_keys();
+const KeyTable<ProgramConfig>& program_keys();
+const KeyTable<std::vector<CostSetting>>& cost_keys();
+const KeyTable<TopologyConfig>& topology_keys();
+const KeyTable<StorageConfig>& storage_keys();
+const KeyTable<WorkloadConfig>& workload_common_keys();
+// The top level, whose rows are the sections (a fabric's among them).
+const KeyTable<ExperimentConfig>& experiment_keys();
 
 // Every check that needs more than one section, and every check a run could
 // otherwise only make once it has started; `sections` are the fabric

@@ -3,12 +3,23 @@
 
 namespace rdmasim {
 
+using namespace keys;
+
+const KeyTable<SwitchConfig>& switch_keys() {
+  static const KeyTable<SwitchConfig> t{
+      "switch",
+      "switch settings",
+      {
+          key("latency", &SwitchConfig::latency, time(), "300ns",
+              "from the forwarding decision to the start of transmission"),
+          key("mode", &SwitchConfig::mode, choice<SwitchMode>("switch mode"), "cut_through",
+              "whether a frame may leave before it has fully arrived"),
+      }};
+  return t;
+}
+
 void read_switch(ExperimentDraft& d, const Entry& e) {
-  auto f = d.c.fields(e.value, e.path, "switch settings", {"latency", "mode"});
-  if (!f) return;
-  d.c.read(*f, "latency", d.x.switch_config.latency, [&](const Entry& v) { return d.c.time(v); });
-  d.c.read(*f, "mode", d.x.switch_config.mode,
-           [&](const Entry& v) { return d.c.choice<SwitchMode>(v, "switch mode"); });
+  switch_keys().read(d.c, e.value, e.path, d.x.switch_config);
 }
 
 }  // namespace rdmasim

@@ -61,6 +61,19 @@ bool workload(ExperimentDraft& d, const YAML::Node& v, const std::string& path, 
 
 }  // namespace
 
+// The keys every kind takes; each kind's own are its table (workloads/registry.hpp).
+const KeyTable<WorkloadConfig>& workload_common_keys() {
+  static const KeyTable<WorkloadConfig> t{
+      "workloads",
+      "a workload",
+      {
+          declared<WorkloadConfig>("kind", "a kind's name (below)", "", "what traffic; **required**"),
+          declared<WorkloadConfig>("name", "name", "",
+                                   "names it in results; unique; default `w0`, `w1`, ... by position"),
+      }};
+  return t;
+}
+
 void read_workloads(ExperimentDraft& d, const Entry& e) {
   const YAML::Node& v = e.value;
   const std::string& path = e.path;

@@ -8,29 +8,48 @@
 #include "fabrics/ib/ib_network.hpp"
 #include "fabrics/ib/virtual_lanes.hpp"
 #include "topologies/experiment_draft.hpp"
+#include "topologies/key_table.hpp"
 #include "topologies/reachability.hpp"
 
 namespace rdmasim {
 
+using namespace keys;
+
 namespace {
+
+// PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs.
+ValueType<uint64_t> data_vls() {
+  return {"`1`, `2`, `4`, `8` or `15`", "", "", [](YamlReader& c, const Entry& v) -> std::optional<uint64_t> {
+            auto n = c.whole(v, 1, 15);
+            if (n && *n != 1 && *n != 2 && *n != 4 && *n != 8 && *n != 15) {
+              c.error(v.value, v.path, "an IB port has 1, 2, 4, 8 or 15 data VLs, got " + std::to_string(*n));
+              return std::nullopt;
+            }
+            return n;
+          }};
+}
+
+const KeyTable<IbConfig>& ib_keys() {
+  using I = IbConfig;
+  static const KeyTable<I> t{
+      "ib",
+      "InfiniBand settings",
+      {
+          key("routing", &I::routing, choice<IbRouting>("IB routing"), "min_hop",
+              "how the subnet manager fills forwarding tables (below)"),
+          key("vls", &I::vls, data_vls(), "2", "data virtual lanes per port"),
+          key("sl", &I::sl, whole(0, 15), "0", "service level of every QP"),
+          declared<I>("roots", "list of switch names", "",
+                      "`updown` roots; default: the switches farthest from every host"),
+      }};
+  return t;
+}
 
 class IbSection final : public Section {
  public:
   void read(ExperimentDraft& d, const Entry& e) override {
-    auto f = d.c.fields(e.value, e.path, "InfiniBand settings", {"routing", "vls", "sl", "roots"});
+    const auto f = ib_keys().read(d.c, e.value, e.path, d.x.ib);
     if (!f) return;
-    d.c.read(*f, "routing", d.x.ib.routing,
-             [&](const Entry& v) { return d.c.choice<IbRouting>(v, "IB routing"); });
-    if (auto v = f->find("vls")) {
-      // PortInfo VLCap: 1, 2, 4, 8 or 15 data VLs.
-      if (auto n = d.c.whole(*v, 1, 15)) {
-        if (*n == 1 || *n == 2 || *n == 4 || *n == 8 || *n == 15)
-          d.x.ib.vls = static_cast<uint8_t>(*n);
-        else
-          d.c.error(v->value, v->path, "an IB port has 1, 2, 4, 8 or 15 data VLs, got " + std::to_string(*n));
-      }
-    }
-    d.c.read(*f, "sl", d.x.ib.sl, [&](const Entry& v) { return d.c.whole(v, 0, 15); });
     if (auto v = f->find("roots")) {
       roots_ = *v;
       if (!v->value.IsSequence()) {
@@ -42,7 +61,6 @@ class IbSection final : public Section {
       }
     }
   }
-
   // Keeps the roots that are switches; reports the others.
   void validate(ExperimentDraft& d) override {
     if (!roots_ || !d.graph) return;
@@ -111,7 +129,9 @@ bool updown(const ExperimentConfig& x) { return x.ib.routing == IbRouting::updow
 }  // namespace
 
 std::vector<SectionType> IbNet::sections() const {
-  return {{"ib", []() -> std::unique_ptr<Section> { return std::make_unique<IbSection>(); }}};
+  return {{"ib",
+           []() -> std::unique_ptr<Section> { return std::make_unique<IbSection>(); },
+           {"map", "", "InfiniBand routing, VLs, SL", &ib_keys()}}};
 }
 
 std::string_view IbNet::routers_error() const {

@@ -1,3 +1,4 @@
+// `ip:`, the IP version of the fabrics that carry IP (roce_v2, iwarp, tcp).
 #include "fabrics/ip/ip_section.hpp"
 
 #include "topologies/experiment_draft.hpp"
@@ -13,6 +14,9 @@ void read_ip(ExperimentDraft& d, const Entry& e) {
 
 }  // namespace
 
-SectionType ip_section() { return plain_section<read_ip>("ip"); }
+SectionType ip_section() {
+  return plain_section<read_ip>("ip",
+                                {"`ipv4` or `ipv6`", "ipv4", "IP version of roce_v2, iwarp and tcp frames"});
+}
 
 }  // namespace rdmasim

@@ -101,17 +101,7 @@ ibv_ah_attr ip_address(Host& from, Host& to) {
 TcpEndpointConfig tcp_endpoint_config(const ExperimentConfig& cfg, uint32_t ip_mtu) {
   TcpEndpointConfig t;
   t.mtu = ip_mtu;
-  switch (cfg.tcp.congestion_control) {
-    case CongestionControl::newreno:
-      t.congestion_control = CongestionControlKind::newreno;
-      break;
-    case CongestionControl::cubic:
-      t.congestion_control = CongestionControlKind::cubic;
-      break;
-    case CongestionControl::dctcp:
-      t.congestion_control = CongestionControlKind::dctcp;
-      break;
-  }
+  t.congestion_control = cfg.tcp.congestion_control;
   t.initial_cwnd_segments = cfg.tcp.initial_cwnd;
   t.min_rto = cfg.tcp.min_rto;
   if (t.initial_rto < t.min_rto) t.initial_rto = t.min_rto;

@@ -4,21 +4,39 @@
 #include "fabrics/ethernet/ethernet_sections.hpp"
 #include "fabrics/roce_v1/roce_v1_network.hpp"
 #include "topologies/experiment_draft.hpp"
+#include "topologies/key_table.hpp"
 #include "topologies/reachability.hpp"
 
 namespace rdmasim {
 
+using namespace keys;
+
 namespace {
+
+const KeyTable<VlanConfig>& vlan_keys() {
+  using V = VlanConfig;
+  static const KeyTable<V> t{
+      "vlan",
+      "VLAN settings",
+      {
+          // 802.1Q: VLAN ids 0 and 4095 are reserved.
+          key("id", &V::id, whole(1, 4094), "100", "VLAN id of every host not listed in `hosts`"),
+          key("pcp", &V::pcp, whole(0, 7), "3", "priority code point"),
+          declared<V>(
+              "hosts", "map of host name to 1..4094", "{}",
+              "hosts in another VLAN, e.g. `{c: 200, d: 200}`. On roce_v1 each VLAN is a broadcast domain: "
+              "bridge ports to hosts carry only their host's VLAN, links between switches carry all, and a "
+              "workload between hosts of different VLANs is an error"),
+      }};
+  return t;
+}
 
 class VlanSection final : public Section {
  public:
   void read(ExperimentDraft& d, const Entry& e) override {
-    auto f = d.c.fields(e.value, e.path, "VLAN settings", {"id", "pcp", "hosts"});
-    if (!f) return;
     VlanConfig v;
-    d.c.read(*f, "id", v.id,
-             [&](const Entry& w) { return d.c.whole(w, 1, 4094); });  // 802.1Q: 0 and 4095 reserved
-    d.c.read(*f, "pcp", v.pcp, [&](const Entry& w) { return d.c.whole(w, 0, 7); });
+    const auto f = vlan_keys().read(d.c, e.value, e.path, v);
+    if (!f) return;
     if (auto h = f->find("hosts")) {
       // hosts: {c: 200, d: 200} puts hosts in other VLANs; names are checked
       // once the topology is known (the validate pass).
@@ -37,7 +55,6 @@ class VlanSection final : public Section {
     }
     d.x.vlan = v;
   }
-
   void validate(ExperimentDraft& d) override {
     for (const Entry& e : hosts_) {
       const std::string n = e.key.Scalar();
@@ -57,7 +74,9 @@ class VlanSection final : public Section {
 
 std::vector<SectionType> RoceV1Net::sections() const {
   std::vector<SectionType> s = ethernet_sections();
-  s.push_back({"vlan", []() -> std::unique_ptr<Section> { return std::make_unique<VlanSection>(); }});
+  s.push_back({"vlan",
+               []() -> std::unique_ptr<Section> { return std::make_unique<VlanSection>(); },
+               {"map", "", "802.1Q tag on roce_v1 frames; absent: untagged", &vlan_keys()}});
   return s;
 }
 

@@ -20,13 +20,13 @@ namespace {
 
 constexpr KeySpec kKeys[] = {
     {"hosts", "list of host names", "all hosts", "", "the hosts flows go between"},
-    {"cdf", "websearch, hadoop, or a file", "websearch", "", "flow sizes"},
-    {"load", "number", "0.3", "0 < load <= 1", "share of each sender's link its flows offer on average"},
-    {"duration", "time", "", "", "flows arrive during [start, start + duration); required"},
-    {"op", "rdma_write or send", "rdma_write", "", "the operation each flow is"},
-    {"qp", "rc, uc or ud", "rc", "", "the flows' QP type"},
+    {"cdf", "`websearch`, `hadoop`, or a file", "websearch", "", "flow sizes (below)"},
+    {"load", "number", "0.3", "(0, 1]", "share of each sender's link its flows offer on average"},
+    {"duration", "time", "", "", "flows arrive during [`start`, `start` + `duration`); required"},
+    {"op", "`rdma_write` or `send`", "rdma_write", "", "the operation each flow is"},
+    {"qp", "`rc`, `uc` or `ud`", "rc", "", "the flows' QP type (below)"},
     {"start", "time", "0", "", "when arrivals begin"},
-    {"payload", "pattern or memory", "pattern", "", "where the flows' bytes live"},
+    {"payload", "`pattern` or `memory`", "pattern", "", "where the flows' bytes live (below)"},
 };
 
 // kind: flows: the size CDF (built in, or a file beside the experiment),

@@ -219,7 +219,8 @@ TcpTargetQueue& tq(TargetQueue& q) { return static_cast<TcpTargetQueue&>(*q.port
 TcpTargetPort::TcpTargetPort(NvmeTarget& t) : t_(t) {}
 TcpTargetPort::~TcpTargetPort() = default;
 
-std::unique_ptr<StreamConnection> TcpTargetPort::accept(Host& from, StreamSocket& client, uint32_t client_iss) {
+std::unique_ptr<StreamConnection> TcpTargetPort::accept(Host& from, StreamSocket& client,
+                                                        uint32_t client_iss) {
   Host& h = t_.host();
   const StorageTargetConfig& c = t_.config();
   // Its qid and size come with its Connect.
@@ -234,10 +235,9 @@ std::unique_ptr<StreamConnection> TcpTargetPort::accept(Host& from, StreamSocket
                                              c.cpu == TargetCpu::poll ? CpuUse::user : CpuUse::syscall);
   TcpTargetQueue& s = *pq;
   q.port = std::move(pq);
-  auto [client_end, server_end] =
-      socket_stack_of(from, "an NVMe/TCP host")
-          .connect(client, socket_stack_of(h, "an NVMe/TCP target"), s.socket(), client_iss,
-                   static_cast<uint32_t>(t_.rng().next()), kNvmePort);
+  auto [client_end, server_end] = socket_stack_of(from, "an NVMe/TCP host")
+                                      .connect(client, socket_stack_of(h, "an NVMe/TCP target"), s.socket(),
+                                               client_iss, static_cast<uint32_t>(t_.rng().next()), kNvmePort);
   Simulator::Scope as(t_.env().sim, h.context());
   s.open(std::move(server_end), true);
   return std::move(client_end);

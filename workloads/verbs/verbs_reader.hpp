@@ -15,13 +15,16 @@ namespace rdmasim {
 
 // The verbs knobs read_verbs_knobs reads (ibv_modify_qp's and ibv_post_send's).
 inline constexpr KeySpec kVerbsKnobs[] = {
-    {"timeout", "whole number", "14", "0..31", "local ACK timeout, 4.096us x 2^timeout"},
-    {"retry_cnt", "whole number", "7", "0..7", "transport retries before IBV_WC_RETRY_EXC_ERR"},
+    {"timeout", "whole number", "14", "0..31",
+     "local ACK timeout, 4.096 µs × 2^timeout (`ibv_qp_attr.timeout`)"},
+    {"retry_cnt", "whole number", "7", "0..7", "transport retries before `IBV_WC_RETRY_EXC_ERR`"},
     {"rnr_retry", "whole number", "7", "0..7", "RNR retries; 7 means forever"},
     {"min_rnr_timer", "whole number", "12", "0..31", "RNR NAK timer, in the IBA encoding (12 = 0.64 ms)"},
-    {"post_recvs", "bool", "true", "", "false: the receiver posts no receive buffers (to see RNR NAKs)"},
-    {"bad_rkey", "bool", "false", "", "the sender uses a wrong rkey (to see a remote access error)"},
-    {"inline_threshold", "whole number", "0", "0..65536", "messages up to this size are posted inline"},
+    {"post_recvs", "bool", "true", "", "`false`: the receiver posts no receive buffers (to see RNR NAKs)"},
+    {"bad_rkey", "bool", "false", "",
+     "the sender uses a wrong rkey (to see a remote access error); not for SEND"},
+    {"inline_threshold", "whole number", "0", "0..65536",
+     "messages up to this size are posted with `IBV_SEND_INLINE`"},
 };
 // `keys` and then the verbs knobs.
 std::vector<KeySpec> with_verbs_knobs(std::span<const KeySpec> keys);

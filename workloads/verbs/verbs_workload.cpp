@@ -20,26 +20,32 @@ namespace rdmasim {
 namespace {
 
 constexpr KeySpec kKeys[] = {
-    {"from", "host name (incast: list of host names)", "", "", "the sender(s); required but for all_to_all"},
-    {"to", "host name", "", "", "the receiver; required but for all_to_all"},
-    {"senders", "whole number", "", "", "incast only, instead of from: the first N hosts other than to"},
-    {"hosts", "list of host names", "all hosts", "", "all_to_all: every host sends to every other"},
-    {"qp", "rc, uc or ud", "rc", "", "QP transport type"},
+    {"from", "host name (incast: list of host names)", "", "",
+     "the sender(s); required but for `all_to_all`"},
+    {"to", "host name", "", "", "the receiver; required but for `all_to_all`"},
+    {"senders", "whole number", "", "",
+     "`incast` only, instead of `from`: the first N hosts other than `to`, in `topology.hosts` order"},
+    {"hosts", "list of host names", "all hosts", "", "`all_to_all`: every host sends to every other"},
+    {"qp", "`rc`, `uc` or `ud`", "rc", "", "QP transport type"},
     {"size", "size", "4KiB (perftest kinds: 64KiB for *_bw, 2 for *_lat)", "",
-     "bytes per message (atomics: 8); 0 is a legal zero-length SEND, WRITE or READ"},
+     "bytes per message (atomics: `8`); `0` is a legal zero-length SEND, WRITE or READ"},
     {"count", "whole number", "1 (perftest kinds: 5000 for *_bw, 1000 for *_lat)", "1..",
-     "messages per sender-receiver pair (perftest's -n)"},
+     "messages per sender-receiver pair (perftest's `-n`)"},
     {"outstanding", "whole number", "1 (perftest kinds: 128 for *_bw, 1 for *_lat)", "1..16383",
-     "work requests in flight per QP (perftest's -t, tx-depth)"},
+     "work requests in flight per QP (perftest's `-t`, tx-depth; a send queue holds 16384, the RNIC's "
+     "`max_qp_wr`)"},
     {"cq_moderation", "whole number", "100, 1 above 8KiB", "1..1024",
-     "perftest *_bw kinds: one send work request in N is signalled (perftest's -Q)"},
+     "perftest `*_bw` kinds: one send work request in N is signalled (perftest's `-Q`)"},
     {"start", "time", "0", "", "when the senders begin"},
     {"op", "a basic kind", "rdma_write", "",
-     "patterns and atomic_bw/atomic_lat: the operation each message uses"},
-    {"add", "whole number", "1", "", "atomic_fadd: the value added"},
-    {"compare", "whole number", "0", "", "atomic_cas: the value compared"},
-    {"swap", "whole number", "1", "", "atomic_cas: the value swapped in"},
-    {"payload", "pattern or memory", "memory", "", "where the messages' bytes live (RC WRITEs and READs)"},
+     "patterns (`incast`, `all_to_all`, `pingpong`): the operation each message uses. "
+     "`atomic_bw`/`atomic_lat`: "
+     "`atomic_fadd` (default) or `atomic_cas`"},
+    {"add", "whole number", "1", "", "`atomic_fadd`: the value added"},
+    {"compare", "whole number", "0", "", "`atomic_cas`: the value compared"},
+    {"swap", "whole number", "1", "", "`atomic_cas`: the value swapped in"},
+    {"payload", "`pattern` or `memory`", "", "",
+     "where the messages' bytes live: `pattern` where allowed (RC WRITEs and READs), else `memory` (below)"},
 };
 
 // What a workload's latency samples are (docs/yaml.md, "Latency"): half a

@@ -13,12 +13,12 @@ constexpr double kCubicBeta = 0.7;
 constexpr double kCubicAlpha = 3.0 * (1.0 - kCubicBeta) / (1.0 + kCubicBeta);
 }  // namespace
 
-CongestionController::CongestionController(CongestionControlKind kind, uint32_t smss,
-                                           uint32_t initial_segments, double dctcp_g)
+CongestionController::CongestionController(CongestionControl kind, uint32_t smss, uint32_t initial_segments,
+                                           double dctcp_g)
     : kind_(kind), smss_(smss), cwnd_(uint64_t{smss} * std::max(1u, initial_segments)), g_(dctcp_g) {}
 
 void CongestionController::observe_ack(const AckSample& a) {
-  if (kind_ != CongestionControlKind::dctcp) return;
+  if (kind_ != CongestionControl::dctcp) return;
   // RFC 8257 3.3: count acknowledged and marked bytes over one window of
   // data, then fold the marked fraction F into alpha with gain g.
   bytes_acked_ += a.acked;
@@ -44,7 +44,7 @@ void CongestionController::grow(const AckSample& a) {
     cwnd_ += std::min<uint64_t>(a.acked, 2ull * smss_);
     return;
   }
-  if (kind_ != CongestionControlKind::cubic) {
+  if (kind_ != CongestionControl::cubic) {
     // RFC 5681 3.1 congestion avoidance by byte counting: one SMSS per cwnd acknowledged.
     ca_acked_ += a.acked;
     if (ca_acked_ >= cwnd_) {
@@ -94,7 +94,7 @@ void CongestionController::cubic_reduce(Time) {
 
 void CongestionController::on_loss(Time now, uint64_t flight) {
   ca_acked_ = 0;
-  if (kind_ == CongestionControlKind::cubic) {
+  if (kind_ == CongestionControl::cubic) {
     cubic_reduce(now);
     return;
   }
@@ -111,16 +111,16 @@ void CongestionController::on_timeout(Time now, uint64_t flight, bool first_of_s
 void CongestionController::on_ecn(Time now, uint64_t flight) {
   ca_acked_ = 0;
   switch (kind_) {
-    case CongestionControlKind::dctcp:
+    case CongestionControl::dctcp:
       // RFC 8257 3.3: cwnd = cwnd * (1 - alpha / 2).
       cwnd_ = std::max<uint64_t>(static_cast<uint64_t>(static_cast<double>(cwnd_) * (1.0 - alpha_ / 2.0)),
                                  2ull * smss_);
       ssthresh_ = cwnd_;
       return;
-    case CongestionControlKind::cubic:
+    case CongestionControl::cubic:
       cubic_reduce(now);
       break;
-    case CongestionControlKind::newreno:
+    case CongestionControl::newreno:
       ssthresh_ = std::max<uint64_t>(flight / 2, 2ull * smss_);  // RFC 3168 6.1.2: as for a loss
       break;
   }

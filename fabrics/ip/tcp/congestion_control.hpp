@@ -28,9 +28,9 @@ struct AckSample {
 
 class CongestionController {
  public:
-  CongestionController(CongestionControlKind kind, uint32_t smss, uint32_t initial_segments, double dctcp_g);
+  CongestionController(CongestionControl kind, uint32_t smss, uint32_t initial_segments, double dctcp_g);
 
-  CongestionControlKind kind() const { return kind_; }
+  CongestionControl kind() const { return kind_; }
   uint64_t cwnd() const { return cwnd_; }
   uint64_t ssthresh() const { return ssthresh_; }
   uint32_t smss() const { return smss_; }
@@ -68,7 +68,7 @@ class CongestionController {
   void grow(const AckSample& a);
   void cubic_reduce(Time now);
 
-  CongestionControlKind kind_;
+  CongestionControl kind_;
   uint32_t smss_;
   uint64_t cwnd_;
   uint64_t ssthresh_ = UINT64_MAX;  // RFC 5681 3.1: arbitrarily high at first

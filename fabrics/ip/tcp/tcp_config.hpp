@@ -7,14 +7,9 @@
 #include <optional>
 
 #include "core/units.hpp"
+#include "topologies/config.hpp"
 
 namespace rdmasim {
-
-enum class CongestionControlKind : uint8_t {
-  newreno,  // RFC 5681 + RFC 6582 (RFC 6675 loss recovery when SACK is on)
-  cubic,    // RFC 9438
-  dctcp,    // RFC 8257; turns ECN on
-};
 
 struct TcpEndpointConfig {
   // IP MTU; the MSS we announce is the MTU less the IP and TCP headers
@@ -22,7 +17,10 @@ struct TcpEndpointConfig {
   uint32_t mtu = 1500;
   uint32_t mss = 0;  // 0: derive from mtu
 
-  CongestionControlKind congestion_control = CongestionControlKind::newreno;
+  // RFC 5681 + RFC 6582 (newreno, RFC 6675 loss recovery when SACK is on), RFC
+  // 9438 (cubic), RFC 8257 (dctcp, which turns ECN on): `tcp.congestion_control`'s
+  // enum (topologies/config.hpp), the one the loader fills.
+  CongestionControl congestion_control = CongestionControl::newreno;
   uint32_t initial_cwnd_segments = 10;  // RFC 6928
 
   // RFC 6298 retransmission timer. RFC 6298 asks for a 1 s initial RTO and
@@ -54,7 +52,7 @@ struct TcpEndpointConfig {
   // Frame room left in front of the TCP header for IP and Ethernet.
   uint32_t headroom = 128;
 
-  bool ecn_enabled() const { return ecn || congestion_control == CongestionControlKind::dctcp; }
+  bool ecn_enabled() const { return ecn || congestion_control == CongestionControl::dctcp; }
 };
 
 }  // namespace rdmasim

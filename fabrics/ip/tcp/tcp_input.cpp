@@ -293,7 +293,7 @@ void TcpConnection::process_data(Packet& p, const TcpHeader& h, size_t hlen, siz
   if (peer_fin_seen_ && rcv_nxt_ > peer_fin_off_) return;
 
   if (ecn_ok_) {
-    if (cc_.kind() == CongestionControlKind::dctcp) {
+    if (cc_.kind() == CongestionControl::dctcp) {
       // RFC 8257 3.2: ECE mirrors CE exactly. When CE flips, what arrived
       // before is acknowledged at once with the old ECE value.
       if (ce != ce_state_) {

@@ -124,7 +124,7 @@ void TcpConnection::fill_ack_fields(TcpHeader& h) {
   h.ack = rcv_seq(rcv_nxt_);
   h.window = window_field();
   if (ecn_ok_) {
-    const bool echo = cc_.kind() == CongestionControlKind::dctcp ? ce_state_ : ece_echo_;
+    const bool echo = cc_.kind() == CongestionControl::dctcp ? ce_state_ : ece_echo_;
     if (echo) h.flags |= tcp_flag::kEce;
   }
   if (sack_ok_ && !ooo_.empty()) fill_sack_blocks(h.options);
@@ -163,7 +163,7 @@ TcpHeader TcpConnection::base_header(uint32_t seq) const {
 void TcpConnection::queue_ctrl(TcpHeader h) {
   h.src_port = flow_.local_port;
   h.dst_port = flow_.remote_port;
-  const bool ect = ecn_ok_ && cc_.kind() == CongestionControlKind::dctcp;
+  const bool ect = ecn_ok_ && cc_.kind() == CongestionControl::dctcp;
   ctrl_.push_back(TcpTx{make_packet(h, 0, 0), ect});
 }
 
@@ -172,7 +172,7 @@ void TcpConnection::arm_rto_if_needed() {
 }
 
 TcpTx TcpConnection::build(Tx what) {
-  const bool dctcp = cc_.kind() == CongestionControlKind::dctcp;
+  const bool dctcp = cc_.kind() == CongestionControl::dctcp;
   switch (what) {
     case Tx::none:
       return {};

@@ -24,6 +24,9 @@ using namespace rdmasim::literals;
 
 namespace {
 
+// The fabric's NIC of `h`, which these tests drive directly.
+KernelNic& kernel_nic(Host& h, const char*) { return dynamic_cast<KernelNic&>(h.nic().fabric()); }
+
 constexpr uint8_t kNotTcp = 0xFF;  // no TCP segment sets every flag
 
 // One end: its host, socket, connection and the program using the socket.
@@ -41,8 +44,8 @@ struct Sockets {
   End a, b;
 
   explicit Sockets(LinkConfig link = {}) : n(test::two_hosts("tcp", link)) {
-    KernelNic& na = kernel_nic_of(n.host(0), "a test");
-    KernelNic& nb = kernel_nic_of(n.host(1), "a test");
+    KernelNic& na = kernel_nic(n.host(0), "a test");
+    KernelNic& nb = kernel_nic(n.host(1), "a test");
     const uint16_t server_port = nb.listen_port(), client_port = na.ephemeral_port();
     const TcpPseudoHeader ip = TcpPseudoHeader::v4(na.self().ipv4, nb.self().ipv4);
     make(a, n.host(0), TcpFlow{ip, client_port, server_port}, 1000);
@@ -54,7 +57,7 @@ struct Sockets {
   void make(End& e, Host& h, const TcpFlow& flow, uint32_t iss) {
     e.host = &h;
     e.socket = std::make_unique<StreamSocket>(n.net.sim, SocketCosts::of(h.config()));
-    e.tcp = std::make_unique<KernelTcp>(kernel_nic_of(h, "a test"), *e.socket, flow, iss);
+    e.tcp = std::make_unique<KernelTcp>(kernel_nic(h, "a test"), *e.socket, flow, iss);
     e.process = &h.spawn(h.name() + " program", Process::Kind::io, true);
     // Every frame is Ethernet + IPv4 + TCP; its flags are kept.
     h.port(0).on_tx([&e](Time, Packet& p) {
@@ -200,5 +203,5 @@ TEST_CASE("kernel tcp: FIN from each side closes both connections and their sock
   };
   CHECK(fins(s.a) == 1);
   CHECK(fins(s.b) == 1);
-  CHECK(kernel_nic_of(*s.a.host, "a test").discarded() == 0);
+  CHECK(kernel_nic(*s.a.host, "a test").discarded() == 0);
 }

@@ -46,7 +46,7 @@ TEST_CASE("rtt estimator: RFC 6298 2.2, 2.3, 5.5") {
 }
 
 TEST_CASE("newreno: slow start by byte counting, then one MSS per window") {
-  CongestionController cc(CongestionControlKind::newreno, kMss, 10, 1.0 / 16);
+  CongestionController cc(CongestionControl::newreno, kMss, 10, 1.0 / 16);
   CHECK(cc.cwnd() == 10 * kMss);
   CHECK(cc.in_slow_start());
   cc.on_ack(ack(kMss));
@@ -79,7 +79,7 @@ TEST_CASE("newreno: slow start by byte counting, then one MSS per window") {
 }
 
 TEST_CASE("dctcp: alpha tracks the marked fraction, the cut is alpha / 2") {
-  CongestionController cc(CongestionControlKind::dctcp, kMss, 10, 1.0 / 16);
+  CongestionController cc(CongestionControl::dctcp, kMss, 10, 1.0 / 16);
   CHECK(cc.dctcp_alpha() == doctest::Approx(1.0));  // RFC 8257 3.3: starts at 1
   // Windows of 100 segments, a quarter of them marked.
   uint64_t una = 0;
@@ -96,7 +96,7 @@ TEST_CASE("dctcp: alpha tracks the marked fraction, the cut is alpha / 2") {
   CHECK(cc.ssthresh() == cc.cwnd());
   // The ACK closing a window with marks: alpha takes it in before the cut
   // (RFC 8257 3.3); the connection once cut first, with the stale alpha.
-  CongestionController d(CongestionControlKind::dctcp, kMss, 10, 1.0 / 16);
+  CongestionController d(CongestionControl::dctcp, kMss, 10, 1.0 / 16);
   d.observe_ack(ack(kMss, Time(), false, kMss, 10 * kMss));  // the first window's end: alpha 15/16
   d.set_cwnd(100 * kMss);
   const double before = d.dctcp_alpha();
@@ -107,7 +107,7 @@ TEST_CASE("dctcp: alpha tracks the marked fraction, the cut is alpha / 2") {
 }
 
 TEST_CASE("cubic: beta 0.7 and the window is back at W_max after K seconds") {
-  CongestionController cc(CongestionControlKind::cubic, kMss, 10, 1.0 / 16);
+  CongestionController cc(CongestionControl::cubic, kMss, 10, 1.0 / 16);
   cc.set_cwnd(100 * kMss);
   cc.on_loss(Time(), 100 * kMss);
   CHECK(cc.ssthresh() == 70 * kMss);  // RFC 9438 4.6

@@ -14,7 +14,7 @@ namespace {
 constexpr uint32_t kMss = 1000;
 
 struct Bed {
-  CongestionController cc{CongestionControlKind::newreno, kMss, 10, 1.0 / 16};
+  CongestionController cc{CongestionControl::newreno, kMss, 10, 1.0 / 16};
   TcpLossRecovery r{cc};
   uint64_t una = 0, nxt = 0;
   bool sack = false;

@@ -14,7 +14,7 @@ using namespace rdmasim::tcp_test;
 
 namespace {
 
-TcpEndpointConfig dc(CongestionControlKind cc = CongestionControlKind::newreno) {
+TcpEndpointConfig dc(CongestionControl cc = CongestionControl::newreno) {
   TcpEndpointConfig c;
   c.congestion_control = cc;
   return c;
@@ -289,7 +289,7 @@ TEST_CASE("tcp: orderly close in both directions, and reset") {
 
 TEST_CASE("tcp: dctcp keeps the queue near K without loss; newreno fills the buffer") {
   // 40 Gb/s into a 10 Gb/s bottleneck with 256 KB of buffer, marking above 30 KB.
-  auto run = [](CongestionControlKind kind, bool ecn, uint64_t* max_q, uint64_t* drops, TcpStats* st,
+  auto run = [](CongestionControl kind, bool ecn, uint64_t* max_q, uint64_t* drops, TcpStats* st,
                 double* alpha) {
     TcpEndpointConfig c = dc(kind);
     c.ecn = ecn;
@@ -308,7 +308,7 @@ TEST_CASE("tcp: dctcp keeps the queue near K without loss; newreno fills the buf
   uint64_t q = 0, drops = 0;
   TcpStats st;
   double alpha = 0;
-  run(CongestionControlKind::dctcp, false, &q, &drops, &st, &alpha);
+  run(CongestionControl::dctcp, false, &q, &drops, &st, &alpha);
   CHECK(drops == 0);
   CHECK(st.retransmits == 0);
   CHECK(st.ecn_reductions > 10);
@@ -316,18 +316,18 @@ TEST_CASE("tcp: dctcp keeps the queue near K without loss; newreno fills the buf
   CHECK(alpha > 0.0);
   CHECK(alpha < 1.0);
 
-  run(CongestionControlKind::newreno, false, &q, &drops, &st, &alpha);
+  run(CongestionControl::newreno, false, &q, &drops, &st, &alpha);
   CHECK(drops > 0);
   CHECK(st.retransmits > 0);
   CHECK(q > 200u << 10);
 
-  run(CongestionControlKind::newreno, true, &q, &drops, &st, &alpha);  // RFC 3168 ECN
+  run(CongestionControl::newreno, true, &q, &drops, &st, &alpha);  // RFC 3168 ECN
   CHECK(st.ecn_reductions > 0);
   CHECK(st.retransmits == 0);
 }
 
 TEST_CASE("tcp: cubic recovers from bottleneck loss and backs off by beta") {
-  TcpEndpointConfig c = dc(CongestionControlKind::cubic);
+  TcpEndpointConfig c = dc(CongestionControl::cubic);
   Testbed t(c, c, link(40, 2_us), link(10, 2_us, 128 << 10));
   Transfer x(t, 20'000'000);
   uint64_t cwnd_before = 0, ssthresh_after = 0;
