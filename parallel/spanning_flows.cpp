@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "workloads/flow_stats_json.hpp"
+
 namespace rdmasim {
 
 using nlohmann::json;
@@ -62,15 +64,10 @@ FlowStats SpanningFlows::part(size_t index, std::vector<FlowRecord>& records, st
   std::vector<FlowsRun::EndKey> keys;
   FlowStats s = run.result(&keys);
   records = run.records();
-  json mine = {{"ops", s.ops},
-               {"bytes", s.bytes},
-               {"completions", s.completions},
-               {"recv_completions", s.recv_completions},
-               {"end", s.end.count()},
-               {"verified", s.data_verified},
-               {"mismatch", s.data_mismatch},
-               {"finished", s.finished},
-               {"retransmitted", s.retransmitted_packets}};
+  // Every statistic in the one encoding of a flow's statistics, so none
+  // is left behind; the latency samples go apart, each with its key.
+  json stats = flow_stats_json(s);
+  stats["latency"] = json::array();
   json samples = json::array(), sent = json::array();
   // Every sample has its key (FlowsRun::result); one without would go
   // last rather than stop this rank alone in a collective.
@@ -84,9 +81,10 @@ FlowStats SpanningFlows::part(size_t index, std::vector<FlowRecord>& records, st
       sent.push_back({r.id, r.completed, r.end.count()});
       start = std::min(start.value_or(INT64_MAX), r.start.count());
     }
-  mine["samples"] = std::move(samples);
-  mine["sent"] = std::move(sent);
-  mine["start"] = start ? json(*start) : json(nullptr);
+  const json mine = {{"stats", std::move(stats)},
+                     {"samples", std::move(samples)},
+                     {"sent", std::move(sent)},
+                     {"start", start ? json(*start) : json(nullptr)}};
   out = mine.dump();
   return s;
 }
@@ -96,20 +94,11 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
                                std::vector<FlowRecord>& records) {
   FlowStats all;
   all.finished = true;
-  all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
   std::optional<int64_t> first;
   std::vector<std::tuple<int64_t, uint64_t, uint64_t, int64_t>> merged;  // time, event, seq, sample
   for (const std::string& text : parts) {
     const json p = json::parse(text);
-    all.ops += p["ops"].get<uint64_t>();
-    all.bytes += p["bytes"].get<uint64_t>();
-    for (const auto& [k, v] : p["completions"].items()) all.completions[k] += v.get<uint64_t>();
-    for (const auto& [k, v] : p["recv_completions"].items()) all.recv_completions[k] += v.get<uint64_t>();
-    all.end = std::max(all.end, Time::ps(p["end"].get<int64_t>()));
-    all.data_verified = all.data_verified && p["verified"].get<bool>();
-    all.data_mismatch = all.data_mismatch || p["mismatch"].get<bool>();
-    all.finished = all.finished && p["finished"].get<bool>();
-    all.retransmitted_packets += p["retransmitted"].get<uint64_t>();
+    all.merge(flow_stats_of(p.at("stats")));
     if (!p["start"].is_null()) first = std::min(first.value_or(INT64_MAX), p["start"].get<int64_t>());
     for (const json& x : p["samples"])
       merged.emplace_back(x[0].get<int64_t>(), x[1].get<uint64_t>(), x[2].get<uint64_t>(),
@@ -126,6 +115,7 @@ FlowStats SpanningFlows::merge(const FlowStats& s, const std::vector<std::string
            std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
   });
   for (const auto& m : merged) all.latency_ps.push_back(std::get<3>(m));
+  all.planned_ops = s.planned_ops;  // the arrivals so far, the same on every rank
   // As FlowsRun::result: before any flow started, the workload's start.
   all.start = first ? Time::ps(*first) : s.start;
   return all;
