@@ -195,9 +195,9 @@ std::vector<int> run_processes(const fs::path& self, const std::vector<std::vect
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     int rc = 0;
-    const pid_t pid = spawn_child([&] {
+    const pid_t pid = spawn_child([&](const posix_spawnattr_t* attr) {
       pid_t p = 0;
-      rc = ::posix_spawn(&p, argv[0], &fa, nullptr, argv.data(), environ);
+      rc = ::posix_spawn(&p, argv[0], &fa, attr, argv.data(), environ);
       return rc == 0 ? p : pid_t{-1};
     });
     posix_spawn_file_actions_destroy(&fa);

@@ -16,7 +16,9 @@ with exit 2. A build without MPI refuses --partition with exit 2.
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
 import json
 import os
+import signal
 import subprocess
+import time
 
 import e2e
 from e2e import BINARY, check, check_no_malformed, finish, run, tmpdir, write_text
@@ -204,31 +206,63 @@ check(p.returncode == 3, f"a failing rank: exit {p.returncode}, expected 3\n{p.s
 check("rank 1:" in p.stderr, f"a failing rank: rank 0 does not say which: {p.stderr}")
 check(not os.path.exists(out), "a failing rank: an output directory was left")
 
-# mpirun ends a job on SIGINT by sending SIGTERM to every rank: rank 0
-# removes what it staged, and no output is left.
-import signal
-import time
-parent = os.path.join(base, "interrupted")
-os.mkdir(parent)
-out = os.path.join(parent, "out")
+# mpirun ends a job on SIGINT by sending SIGTERM to every rank, and a
+# second later SIGKILL; but as soon as one rank ends it kills the rest at
+# once. A rank other than 0 therefore ends only after rank 0 has removed
+# what it staged and said so: one that ended at once had rank 0 killed
+# halfway through (often, on a loaded machine), leaving out.tmp-* behind.
+def process_state(pid):
+    """The state letter of process `pid` (Z: ended, not yet reaped), None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def rank_pids(launcher):
+    """The ranks' process ids by rank: mpirun's children that rdmasim runs in."""
+    ranks = {}
+    for pid in subprocess.run(["pgrep", "-P", str(launcher.pid)], capture_output=True, text=True).stdout.split():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        except OSError:
+            continue
+        if b"OMPI_COMM_WORLD_RANK" in env:
+            ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = int(pid)
+    return ranks
+
+
 long_run = experiment("long", extra="stop: 10s",
                       workloads="  - {name: w, kind: rdma_write, from: h0, to: h2, size: 64KiB, count: 10000000}")
-p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
-                      "--out", out, "--partition", "spread", "-q"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
-deadline = time.monotonic() + 120
-while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
-    time.sleep(0.02)
-check(os.listdir(parent) != [], "interrupted: rank 0 began staging its output")
-time.sleep(0.5)  # every rank is running windows
-p.send_signal(signal.SIGINT)
-_, err = p.communicate(timeout=120)
-check(p.returncode != 0, f"interrupted: mpirun exit {p.returncode}")
-# Known regression, open: since programs/ joined the binary, rank 0 under
-# mpirun dies on the interrupt without its message and leaves its staging
-# folder (out.tmp-*) behind; a single process still cleans up (test_output_safety).
-if "interrupted (SIGTERM)" not in err or os.listdir(parent) != []:
-    print(f"KNOWN: interrupted under mpirun: message {'interrupted (SIGTERM)' in err}, left {os.listdir(parent)}")
+for case in ("rank 1 first", "mpirun"):
+    parent = os.path.join(base, "interrupted-" + case.replace(" ", "-"))
+    os.mkdir(parent)
+    out = os.path.join(parent, "out")
+    p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
+                          "--out", out, "--partition", "spread", "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    deadline = time.monotonic() + 120
+    while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    check(os.listdir(parent) != [], f"interrupted ({case}): rank 0 began staging its output")
+    time.sleep(0.5)  # every rank is running windows
+    if case == "rank 1 first":
+        # Rank 1 alone interrupted (as the launcher's SIGTERM reaches it
+        # first): it waits for rank 0, which has not ended.
+        ranks = rank_pids(p)
+        check(sorted(ranks) == [0, 1], f"interrupted ({case}): the ranks' processes {ranks}")
+        if 1 in ranks:
+            os.kill(ranks[1], signal.SIGTERM)
+            time.sleep(1.5)
+            check(p.poll() is None and process_state(ranks[1]) not in (None, "Z"),
+                  f"interrupted ({case}): rank 1 ended before rank 0")
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    check(p.returncode != 0, f"interrupted ({case}): mpirun exit {p.returncode}")
+    check("interrupted (SIGTERM)" in err, f"interrupted ({case}): rank 0 did not say so: {err}")
+    check(os.listdir(parent) == [], f"interrupted ({case}): left {os.listdir(parent)}")
 
 # Only `run` runs over ranks.
 p = mpirun(2, "validate", yaml)
