@@ -587,8 +587,8 @@ json read_results(const fs::path& file) {
   }
 }
 
-// DIR/sweep.json, sweep.csv and, over seeds, sweep_summary.csv.
-void write_sweep_tables(const fs::path& dir, const Options& o, const std::string& name,
+// DIR/sweep.json, sweep.csv and, over seeds, sweep_summary.csv; returns the summary over seeds.
+json write_sweep_tables(const fs::path& dir, const Options& o, const std::string& name,
                         const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
                         const std::vector<int>& codes) {
   std::vector<json> results;
@@ -601,6 +601,7 @@ void write_sweep_tables(const fs::path& dir, const Options& o, const std::string
   table["file"] = o.file.string();
   table["summary"] = summary;
   write_file_atomic(dir / "sweep.json", table.dump(2) + "\n");
+  return summary;
 }
 
 int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
@@ -659,12 +660,13 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
 
   std::vector<int> codes(points.size(), 0);
   bool emitted = false;
+  json summary;
   const Outcome res = guarded([&] {
     if (o.collect) {  // the runs are there (a Slurm array job made them): only the tables
       check_output_kind(dir, OutputKind::sweep);
       for (size_t i = 0; i < points.size(); ++i)
         codes[i] = fs::exists(dir / "runs" / points[i].name / "results.json") ? 0 : -1;
-      write_sweep_tables(dir, o, first->name, axes, points, codes);
+      summary = write_sweep_tables(dir, o, first->name, axes, points, codes);
       // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
       add_to_manifest(dir, [&](const std::string& rel) {
         if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-")) return true;
@@ -696,7 +698,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
       logs.push_back(stage.temp() / "runs" / (p.name + ".log"));
     }
     codes = run_processes(self, args, logs, o.jobs);
-    write_sweep_tables(stage.temp(), o, first->name, axes, points, codes);
+    summary = write_sweep_tables(stage.temp(), o, first->name, axes, points, codes);
     stage.commit();
     return json();
   });
@@ -716,6 +718,8 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
           << " (" << (dir / "runs" / (points[i].name + ".log")).string() << ")\n";
       if (code == kExitOk) code = codes[i] < 0 ? kExitInternal : codes[i];
     }
+  if (summary.is_object() && summary.contains("note"))
+    out << "note: " << summary["note"].get<std::string>() << "\n";
   out << "output: " << dir.string() << " (sweep.csv, sweep.json, runs/ a folder a run)\n";
   return code;
 }
