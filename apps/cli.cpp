@@ -56,7 +56,7 @@ struct Options {
   bool collect = false;
   // report
   std::vector<std::string> dirs;
-  bool report = false;  // compare --report
+  bool report = false;  // compare --report, sweep --report
 };
 
 std::vector<std::string> fabric_list() {
@@ -661,15 +661,18 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   std::vector<int> codes(points.size(), 0);
   bool emitted = false;
   json summary;
+  int report_code = kExitOk;
   const Outcome res = guarded([&] {
     if (o.collect) {  // the runs are there (a Slurm array job made them): only the tables
       check_output_kind(dir, OutputKind::sweep);
       for (size_t i = 0; i < points.size(); ++i)
         codes[i] = fs::exists(dir / "runs" / points[i].name / "results.json") ? 0 : -1;
       summary = write_sweep_tables(dir, o, first->name, axes, points, codes);
+      if (o.report)
+        report_code = write_html_report({dir}, dir / "report.html", dir / "report.html", out, err);
       // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
       add_to_manifest(dir, [&](const std::string& rel) {
-        if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-")) return true;
+        if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-") || rel == "report.html") return true;
         for (const auto& p : points)
           if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
         return false;
@@ -699,6 +702,9 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
     }
     codes = run_processes(self, args, logs, o.jobs);
     summary = write_sweep_tables(stage.temp(), o, first->name, axes, points, codes);
+    if (o.report)  // staged with the rest; a failed report keeps the sweep
+      report_code =
+          write_html_report({stage.temp()}, stage.temp() / "report.html", dir / "report.html", out, err);
     stage.commit();
     return json();
   });
@@ -721,7 +727,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   if (summary.is_object() && summary.contains("note"))
     out << "note: " << summary["note"].get<std::string>() << "\n";
   out << "output: " << dir.string() << " (sweep.csv, sweep.json, runs/ a folder a run)\n";
-  return code;
+  return code == kExitOk ? report_code : code;
 }
 
 int do_report(const Options& o, std::ostream& out, std::ostream& err) {
@@ -843,6 +849,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("slurm");
   sweep->add_flag("--collect", o.collect,
                   "make the tables from DIR/runs/ (after the Slurm job), run nothing");
+  sweep->add_flag("--report", o.report, "also write DIR/report.html (as rdmasim report DIR)")
+      ->excludes("--emit");
 
   CLI::App* validate =
       app.add_subcommand("validate", "check an experiment file and print its errors; run nothing");
