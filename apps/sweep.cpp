@@ -236,6 +236,69 @@ json sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoin
   return {{"axes", std::move(ax)}, {"columns", columns}, {"rows", std::move(rows)}};
 }
 
+namespace {
+
+// Runs of one configuration: the other axes' values, and its rows.
+struct SeedGroup {
+  json key;
+  std::vector<const json*> members;
+};
+
+// The successful runs grouped by every axis but `seed`, in first-seen order.
+std::vector<SeedGroup> seed_groups(const json& table, size_t axes, size_t seed) {
+  std::vector<SeedGroup> groups;
+  for (const auto& row : table["rows"]) {
+    if (row[1] != 0) continue;  // failed runs have no figures
+    json key = json::array();
+    for (size_t k = 0; k < axes; ++k)
+      if (k != seed) key.push_back(row[2 + k]);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const SeedGroup& x) { return x.key == key; });
+    if (g == groups.end()) g = groups.insert(groups.end(), SeedGroup{key, {}});
+    g->members.push_back(&row);
+  }
+  return groups;
+}
+
+// Whether repeating over seed showed anything: false when every figure of
+// every configuration run more than once is the same in all its runs (or
+// none ran twice).
+bool seed_changed_something(const std::vector<SeedGroup>& groups, size_t first, size_t columns) {
+  bool repeated = false;
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    repeated = true;
+    for (const json* r : members)
+      for (size_t c = first; c < columns; ++c)
+        if ((*r)[c] != (*members[0])[c]) return true;
+  }
+  return !repeated;
+}
+
+// A configuration's row: its key, n, then each figure's mean and 95% interval.
+json seed_row(const SeedGroup& g, size_t first, size_t columns) {
+  json row = g.key;
+  row.push_back(g.members.size());
+  for (size_t c = first; c < columns; ++c) {
+    std::vector<double> xs;
+    for (const json* r : g.members)
+      if ((*r)[c].is_number()) xs.push_back((*r)[c].get<double>());
+    if (xs.size() != g.members.size() || xs.empty()) {
+      row.insert(row.end(), {nullptr, nullptr});
+      continue;
+    }
+    double mean = 0, var = 0;
+    for (double x : xs) mean += x;
+    mean /= static_cast<double>(xs.size());
+    for (double x : xs) var += (x - mean) * (x - mean);
+    const size_t n = xs.size();
+    const double ci = n > 1 ? t95(n - 1) * std::sqrt(var / static_cast<double>(n - 1)) / std::sqrt(n) : 0.0;
+    row.insert(row.end(), {mean, ci});
+  }
+  return row;
+}
+
+}  // namespace
+
 json seed_summary(const json& table) {
   const auto& columns = table["columns"];
   const size_t axes = table["axes"].size();
@@ -243,21 +306,7 @@ json seed_summary(const json& table) {
   for (size_t k = 0; k < axes; ++k)
     if (table["axes"][k]["key"] == "seed") seed = k;
   if (seed == SIZE_MAX) return nullptr;
-  // Groups: the other axes' values, in first-seen order.
-  struct Group {
-    json key;
-    std::vector<const json*> members;
-  };
-  std::vector<Group> groups;
-  for (const auto& row : table["rows"]) {
-    if (row[1] != 0) continue;  // failed runs have no figures
-    json key = json::array();
-    for (size_t k = 0; k < axes; ++k)
-      if (k != seed) key.push_back(row[2 + k]);
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.key == key; });
-    if (g == groups.end()) g = groups.insert(groups.end(), Group{key, {}});
-    g->members.push_back(&row);
-  }
+  const std::vector<SeedGroup> groups = seed_groups(table, axes, seed);
   json cols = json::array();
   for (size_t k = 0; k < axes; ++k)
     if (k != seed) cols.push_back(columns[2 + k]);
@@ -268,39 +317,11 @@ json seed_summary(const json& table) {
     cols.push_back(columns[c].get<std::string>() + ".ci95");
   }
   json rows = json::array();
-  // Whether repeating over seed showed anything: every figure of every
-  // configuration run more than once is the same in all its runs.
-  bool repeated = false, identical = true;
-  for (const auto& [key, members] : groups) {
-    if (members.size() < 2) continue;
-    repeated = true;
-    for (const json* r : members)
-      for (size_t c = first; c < columns.size(); ++c) identical = identical && (*r)[c] == (*members[0])[c];
-  }
-  for (const auto& [key, members] : groups) {
-    json row = key;
-    row.push_back(members.size());
-    for (size_t c = first; c < columns.size(); ++c) {
-      std::vector<double> xs;
-      for (const json* r : members)
-        if ((*r)[c].is_number()) xs.push_back((*r)[c].get<double>());
-      if (xs.size() != members.size() || xs.empty()) {
-        row.insert(row.end(), {nullptr, nullptr});
-        continue;
-      }
-      double mean = 0, var = 0;
-      for (double x : xs) mean += x;
-      mean /= static_cast<double>(xs.size());
-      for (double x : xs) var += (x - mean) * (x - mean);
-      const size_t n = xs.size();
-      const double ci = n > 1 ? t95(n - 1) * std::sqrt(var / static_cast<double>(n - 1)) / std::sqrt(n) : 0.0;
-      row.insert(row.end(), {mean, ci});
-    }
-    rows.push_back(std::move(row));
-  }
+  for (const auto& g : groups) rows.push_back(seed_row(g, first, columns.size()));
+  const bool nothing = !seed_changed_something(groups, first, columns.size());
   json summary = {{"columns", std::move(cols)}, {"rows", std::move(rows)}};
-  summary["seed_changes_nothing"] = repeated && identical;
-  if (repeated && identical)
+  summary["seed_changes_nothing"] = nothing;
+  if (nothing)
     summary["note"] =
         "seed changes nothing in this experiment: its runs over seed gave identical figures (every 95% "
         "interval is 0); nothing the seed drives (loss, ECN marking, flow arrivals and sizes, NVMe offsets "
