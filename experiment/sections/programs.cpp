@@ -100,7 +100,8 @@ const KeyTable<ProgramConfig>& program_keys() {
                   "run", "command line", "",
                   "the program and its arguments, split at white space (no shell: no quotes, pipes or "
                   "variables). `{NAME}` becomes the address under which the program reaches host NAME: its "
-                  "simulated IPv4 address on roce_v2 and iwarp, a side-channel address elsewhere (below)"),
+                  "simulated IPv4 address on `roce_v2` and `iwarp`, a side-channel address elsewhere "
+                  "(below)"),
               "the command line, such as \"ibv_rc_pingpong -g 0 {b}\""),
           key("start", &P::start, keys::time(), "0", "when, in simulated time, it starts"),
           key("silence", &P::silence, keys::positive_time(), "20s",
