@@ -125,6 +125,8 @@ CLI::App& add_sweep(CLI::App& app, Options& o) {
       ->type_name("slurm");
   sweep->add_flag("--collect", o.collect,
                   "make the tables from DIR/runs/ (after the Slurm job), run nothing");
+  sweep->add_flag("--report", o.report, "also write DIR/report.html (as rdmasim report DIR)")
+      ->excludes("--emit");
   return *sweep;
 }
 

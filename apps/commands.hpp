@@ -37,7 +37,7 @@ struct Options {
   bool collect = false;
   // report
   std::vector<std::string> dirs;
-  bool report = false;  // compare --report
+  bool report = false;  // compare --report, sweep --report
 };
 
 int do_run(const Options& o, std::ostream& out, std::ostream& err);

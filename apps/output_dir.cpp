@@ -116,6 +116,33 @@ void stop_children(int sig) {
   children.clear();
 }
 
+// An interrupted rank other than 0 waits for rank 0 to end before it ends.
+// Open MPI's launcher interrupts a job by sending each rank SIGTERM and,
+// a second later, SIGKILL to what is left; but a rank that ends in that
+// second cuts the wait short (the launcher's sleep ends at its SIGCHLD with
+// no whole second left), so a rank with nothing to clean up that ended at
+// once had rank 0 killed in the middle of removing its staged output,
+// before it said so. Only a rank 0 on this host can be cut short (another
+// host's launcher keeps its own second); at most kRank0Wait.
+constexpr auto kRank0Wait = std::chrono::seconds(10);
+
+// Whether process `pid` exists and has not ended (a zombie has).
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t paren = line.rfind(')');  // the name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+void wait_for_rank0() {
+  const pid_t rank0 = Cluster::rank0_pid_here();
+  if (rank0 <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + kRank0Wait;
+  while (std::chrono::steady_clock::now() < until && running(rank0))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 struct KindInfo {
   OutputKind kind;
   const char* marker;   // the file at the top of such a directory
@@ -274,9 +301,16 @@ void write_file_atomic(const fs::path& file, std::string_view content) {
   }
 }
 
-pid_t spawn_child(const std::function<pid_t()>& spawn) {
+pid_t spawn_child(const std::function<pid_t(const posix_spawnattr_t*)>& spawn) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   std::lock_guard lock(live_mutex);
-  const pid_t pid = spawn();
+  const pid_t pid = spawn(&attr);
+  posix_spawnattr_destroy(&attr);
   if (pid > 0) children.push_back(pid);
   return pid;
 }
@@ -311,9 +345,13 @@ void clean_up_on_interrupt() {
     }
     msg += "\n";
     // Under mpirun every rank gets the signal; rank 0 holds the staged
-    // output and says what became of it, the others stay quiet.
-    if (Cluster::get().rank() == 0) {
+    // output and says what became of it, the others stay quiet and end
+    // after it. (The launched rank: from the environment, as Cluster may
+    // still be joining the ranks on the main thread.)
+    if (Cluster::launched_rank() == 0) {
       [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    } else {
+      wait_for_rank0();
     }
     ::_exit(128 + sig);
   }).detach();

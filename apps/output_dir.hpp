@@ -10,6 +10,7 @@
 //   next run into the same DIR.
 #pragma once
 
+#include <spawn.h>
 #include <sys/types.h>
 
 #include <filesystem>
@@ -101,9 +102,12 @@ void clean_up_on_interrupt();
 // Starts a child process with `spawn` (which returns its pid, or -1) so
 // that an interrupt stops it too: a sweep's runs write inside the sweep's
 // staged directory, and one left running would outlive the parent that
-// removed it. No child starts once an interrupt is being handled.
-// child_ended() forgets a child the caller has reaped.
-pid_t spawn_child(const std::function<pid_t()>& spawn);
+// removed it. No child starts once an interrupt is being handled. `spawn`
+// passes the attributes it is given to posix_spawn: the child starts with
+// no signal blocked (this process blocks SIGINT and SIGTERM, and a child
+// inheriting that would not end when passed them). child_ended() forgets
+// a child the caller has reaped.
+pid_t spawn_child(const std::function<pid_t(const posix_spawnattr_t*)>& spawn);
 void child_ended(pid_t pid);
 
 }  // namespace rdmasim

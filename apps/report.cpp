@@ -361,7 +361,7 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
                       completions(field(w, "completions")), number(field(w, "throughput_gbps"), 2),
                       number(field(lat, "p50"), 3, 1e3), number(field(lat, "p99"), 3, 1e3), data_check(w)});
     }
-  out += layout(rows, "lllrlrrrl");
+  if (rows.size() > 1) out += layout(rows, "lllrlrrrl");  // none: programs only, summarised apart
   for (const auto& why : unchecked) out += "  n/a: " + why + "\n";
   if (workloads.is_array())
     for (const auto& w : workloads) out += fct_summary(w);

@@ -67,9 +67,10 @@ class Run:
 class Folder:
     """An output folder given to the report: a run, a comparison or a sweep."""
 
-    def __init__(self, path, kind, runs, axes=None):
+    def __init__(self, path, kind, runs, axes=None, note=None):
         self.path, self.kind, self.runs, self.axes = path, kind, runs, axes or []
         self.name = os.path.basename(os.path.normpath(path))
+        self.note = note  # a sweep's over seeds (sweep.json's summary.note): the seed changed nothing
 
 
 def fabric_label(r):
@@ -98,7 +99,8 @@ def folder_of(d):
                 coords = {k: str(v) for (k, _), v in zip(axes, row[2:2 + len(axes)])}
                 label = " ".join(f"{k}={v}" for k, v in coords.items())
                 runs.append(Run(label or row[0], load(p), os.path.dirname(p), coords))
-        return Folder(d, "sweep", runs, axes)
+        summary = s.get("summary") if isinstance(s.get("summary"), dict) else {}
+        return Folder(d, "sweep", runs, axes, summary.get("note"))
     p = os.path.join(d, "results.json")
     if os.path.exists(p):
         r = load(p)
@@ -732,6 +734,8 @@ def make_page(folders):
             "figure{margin:1.5em 0}figcaption{font-size:90%;color:#444}.note{font-size:90%;color:#444}</style>"
             "</head><body>",
             f"<h1>rdmasim report: {esc(title)}</h1>", runs_table(runs)]
+    page += [f"<p class=\"note\" id=\"seed-note-{k}\">{esc(f.name)}: {esc(f.note)}</p>"
+             for k, f in enumerate(folders) if f.note]
     for heading, figs in sections:
         if figs:
             page.append(f"<h2>{esc(heading)}</h2>")

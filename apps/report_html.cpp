@@ -49,9 +49,9 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
   out_stream.flush();
   int rc = 0;
   // Through spawn_child: an interrupt (compare --report) stops it too.
-  const pid_t pid = spawn_child([&] {
+  const pid_t pid = spawn_child([&](const posix_spawnattr_t* attr) {
     pid_t p = 0;
-    rc = ::posix_spawnp(&p, argv[0], nullptr, nullptr, argv.data(), environ);
+    rc = ::posix_spawnp(&p, argv[0], nullptr, attr, argv.data(), environ);
     return rc == 0 ? p : pid_t{-1};
   });
   if (rc != 0) {

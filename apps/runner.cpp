@@ -143,6 +143,22 @@ message::RankPart rank_part(const Network& net, ParallelRun& par, const json& mi
            net.sim.events_run(), st.run_s, st.wait_s, st.pack_s, ru.ru_maxrss}};
 }
 
+// parallel.json's figures of one rank.
+json rank_stats_json(const message::RankPart::Stats& s) {
+  return {{"windows", s.windows},
+          {"frames_sent", s.frames_sent},
+          {"bytes_sent", s.bytes_sent},
+          {"notes_sent", s.notes_sent},
+          {"credits_sent", s.credits_sent},
+          {"nodes", s.nodes},
+          {"hosts", s.hosts},
+          {"events", s.events},
+          {"run_s", s.run_s},
+          {"wait_s", s.wait_s},
+          {"pack_s", s.pack_s},
+          {"max_rss_kib", s.max_rss_kib}};
+}
+
 // Port counters added up over the ranks (a frame lost on a cut link is
 // counted where it would have arrived), the queue maxima taken.
 void add_up_ports(json& out, const std::vector<json>& ranks) {
@@ -189,7 +205,6 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   json stats = json::array();
   for (size_t i = 0; i < ranks.size(); ++i) {
     const json& r = ranks[i];
-    const message::RankPart::Stats& s = parts[i].stats;
     events += parts[i].own_events;
     in_use += r["packets_in_use"].get<uint64_t>();
     if (r.contains("capture")) {
@@ -198,18 +213,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
       if (c.contains("full_at_ps"))
         full_at = std::min(full_at.value_or(INT64_MAX), c["full_at_ps"].get<int64_t>());
     }
-    stats.push_back({{"windows", s.windows},
-                     {"frames_sent", s.frames_sent},
-                     {"bytes_sent", s.bytes_sent},
-                     {"notes_sent", s.notes_sent},
-                     {"credits_sent", s.credits_sent},
-                     {"nodes", s.nodes},
-                     {"hosts", s.hosts},
-                     {"events", s.events},
-                     {"run_s", s.run_s},
-                     {"wait_s", s.wait_s},
-                     {"pack_s", s.pack_s},
-                     {"max_rss_kib", s.max_rss_kib}});
+    stats.push_back(rank_stats_json(parts[i].stats));
   }
   out["events"] = events;
   out["packets_in_use"] = in_use;

@@ -53,7 +53,9 @@ nlohmann::json sweep_table(const std::vector<SweepAxis>& axes, const std::vector
                            const std::vector<nlohmann::json>& results, const std::vector<int>& codes);
 // Over the seeds (when `seed` is an axis): per combination of the other
 // axes, n and each numeric column's mean and 95% confidence half-width
-// (Student's t). Same shape as the table.
+// (Student's t). Same shape as the table, plus `seed_changes_nothing`:
+// every configuration run over several seeds gave the same figures in
+// each, so the intervals are 0; then `note` says so for the user.
 nlohmann::json seed_summary(const nlohmann::json& table);
 // RFC 4180 CSV of a table: a header of its columns, a line a row.
 std::string table_csv(const nlohmann::json& table);

@@ -7,6 +7,7 @@
 
 #include "apps/commands.hpp"
 #include "apps/output_dir.hpp"
+#include "apps/report_html.hpp"
 #include "apps/sweep.hpp"
 
 namespace rdmasim::cli {
@@ -52,8 +53,8 @@ json read_results(const fs::path& file) {
   }
 }
 
-// DIR/sweep.json, sweep.csv and, over seeds, sweep_summary.csv.
-void write_sweep_tables(const fs::path& dir, const Options& o, const std::string& name,
+// DIR/sweep.json, sweep.csv and, over seeds, sweep_summary.csv; returns the summary over seeds.
+json write_sweep_tables(const fs::path& dir, const Options& o, const std::string& name,
                         const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
                         const std::vector<int>& codes) {
   std::vector<json> results;
@@ -66,6 +67,7 @@ void write_sweep_tables(const fs::path& dir, const Options& o, const std::string
   table["file"] = o.file.string();
   table["summary"] = summary;
   write_file_atomic(dir / "sweep.json", table.dump(2) + "\n");
+  return summary;
 }
 
 // A sweep once its points have loaded.
@@ -75,6 +77,8 @@ struct Sweep {
   std::string name;  // the experiment's
   fs::path dir;
   std::vector<int> codes;  // each run's exit code; -1: no results.json
+  json summary;            // over seeds (sweep.json's)
+  int report_code = 0;     // --report's
 };
 
 // --vary's axes and their grid into `s`; false, having said why, when refused.
@@ -124,14 +128,16 @@ std::optional<ExperimentConfig> load_points(const Options& o, const Sweep& s, st
 }
 
 // --collect: the runs are there (a Slurm array job made them): only the tables.
-void collect_runs(const Options& o, Sweep& s) {
+void collect_runs(const Options& o, Sweep& s, std::ostream& out, std::ostream& err) {
   check_output_kind(s.dir, OutputKind::sweep);
   for (size_t i = 0; i < s.points.size(); ++i)
     s.codes[i] = fs::exists(s.dir / "runs" / s.points[i].name / "results.json") ? 0 : -1;
-  write_sweep_tables(s.dir, o, s.name, s.axes, s.points, s.codes);
+  s.summary = write_sweep_tables(s.dir, o, s.name, s.axes, s.points, s.codes);
+  if (o.report)
+    s.report_code = write_html_report({s.dir}, s.dir / "report.html", s.dir / "report.html", out, err);
   // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
   add_to_manifest(s.dir, [&](const std::string& rel) {
-    if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-")) return true;
+    if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-") || rel == "report.html") return true;
     for (const auto& p : s.points)
       if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
     return false;
@@ -152,7 +158,7 @@ void emit_slurm(const Options& o, const Sweep& s, const fs::path& self,
 
 // Each point as `rdmasim run` in a process of its own, -j at a time, then the tables.
 void run_points(const Options& o, Sweep& s, const fs::path& self, const std::vector<std::string>& common,
-                std::ostream& out) {
+                std::ostream& out, std::ostream& err) {
   StagedDir stage(s.dir, OutputKind::sweep);
   fs::create_directories(stage.temp() / "runs");
   out << "sweep: " << s.points.size() << " runs, " << std::max(1u, o.jobs) << " at a time ..." << std::endl;
@@ -166,7 +172,10 @@ void run_points(const Options& o, Sweep& s, const fs::path& self, const std::vec
     logs.push_back(stage.temp() / "runs" / (p.name + ".log"));
   }
   s.codes = run_processes(self, args, logs, o.jobs);
-  write_sweep_tables(stage.temp(), o, s.name, s.axes, s.points, s.codes);
+  s.summary = write_sweep_tables(stage.temp(), o, s.name, s.axes, s.points, s.codes);
+  if (o.report)  // staged with the rest; a failed report keeps the sweep
+    s.report_code =
+        write_html_report({stage.temp()}, stage.temp() / "report.html", s.dir / "report.html", out, err);
   stage.commit();
 }
 
@@ -180,8 +189,10 @@ int swept(const Sweep& s, std::ostream& out, std::ostream& err) {
           << (s.dir / "runs" / (s.points[i].name + ".log")).string() << ")\n";
       if (code == kExitOk) code = s.codes[i] < 0 ? kExitInternal : s.codes[i];
     }
+  if (s.summary.is_object() && s.summary.contains("note"))
+    out << "note: " << s.summary["note"].get<std::string>() << "\n";
   out << "output: " << s.dir.string() << " (sweep.csv, sweep.json, runs/ a folder a run)\n";
-  return code;
+  return code == kExitOk ? s.report_code : code;
 }
 
 }  // namespace
@@ -206,11 +217,11 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
   const std::vector<std::string> common = common_run_args(o, varied("seed"), varied("fabric"));
   const Outcome res = guarded([&] {
     if (o.collect)
-      collect_runs(o, s);
+      collect_runs(o, s, out, err);
     else if (o.emit == "slurm")
       emit_slurm(o, s, self, common);
     else
-      run_points(o, s, self, common, out);
+      run_points(o, s, self, common, out, err);
     return json();
   });
   if (res.code != kExitOk) {

@@ -1,5 +1,8 @@
 #include "parallel/cluster.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -16,7 +19,10 @@ std::unique_ptr<Cluster>& instance() {
   static std::unique_ptr<Cluster> c;
   return c;
 }
+std::atomic<int> rank0_pid{0};  // rank0_pid_here()
 }  // namespace
+
+int Cluster::rank0_pid_here() { return rank0_pid.load(); }
 
 bool Cluster::built_with_mpi() {
 #ifdef RDMASIM_MPI
@@ -52,6 +58,15 @@ Cluster& Cluster::init(int& argc, char**& argv) {
     c->mpi_ = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size_);
+    // Rank 0's host and process id: a rank on the same host can tell when
+    // it has ended.
+    char host[HOST_NAME_MAX + 1] = {};
+    gethostname(host, HOST_NAME_MAX);
+    const std::string mine = std::string(host) + "\n" + std::to_string(getpid());
+    const std::string zero = c->broadcast(mine);
+    const size_t nl = zero.find('\n');
+    if (c->rank_ != 0 && nl != std::string::npos && zero.substr(0, nl) == host)
+      rank0_pid.store(std::atoi(zero.c_str() + nl + 1));
   }
 #else
   (void)argc;

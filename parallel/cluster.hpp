@@ -26,6 +26,10 @@ class Cluster {
   // This process's rank as its launcher numbered it (its environment),
   // readable before MPI starts and from any thread; 0 when not started by one.
   static int launched_rank();
+  // Rank 0's process id when it runs on this host and this is another
+  // rank of a run over MPI, else 0; readable from any thread (an
+  // interrupted rank waits for rank 0 to end: output_dir.cpp).
+  static int rank0_pid_here();
 
   int rank() const { return rank_; }
   int size() const { return size_; }

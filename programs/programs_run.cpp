@@ -317,6 +317,12 @@ void ProgramsRun::launch(Program& p) {
     dup2(sv[1], kChildFd);  // dup2 clears close-on-exec
     if (chdir(cwd.c_str()) != 0) _exit(126);
     signal(SIGPIPE, SIG_DFL);
+    // rdmasim blocks SIGINT and SIGTERM in every thread (its interrupt
+    // thread waits for them, apps/output_dir.cpp); a program starts as
+    // from a shell, with nothing blocked.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     execve(p.cfg->path.c_str(), argv.data(), envp.data());
     dprintf(2, "rdmasim: cannot run %s: %s\n", p.cfg->path.c_str(), std::strerror(errno));
     _exit(127);

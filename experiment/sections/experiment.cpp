@@ -66,7 +66,8 @@ std::vector<Key<X>> settings_sections() {
           "and `pingpong`, `incast`, `all_to_all`, `flows` with `op: send`) over kernel TCP sockets ([host "
           "model](host.md#kernel-tcp-sockets-fabric-tcp)), `udp` and `compute` workloads"),
       key("seed", &X::seed, keys::whole(0, UINT64_MAX), "1",
-          "seeds every random stream; same file + same seed = same results and pcaps"),
+          "seeds every random stream ([what it drives](#what-the-seed-drives)); same file + same seed = same "
+          "results and pcaps"),
       section(
           "stop", "time, above 0", "",
           "stop simulated time here even if work remains. Without it every workload must be able to end "

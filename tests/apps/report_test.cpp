@@ -80,6 +80,16 @@ TEST_CASE("the data-verified cell: a run cut off by stop is not a corrupted one"
   CHECK(cell(true, nullptr, nullptr) == "yes");
 }
 
+TEST_CASE("a run of programs only prints no empty workloads table") {
+  json r = results("roce_v2", 87.4, 1234, 0);
+  r["workloads"] = json::array();
+  const std::string s = format_run_summary(r, "out/x");
+  CHECK(s.find("workload") == std::string::npos);
+  CHECK(s ==
+        "quickstart on roce_v2, seed 1\nend time 60.000 us, drops 1 (host NIC queues 1)\noutput: out/x "
+        "(results.json)\n");
+}
+
 TEST_CASE("the run summary survives missing keys") {
   const std::string s = format_run_summary(json::object(), "x");
   CHECK(s.find("- on -, seed -") == 0);

@@ -134,6 +134,24 @@ e2e.check(p.returncode == 130 and cmp + " keeps its previous output" in err, f"c
 e2e.check(read(os.path.join(cmp, "compare.json")) == before and leftovers(tmp) == [],
           "compare SIGINT: the previous set is untouched")
 
+# A child rdmasim starts (the report's python3, a sweep's runs) starts with
+# no signal blocked, though rdmasim blocks SIGINT and SIGTERM for its
+# interrupt thread: one that inherited them would not end when passed them.
+p = subprocess.Popen([e2e.BINARY, "report", cmp, "--out", os.path.join(tmp, "page.html")],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+blocked = None
+deadline = time.monotonic() + 60
+while blocked is None and p.poll() is None and time.monotonic() < deadline:
+    for child in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split():
+        try:
+            with open(f"/proc/{child}/status") as f:
+                blocked = [line.split()[1] for line in f if line.startswith("SigBlk:")]
+        except OSError:
+            pass
+    time.sleep(0.01)
+p.wait(timeout=120)
+e2e.check(blocked == ["0000000000000000"], f"report: its python3 starts with signals blocked: {blocked}")
+
 
 # Each command has its own default folder (run: out/<name>, compare:
 # out/<name>-compare, sweep: out/<name>-sweep), so a compare right after a

@@ -14,8 +14,11 @@ and no output is left. A cut link with no propagation delay is refused
 with exit 2. A build without MPI refuses --partition with exit 2.
 
 usage: test_parallel.py PATH/TO/rdmasim SOURCE_DIR"""
+import json
 import os
+import signal
 import subprocess
+import time
 
 import e2e
 from e2e import BINARY, check, check_no_malformed, finish, run, tmpdir, write_text
@@ -97,14 +100,8 @@ for name, path, partitions in cases:
             p = mpirun(n, "run", path, "--out", out, "--partition", part)
             if not check(p.returncode == 0, f"{name} -np {n} --partition {part}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"):
                 continue
-            if name == "pfc_ring":
-                # Known regression, open: a split run of the deadlocked ring reports
-                # undelivered.bytes 0 for pair workloads (one process: their bytes).
-                print(f"KNOWN: {name} -np {n}: output not compared (undelivered.bytes across ranks)")
-            else:
-                same_output(single, out, f"{name} -np {n} --partition {part}")
+            same_output(single, out, f"{name} -np {n} --partition {part}")
             if os.path.exists(os.path.join(out, "parallel.json")):
-                import json
                 with open(os.path.join(out, "parallel.json")) as f:
                     stats = json.load(f)
                 check(stats["ranks"] == n and len(stats["per_rank"]) == n, f"{name}: parallel.json {stats}")
@@ -118,13 +115,19 @@ for name, path, partitions in cases:
                 for f in files(out):
                     if f.endswith(".pcap"):
                         check_no_malformed(os.path.join(out, f))
+    # The deadlocked ring's flows are cut off by stop: the bytes they left
+    # undelivered, compared above, are not 0 (a split run once lost them
+    # on the way to rank 0).
+    if name == "pfc_ring":
+        with open(os.path.join(single, "results.json")) as f:
+            undelivered = [w["undelivered"]["bytes"] for w in json.load(f)["workloads"]]
+        check(all(b > 0 for b in undelivered), f"pfc_ring: undelivered bytes {undelivered}")
     # The flows workload has its flows.csv compared above; it must exist.
     if name == "flows":
         check(os.path.exists(os.path.join(single, "flows.csv")), "flows: no flows.csv")
 
 # write_lat over 4 ranks with pods: the two workloads' host pairs on ranks 0
 # and 2, ranks 1 and 3 own nothing and run only the experiment's events.
-import json
 with open(os.path.join(base, "pinned-pods-4", "parallel.json")) as f:
     per = json.load(f)["per_rank"]
 empty = [r for r in per if r["nodes"] == 0]
@@ -190,31 +193,63 @@ check(p.returncode == 3, f"a failing rank: exit {p.returncode}, expected 3\n{p.s
 check("rank 1:" in p.stderr, f"a failing rank: rank 0 does not say which: {p.stderr}")
 check(not os.path.exists(out), "a failing rank: an output directory was left")
 
-# mpirun ends a job on SIGINT by sending SIGTERM to every rank: rank 0
-# removes what it staged, and no output is left.
-import signal
-import time
-parent = os.path.join(base, "interrupted")
-os.mkdir(parent)
-out = os.path.join(parent, "out")
+# mpirun ends a job on SIGINT by sending SIGTERM to every rank, and a
+# second later SIGKILL; but as soon as one rank ends it kills the rest at
+# once. A rank other than 0 therefore ends only after rank 0 has removed
+# what it staged and said so: one that ended at once had rank 0 killed
+# halfway through (often, on a loaded machine), leaving out.tmp-* behind.
+def process_state(pid):
+    """The state letter of process `pid` (Z: ended, not yet reaped), None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def rank_pids(launcher):
+    """The ranks' process ids by rank: mpirun's children that rdmasim runs in."""
+    ranks = {}
+    for pid in subprocess.run(["pgrep", "-P", str(launcher.pid)], capture_output=True, text=True).stdout.split():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        except OSError:
+            continue
+        if b"OMPI_COMM_WORLD_RANK" in env:
+            ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = int(pid)
+    return ranks
+
+
 long_run = experiment("long", extra="stop: 10s",
                       workloads="  - {name: w, kind: rdma_write, from: h0, to: h2, size: 64KiB, count: 10000000}")
-p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
-                      "--out", out, "--partition", "spread", "-q"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
-deadline = time.monotonic() + 120
-while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
-    time.sleep(0.02)
-check(os.listdir(parent) != [], "interrupted: rank 0 began staging its output")
-time.sleep(0.5)  # every rank is running windows
-p.send_signal(signal.SIGINT)
-_, err = p.communicate(timeout=120)
-check(p.returncode != 0, f"interrupted: mpirun exit {p.returncode}")
-# Known regression, open: since programs/ joined the binary, rank 0 under
-# mpirun dies on the interrupt without its message and leaves its staging
-# folder (out.tmp-*) behind; a single process still cleans up (test_output_safety).
-if "interrupted (SIGTERM)" not in err or os.listdir(parent) != []:
-    print(f"KNOWN: interrupted under mpirun: message {'interrupted (SIGTERM)' in err}, left {os.listdir(parent)}")
+for case in ("rank 1 first", "mpirun"):
+    parent = os.path.join(base, "interrupted-" + case.replace(" ", "-"))
+    os.mkdir(parent)
+    out = os.path.join(parent, "out")
+    p = subprocess.Popen(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", BINARY, "run", long_run,
+                          "--out", out, "--partition", "spread", "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env())
+    deadline = time.monotonic() + 120
+    while not os.listdir(parent) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    check(os.listdir(parent) != [], f"interrupted ({case}): rank 0 began staging its output")
+    time.sleep(0.5)  # every rank is running windows
+    if case == "rank 1 first":
+        # Rank 1 alone interrupted (as the launcher's SIGTERM reaches it
+        # first): it waits for rank 0, which has not ended.
+        ranks = rank_pids(p)
+        check(sorted(ranks) == [0, 1], f"interrupted ({case}): the ranks' processes {ranks}")
+        if 1 in ranks:
+            os.kill(ranks[1], signal.SIGTERM)
+            time.sleep(1.5)
+            check(p.poll() is None and process_state(ranks[1]) not in (None, "Z"),
+                  f"interrupted ({case}): rank 1 ended before rank 0")
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    check(p.returncode != 0, f"interrupted ({case}): mpirun exit {p.returncode}")
+    check("interrupted (SIGTERM)" in err, f"interrupted ({case}): rank 0 did not say so: {err}")
+    check(os.listdir(parent) == [], f"interrupted ({case}): left {os.listdir(parent)}")
 
 # Only `run` runs over ranks.
 p = mpirun(2, "validate", yaml)

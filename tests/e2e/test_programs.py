@@ -320,6 +320,12 @@ deadline = time.time() + 20
 while time.time() < deadline and len(orphans()) < 2:
     time.sleep(0.05)
 check(len(orphans()) == 2, "interrupted: both programs were running")
+# They run with no signal blocked, as from a shell (rdmasim itself blocks
+# SIGINT and SIGTERM for its interrupt thread).
+for pid in orphans():
+    with open(f"/proc/{pid}/status") as f:
+        blocked = [line.split()[1] for line in f if line.startswith("SigBlk:")]
+    check(blocked == ["0000000000000000"], f"interrupted: program {pid} starts with signals blocked: {blocked}")
 p.send_signal(signal.SIGINT)
 p.wait(timeout=30)
 for _ in range(100):

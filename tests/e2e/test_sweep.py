@@ -67,6 +67,30 @@ for fabric in ("roce_v2", "iwarp"):
     check(abs(float(s["w.throughput_gbps.ci95"]) - ci) < 1e-6, f"{fabric}: ci95 {s['w.throughput_gbps.ci95']} vs {ci}")
 sweep = json.loads(read(os.path.join(out, "sweep.json")))
 check(sweep["columns"][:4] == ["run", "exit_code", "fabric", "seed"] and len(sweep["rows"]) == 4, "sweep.json")
+# With loss the seeds differ: no note that the seed changes nothing.
+check(sweep["summary"]["seed_changes_nothing"] is False and "note" not in sweep["summary"], f"lossy: {sweep['summary']}")
+check("seed changes nothing" not in p.stdout, f"lossy: the sweep says the seed changes nothing: {p.stdout}")
+
+# Without loss nothing in it is random: the runs over seed are the same
+# (every interval 0), and the sweep, sweep.json and the report say so.
+lossless = os.path.join(d, "lossless")
+p = rdmasim("sweep", exp, "--vary", "seed=1,2,3", "--set", "link.loss=0", "--out", lossless, "--report")
+check(p.returncode == 0, f"lossless sweep: exit {p.returncode}: {p.stderr}")
+check("note: seed changes nothing in this experiment" in p.stdout and "docs/yaml.md" in p.stdout,
+      f"lossless: the sweep does not say the seed changes nothing: {p.stdout}")
+quiet = json.loads(read(os.path.join(lossless, "sweep.json")))["summary"]
+check(quiet["seed_changes_nothing"] is True and quiet["note"].startswith("seed changes nothing"), f"lossless: {quiet}")
+check(all(v in (0, None) for c, v in zip(quiet["columns"], quiet["rows"][0]) if c.endswith(".ci95")),
+      f"lossless: every interval is 0: {quiet['rows']}")
+# --report wrote the page beside the tables, as compare --report does.
+page = os.path.join(lossless, "report.html")
+if "matplotlib" in p.stderr:
+    print("no matplotlib: the report's note not checked")
+else:
+    check(os.path.exists(page) and 'id="seed-note-0"' in read(page) and "seed changes nothing" in read(page),
+          f"lossless: sweep --report wrote no page saying the seed changes nothing: {p.stderr}")
+p = rdmasim("sweep", exp, "--vary", "seed=1,2", "--emit", "slurm", "--report", "--out", os.path.join(d, "emit-report"))
+check(p.returncode == 2 and "--emit" in p.stderr, f"--report with --emit (nothing to report): {p.returncode} {p.stderr}")
 
 # Slurm: the script runs a point; --collect makes the table of what ran.
 slurm_dir = os.path.join(d, "slurm")
