@@ -3,24 +3,28 @@
 #include <cerrno>
 
 #include "fabrics/network.hpp"
-#include "fabrics/tcp/host_kernel.hpp"
-#include "fabrics/tcp/kernel_tcp.hpp"
 #include "nodes/host/host.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "nodes/host/kernel/stream_socket.hpp"
 
 namespace rdmasim {
 
 struct KernelSockets::Conn {
+  Conn(Network& net, int h)
+      : host(h),
+        socket(std::make_unique<StreamSocket>(
+            net.sim, SocketCosts::of(net.hosts[static_cast<size_t>(h)]->config()))) {}
   int host = 0;
   std::unique_ptr<StreamSocket> socket;
-  std::unique_ptr<KernelTcp> tcp;
+  std::unique_ptr<StreamConnection> tcp;
+  TcpEnds ends;         // an accepted one's (its peer's address and port)
   bool closed = false;  // by its program
 };
 
 std::unique_ptr<KernelSockets> KernelSockets::make(Network& net) {
   std::unique_ptr<KernelSockets> s(new KernelSockets(net));
   for (Host* h : net.hosts) {
-    s->kernels_.push_back(HostKernel::beside(*h, net.cfg, net.cfg.seed));
+    s->kernels_.push_back(host_tcp_beside(*h, net.cfg, net.cfg.seed));
     if (!s->kernels_.back()) return nullptr;  // one fabric for all: none of them carries IPv4
   }
   return s;
@@ -29,30 +33,24 @@ std::unique_ptr<KernelSockets> KernelSockets::make(Network& net) {
 KernelSockets::KernelSockets(Network& net) : net_(net) {}
 KernelSockets::~KernelSockets() = default;
 
-uint32_t KernelSockets::address(int h) const {
-  return kernels_[static_cast<size_t>(h)]->ip().self().ipv4.to_u32();
-}
+uint32_t KernelSockets::address(int h) const { return kernels_[static_cast<size_t>(h)]->ipv4(); }
 
 KernelSockets::Conn* KernelSockets::conn(uint64_t id) {
   auto it = conns_.find(id);
   return it == conns_.end() || it->second->closed ? nullptr : it->second.get();
 }
 
-uint64_t KernelSockets::make_conn(int h, const TcpFlow& flow) {
-  HostKernel& k = *kernels_[static_cast<size_t>(h)];
-  auto c = std::make_unique<Conn>();
-  c->host = h;
-  c->socket =
-      std::make_unique<StreamSocket>(net_.sim, SocketCosts::of(net_.hosts[static_cast<size_t>(h)]->config()));
-  c->tcp = std::make_unique<KernelTcp>(k.ip(), *c->socket, flow, k.iss());
-  c->tcp->set_immediate_handshake_ack(true);
+uint64_t KernelSockets::accepted(int h, const TcpEnds& ends) {
+  auto c = std::make_unique<Conn>(net_, h);
+  c->tcp = kernels_[static_cast<size_t>(h)]->accept(*c->socket, ends);
+  c->ends = ends;
   const uint64_t id = next_id_++;
   conns_[id] = std::move(c);
   return id;
 }
 
 int64_t KernelSockets::listen(int h, uint16_t port) {
-  HostKernel& k = *kernels_[static_cast<size_t>(h)];
+  HostTcp& k = *kernels_[static_cast<size_t>(h)];
   if (port == 0) port = k.ephemeral_port();
   for (const auto& [id, l] : listeners_)
     if (!l.closed && l.host == h && l.port == port) return -EADDRINUSE;
@@ -61,9 +59,8 @@ int64_t KernelSockets::listen(int h, uint16_t port) {
   l.host = h;
   l.port = port;
   l.ready = std::make_unique<Trigger>(net_.sim);
-  k.listen(port, [this, h, id](const TcpFlow& flow) {
-    const uint64_t c = make_conn(h, flow);
-    conns_.at(c)->tcp->listen();
+  k.listen(port, [this, h, id](const TcpEnds& ends) {
+    const uint64_t c = accepted(h, ends);
     Listener& x = listeners_.at(id);
     x.arrived.push_back(c);
     x.ready->notify();
@@ -93,9 +90,8 @@ Task KernelSockets::accept(Process& p, uint64_t listener, int64_t& out, uint32_t
     out = -ECONNABORTED;
     co_return;
   }
-  const TcpFlow& f = c.tcp->tcp().flow();
-  peer_addr = f.ip.dst4.to_u32();
-  peer_port = f.remote_port;
+  peer_addr = c.ends.peer_addr;
+  peer_port = c.ends.peer_port;
   out = static_cast<int64_t>(id);
 }
 
@@ -104,16 +100,16 @@ Task KernelSockets::connect(Process& p, int h, uint32_t addr, uint16_t port, int
     out = -ENETUNREACH;
     co_return;
   }
-  HostKernel& k = *kernels_[static_cast<size_t>(h)];
-  const TcpFlow flow{TcpPseudoHeader::v4(k.ip().self().ipv4, Ipv4Address::from_u32(addr)), k.ephemeral_port(),
-                     port};
-  const uint64_t id = make_conn(h, flow);
-  Conn& c = *conns_.at(id);
+  auto made = std::make_unique<Conn>(net_, h);
+  made->tcp = kernels_[static_cast<size_t>(h)]->connect(*made->socket, addr, port);
+  Conn& c = *made;
+  const uint64_t id = next_id_++;
+  conns_[id] = std::move(made);
   bool ok = false;
   co_await c.socket->connect(net_.hosts[static_cast<size_t>(h)]->cpu(), p, ok);
   if (!ok) {
     // A RST answered the SYN, or the SYNs went unanswered until TCP gave up.
-    out = c.tcp->tcp().stats().segments_received > 0 ? -ECONNREFUSED : -ETIMEDOUT;
+    out = c.tcp->segments_received() > 0 ? -ECONNREFUSED : -ETIMEDOUT;
     c.closed = true;
     co_return;
   }
@@ -171,7 +167,7 @@ void KernelSockets::close(uint64_t id, bool listener) {
     // inet_csk_listen_stop: connections nobody accepted are reset.
     for (uint64_t c : l.arrived) {
       conns_.at(c)->closed = true;
-      conns_.at(c)->tcp->tcp().abort();
+      conns_.at(c)->tcp->abort();
     }
     l.arrived.clear();
     l.ready->notify();
@@ -180,7 +176,7 @@ void KernelSockets::close(uint64_t id, bool listener) {
   Conn* c = conn(id);
   if (!c) return;
   c->closed = true;
-  c->tcp->tcp().close();  // the FIN, after what it still has to send
+  c->tcp->close();  // the FIN, after what it still has to send
 }
 
 }  // namespace rdmasim

@@ -1,6 +1,7 @@
 // The out-of-band sockets of the programs rdmasim runs where the fabric
 // carries IPv4 (roce_v2, iwarp; docs/programs.md): kernel TCP sockets of
-// the hosts (fabrics/tcp/host_kernel.hpp), whose segments cross the
+// the hosts (HostTcp, nodes/host/kernel/socket_stack.hpp: the kernel
+// beside the RDMA NIC), whose segments cross the
 // simulated network beside the RDMA traffic and are in the captures. The
 // calls cost what they cost the socket workloads of fabric tcp: the system
 // call, the copies, the segments down the stack, and on receipt the
@@ -18,9 +19,9 @@
 namespace rdmasim {
 
 struct Network;
-class HostKernel;
-class KernelTcp;
+class HostTcp;
 class StreamSocket;
+struct TcpEnds;
 
 class KernelSockets final : public OobSockets {
  public:
@@ -50,11 +51,11 @@ class KernelSockets final : public OobSockets {
     bool closed = false;
   };
   Conn* conn(uint64_t id);
-  // A connection of host `h`'s kernel (its id).
-  uint64_t make_conn(int h, const struct TcpFlow& flow);
+  // A connection of host `h`'s kernel for ends `on_syn` was given (its id).
+  uint64_t accepted(int h, const TcpEnds& ends);
 
   Network& net_;
-  std::vector<std::unique_ptr<HostKernel>> kernels_;  // by host; outlive the connections
+  std::vector<std::unique_ptr<HostTcp>> kernels_;  // by host; outlive the connections
   std::map<uint64_t, std::unique_ptr<Conn>> conns_;
   std::map<uint64_t, Listener> listeners_;
   uint64_t next_id_ = 1;

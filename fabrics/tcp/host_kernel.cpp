@@ -18,6 +18,10 @@ std::unique_ptr<HostKernel> HostKernel::beside(Host& h, const ExperimentConfig& 
   return std::unique_ptr<HostKernel>(new HostKernel(h, nic, ipnic->ip_self(), tcp, seed, *ipnic));
 }
 
+std::unique_ptr<HostTcp> host_tcp_beside(Host& h, const ExperimentConfig& cfg, uint64_t seed) {
+  return HostKernel::beside(h, cfg, seed);
+}
+
 HostKernel::HostKernel(Host& h, NicFabric& nic, const IpEndpoint& self, const TcpEndpointConfig& tcp,
                        uint64_t seed, const IpNic& ipnic)
     : host_(h),
@@ -64,13 +68,33 @@ void HostKernel::deliver(Packet p) {
   auto l = listeners_.find(tcp->dst_port());
   if (l != listeners_.end()) {
     // tcp_v4_conn_request: a connection for this 4-tuple, which takes the SYN.
-    l->second(TcpFlow{TcpPseudoHeader::v4(ip->dst(), ip->src()), tcp->dst_port(), tcp->src_port()});
+    l->second(TcpEnds{ip->dst().to_u32(), ip->src().to_u32(), tcp->dst_port(), tcp->src_port()});
     if (ip_.tcp_input(p)) return;
   } else if (!ipnic_.engine_port(tcp->dst_port())) {
     reset(*ip, *tcp, l4.size() - tcp->header_len());
     return;
   }
   ++discarded_;
+}
+
+std::unique_ptr<KernelTcp> HostKernel::open(StreamSocket& socket, const TcpEnds& ends) {
+  const TcpFlow flow{
+      TcpPseudoHeader::v4(Ipv4Address::from_u32(ends.local_addr), Ipv4Address::from_u32(ends.peer_addr)),
+      ends.local_port, ends.peer_port};
+  auto c = std::make_unique<KernelTcp>(ip_, socket, flow, iss());
+  c->set_immediate_handshake_ack(true);
+  return c;
+}
+
+std::unique_ptr<StreamConnection> HostKernel::accept(StreamSocket& socket, const TcpEnds& ends) {
+  auto c = open(socket, ends);
+  c->listen();
+  return c;
+}
+
+std::unique_ptr<StreamConnection> HostKernel::connect(StreamSocket& socket, uint32_t addr, uint16_t port) {
+  const uint16_t local = ephemeral_port();
+  return open(socket, TcpEnds{ipv4(), addr, local, port});
 }
 
 // RFC 9293 3.10.7.1, a segment to a closed port whose ACK bit is off:

@@ -24,18 +24,19 @@
 #include "fabrics/ip/wire/tcp.hpp"
 #include "fabrics/tcp/kernel_ip.hpp"
 #include "nodes/host/kernel/net_rx.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "nodes/host/rnic.hpp"
 
 namespace rdmasim {
 
 struct ExperimentConfig;
 class IpNic;
+class KernelTcp;
 
-class HostKernel final : public TxSource {
+class HostKernel final : public TxSource, public HostTcp {
  public:
-  // The kernel beside `h`'s NIC, or null when its fabric carries no IPv4.
-  // Its TCP takes the experiment's `tcp:` options and the host's socket
-  // buffers; initial sequence numbers come from `seed`.
+  // The kernel beside `h`'s NIC, or null when its fabric carries no IPv4
+  // (host_tcp_beside, nodes/host/kernel/socket_stack.hpp, says the rest).
   static std::unique_ptr<HostKernel> beside(Host& h, const ExperimentConfig& cfg, uint64_t seed);
   ~HostKernel() override;
   HostKernel(const HostKernel&) = delete;
@@ -44,15 +45,17 @@ class HostKernel final : public TxSource {
   KernelIp& ip() { return ip_; }
   const NetRx& rx() const { return *rx_; }
 
-  // A passive open on `port`: each SYN to it from a new 4-tuple calls
-  // `on_syn` with the connection's flow (local end first); it must attach
-  // a listening KernelTcp for that flow, which then takes the SYN.
-  using OnSyn = std::function<void(const TcpFlow&)>;
-  void listen(uint16_t port, OnSyn on_syn) { listeners_[port] = std::move(on_syn); }
-  void unlisten(uint16_t port) { listeners_.erase(port); }
-  // An active open's local port: Linux's ip_local_port_range starts at
-  // 32768 (below the 49152.. of iwarp's QP connections, which never clash).
-  uint16_t ephemeral_port() { return next_ephemeral_++; }
+  // HostTcp. Its connections are KernelTcps that acknowledge a SYN-ACK at
+  // once, as Linux does (KernelTcp::set_immediate_handshake_ack).
+  uint32_t ipv4() const override { return ip_.self().ipv4.to_u32(); }
+  // Linux's ip_local_port_range starts at 32768 (below the 49152.. of
+  // iwarp's QP connections, which never clash).
+  uint16_t ephemeral_port() override { return next_ephemeral_++; }
+  void listen(uint16_t port, OnSyn on_syn) override { listeners_[port] = std::move(on_syn); }
+  void unlisten(uint16_t port) override { listeners_.erase(port); }
+  std::unique_ptr<StreamConnection> accept(StreamSocket& socket, const TcpEnds& ends) override;
+  std::unique_ptr<StreamConnection> connect(StreamSocket& socket, uint32_t addr, uint16_t port) override;
+
   // The initial sequence number of a new connection.
   uint32_t iss() { return static_cast<uint32_t>(rng_.next()); }
 
@@ -68,6 +71,7 @@ class HostKernel final : public TxSource {
   // IP and TCP input of a frame the softirq has paid for.
   void deliver(Packet p);
   void reset(const ConstIpv4View& ip, const ConstTcpView& tcp, size_t payload);
+  std::unique_ptr<KernelTcp> open(StreamSocket& socket, const TcpEnds& ends);
 
   Host& host_;
   NicFabric& nic_;

@@ -39,6 +39,9 @@ class KernelTcp final : public TcpUpper, public TxSource, public StreamTransport
   // StreamConnection.
   void listen() override { tcp_.listen(); }
   uint64_t retransmits() const override { return tcp_.stats().retransmits; }
+  uint64_t segments_received() const override { return tcp_.stats().segments_received; }
+  void close() override { tcp_.close(); }
+  void abort() override { tcp_.abort(); }
   // Sends the ACK that completes an active open as soon as the SYN-ACK is
   // in, as Linux does (tcp_rcv_synsent_state_process: tcp_send_ack from the
   // softirq, before connect() returns), rather than when the NIC next pulls

@@ -2,7 +2,9 @@
 // iwarp a host's TCP sockets share the port with the RDMA engine. A SYN to
 // a port nobody listens on is refused with a RST; one to a listening port
 // makes a connection whose bytes cross; on iwarp a SYN to the RNIC's own
-// port is the RNIC's, not refused; ib has no IP for a kernel to use.
+// port is the RNIC's, not refused; ib has no IP for a kernel to use. The
+// connections are made as a program's sockets make them, through HostTcp
+// (nodes/host/kernel/socket_stack.hpp).
 #include "fabrics/tcp/host_kernel.hpp"
 
 #include <doctest/doctest.h>
@@ -11,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fabrics/tcp/kernel_tcp.hpp"
+#include "nodes/host/kernel/socket_stack.hpp"
 #include "nodes/host/kernel/stream_socket.hpp"
 #include "tests/fixtures/network.hpp"
 
@@ -22,10 +24,10 @@ namespace {
 
 // One end of a connection: its socket and its TCP.
 struct End {
-  End(HostKernel& k, Host& h, const TcpFlow& flow)
-      : socket(h.nic().sim(), SocketCosts::of(h.config())), tcp(k.ip(), socket, flow, k.iss()) {}
+  explicit End(Host& h) : socket(h.nic().sim(), SocketCosts::of(h.config())) {}
   StreamSocket socket;
-  KernelTcp tcp;
+  std::unique_ptr<StreamConnection> tcp;
+  TcpEnds ends;  // an accepted one's
 };
 
 struct Pair {
@@ -35,9 +37,8 @@ struct Pair {
   }
   // a connects to b's `port`; returns whether connect() succeeded.
   bool connect(uint16_t port, std::unique_ptr<End>& client) {
-    const TcpFlow flow{TcpPseudoHeader::v4(a->ip().self().ipv4, b->ip().self().ipv4), a->ephemeral_port(),
-                       port};
-    client = std::make_unique<End>(*a, n.host(0), flow);
+    client = std::make_unique<End>(n.host(0));
+    client->tcp = a->connect(client->socket, b->ipv4(), port);
     bool ok = false;
     [](Pair& t, End& e, bool& ok) -> Task { co_await e.socket.connect(t.n.host(0).cpu(), t.pa, ok); }(
                                       *this, *client, ok);
@@ -55,6 +56,7 @@ struct Pair {
 TEST_CASE("host kernel: ib carries no IP for a kernel beside the HCA") {
   test::BuiltNetwork n(test::two_hosts("ib"));
   CHECK(HostKernel::beside(n.host(0), n.cfg, 1) == nullptr);
+  CHECK(host_tcp_beside(n.host(0), n.cfg, 1) == nullptr);
 }
 
 TEST_CASE("host kernel on roce_v2: a SYN to a closed port is reset, one to a listening port connects") {
@@ -64,17 +66,21 @@ TEST_CASE("host kernel on roce_v2: a SYN to a closed port is reset, one to a lis
   std::unique_ptr<End> refused;
   CHECK_FALSE(t.connect(5000, refused));
   CHECK(refused->socket.is_closed());
-  CHECK(refused->tcp.tcp().stats().segments_received == 1);  // the RST
+  CHECK(refused->tcp->segments_received() == 1);  // the RST
   std::vector<std::unique_ptr<End>> accepted;
-  t.b->listen(5000, [&](const TcpFlow& f) {
-    accepted.push_back(std::make_unique<End>(*t.b, t.n.host(1), f));
-    accepted.back()->tcp.listen();
+  t.b->listen(5000, [&](const TcpEnds& e) {
+    accepted.push_back(std::make_unique<End>(t.n.host(1)));
+    accepted.back()->ends = e;
+    accepted.back()->tcp = t.b->accept(accepted.back()->socket, e);
   });
   std::unique_ptr<End> client;
   REQUIRE(t.connect(5000, client));
   REQUIRE(accepted.size() == 1);
   CHECK(accepted[0]->socket.is_established());
-  CHECK(accepted[0]->tcp.tcp().flow().remote_port == client->tcp.tcp().flow().local_port);
+  CHECK(accepted[0]->ends.local_addr == t.b->ipv4());
+  CHECK(accepted[0]->ends.peer_addr == t.a->ipv4());
+  CHECK(accepted[0]->ends.local_port == 5000);
+  CHECK(accepted[0]->ends.peer_port == 32769);  // a's second ephemeral port (the refused SYN had 32768)
   // Bytes cross, through b's receive path; a's FIN ends b's reads.
   const std::string hello = "0000:000011:8e23ee";
   bool sent = false;
@@ -91,7 +97,7 @@ TEST_CASE("host kernel on roce_v2: a SYN to a closed port is reset, one to a lis
   REQUIRE(n == hello.size());
   CHECK(std::string(reinterpret_cast<const char*>(got.data()), n) == hello);
   CHECK(t.b->rx().stats().frames >= 3);  // SYN, ACK, data: through the kernel's receive path
-  client->tcp.tcp().close();
+  client->tcp->close();
   t.n.net.sim.run(t.n.net.sim.now() + 10_ms);
   CHECK(accepted[0]->socket.is_peer_closed());
 }
@@ -102,8 +108,8 @@ TEST_CASE("host kernel on iwarp: a SYN to the RNIC's own port is left to the RNI
   const uint16_t rnic_port = t.n.cfg.tcp.listen_port;
   std::unique_ptr<End> client;
   CHECK_FALSE(t.connect(rnic_port, client));
-  CHECK(client->tcp.tcp().stats().segments_received == 0);  // no RST: SYNs unanswered
+  CHECK(client->tcp->segments_received() == 0);  // no RST: SYNs unanswered
   CHECK(t.b->discarded() >= 1);
-  client->tcp.tcp().abort();  // connect() fails at once
+  client->tcp->abort();  // connect() fails at once
   t.n.net.sim.run(t.n.net.sim.now() + 1_ms);
 }
