@@ -29,7 +29,7 @@
 namespace rdmasim {
 class StreamConnection;
 class StreamSocket;
-}
+}  // namespace rdmasim
 
 namespace rdmasim::nvme {
 
