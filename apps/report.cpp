@@ -407,12 +407,13 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
         e["clat_ns"] = {{"p50", field(pct, "50.000000")},
                         {"p99", field(pct, "99.000000")},
                         {"p999", field(pct, "99.900000")}};
-        const json& ops = field(w, "ops");
-        for (const char* end : {"initiator", "target"})
-          for (const auto& h : field(results, "hosts"))
-            if (ops.is_number() && ops.get<double>() > 0 && field(h, "name") == field(w, end))
-              e[std::string(end) + "_cpu_ps_per_io"] =
-                  field(h, "cpu_busy_ps").get<double>() / ops.get<double>();
+        // CPU per I/O over the job's CPU window: working, and with polling (docs/storage.md).
+        for (const char* end : {"initiator", "target"}) {
+          const json& cpu = field(field(w, "cpu"), end);
+          e[std::string(end) + "_cpu_work_ps_per_io"] = field(cpu, "work_ps_per_io");
+          e[std::string(end) + "_cpu_ps_per_io"] = field(cpu, "total_ps_per_io");
+        }
+        e["target_polling_cores"] = field(field(field(w, "cpu"), "target"), "polling_cores");
       }
       if (field(w, "bytes").is_number() && field(w, "bytes").get<double>() > 0)
         bytes += field(w, "bytes").get<uint64_t>();
@@ -543,9 +544,12 @@ class CompareTable {
       row(name + " clat " + label + " us",
           [&](const json& f) { return number(field(field(workload(f, name), "clat_ns"), key), 3, 1e3); });
     for (const char* end : {"initiator", "target"})
-      row(name + " " + end + " cpu us per IO", [&](const json& f) {
-        return number(field(workload(f, name), std::string(end) + "_cpu_ps_per_io"), 3, 1e6);
-      });
+      for (const auto& [label, key] :
+           {std::pair{"(work)", "_cpu_work_ps_per_io"}, {"(incl. polling)", "_cpu_ps_per_io"}})
+        row(fmt::format("{} {} cpu us/IO {}", name, end, label),
+            [&](const json& f) { return number(field(workload(f, name), std::string(end) + key), 3, 1e6); });
+    row(name + " target polling cores",
+        [&](const json& f) { return number(field(workload(f, name), "target_polling_cores"), 0); });
     row(name + " cost per million IOPS", [&](const json& f) {
       const json& iops = field(workload(f, name), "iops");
       const json& total = field(field(f, "cost"), "total");

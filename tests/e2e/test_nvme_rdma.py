@@ -106,6 +106,39 @@ if res:
     check(set(job["read"]["clat_ns"]["percentile"]) >= {"1.000000", "50.000000", "99.000000", "99.990000"},
           "fio.json: fio's default percentile list")
 
+# ---- CPU per I/O: work apart from polling. A poll-mode target's pollers spin on their cores
+# the whole window (work + polling = cores x window), so its work per I/O is below its total;
+# a kernel target (cpu: interrupt) and a host waiting by interrupt never spin.
+for mode in ("poll", "interrupt"):
+    out = os.path.join(d, "cpu_" + mode)
+    _, _, _, res = run(f"name: cpu_{mode}\nfabric: roce_v2" + BASE + f"      cpu: {mode}\n      cores: 2\n" + """
+workloads:
+  - {name: r, kind: nvme, initiator: h, target: t, rw: randread, bs: 4KiB, iodepth: 16, runtime: 1ms,
+     ramp_time: 200us}
+""", out, "--set", "host.completion=" + ("polling" if mode == "poll" else "interrupt"))
+    if not res:
+        continue
+    w = res["workloads"][0]
+    cpu = w["cpu"]
+    ini, tgt = cpu["initiator"], cpu["target"]
+    check(0 < cpu["ios"] <= w["ops"] and 0 < cpu["window_ps"] <= w["runtime_ps"],
+          f"{mode}: the CPU window lies in the counted one: {cpu['ios']} of {w['ops']} I/Os")
+    for name, side in (("initiator", ini), ("target", tgt)):
+        check(abs(side["work_ps_per_io"] * cpu["ios"] - side["work_ps"]) < cpu["ios"]
+              and abs(side["total_ps_per_io"] - side["work_ps_per_io"] - side["poll_ps_per_io"]) < 1,
+              f"{mode}: {name}: per I/O figures are the window's over its I/Os: {side}")
+        check(side["work_ps_per_io"] > 0, f"{mode}: the {name} works for each I/O")
+    if mode == "poll":
+        check(tgt["work_ps_per_io"] < tgt["total_ps_per_io"] and tgt["poll_ps"] > 0 and tgt["polling_cores"] == 2,
+              f"poll: the target's work per I/O is below its total with polling: {tgt}")
+        check(abs((tgt["work_ps"] + tgt["poll_ps"]) / (2 * cpu["window_ps"]) - 1) < 0.01,
+              f"poll: the two pollers' cores are busy the whole window: {tgt}, {cpu['window_ps']}")
+        check(ini["work_ps_per_io"] < ini["total_ps_per_io"], f"poll: the initiator spins on its CQ: {ini}")
+    else:
+        check(tgt["poll_ps"] == 0 and tgt["polling_cores"] == 0 and ini["poll_ps"] == 0
+              and tgt["work_ps_per_io"] == tgt["total_ps_per_io"],
+              f"interrupt: no spinning at either end: {tgt}, {ini}")
+
 # ---- writes then reads of the same region verify (randrw too)
 out = os.path.join(d, "verify")
 _, _, _, res = run("name: verify\nfabric: roce_v2" + BASE + """

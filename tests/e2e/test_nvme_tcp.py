@@ -178,8 +178,10 @@ if res:
 out = os.path.join(d, "compare")
 p = e2e.rdmasim("compare", os.path.join(e2e.SOURCE, "examples", "nvmeof_compare.yaml"), "--out", out)
 check(p.returncode == 0, f"compare nvmeof_compare.yaml: exit {p.returncode}: {p.stderr[-1000:]}")
-for row in ("randread IOPS", "randread clat p99.9 us", "randread initiator cpu us per IO",
-            "randread target cpu us per IO", "randread cost per million IOPS"):
+for row in ("randread IOPS", "randread clat p99.9 us", "randread initiator cpu us/IO (work)",
+            "randread initiator cpu us/IO (incl. polling)", "randread target cpu us/IO (work)",
+            "randread target cpu us/IO (incl. polling)", "randread target polling cores",
+            "randread cost per million IOPS"):
     check(row in p.stdout, f"compare prints '{row}'")
 if p.returncode == 0:
     with open(os.path.join(out, "compare.json")) as f:
@@ -191,5 +193,13 @@ if p.returncode == 0:
         check(w.get("iops", 0) > 0 and w.get("initiator_cpu_ps_per_io", 0) > 0
               and w.get("target_cpu_ps_per_io", 0) > 0 and w.get("data_verified"),
               f"compare: {e['fabric']} has IOPS and CPU per I/O at both ends: {w}")
+        # The SPDK-style target (cpu: poll, 2 cores) spins on RDMA; NVMe/TCP's threads sleep.
+        work, total = w.get("target_cpu_work_ps_per_io", 0), w.get("target_cpu_ps_per_io", 0)
+        if e["fabric"] == "tcp":
+            check(0 < work == total and w.get("target_polling_cores") == 0,
+                  f"compare: tcp: the target's CPU per I/O is all work: {w}")
+        else:
+            check(0 < work < total and w.get("target_polling_cores") == 2,
+                  f"compare: {e['fabric']}: the target's work per I/O is below its total with polling: {w}")
 
 e2e.finish()

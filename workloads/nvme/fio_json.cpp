@@ -61,6 +61,23 @@ json direction_json(const DirStats& d, Time window) {
   return j;
 }
 
+namespace {
+
+// One host's CPU in the window: working, polling, and each per I/O (null without I/O).
+json cpu_json(const std::string& host, const CpuSpent& s, uint64_t ios) {
+  auto per_io = [&](Time t) {
+    return ios ? json(static_cast<double>(t.count()) / static_cast<double>(ios)) : json();
+  };
+  return {{"host", host},
+          {"work_ps", s.work.count()},
+          {"poll_ps", s.poll.count()},
+          {"work_ps_per_io", per_io(s.work)},
+          {"poll_ps_per_io", per_io(s.poll)},
+          {"total_ps_per_io", per_io(s.work + s.poll)}};
+}
+
+}  // namespace
+
 json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   const Time window = r.measure_end > r.measure_start ? r.measure_end - r.measure_start : Time{};
   DirStats all = r.read;
@@ -92,6 +109,12 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out["bad_blocks"] = r.bad_blocks;
   out["data_verified"] = r.data_verified;
   out["finished"] = r.finished;
+  json cpu = {{"window_ps", r.cpu_window.count()},
+              {"ios", r.cpu_ios},
+              {"initiator", cpu_json(c.initiator, r.initiator_cpu, r.cpu_ios)},
+              {"target", cpu_json(c.target, r.target_cpu, r.cpu_ios)}};
+  cpu["target"]["polling_cores"] = r.target_polling_cores;
+  out["cpu"] = std::move(cpu);
   return out;
 }
 

@@ -159,7 +159,7 @@ Task NvmeJob::controller() {
       io(*queues_[j]);
     }
   }
-  if (--running_ == 0) r_.finished = true;
+  if (--running_ == 0) stopped();
 }
 
 Task NvmeJob::io(Queue& q) {
@@ -217,6 +217,7 @@ Task NvmeJob::io(Queue& q) {
     r_.errors += errors;
     for (const Completion& cqe : done)
       if (cqe.cid < q.entries && q.slots[cqe.cid].busy) complete(q, q.slots[cqe.cid], cqe);
+    if (cpu_window_ == CpuWindow::before && env_.sim.now() >= r_.measure_start) cpu_mark(true);
     if (failed) failed_ = true;
     if (failed_) {
       // Nothing more will complete on a failed connection.
@@ -224,7 +225,7 @@ Task NvmeJob::io(Queue& q) {
       q.inflight = 0;
     }
   }
-  if (--running_ == 0) r_.finished = true;
+  if (--running_ == 0) stopped();
 }
 
 void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
@@ -253,6 +254,7 @@ void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
   if (recording_)
     records_.push_back({q.job, s.write, s.lba, s.blocks, s.issued.count(), now.count(), cqe.status_field()});
   if (now < r_.measure_start || !cqe.ok()) return;
+  if (cpu_window_ == CpuWindow::open) ++r_.cpu_ios;
   DirStats& d = s.write ? r_.write : r_.read;
   ++d.ios;
   d.bytes += c_.bs;
@@ -262,13 +264,62 @@ void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
   r_.measure_end = std::max(r_.measure_end, now);
 }
 
+namespace {
+
+// What a host's cores have spent so far.
+CpuSpent cpu_spent(const Cpu& cpu) {
+  CpuSpent s;
+  for (int c = 0; c < cpu.cores(); ++c) {
+    const CpuTimes t = cpu.times(c);
+    for (size_t u = 0; u < kCpuUses; ++u) {
+      if (static_cast<CpuUse>(u) == CpuUse::poll)
+        s.poll += t[u];
+      else if (static_cast<CpuUse>(u) != CpuUse::idle)
+        s.work += t[u];
+    }
+  }
+  return s;
+}
+
+CpuSpent since(const Cpu& cpu, const CpuSpent& from) {
+  const CpuSpent now = cpu_spent(cpu);
+  return {now.work - from.work, now.poll - from.poll};
+}
+
+}  // namespace
+
+void NvmeJob::stopped() {
+  r_.finished = true;
+  cpu_mark(false);
+}
+
+void NvmeJob::cpu_mark(bool open) {
+  const Time now = env_.sim.now();
+  if (open) {
+    cpu_window_ = CpuWindow::open;
+    cpu_from_ = now;
+    initiator_from_ = cpu_spent(host_.cpu());
+    target_from_ = cpu_spent(target_.host().cpu());
+  } else if (cpu_window_ == CpuWindow::open) {
+    cpu_window_ = CpuWindow::closed;
+    cpu_to_now(r_);
+  }
+}
+
+void NvmeJob::cpu_to_now(NvmeResult& r) const {
+  r.cpu_window = env_.sim.now() - cpu_from_;
+  r.initiator_cpu = since(host_.cpu(), initiator_from_);
+  r.target_cpu = since(target_.host().cpu(), target_from_);
+}
+
 NvmeResult NvmeJob::result() const {
   NvmeResult r = r_;
   r.bad_blocks += ns_->bad_blocks;
   r.data_verified = r.bad_blocks == 0 && !failed_ && r.errors == 0;
   r.finished = finished();
-  r.initiator_cpu = host_.cpu_busy();
-  r.target_cpu = target_.host().cpu_busy();
+  if (cpu_window_ == CpuWindow::open) cpu_to_now(r);  // cut short (stop): the window ends now
+  if (!tcp_ && target_.config().cpu == TargetCpu::poll)
+    r.target_polling_cores = std::max<uint32_t>(1, target_.config().cores);
   return r;
 }
 

@@ -14,6 +14,9 @@
 // Statistics in fio's terms: slat (issuing a command: building it and
 // handing it to the transport), clat (from then until the host program has
 // the completion), lat (both); I/O completing before ramp_time is not counted.
+// CPU per I/O: what each host's cores spent from the first completion after
+// ramp_time to the job's end, over the I/Os completed meanwhile, split into
+// work and polling (a spinning poller's, a job's spin on its CQ).
 // Data: every block written carries its LBA and a generation (block_pattern.hpp);
 // every block read must carry one its LBA could hold then.
 #pragma once
@@ -72,6 +75,11 @@ struct DirStats {
   std::vector<int64_t> slat, clat, lat;  // ps, one per I/O
 };
 
+// CPU time a host spent: working (every category but poll and idle) and polling.
+struct CpuSpent {
+  Time work, poll;
+};
+
 struct NvmeResult {
   DirStats read, write;
   Time measure_start, measure_end;  // the counted window: ramp end to the last counted completion
@@ -79,7 +87,11 @@ struct NvmeResult {
   uint64_t bad_blocks = 0;          // blocks read that held no stamp their LBA could hold
   bool data_verified = true;
   bool finished = false;
-  Time initiator_cpu, target_cpu;  // CPU time the hosts spent in the run (whole hosts)
+  // The CPU window: the whole hosts' CPU in it and the I/Os that completed in it.
+  Time cpu_window;
+  uint64_t cpu_ios = 0;
+  CpuSpent initiator_cpu, target_cpu;
+  uint32_t target_polling_cores = 0;  // cores the target's pollers keep spinning (RDMA, cpu: poll)
 };
 
 class NvmeJob {
@@ -114,6 +126,10 @@ class NvmeJob {
   Task io(Queue& q);
   void make_queue(Queue& q, uint16_t qid, uint32_t entries, uint32_t data_slots, uint64_t slot_bytes);
   void complete(Queue& q, Slot& s, const Completion& cqe);
+  // Opens the CPU window (at the first completion after ramp_time) or closes it (the job's end).
+  void cpu_mark(bool open);
+  void cpu_to_now(NvmeResult& r) const;  // the window's CPU from its opening to now
+  void stopped();                        // the job's last queue (or its set-up) is over
 
   WorkloadEnv& env_;
   std::string name_;
@@ -132,6 +148,9 @@ class NvmeJob {
   bool started_ = false;
   bool failed_ = false;
   NvmeResult r_;
+  enum class CpuWindow { before, open, closed } cpu_window_ = CpuWindow::before;
+  Time cpu_from_;
+  CpuSpent initiator_from_, target_from_;
   bool recording_ = false;
   std::vector<IoRecord> records_;
 };
