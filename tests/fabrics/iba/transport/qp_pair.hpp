@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fabrics/iba/opcodes.hpp"
@@ -99,9 +100,11 @@ struct Pair {
     ah.grh.dgid = b.nic().gid();
     return a.device().create_ah(sa.pd, ah);
   }
-  // A UD SEND of `len` bytes from a's buffer to b's QP.
-  int post_ud(verbs::AddressHandle* ah, uint32_t len, uint32_t qkey, uint64_t wr_id = 1) {
-    ibv_sge sge{sa.buf, len, sa.mr->lkey};
+  // A UD SEND of `len` bytes from a's buffer to b's QP (gathered with `lkey`
+  // when given, else the buffer's own).
+  int post_ud(verbs::AddressHandle* ah, uint32_t len, uint32_t qkey, uint64_t wr_id = 1,
+              std::optional<uint32_t> lkey = std::nullopt) {
+    ibv_sge sge{sa.buf, len, lkey.value_or(sa.mr->lkey)};
     ibv_send_wr wr{};
     wr.wr_id = wr_id;
     wr.sg_list = &sge;
