@@ -142,6 +142,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   bool place_recv(const Payload& payload);
   const verbs::MemoryRegion* remote_region(const IbaParsed& p, int access, uint64_t len) const;
   void class_c_error(const IbaParsed& p, uint8_t syndrome);
+  void drop_uc_message();
   void queue_ack(uint32_t psn);
   void queue_nak(uint32_t psn, uint8_t syndrome);
   Packet next_response();
