@@ -62,6 +62,8 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
 
   // TxSource: the next TCP segment with IP and Ethernet in front.
   bool has_tx() const override;
+  // An iWARP QP's states are RDMAP's (RFC 5040 has no send queue drain or error state).
+  bool has_send_queue_states() const override { return false; }
   Packet next_frame() override;
 
   // A TCP segment of this connection (bytes from the TCP header on).

@@ -28,7 +28,7 @@ struct Transition {
 
 int type_index(ibv_qp_type t) { return t == IBV_QPT_RC ? 0 : t == IBV_QPT_UC ? 1 : 2; }
 
-const Transition* transition(ibv_qp_state from, ibv_qp_state to) {
+const Transition* transition(ibv_qp_type type, ibv_qp_state from, ibv_qp_state to) {
   static constexpr int kInitAttrs = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
   static constexpr int kInitUd = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
   static const Transition reset_init{{kInitAttrs, kInitAttrs, kInitUd}, {0, 0, 0}};
@@ -52,6 +52,19 @@ const Transition* transition(ibv_qp_state from, ibv_qp_state to) {
            IBV_QP_MIN_RNR_TIMER,
        IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE,
        IBV_QP_CUR_STATE | IBV_QP_QKEY}};
+  // The send queue drain (SQD) and send queue error (SQE) states (IBA 10.3.1, figure 130).
+  static const Transition rts_sqd{
+      {0, 0, 0}, {IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY, IBV_QP_EN_SQD_ASYNC_NOTIFY}};
+  static const Transition sqd_rts{rts_rts};
+  static const Transition sqd_sqd{
+      {0, 0, 0},
+      {IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+           IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+           IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE,
+       IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE,
+       IBV_QP_PKEY_INDEX | IBV_QP_QKEY}};
+  static const Transition sqe_rts{
+      {0, 0, 0}, {0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, IBV_QP_CUR_STATE | IBV_QP_QKEY}};
   static const Transition to_reset_or_err{{0, 0, 0}, {0, 0, 0}};
   if (to == IBV_QPS_RESET || to == IBV_QPS_ERR) return &to_reset_or_err;
   if (from == IBV_QPS_RESET && to == IBV_QPS_INIT) return &reset_init;
@@ -59,6 +72,11 @@ const Transition* transition(ibv_qp_state from, ibv_qp_state to) {
   if (from == IBV_QPS_INIT && to == IBV_QPS_RTR) return &init_rtr;
   if (from == IBV_QPS_RTR && to == IBV_QPS_RTS) return &rtr_rts;
   if (from == IBV_QPS_RTS && to == IBV_QPS_RTS) return &rts_rts;
+  if (from == IBV_QPS_RTS && to == IBV_QPS_SQD) return &rts_sqd;
+  if (from == IBV_QPS_SQD && to == IBV_QPS_RTS) return &sqd_rts;
+  if (from == IBV_QPS_SQD && to == IBV_QPS_SQD) return &sqd_sqd;
+  // An RC QP never enters SQE (its send errors take it to ERR): no SQE -> RTS.
+  if (from == IBV_QPS_SQE && to == IBV_QPS_RTS && type != IBV_QPT_RC) return &sqe_rts;
   return nullptr;
 }
 
@@ -161,8 +179,10 @@ QueuePair::QueuePair(Device& d, ProtectionDomain& pd, uint32_t qpn, const QpInit
 int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   const ibv_qp_state to = (mask & IBV_QP_STATE) ? a.qp_state : state_;
   if ((mask & IBV_QP_CUR_STATE) && a.cur_qp_state != state_) return EINVAL;
-  const Transition* t = transition(state_, to);
+  const Transition* t = transition(type(), state_, to);
   if (!t) return EINVAL;
+  const bool send_queue_state = to == IBV_QPS_SQD || state_ == IBV_QPS_SQD || state_ == IBV_QPS_SQE;
+  if (send_queue_state && !has_send_queue_states()) return EINVAL;
   const int ti = type_index(type());
   const int given = mask & ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
   if ((given & t->required[ti]) != t->required[ti]) return EINVAL;
@@ -198,6 +218,7 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if (mask & IBV_QP_TIMEOUT) attr_.timeout = a.timeout;
   if (mask & IBV_QP_RETRY_CNT) attr_.retry_cnt = a.retry_cnt;
   if (mask & IBV_QP_RNR_RETRY) attr_.rnr_retry = a.rnr_retry;
+  if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) attr_.en_sqd_async_notify = a.en_sqd_async_notify;
 
   const ibv_qp_state from = state_;
   if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
@@ -209,8 +230,19 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
     sq_.clear();
     rq_.clear();
   }
+  drain_notify_ = to == IBV_QPS_SQD && from == IBV_QPS_RTS && (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) &&
+                  a.en_sqd_async_notify;
   state_changed(from);
+  check_drained();
   return 0;
+}
+
+// IBA 10.3.1 (SQD): once no WQE started before the drain is outstanding,
+// the QP raises IBV_EVENT_SQ_DRAINED if it was asked to, once.
+void QueuePair::check_drained() {
+  if (!drain_notify_ || state_ != IBV_QPS_SQD || (!sq_.empty() && sq_.front().started)) return;
+  drain_notify_ = false;
+  device_.raise({IBV_EVENT_SQ_DRAINED, nullptr, this});
 }
 
 int QueuePair::check_send(const ibv_send_wr& wr) const {
@@ -290,7 +322,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         off += s.length;
       }
     }
-    const bool flush = state_ == IBV_QPS_ERR;
+    const bool flush = state_ == IBV_QPS_ERR || state_ == IBV_QPS_SQE;  // IBA 10.3.1: flushed at once
     const bool gathers = w.length > 0 && w.opcode != IBV_WR_RDMA_READ &&
                          w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
                          w.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD;  // local data the NIC must read
@@ -463,6 +495,7 @@ bool QueuePair::scatter(const std::vector<ibv_sge>& sges, uint64_t offset, const
 }
 
 void QueuePair::complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len) {
+  if (drain_notify_) check_drained();
   if (status == IBV_WC_SUCCESS && !w.signaled) return;
   ibv_wc wc{};
   wc.wr_id = w.wr_id;
@@ -493,17 +526,28 @@ void QueuePair::complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opc
   device_.nic().deliver_cqe(*init_.recv_cq, wc, solicited);
 }
 
-void QueuePair::enter_error() {
+void QueuePair::enter_send_queue_error() {
   const ibv_qp_state from = state_;
-  state_ = IBV_QPS_ERR;
-  if (from != IBV_QPS_ERR) state_changed(from);
-  // IBA 10.3.1: in the error state every outstanding WR completes with a flush error.
+  state_ = IBV_QPS_SQE;
+  state_changed(from);
+  flush_send_queue();
+}
+
+void QueuePair::flush_send_queue() {
   while (!sq_.empty()) {
     SendWqe w = std::move(sq_.front());
     sq_.pop_front();
     w.signaled = true;
     complete_send(w, IBV_WC_WR_FLUSH_ERR);
   }
+}
+
+void QueuePair::enter_error() {
+  const ibv_qp_state from = state_;
+  state_ = IBV_QPS_ERR;
+  if (from != IBV_QPS_ERR) state_changed(from);
+  // IBA 10.3.1: in the error state every outstanding WR completes with a flush error.
+  flush_send_queue();
   while (!rq_.empty()) {
     RecvWqe r = std::move(rq_.front());
     rq_.pop_front();

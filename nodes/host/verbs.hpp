@@ -300,8 +300,9 @@ class QueuePair {
   ProtectionDomain& pd() const { return pd_; }
   Device& device() const { return device_; }
 
-  // ibv_modify_qp: the IBA 10.3 state machine; required and allowed
-  // attributes per transition as the Linux verbs core checks them.
+  // ibv_modify_qp: the IBA 10.3 state machine (RESET, INIT, RTR, RTS, SQD,
+  // SQE, ERR); required and allowed attributes per transition as the Linux
+  // verbs core checks them; EINVAL for any other move.
   int modify(const ibv_qp_attr& attr, int mask);
   // ibv_query_qp
   int query(ibv_qp_attr& attr) const {
@@ -345,6 +346,14 @@ class QueuePair {
 
   // Moves the QP to ERR and flushes every outstanding WQE with IBV_WC_WR_FLUSH_ERR.
   void enter_error();
+  // A send WQE of a UD or UC QP failed (IBA 10.3.1, 11.6.2): the QP goes to
+  // SQE, the rest of its send queue is flushed, its receive queue goes on.
+  void enter_send_queue_error();
+  void flush_send_queue();
+  // Whether the transport has the IBA's SQD and SQE states (iWARP has not).
+  virtual bool has_send_queue_states() const { return true; }
+  // In SQD: raises IBV_EVENT_SQ_DRAINED once nothing started is outstanding.
+  void check_drained();
   void complete_send(const SendWqe& w, ibv_wc_status status, uint32_t byte_len = 0);
   void complete_recv(const RecvWqe& w, ibv_wc_status status, ibv_wc_opcode op, uint32_t byte_len,
                      uint32_t imm_be, bool with_imm, uint32_t src_qp = 0, bool grh = false, uint16_t slid = 0,
@@ -376,7 +385,8 @@ class QueuePair {
   QpInitAttr init_;
   ibv_qp_attr attr_{};
   ibv_qp_state state_ = IBV_QPS_RESET;
-  Ring<SendWqe> sq_;  // posted and not yet completed, oldest first
+  bool drain_notify_ = false;  // SQD entered with en_sqd_async_notify: IBV_EVENT_SQ_DRAINED is due
+  Ring<SendWqe> sq_;           // posted and not yet completed, oldest first
   Ring<RecvWqe> rq_;
   std::function<void()> message_placed_;
 };

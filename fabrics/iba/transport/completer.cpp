@@ -60,7 +60,7 @@ bool IbaQp::spend_retry() {
 }
 
 void IbaQp::on_retry_timeout() {
-  if (state_ != IBV_QPS_RTS || sq_.empty() || !sq_.front().started) return;
+  if (!sending() || sq_.empty() || !sq_.front().started) return;
   ++stats_.timeouts;
   const Time now = nic_.sim().now();
   if (cc_) cc_->on_timeout(now);
@@ -173,7 +173,7 @@ void IbaQp::complete_reads() {
     --req_.rd_atomic_in_flight;
     if (irn_) irn_->read_done(finished.first_psn);
     complete_send(finished, IBV_WC_SUCCESS, static_cast<uint32_t>(finished.length));
-    if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+    if (sending() && requester_ready()) nic_.wake(*this);
     if (!irn_) break;
   }
 }
@@ -201,7 +201,7 @@ void IbaQp::on_atomic_ack(const IbaParsed& p) {
   }
   complete_send(w, IBV_WC_SUCCESS, 8);
   note_progress();
-  if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+  if (sending() && requester_ready()) nic_.wake(*this);
 }
 
 void IbaQp::on_nak(const IbaParsed& p) {
@@ -248,8 +248,9 @@ void IbaQp::on_nak(const IbaParsed& p) {
   }
 }
 
-// The oldest WQE fails with `status`; the QP goes to the error state and
-// every other WQE is flushed (IBA 10.3.1, 11.6.2).
+// The oldest WQE fails with `status`; the QP goes to the error state (an
+// RC QP) or the send queue error state (UC, UD: receives go on) and every
+// other send WQE is flushed (IBA 10.3.1, 11.6.2).
 void IbaQp::fail_front(ibv_wc_status status) {
   if (!sq_.empty()) {
     SendWqe w = std::move(sq_.front());
@@ -257,7 +258,10 @@ void IbaQp::fail_front(ibv_wc_status status) {
     w.signaled = true;  // errors always complete
     complete_send(w, status);
   }
-  enter_error();
+  if (type() == IBV_QPT_RC)
+    enter_error();
+  else
+    enter_send_queue_error();
 }
 
 }  // namespace rdmasim

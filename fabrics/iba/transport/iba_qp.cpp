@@ -52,7 +52,7 @@ void IbaQp::state_changed(ibv_qp_state from) {
   if (state_ == IBV_QPS_RTR || (state_ == IBV_QPS_RTS && from == IBV_QPS_INIT)) {
     resp_.epsn = attr_.rq_psn & kPsnMask;
   }
-  if (state_ == IBV_QPS_RTS && from != IBV_QPS_RTS) {
+  if (state_ == IBV_QPS_RTS && from == IBV_QPS_RTR) {
     req_.psn = comp_.unacked_psn = req_.high_psn = attr_.sq_psn & kPsnMask;
     comp_.retry_left = attr_.retry_cnt;
     comp_.rnr_left = attr_.rnr_retry;
@@ -62,6 +62,19 @@ void IbaQp::state_changed(ibv_qp_state from) {
     if (!sq_.empty()) nic_.wake(*this);
   } else if (state_ == IBV_QPS_RTR && fabric_.irn() && type() == IBV_QPT_RC) {
     irn_start();
+  } else if (state_ == IBV_QPS_RTS && from != IBV_QPS_RTS && !sq_.empty()) {
+    nic_.wake(*this);  // back from SQD or SQE: the send queue goes on
+  }
+  if (state_ == IBV_QPS_SQD && from == IBV_QPS_RTS) {
+    // The drain (IBA 10.3.1): the messages already started are sent whole
+    // (and again, when lost); none after them starts.
+    req_.drain_psn = req_.psn;
+    for (size_t i = 0; i < sq_.size() && sq_[i].started; ++i) req_.drain_psn = psn_add(sq_[i].last_psn, 1);
+    if (psn_before(req_.drain_psn, req_.high_psn)) req_.drain_psn = req_.high_psn;
+  }
+  if (state_ == IBV_QPS_SQE) {  // the send queue is about to be flushed
+    req_.wqe = 0;
+    req_.offset = 0;
   }
   if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     retry_timer_.stop();
@@ -188,7 +201,7 @@ void IbaQp::cc_response(const IbaParsed& p, const IbaSource& src) {
   if (src.telemetry && src.telemetry_echo) a.telemetry = &*src.telemetry;
   a.endpoint_delay = nic_.config().rx_pipeline * 2;  // the request's at the responder, the ACK's here
   cc_->on_ack(a);
-  if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+  if (sending() && requester_ready()) nic_.wake(*this);
 }
 
 // A request goes out with room for the switches' telemetry when the
@@ -260,7 +273,7 @@ void IbaQp::receive(const IbaParsed& p, const Payload& payload, const IbaSource&
     return;
   }
   if (response) {
-    if (state_ != IBV_QPS_RTS) return;
+    if (!sending()) return;
     if (op == RC_ACKNOWLEDGE) {
       if (irn_ && p.h.syndrome == kNakSeqError && src.irn && src.irn->kind == IrnExt::Sack)
         irn_on_nack(p, *src.irn);

@@ -80,6 +80,9 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   void state_changed(ibv_qp_state from) override;
 
  private:
+  // RTS, or SQD finishing what it had started: the requester and completer work.
+  bool sending() const { return state_ == IBV_QPS_RTS || state_ == IBV_QPS_SQD; }
+
   // ---- requester (requester.cpp) ----
   bool requester_ready() const;
   Packet next_request();   // a packet IRN sends again, else build_request()
@@ -139,6 +142,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   bool place_recv(const Payload& payload);
   const verbs::MemoryRegion* remote_region(const IbaParsed& p, int access, uint64_t len) const;
   void class_c_error(const IbaParsed& p, uint8_t syndrome);
+  void drop_uc_message();
   void queue_ack(uint32_t psn);
   void queue_nak(uint32_t psn, uint8_t syndrome);
   Packet next_response();
@@ -187,6 +191,7 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     uint32_t noack_pkts = 0;  // request packets sent since the last AckReq
     uint32_t recv_sn = 0;     // IRN: recv_WQE_SN of the next message that takes a receive WQE
     bool rnr_wait = false;
+    uint32_t drain_psn = 0;  // SQD: no request from this PSN on goes out (IBA 10.3.1)
   } req_;
 
   struct CompleterState {

@@ -89,7 +89,7 @@ Packet IbaQp::irn_retransmit() {
     }
     req_.noack_pkts = kMaxPacketsPerAck + 1;  // AckReq: the sender wants to hear of it soon
     Packet p = build_request();
-    if (state_ == IBV_QPS_RTS) std::tie(req_.wqe, req_.offset, req_.psn) = cursor;
+    if (sending()) std::tie(req_.wqe, req_.offset, req_.psn) = cursor;
     irn_->sender.retransmitted(psn, span);
     return p;
   }
@@ -107,19 +107,19 @@ void IbaQp::irn_on_nack(const IbaParsed& p, const IrnExt& e) {
   ++stats_.seq_naks_received;
   ack_through(p.h.psn);
   irn_->sender.on_nack(comp_.unacked_psn, e.sn & kPsnMask, req_.high_psn);
-  if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+  if (sending() && requester_ready()) nic_.wake(*this);
 }
 
 void IbaQp::irn_on_cumulative() {
   irn_->sender.on_cumulative(comp_.unacked_psn);
-  if (state_ == IBV_QPS_RTS && requester_ready()) nic_.wake(*this);
+  if (sending() && requester_ready()) nic_.wake(*this);
 }
 
 void IbaQp::irn_on_timeout() {
   irn_->sender.on_timeout(req_.high_psn);  // a READ is asked again for all of its rest
   irn_->read_asks.clear();
   for (IrnReadRx& r : irn_->reads) r.asked_end = r.first;
-  if (state_ == IBV_QPS_RTS) nic_.wake(*this);
+  if (sending()) nic_.wake(*this);
 }
 
 void IbaQp::irn_restart(uint32_t psn) { irn_->sender.restart_from(psn); }
@@ -142,15 +142,14 @@ void IbaQp::irn_read_beyond(SendWqe& w, const IbaParsed& p, const Payload& paylo
     return;
   }
   rd.got.set(p.h.psn);
-  if (rd.ask_holes(expected, p.h.psn, irn_->read_asks) && state_ == IBV_QPS_RTS) nic_.wake(*this);
+  if (rd.ask_holes(expected, p.h.psn, irn_->read_asks) && sending()) nic_.wake(*this);
 }
 
 // An ACK or response beyond the READ came while it still expects
 // responses: the ones not placed are lost, and asked for again.
 void IbaQp::irn_read_missing(const SendWqe& w, uint32_t expected) {
   IrnReadRx& rd = irn_->read(w.first_psn, packets_of(w));
-  if (rd.ask_holes(expected, psn_add(w.last_psn, 1), irn_->read_asks) && state_ == IBV_QPS_RTS)
-    nic_.wake(*this);
+  if (rd.ask_holes(expected, psn_add(w.last_psn, 1), irn_->read_asks) && sending()) nic_.wake(*this);
 }
 
 // The READ's expected response is here (or it just reached the head of the
@@ -190,7 +189,7 @@ Packet IbaQp::irn_read_ask() {
   req_.noack_pkts = kMaxPacketsPerAck + 1;
   Packet p = build_request();
   irn_->read_ask_len = 0;
-  if (state_ == IBV_QPS_RTS) std::tie(req_.wqe, req_.offset, req_.psn) = cursor;
+  if (sending()) std::tie(req_.wqe, req_.offset, req_.psn) = cursor;
   return p;
 }
 
@@ -274,7 +273,7 @@ void IbaQp::irn_advance() {
   IrnReceiver& rx = *irn_->rx;
   rx.received.advance_to(resp_.epsn);
   bool moved = false;
-  while ((state_ == IBV_QPS_RTS || state_ == IBV_QPS_RTR) && rx.received.test(resp_.epsn)) {
+  while ((sending() || state_ == IBV_QPS_RTR) && rx.received.test(resp_.epsn)) {
     const IrnSlot s = rx.slot(resp_.epsn);
     IbaParsed parsed;
     parsed.h.opcode = s.opcode;

@@ -18,9 +18,10 @@ using verbs::MemoryRegion;
 using verbs::SendWqe;
 
 bool IbaQp::requester_ready() const {
-  if (state_ != IBV_QPS_RTS || req_.rnr_wait) return false;
+  if (!sending() || req_.rnr_wait) return false;
   if (irn_ && irn_has_retransmit()) return true;
   if (req_.wqe >= sq_.size()) return false;
+  if (state_ == IBV_QPS_SQD && !psn_before(req_.psn, req_.drain_psn)) return false;  // nothing new starts
   if (!window_allows()) return false;  // an ACK wakes the QP again
   if (irn_ && irn_blocks_new()) return false;
   const SendWqe& w = sq_[req_.wqe];
@@ -239,7 +240,7 @@ void IbaQp::go_back_to(uint32_t psn) {
       sq_[j].started = false;
       sq_[j].done_bytes = 0;
     }
-    if (state_ == IBV_QPS_RTS) nic_.wake(*this);
+    if (sending()) nic_.wake(*this);
     return;
   }
 }

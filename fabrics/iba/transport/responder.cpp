@@ -126,6 +126,14 @@ void IbaQp::class_c_error(const IbaParsed& p, uint8_t syndrome) {
     enter_error();
     return;
   }
+  drop_uc_message();
+}
+
+// UC drops the message in progress (9.8.3): a receive a SEND had taken is
+// the next message's again, from its start.
+void IbaQp::drop_uc_message() {
+  if (resp_.in_msg == InMessage::Send && resp_.recv_active) give_back_recv(std::move(resp_.recv));
+  resp_.recv_active = false;
   resp_.in_msg = InMessage::None;
 }
 
@@ -288,9 +296,7 @@ RespStep IbaQp::out_of_sequence(const RespPacket& r) {
     }
     return RespStep::Done;
   }
-  if (resp_.in_msg == InMessage::Send && resp_.recv_active) give_back_recv(std::move(resp_.recv));
-  resp_.recv_active = false;
-  resp_.in_msg = InMessage::None;
+  drop_uc_message();
   resp_.epsn = r.p.h.psn;
   return RespStep::CheckOpSequence;
 }
@@ -307,7 +313,7 @@ RespStep IbaQp::check_op_sequence(const RespPacket& r) {
     queue_nak(resp_.epsn, kNakInvalidRequest);
     enter_error();
   } else {  // UC: drop until the next FIRST/ONLY
-    resp_.in_msg = InMessage::None;
+    drop_uc_message();
     resp_.epsn = psn_add(r.p.h.psn, 1);
   }
   return RespStep::Done;

@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "fabrics/iba/opcodes.hpp"
@@ -78,20 +80,30 @@ struct Pair {
     connect(sa, b, sb, psn_a, psn_b, rnr_retry, retry_cnt, 10, min_rnr_timer);
     connect(sb, a, sa, psn_b, psn_a, rnr_retry, retry_cnt, 10, min_rnr_timer);
   }
-  // UD: both QPs to RTS with Q_Key `qkey`.
-  void ud_ready(uint32_t qkey) {
-    for (Side* s : {&sa, &sb}) {
-      ibv_qp_attr a{};
-      a.qp_state = IBV_QPS_INIT;
-      a.port_num = 1;
-      a.qkey = qkey;
-      REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0);
-      a.qp_state = IBV_QPS_RTR;
-      REQUIRE(s->qp->modify(a, IBV_QP_STATE) == 0);
-      a.qp_state = IBV_QPS_RTS;
-      REQUIRE(s->qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
+  // UD or UC (the QPs' type): both QPs to RTS at PSN 0; UD with Q_Key
+  // `qkey`, UC each the other's peer with a 1024-byte path MTU.
+  void ready(uint32_t qkey = 0) {
+    const bool ud = sa.qp->type() == IBV_QPT_UD;
+    for (auto [s, peer, host] : {std::tuple{&sa, &sb, &b}, std::tuple{&sb, &sa, &a}}) {
+      ibv_qp_attr at{};
+      at.qp_state = IBV_QPS_INIT;
+      at.port_num = 1;
+      at.qkey = qkey;
+      at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+      const int init = IBV_QP_PKEY_INDEX | IBV_QP_PORT | (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
+      REQUIRE(s->qp->modify(at, IBV_QP_STATE | init) == 0);
+      at.qp_state = IBV_QPS_RTR;
+      at.ah_attr.is_global = 1;
+      at.ah_attr.grh.dgid = host->nic().gid();
+      at.path_mtu = IBV_MTU_1024;
+      at.dest_qp_num = peer->qp->qp_num();
+      const int path = ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+      REQUIRE(s->qp->modify(at, IBV_QP_STATE | path) == 0);
+      at.qp_state = IBV_QPS_RTS;
+      REQUIRE(s->qp->modify(at, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0);
     }
   }
+  void ud_ready(uint32_t qkey) { ready(qkey); }
   // An address handle on a towards b (RoCE: a GRH with b's GID).
   verbs::AddressHandle* ah_to_b() {
     ibv_ah_attr ah{};
@@ -99,9 +111,11 @@ struct Pair {
     ah.grh.dgid = b.nic().gid();
     return a.device().create_ah(sa.pd, ah);
   }
-  // A UD SEND of `len` bytes from a's buffer to b's QP.
-  int post_ud(verbs::AddressHandle* ah, uint32_t len, uint32_t qkey, uint64_t wr_id = 1) {
-    ibv_sge sge{sa.buf, len, sa.mr->lkey};
+  // A UD SEND of `len` bytes from a's buffer to b's QP (gathered with `lkey`
+  // when given, else the buffer's own).
+  int post_ud(verbs::AddressHandle* ah, uint32_t len, uint32_t qkey, uint64_t wr_id = 1,
+              std::optional<uint32_t> lkey = std::nullopt) {
+    ibv_sge sge{sa.buf, len, lkey.value_or(sa.mr->lkey)};
     ibv_send_wr wr{};
     wr.wr_id = wr_id;
     wr.sg_list = &sge;
