@@ -56,6 +56,7 @@ inline Time call_cost(attach::Op op, const HostConfig& h) {
     case Op::sock_close:
     case Op::sock_poll:
     case Op::sleep:
+    case Op::set_alarm:
       return h.kernel.syscall;
     default:
       return kControlVerb;

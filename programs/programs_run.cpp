@@ -66,6 +66,8 @@ struct ProgramsRun::Program {
   // Its open out-of-band sockets (id, listener): closed when it exits, as the kernel closes a process's
   // files.
   std::vector<std::pair<uint64_t, bool>> sockets;
+  // Its ITIMER_REAL deadline (alarm, setitimer; zero: none): a wait in simulated time ends no later.
+  Time alarm;
 };
 
 namespace {
@@ -436,6 +438,11 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
   int64_t ret = 0;
   uint64_t c = 0;
   std::vector<char> out;
+  // How long a wait of at most `limit` may last before the program's alarm is due.
+  auto before_alarm = [&p, this](Time limit) {
+    if (p.alarm == Time{}) return limit;
+    return std::clamp(p.alarm - net_.sim.now(), Time{}, limit);
+  };
   auto put = [&out](const void* x, size_t n) {
     const size_t at = out.size();
     out.resize(at + n);
@@ -613,8 +620,17 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         ret = -EINVAL;
         break;
       }
-      // The program sleeps in the kernel until the interrupt wakes it.
-      verbs::CompletionQueue* cq = co_await ch->get_event();
+      // The program sleeps in the kernel until the interrupt wakes it, or its alarm does (EINTR).
+      verbs::CompletionQueue* cq = nullptr;
+      if (p.alarm == Time{} || ch->pending() > 0) {
+        cq = co_await ch->get_event();
+      } else if (const Time limit = before_alarm(Time::max()); limit > Time{}) {
+        cq = co_await ch->get_event_within(limit);
+      }
+      if (!cq) {
+        ret = -EINTR;
+        break;
+      }
       co_await cpu.interrupt(*p.proc, hc.interrupt_cost, CpuUse::syscall, hc.kernel.syscall);
       ret = -EIO;
       for (size_t i = 0; i < p.cqs.size(); ++i)
@@ -633,10 +649,10 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       if (got_n == 0) {
         // It spins on ibv_poll_cq: answered when a completion comes (or, on
         // a CQ that stays empty, after kPollSpin, so a program polling
-        // several CQs in turn moves on), charged as polling.
+        // several CQs in turn moves on, or when its alarm is due), charged as polling.
         cpu.spin(*p.proc);
         bool came = false;
-        co_await cq->next_within(kPollSpin, came);
+        if (const Time limit = before_alarm(kPollSpin); limit > Time{}) co_await cq->next_within(limit, came);
         if (came) {
           co_await cpu.run(*p.proc, CpuUse::user, hc.poll_cost);
           got_n = cq->poll(n, wc.data());
@@ -871,7 +887,11 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       ret = -ENOSYS;
       break;
     case Op::sleep:
-      co_await sleep(net_.sim, Time::ns(static_cast<int64_t>(r.a)));
+      if (const Time d = before_alarm(Time::ns(static_cast<int64_t>(r.a))); d > Time{})
+        co_await sleep(net_.sim, d);
+      break;
+    case Op::set_alarm:
+      p.alarm = Time::ps(static_cast<int64_t>(r.a));
       break;
     default:
       ret = -ENOSYS;

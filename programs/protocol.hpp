@@ -61,7 +61,8 @@ enum class Op : uint32_t {
   sock_recv,     // a = connection, b = at most -> ret = bytes (0: the peer closed), payload
   sock_close,    // a = connection or listener
   sock_poll,     // a = connection, b = events wanted -> ret = events ready (waits for one)
-  sleep,         // a = nanoseconds
+  sleep,         // a = nanoseconds (returns early, at the alarm's deadline, if that comes first)
+  set_alarm,     // a = the ITIMER_REAL deadline in simulated ps (0: none): waits end no later than it
 };
 
 struct Request {

@@ -159,12 +159,24 @@ void CompletionQueue::fire() {
 }
 
 CompletionChannel::~CompletionChannel() {
+  device_.sim().cancel(waiter_timeout_);
   if (waiter_) waiter_.destroy();
 }
 
 void CompletionChannel::deliver(CompletionQueue& cq) {
   events_.push_back(&cq);
-  if (waiter_) device_.sim().at(device_.sim().now(), detail::ResumeEvent(std::exchange(waiter_, nullptr)));
+  if (waiter_) {
+    device_.sim().cancel(std::exchange(waiter_timeout_, {}));
+    device_.sim().at(device_.sim().now(), detail::ResumeEvent(std::exchange(waiter_, nullptr)));
+  }
+}
+
+void CompletionChannel::wait_within(std::coroutine_handle<> h, Time limit) {
+  waiter_ = h;
+  waiter_timeout_ = device_.sim().after(limit, [this] {
+    waiter_timeout_ = {};
+    std::exchange(waiter_, nullptr).resume();
+  });
 }
 
 // ------------------------------------------------------------------ QueuePair

@@ -58,15 +58,31 @@ class CompletionChannel {
     }
   };
   EventAwaiter get_event() { return {*this}; }
+  // Like get_event(), but gives up after `limit` and yields nullptr.
+  struct EventWithinAwaiter {
+    CompletionChannel& ch;
+    Time limit;
+    bool await_ready() const { return !ch.events_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { ch.wait_within(h, limit); }
+    CompletionQueue* await_resume() {
+      if (ch.events_.empty()) return nullptr;
+      CompletionQueue* cq = ch.events_.front();
+      ch.events_.pop_front();
+      return cq;
+    }
+  };
+  EventWithinAwaiter get_event_within(Time limit) { return {*this, limit}; }
   size_t pending() const { return events_.size(); }
 
  private:
   friend class CompletionQueue;
   void deliver(CompletionQueue& cq);
+  void wait_within(std::coroutine_handle<> h, Time limit);
 
   Device& device_;
   Ring<CompletionQueue*> events_;
   std::coroutine_handle<> waiter_;
+  EventId waiter_timeout_;
 };
 
 class ProtectionDomain {

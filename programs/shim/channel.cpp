@@ -1,5 +1,6 @@
 #include "programs/shim/channel.hpp"
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,10 +52,8 @@ void read_all(int fd, void* p, size_t n) {
   }
 }
 
-}  // namespace
-
-attach::Reply call(attach::Op op, uint64_t a, uint64_t b, const void* in, size_t in_len, void* out,
-                   size_t out_max, int send_fd) {
+attach::Reply call_locked(attach::Op op, uint64_t a, uint64_t b, const void* in, size_t in_len, void* out,
+                          size_t out_max, int send_fd) {
   State& s = state();
   std::lock_guard<std::mutex> g(lock());
   attach::Request r{op, static_cast<uint32_t>(in_len), s.local_ps, a, b};
@@ -95,6 +94,41 @@ attach::Reply call(attach::Op op, uint64_t a, uint64_t b, const void* in, size_t
   }
   s.now_ps = rep.now_ps;
   return rep;
+}
+
+}  // namespace
+
+attach::Reply call(attach::Op op, uint64_t a, uint64_t b, const void* in, size_t in_len, void* out,
+                   size_t out_max, int send_fd) {
+  const attach::Reply rep = call_locked(op, a, b, in, in_len, out, out_max, send_fd);
+  check_alarm();
+  return rep;
+}
+
+void check_alarm() {
+  State& s = state();
+  static bool firing = false;  // the re-arming's own call does not fire again
+  if (firing || !attached() || s.alarm_ps == 0 || s.now_ps < s.alarm_ps) return;
+  firing = true;
+  if (s.interval_ps == 0) {
+    s.alarm_ps = 0;
+  } else {
+    // Periods that passed unseen coalesce into one signal, as the kernel's do.
+    s.alarm_ps += (s.now_ps - s.alarm_ps) / s.interval_ps * s.interval_ps + s.interval_ps;
+  }
+  ++s.alarms;
+  call_locked(attach::Op::set_alarm, s.alarm_ps, 0, nullptr, 0, nullptr, 0, -1);
+  firing = false;
+  raise(SIGALRM);
+}
+
+bool interrupted_by_alarm(bool restartable) {
+  struct sigaction sa {};
+  sigaction(SIGALRM, nullptr, &sa);
+  sigset_t mask;
+  sigprocmask(SIG_BLOCK, nullptr, &mask);
+  if (sigismember(&mask, SIGALRM) || sa.sa_handler == SIG_IGN || sa.sa_handler == SIG_DFL) return false;
+  return !(restartable && (sa.sa_flags & SA_RESTART));
 }
 
 void unsupported(const char* verb) {

@@ -15,6 +15,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@ using rdmasim::attach::Op;
 using rdmasim::shim::attached;
 using rdmasim::shim::call;
 using rdmasim::shim::charge;
+using rdmasim::shim::interrupted_by_alarm;
 using rdmasim::shim::state;
 
 namespace {
@@ -35,7 +37,11 @@ namespace {
 constexpr uint64_t kEpochS = 1700000000;
 constexpr uint64_t kBootS = 1000;
 
-uint64_t clock_read() { return charge(state().hello.cost_clock_ps); }
+uint64_t clock_read() {
+  const uint64_t t = charge(state().hello.cost_clock_ps);
+  rdmasim::shim::check_alarm();  // a program spinning on the clock sees its alarm
+  return t;
+}
 
 timespec to_timespec(uint64_t ps, uint64_t base_s) {
   const uint64_t ns = ps / 1000;
@@ -166,7 +172,19 @@ RDMASIM_EXPORT int nanosleep(const timespec* req, timespec* rem) {
     errno = EINVAL;
     return -1;
   }
-  call(Op::sleep, static_cast<uint64_t>(req->tv_sec) * 1000000000ull + static_cast<uint64_t>(req->tv_nsec));
+  // The sleep ends early when the alarm comes first and its handler runs (EINTR, the rest in `rem`).
+  const uint64_t until =
+      state().now_ps +
+      (static_cast<uint64_t>(req->tv_sec) * 1000000000ull + static_cast<uint64_t>(req->tv_nsec)) * 1000;
+  while (state().now_ps < until) {
+    const uint64_t fired = state().alarms;
+    call(Op::sleep, (until - state().now_ps + 999) / 1000);
+    if (state().alarms != fired && state().now_ps < until && interrupted_by_alarm(false)) {
+      if (rem) *rem = to_timespec(until - state().now_ps, 0);
+      errno = EINTR;
+      return -1;
+    }
+  }
   if (rem) *rem = {0, 0};
   return 0;
 }
@@ -178,8 +196,10 @@ RDMASIM_EXPORT int clock_nanosleep(clockid_t clk, int flags, const timespec* req
     const uint64_t base = clk == CLOCK_REALTIME ? kEpochS : kBootS;
     const uint64_t want = (static_cast<uint64_t>(req->tv_sec) - base) * 1000000000ull + req->tv_nsec;
     const uint64_t now = state().now_ps / 1000;
-    if (want > now) call(Op::sleep, want - now);
-    return 0;
+    if (want <= now) return 0;
+    const timespec rel{static_cast<time_t>((want - now) / 1000000000),
+                       static_cast<long>((want - now) % 1000000000)};
+    return nanosleep(&rel, nullptr) == 0 ? 0 : errno;
   }
   return nanosleep(req, rem) == 0 ? 0 : errno;
 }
@@ -191,8 +211,61 @@ RDMASIM_EXPORT int usleep(useconds_t us) {
 
 RDMASIM_EXPORT unsigned sleep(unsigned s) {
   const timespec t{static_cast<time_t>(s), 0};
-  nanosleep(&t, nullptr);
+  timespec rem{};
+  if (nanosleep(&t, &rem) == 0) return 0;
+  return static_cast<unsigned>(rem.tv_sec + (rem.tv_nsec > 0 ? 1 : 0));
+}
+
+// ---- the real-time interval timer (ITIMER_REAL), on the simulated clock ----
+
+RDMASIM_EXPORT int getitimer(int which, itimerval* v) {
+  if (!attached() || which != ITIMER_REAL) return static_cast<int>(syscall(SYS_getitimer, which, v));
+  const rdmasim::shim::State& s = state();
+  const uint64_t left = s.alarm_ps > s.now_ps ? s.alarm_ps - s.now_ps : 0;
+  // A running timer never reads 0 (the kernel rounds its remainder up to a microsecond).
+  const uint64_t left_us = s.alarm_ps == 0 ? 0 : std::max<uint64_t>((left + 999999) / 1000000, 1);
+  const uint64_t period_us = s.interval_ps / 1000000;
+  v->it_value = {static_cast<time_t>(left_us / 1000000), static_cast<suseconds_t>(left_us % 1000000)};
+  v->it_interval = {static_cast<time_t>(period_us / 1000000), static_cast<suseconds_t>(period_us % 1000000)};
   return 0;
+}
+
+RDMASIM_EXPORT int setitimer(int which, const itimerval* v, itimerval* old) {
+  if (!attached() || which != ITIMER_REAL) return static_cast<int>(syscall(SYS_setitimer, which, v, old));
+  if (!v || v->it_value.tv_usec < 0 || v->it_value.tv_usec >= 1000000 || v->it_interval.tv_usec < 0 ||
+      v->it_interval.tv_usec >= 1000000 || v->it_value.tv_sec < 0 || v->it_interval.tv_sec < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (old) getitimer(ITIMER_REAL, old);
+  auto ps = [](const timeval& t) {
+    return (static_cast<uint64_t>(t.tv_sec) * 1000000 + static_cast<uint64_t>(t.tv_usec)) * 1000000;
+  };
+  rdmasim::shim::State& s = state();
+  const uint64_t value = ps(v->it_value);
+  s.alarm_ps = value == 0 ? 0 : s.now_ps + value;
+  s.interval_ps = value == 0 ? 0 : ps(v->it_interval);
+  call(Op::set_alarm, s.alarm_ps);
+  return 0;
+}
+
+RDMASIM_EXPORT unsigned alarm(unsigned seconds) {
+  if (!attached()) return static_cast<unsigned>(syscall(SYS_alarm, seconds));
+  const itimerval v{{0, 0}, {static_cast<time_t>(seconds), 0}};
+  itimerval old{};
+  setitimer(ITIMER_REAL, &v, &old);
+  // As glibc's alarm: the old remainder to the nearest second, and a running one is never 0.
+  unsigned left = static_cast<unsigned>(old.it_value.tv_sec);
+  if ((left == 0 && old.it_value.tv_usec > 0) || old.it_value.tv_usec >= 500000) ++left;
+  return left;
+}
+
+RDMASIM_EXPORT useconds_t ualarm(useconds_t value, useconds_t interval) {
+  const itimerval v{{static_cast<time_t>(interval / 1000000), static_cast<suseconds_t>(interval % 1000000)},
+                    {static_cast<time_t>(value / 1000000), static_cast<suseconds_t>(value % 1000000)}};
+  itimerval old{};
+  if (setitimer(ITIMER_REAL, &v, &old) < 0) return static_cast<useconds_t>(-1);
+  return static_cast<useconds_t>(old.it_value.tv_sec * 1000000 + old.it_value.tv_usec);
 }
 
 RDMASIM_EXPORT pid_t getpid() {

@@ -458,7 +458,11 @@ RDMASIM_EXPORT int ibv_resize_cq(ibv_cq*, int) {
 }
 
 RDMASIM_EXPORT int ibv_get_cq_event(ibv_comp_channel* ch, ibv_cq** cq, void** cq_context) {
-  const long r = call(Op::get_cq_event, static_cast<uint64_t>(ch->refcnt)).ret;
+  // rdmasim ends the wait at the alarm's deadline (EINTR): the read of the channel's fd is restarted
+  // unless the handler interrupts it.
+  long r;
+  do r = call(Op::get_cq_event, static_cast<uint64_t>(ch->refcnt)).ret;
+  while (r == -EINTR && !rdmasim::shim::interrupted_by_alarm(true));
   if (r < 0 || static_cast<size_t>(r) >= g_cqs.size() || !g_cqs[static_cast<size_t>(r)]) {
     errno = r < 0 ? static_cast<int>(-r) : EIO;
     return -1;

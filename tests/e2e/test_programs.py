@@ -3,7 +3,8 @@ ibv_devinfo and ibv_devices see each fabric's device; an ibv_rc_pingpong
 pair exits 0 on every fabric, deterministically, with a usec/iter from
 simulated time close to the model's own pingpong workload and its SENDs in
 the captures, beside its out-of-band TCP exchange on the fabrics that carry
-IP; a program not found, one that fails and one that never ends are refused
+IP; alarm/setitimer run on the simulated clock (a probe, and perftest's
+duration mode); a program not found, one that fails and one that never ends are refused
 or reported, and no program outlives rdmasim."""
 import json
 import os
@@ -28,6 +29,17 @@ def orphans():
 def program_text(out, name):
     with open(os.path.join(out, "programs", name)) as f:
         return f.read()
+
+
+def run_twice(yaml, out, files, what):
+    """Runs `yaml` into `out` and again into `out`_again, checks that `files` are the same both times, and
+    returns the first run's exit code, stderr and results."""
+    rc, _, stderr, res = run(yaml, out)
+    run(yaml, out + "_again")
+    for f in files:
+        check(open(os.path.join(out, f), "rb").read() == open(os.path.join(out + "_again", f), "rb").read(),
+              f"{what} deterministic: {f}")
+    return rc, stderr, res
 
 
 def oob_exchange(path, port):
@@ -159,14 +171,53 @@ out = os.path.join(d, "ib_write_bw")
 BW = (f"name: bw\nfabric: ib\nstop: 3s\n{TOPOLOGY}programs:\n"
       f"  - {{host: b, run: \"ib_write_bw -n 200 -s 65536 -p {PORT}\"}}\n"
       f"  - {{host: a, run: \"ib_write_bw -n 200 -s 65536 -p {PORT} {{b}}\", start: 10us}}\n")
-rc, _, stderr, res = run(BW, out)
-run(BW, out + "_again")
-for f in ("results.json", "programs/a-1.out", "programs/b-0.out", "pcap/a-0.pcap"):
-    check(open(os.path.join(out, f), "rb").read() == open(os.path.join(out + "_again", f), "rb").read(),
-          f"ib_write_bw deterministic: {f}")
+rc, stderr, res = run_twice(BW, out, ("results.json", "programs/a-1.out", "programs/b-0.out", "pcap/a-0.pcap"),
+                           "ib_write_bw")
 row = re.search(r"^\s*65536\s+200\s+([0-9.]+)\s+([0-9.]+)", program_text(out, "a-1.out"), re.M) if rc == 0 else None
 check(row is not None and 80e3 / 8 * 0.9 < float(row.group(2)) < 100e3 / 8,
       f"ib_write_bw on ib: its average MB/s near the 100 Gb/s link ({row.group(2) if row else stderr.strip()})")
+
+# perftest's duration mode (-D) ends its measurement on SIGALRM from alarm(): the timer runs on the simulated
+# clock (the program's run lasts its margins plus the duration in simulated time, not in real time), the same
+# run gives the same figures, and its BW average agrees with the same program in iterations mode (-n).
+out = os.path.join(d, "ib_write_bw_duration")
+DURATION = (f"name: bw\nfabric: roce_v2\nstop: 5s\n{TOPOLOGY}capture: {{pcap: none}}\nprograms:\n"
+            f"  - {{host: b, run: \"ib_write_bw -D 1 -s 65536 -p {PORT}\"}}\n"
+            f"  - {{host: a, run: \"ib_write_bw -D 1 -s 65536 -p {PORT} {{b}}\", start: 10us}}\n")
+rc, stderr, res = run_twice(DURATION, out, ("results.json", "programs/a-1.out", "programs/b-0.out"), "ib_write_bw -D 1")
+lasted = [(p["end_ps"] - p["start_ps"]) / 1e12 for p in res["programs"]] if res else []
+check(rc == 0 and len(lasted) == 2 and all(1.0 < t < 3.0 for t in lasted),
+      f"ib_write_bw -D 1: both exit 0 after 1 s to 3 s of simulated time ({lasted}, {stderr.strip()})")
+row = re.search(r"^\s*65536\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)", program_text(out, "a-1.out"), re.M)
+_, _, _, ires = run(f"name: bw\nfabric: roce_v2\nstop: 5s\n{TOPOLOGY}capture: {{pcap: none}}\nprograms:\n"
+                    f"  - {{host: b, run: \"ib_write_bw -n 5000 -s 65536 -p {PORT}\"}}\n"
+                    f"  - {{host: a, run: \"ib_write_bw -n 5000 -s 65536 -p {PORT} {{b}}\", start: 10us}}\n",
+                    os.path.join(d, "ib_write_bw_iterations"))
+irow = re.search(r"^\s*65536\s+5000\s+([0-9.]+)\s+([0-9.]+)",
+                 program_text(os.path.join(d, "ib_write_bw_iterations"), "a-1.out"), re.M)
+if check(row is not None and irow is not None, "ib_write_bw -D 1 and -n 5000: their result rows"):
+    bw, ibw = float(row.group(3)), float(irow.group(2))
+    check(int(row.group(1)) > 100000 and abs(bw - ibw) <= 0.05 * ibw,
+          f"ib_write_bw -D 1: {row.group(1)} iterations, BW average {bw} MB/s within 5 % of -n 5000's {ibw}")
+
+# alarm, setitimer, getitimer and ualarm on the simulated clock, with the kernel's signal semantics.
+probe = os.path.join(d, "alarm_probe")
+cc = subprocess.run(["cc", "-O1", "-o", probe, os.path.join(os.path.dirname(os.path.abspath(__file__)), "alarm_probe.c"),
+                     "-libverbs"], capture_output=True, text=True)
+if check(cc.returncode == 0, "alarm_probe compiles", cc):
+    out = os.path.join(d, "alarm")
+    rc, _, stderr, res = run(f"name: p\nfabric: roce_v2\nstop: 10s\n{TOPOLOGY}capture: {{pcap: none}}\nprograms:\n"
+                             f"  - {{host: a, run: \"{probe}\"}}\n", out, expect=None)
+    want = ("sleep left 3 after 2.000001 fired 1\n"
+            "nanosleep -1 Interrupted system call rem 0.749999020 at 0.250001 n=2\n"
+            "nanosleep -1 Interrupted system call rem 0.900000020 at 0.350001 n=3\n"
+            "nanosleep -1 Interrupted system call rem 0.900000020 at 0.450001 n=4\n"
+            "nanosleep -1 Interrupted system call rem 0.900000020 at 0.550001 n=5\n"
+            "left 0.099999 every 0.100000\nalarm(0) -> 1\nignored: slept 0.005000\n")
+    got = program_text(out, "a-0.out") if res else ""
+    check(got == want, f"alarm_probe: timers on the simulated clock:\n{got}")
+    check(rc == 4 and res["programs"][0]["signal"] == "SIGALRM" and 3.55 < res["programs"][0]["wall_s"] < 3.56,
+          f"alarm_probe: the default SIGALRM ends it 1 s after alarm(1) ({stderr.strip()})")
 
 # ibverbs-utils' other pingpongs on every fabric: UD and UC where the fabric has them; on iwarp (RC only, RFC 5040)
 # ibv_create_qp fails with EOPNOTSUPP as on siw and iw_cxgb4, and the summary names the refused verb; an SRQ
