@@ -3,6 +3,7 @@
 // algorithm is chosen, so that --set congestion_control.algorithm=X can
 // switch between them; which fabric can run which is the validate pass's.
 #include "experiment/sections/sections.hpp"
+#include "topologies/cc_algorithms.hpp"
 
 namespace rdmasim {
 
@@ -36,23 +37,17 @@ void apply_hpcc_ns3(ExperimentDraft& d) {
   cc.timely.window_rtt = Time{};  // run.py's timely: HAS_WIN 0
   cc.timely.max_mdf = 1.0;        // rdma-hw.cc: c clamped at 0
   cc.dctcp = DctcpConfig{};
-  // ACK_HIGH_PRIO 1 for dcqcn and timely, 0 for hp and dctcp.
-  cc.control_priority = cc.algorithm == CcAlgorithm::dcqcn || cc.algorithm == CcAlgorithm::timely ? 6 : -1;
-  // The switch (third.cc, switch-mmu.cc): ECN at dequeue per priority on
-  // KMIN_MAP/KMAX_MAP/PMAX_MAP; DCTCP's maps are a step at 30 KB per 10 Gb/s.
+  // run.py's ACK_HIGH_PRIO, and its switch (third.cc, switch-mmu.cc): ECN
+  // at dequeue per priority on KMIN_MAP/KMAX_MAP/PMAX_MAP, per algorithm.
+  const CcAlgorithmFacts& ref = cc_facts(cc.algorithm);
+  cc.control_priority = ref.reference_ack_high_priority ? 6 : -1;
   EcnConfig& e = d.x.ecn;
   e.at = EcnAt::dequeue;
   e.per_priority = true;
-  if (cc.algorithm == CcAlgorithm::dctcp) {
-    e.kmin = e.kmax = Bytes(30'000);
-    e.pmax = 1.0;
-    e.rates_per = DataRate(10'000'000'000);
-  } else {
-    e.kmin = Bytes(100'000);
-    e.kmax = Bytes(400'000);
-    e.pmax = 0.2;
-    e.rates_per = DataRate(25'000'000'000);
-  }
+  e.kmin = ref.reference_kmin;
+  e.kmax = ref.reference_kmax;
+  e.pmax = ref.reference_pmax;
+  e.rates_per = ref.reference_rates_per;
   // BUFFER_SIZE 16 MB per 50 Gb/s of the NICs' rate; USE_DYNAMIC_PFC_THRESHOLD 1.
   PfcConfig& p = d.x.pfc_config;
   p.shared_buffer = Bytes(16u << 20);

@@ -5,6 +5,7 @@
 // fabric, so that --fabric can run a file on another.
 #include "experiment/sections/sections.hpp"
 #include "fabrics/registry.hpp"
+#include "topologies/cc_algorithms.hpp"
 
 namespace rdmasim {
 
@@ -154,8 +155,7 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
     }
   }
   // The ECN-driven algorithms switch marking on unless the file says otherwise.
-  const CcAlgorithm cc = d.x.cc.algorithm;
-  if ((cc == CcAlgorithm::dcqcn || cc == CcAlgorithm::dctcp) && !d.ecn_enabled) d.x.ecn.enabled = true;
+  if (cc_facts(d.x.cc.algorithm).signal == CcSignal::ip_ecn && !d.ecn_enabled) d.x.ecn.enabled = true;
   completion_mode(d);
   network_stack(d);
   if (auto e = top->find("capture")) read_capture(d, *e);

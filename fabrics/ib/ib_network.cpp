@@ -13,6 +13,7 @@
 #include "fabrics/ib/ib_switch.hpp"
 #include "fabrics/ib/subnet_manager.hpp"
 #include "fabrics/network.hpp"
+#include "topologies/cc_algorithms.hpp"
 
 namespace rdmasim {
 
@@ -40,7 +41,7 @@ BuiltFabric IbNet::finish(Network& net) const {
     fabric->set_congestion_control(&net.cfg.cc);
     h->nic().set_fabric(std::move(fabric));
   }
-  if (cfg.cc.algorithm == CcAlgorithm::ib_cca)
+  if (cc_facts(cfg.cc.algorithm).signal == CcSignal::ib_fecn)
     for (int n = g.host_count(); n < g.size(); ++n)
       static_cast<IbSwitch&>(*net.nodes[n]).mark_fecn_above(cfg.cc.ib_cca.threshold.count());
   for (int n = g.host_count(); n < g.size(); ++n) static_cast<IbSwitch&>(*net.nodes[n]).attach_ports();

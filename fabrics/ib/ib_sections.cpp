@@ -7,6 +7,7 @@
 #include "fabrics/ib/ib_fabric.hpp"
 #include "fabrics/ib/ib_network.hpp"
 #include "fabrics/ib/virtual_lanes.hpp"
+#include "topologies/cc_algorithms.hpp"
 #include "topologies/experiment_draft.hpp"
 #include "topologies/key_table.hpp"
 #include "topologies/reachability.hpp"
@@ -158,18 +159,16 @@ std::string IbNet::pair_error(const ExperimentConfig& x, Paths& paths, int a, in
 // sender's NIC throttles. Nothing on an IB wire carries ECN, telemetry or
 // the timestamps the Ethernet RNICs' delay-based algorithms keep.
 std::string IbNet::cc_error(CcAlgorithm a) const {
-  switch (a) {
-    case CcAlgorithm::none:
-    case CcAlgorithm::ib_cca:
+  switch (cc_facts(a).signal) {
+    case CcSignal::none:
+    case CcSignal::ib_fecn:
       return {};
-    case CcAlgorithm::dcqcn:
-    case CcAlgorithm::dctcp:
+    case CcSignal::ip_ecn:
       return "it reacts to ECN marks in an IP header, and InfiniBand frames have none (their switches mark "
              "FECN: ib_cca)";
-    case CcAlgorithm::hpcc:
+    case CcSignal::ip_telemetry:
       return "its switch telemetry rides in an IPv4 option, and InfiniBand frames have no IP header";
-    case CcAlgorithm::timely:
-    case CcAlgorithm::swift:
+    case CcSignal::nic_timing:
       return "it is an Ethernet RNIC's; InfiniBand NICs run IBA's congestion control (annex A10: ib_cca)";
   }
   return {};

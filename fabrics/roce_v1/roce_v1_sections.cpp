@@ -3,6 +3,7 @@
 // they never leave their VLAN or cross a router.
 #include "fabrics/ethernet/ethernet_sections.hpp"
 #include "fabrics/roce_v1/roce_v1_network.hpp"
+#include "topologies/cc_algorithms.hpp"
 #include "topologies/experiment_draft.hpp"
 #include "topologies/key_table.hpp"
 #include "topologies/reachability.hpp"
@@ -83,18 +84,16 @@ std::vector<SectionType> RoceV1Net::sections() const {
 // No IP header, so no ECN or telemetry option: only the delay-based
 // algorithms, which need nothing of the network.
 std::string RoceV1Net::cc_error(CcAlgorithm a) const {
-  switch (a) {
-    case CcAlgorithm::none:
-    case CcAlgorithm::timely:
-    case CcAlgorithm::swift:
+  switch (cc_facts(a).signal) {
+    case CcSignal::none:
+    case CcSignal::nic_timing:
       return {};
-    case CcAlgorithm::dcqcn:
-    case CcAlgorithm::dctcp:
+    case CcSignal::ip_ecn:
       return "it reacts to ECN marks in an IP header, and RoCE v1 frames have none (a GRH follows the "
              "Ethernet header)";
-    case CcAlgorithm::hpcc:
+    case CcSignal::ip_telemetry:
       return "its switch telemetry rides in an IPv4 option, and RoCE v1 frames have no IP header";
-    case CcAlgorithm::ib_cca:
+    case CcSignal::ib_fecn:
       return "it is InfiniBand's (IBA annex A10): its FECN marks come from InfiniBand switches, and "
              "Ethernet bridges set none";
   }

@@ -4,6 +4,7 @@
 // extension header).
 #include "fabrics/ip/wire/int_telemetry.hpp"
 #include "fabrics/roce_v2/roce_v2_network.hpp"
+#include "topologies/cc_algorithms.hpp"
 #include "topologies/experiment_draft.hpp"
 
 namespace rdmasim {
@@ -18,7 +19,7 @@ void refuse(ExperimentDraft& d, const std::optional<Entry>& at, std::string_view
 // HPCC's INT rides in an IPv4 option; each hop reports its link rate as an
 // index into a table of standard rates (HPCC, section 4.1).
 void hpcc(ExperimentDraft& d) {
-  if (d.x.cc.algorithm != CcAlgorithm::hpcc) return;
+  if (cc_facts(d.x.cc.algorithm).signal != CcSignal::ip_telemetry) return;
   const std::optional<Entry>& at = d.cc_algorithm;
   if (d.x.ip != IpVersion::ipv4) {
     refuse(d, at, "hpcc", "its switch telemetry rides in an IPv4 option: set ip: ipv4");
@@ -40,7 +41,7 @@ void irn(ExperimentDraft& d) {
   if (d.x.loss_recovery != LossRecovery::irn) return;
   if (d.x.ip != IpVersion::ipv4)
     refuse(d, d.loss_recovery, "irn", "its extension header rides in an IPv4 option: set ip: ipv4");
-  else if (d.x.cc.algorithm == CcAlgorithm::hpcc)
+  else if (cc_facts(d.x.cc.algorithm).signal == CcSignal::ip_telemetry)
     refuse(d, d.loss_recovery, "irn",
            "its extension header and HPCC's telemetry would both need the IPv4 options' 40 bytes");
 }
@@ -50,7 +51,7 @@ void irn(ExperimentDraft& d) {
 // ECN in the IP header (DCQCN, DCTCP), INT in an IPv4 option (HPCC), the
 // NIC's own RTT samples (TIMELY, Swift).
 std::string RoceV2Net::cc_error(CcAlgorithm a) const {
-  if (a != CcAlgorithm::ib_cca) return {};
+  if (cc_facts(a).signal != CcSignal::ib_fecn) return {};
   return "it is InfiniBand's (IBA annex A10): its FECN marks come from InfiniBand switches, and IP switches "
          "mark ECN instead (dcqcn, dctcp)";
 }

@@ -9,6 +9,7 @@
 #include "fabrics/ip/l3_switch.hpp"
 #include "fabrics/network.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
+#include "topologies/cc_algorithms.hpp"
 
 namespace rdmasim {
 
@@ -38,7 +39,7 @@ BuiltFabric RoceV2Net::finish(Network& net) const {
     for (auto& node : net.nodes)
       for (size_t i = 0; i < node->port_count(); ++i)
         node->port(i).set_strict_classes(static_cast<uint8_t>(1u << cfg.cc.control_priority));
-  if (cfg.cc.algorithm == CcAlgorithm::hpcc)
+  if (cc_facts(cfg.cc.algorithm).signal == CcSignal::ip_telemetry)
     for (int n = net.graph.host_count(); n < net.graph.size(); ++n)
       static_cast<L3Switch&>(*net.nodes[n]).enable_telemetry();
   if (cfg.pfc)  // 802.1Qbb on every port (fabrics/ethernet/pfc.hpp)

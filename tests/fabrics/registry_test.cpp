@@ -10,7 +10,9 @@
 #include <set>
 #include <string>
 
+#include "fabrics/iba/transport/cc/congestion_control.hpp"
 #include "tests/fixtures/network.hpp"
+#include "topologies/cc_algorithms.hpp"
 
 namespace rdmasim {
 
@@ -145,6 +147,21 @@ TEST_CASE("with host.stack: dpdk the tcp fabric reports its poll-mode driver") {
   bool cores = false;
   for (const auto& [name, value] : report->counters) cores |= name == "poll_cores" && value == 2;
   CHECK(cores);
+}
+
+TEST_CASE("every congestion control algorithm has its row of facts and its implementation") {
+  for (size_t i = 0; i < std::size(EnumNames<CcAlgorithm>::names); ++i) {
+    const auto a = static_cast<CcAlgorithm>(i);
+    CAPTURE(to_string(a));
+    CHECK_NOTHROW(cc_facts(a));
+    CHECK_NOTHROW(cc_feedback(a));
+    CHECK((cc_facts(a).signal == CcSignal::none) == (a == CcAlgorithm::none));
+  }
+  // What the switches of a fabric are asked to do follows from the signal.
+  CHECK(cc_facts(CcAlgorithm::dcqcn).signal == CcSignal::ip_ecn);
+  CHECK(cc_facts(CcAlgorithm::hpcc).signal == CcSignal::ip_telemetry);
+  CHECK(cc_facts(CcAlgorithm::ib_cca).signal == CcSignal::ib_fecn);
+  CHECK(cc_feedback(CcAlgorithm::hpcc).echo_telemetry);
 }
 
 }  // namespace rdmasim

@@ -1,5 +1,8 @@
 #include "fabrics/iba/transport/cc/congestion_control.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "fabrics/iba/transport/cc/dcqcn.hpp"
 #include "fabrics/iba/transport/cc/dctcp.hpp"
 #include "fabrics/iba/transport/cc/hpcc.hpp"
@@ -9,57 +12,75 @@
 
 namespace rdmasim {
 
-CcFeedback cc_feedback(CcAlgorithm a) {
-  CcFeedback f;
-  switch (a) {
-    case CcAlgorithm::none:
-      break;
-    case CcAlgorithm::dcqcn:
-      f.cnp_on_ce = true;
-      break;
-    case CcAlgorithm::dctcp:
-      f.becn_on_ce = true;
-      f.ack_every_packet = true;  // the fraction of marked packets needs an ACK for each
-      break;
-    case CcAlgorithm::hpcc:
-      f.echo_telemetry = f.request_telemetry = true;
-      f.ack_every_packet = true;  // HPCC reacts per ACK (its simulator ACKs every packet)
-      break;
-    case CcAlgorithm::timely:
-      f.rtt_samples = true;
-      f.ack_every_packet = true;  // an RTT sample each packet, as HPCC's simulator takes them
-      break;
-    case CcAlgorithm::swift:
-      f.rtt_samples = true;
-      f.ack_every_packet = true;
-      break;
-    case CcAlgorithm::ib_cca:
-      f.becn_on_fecn = true;
-      break;
-  }
-  return f;
+namespace {
+
+// One row per algorithm: what the receiving NIC and the requester do for
+// it, and how a QP's instance is made. What it asks of the network is
+// topologies/cc_algorithms.cpp's row.
+struct Implementation {
+  CcAlgorithm algorithm;
+  CcFeedback feedback;
+  std::unique_ptr<QpCongestionControl> (*make)(const CcConfig&, Simulator&, DataRate line, const void* qp,
+                                               CcHasWork);
+};
+
+const Implementation kImplementations[] = {
+    {CcAlgorithm::none,
+     {},
+     [](const CcConfig&, Simulator&, DataRate, const void*, CcHasWork) {
+       return std::unique_ptr<QpCongestionControl>();
+     }},
+    {CcAlgorithm::dcqcn,
+     {.cnp_on_ce = true},
+     [](const CcConfig& c, Simulator& sim, DataRate line, const void* qp, CcHasWork has_work) {
+       return std::unique_ptr<QpCongestionControl>(
+           std::make_unique<DcqcnRate>(sim, c.dcqcn, line, qp, has_work));
+     }},
+    // The fraction of marked packets needs an ACK for each.
+    {CcAlgorithm::dctcp,
+     {.becn_on_ce = true, .ack_every_packet = true},
+     [](const CcConfig& c, Simulator&, DataRate line, const void*, CcHasWork) {
+       return std::unique_ptr<QpCongestionControl>(std::make_unique<Dctcp>(c.dctcp, line));
+     }},
+    // HPCC reacts per ACK (its simulator ACKs every packet).
+    {CcAlgorithm::hpcc,
+     {.echo_telemetry = true, .request_telemetry = true, .ack_every_packet = true},
+     [](const CcConfig& c, Simulator&, DataRate line, const void*, CcHasWork) {
+       return std::unique_ptr<QpCongestionControl>(std::make_unique<Hpcc>(c.hpcc, line));
+     }},
+    // An RTT sample each packet, as HPCC's simulator takes them.
+    {CcAlgorithm::timely,
+     {.ack_every_packet = true, .rtt_samples = true},
+     [](const CcConfig& c, Simulator&, DataRate line, const void*, CcHasWork) {
+       return std::unique_ptr<QpCongestionControl>(std::make_unique<Timely>(c.timely, line));
+     }},
+    {CcAlgorithm::swift,
+     {.ack_every_packet = true, .rtt_samples = true},
+     [](const CcConfig& c, Simulator&, DataRate line, const void*, CcHasWork) {
+       return std::unique_ptr<QpCongestionControl>(std::make_unique<Swift>(c.swift, line));
+     }},
+    {CcAlgorithm::ib_cca,
+     {.becn_on_fecn = true},
+     [](const CcConfig& c, Simulator& sim, DataRate line, const void*, CcHasWork) {
+       return std::unique_ptr<QpCongestionControl>(std::make_unique<IbCca>(sim, c.ib_cca, line));
+     }},
+};
+
+const Implementation& implementation(CcAlgorithm a) {
+  for (const Implementation& i : kImplementations)
+    if (i.algorithm == a) return i;
+  throw std::logic_error("congestion control " + std::string(to_string(a)) +
+                         " has no row in congestion_control.cpp");
 }
+
+}  // namespace
+
+CcFeedback cc_feedback(CcAlgorithm a) { return implementation(a).feedback; }
 
 std::unique_ptr<QpCongestionControl> make_congestion_control(const CcConfig& cfg, Simulator& sim,
                                                              DataRate line, const void* qp,
                                                              CcHasWork has_work) {
-  switch (cfg.algorithm) {
-    case CcAlgorithm::none:
-      return nullptr;
-    case CcAlgorithm::dcqcn:
-      return std::make_unique<DcqcnRate>(sim, cfg.dcqcn, line, qp, has_work);
-    case CcAlgorithm::hpcc:
-      return std::make_unique<Hpcc>(cfg.hpcc, line);
-    case CcAlgorithm::timely:
-      return std::make_unique<Timely>(cfg.timely, line);
-    case CcAlgorithm::dctcp:
-      return std::make_unique<Dctcp>(cfg.dctcp, line);
-    case CcAlgorithm::swift:
-      return std::make_unique<Swift>(cfg.swift, line);
-    case CcAlgorithm::ib_cca:
-      return std::make_unique<IbCca>(sim, cfg.ib_cca, line);
-  }
-  return nullptr;
+  return implementation(cfg.algorithm).make(cfg, sim, line, qp, has_work);
 }
 
 }  // namespace rdmasim
