@@ -63,6 +63,14 @@ struct CcFeedback {
 };
 CcFeedback cc_feedback(CcAlgorithm a);
 
+// A step of rate given per `per` of line rate, for a NIC of `line` b/s
+// (HPCC's simulator writes RATE_AI, RATE_HAI and W_AI per 25 Gb/s and
+// scales them by each NIC's rate); `per` 0: the step as given.
+inline double scaled(DataRate step, DataRate per, double line) {
+  const double s = static_cast<double>(step.bps());
+  return per.bps() ? s * line / static_cast<double>(per.bps()) : s;
+}
+
 // `has_work` tells a timer-driven algorithm whether its QP still has
 // anything to send (an idle QP's timers schedule nothing).
 using CcHasWork = bool (*)(const void* qp);

@@ -5,13 +5,6 @@
 
 namespace rdmasim {
 
-namespace {
-double scaled(DataRate step, DataRate per, double line) {
-  const double s = static_cast<double>(step.bps());
-  return per.bps() ? s * line / static_cast<double>(per.bps()) : s;
-}
-}  // namespace
-
 DcqcnRate::DcqcnRate(Simulator& sim, const DcqcnConfig& cfg, DataRate line, const void* qp, HasWork has_work)
     : sim_(sim),
       cfg_(cfg),

@@ -16,9 +16,7 @@ Hpcc::Hpcc(const HpccConfig& cfg, DataRate line)
     : cfg_(cfg),
       line_(static_cast<double>(line.bps())),
       // run.py: RATE_AI 10 Mb/s x the NIC's rate / 25 Gb/s.
-      additive_(cfg.rates_per.bps() ? static_cast<double>(cfg.additive.bps()) * line_ /
-                                          static_cast<double>(cfg.rates_per.bps())
-                                    : static_cast<double>(cfg.additive.bps())),
+      additive_(scaled(cfg.additive, cfg.rates_per, line_)),
       rate_(line_),
       ref_rate_(line_) {}
 

@@ -6,13 +6,6 @@
 
 namespace rdmasim {
 
-namespace {
-double scaled(DataRate step, DataRate per, double line) {
-  const double s = static_cast<double>(step.bps());
-  return per.bps() ? s * line / static_cast<double>(per.bps()) : s;
-}
-}  // namespace
-
 Timely::Timely(const TimelyConfig& cfg, DataRate line)
     : cfg_(cfg),
       line_(static_cast<double>(line.bps())),
