@@ -12,7 +12,7 @@
 
 #include "core/packet.hpp"
 #include "fabrics/iba/transport/cc/congestion_control.hpp"
-#include "fabrics/iba/transport/loss_recovery/irn.hpp"
+#include "fabrics/ip/wire/irn_option.hpp"
 #include "nodes/host/rnic.hpp"
 #include "topologies/config.hpp"
 

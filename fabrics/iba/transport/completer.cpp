@@ -9,6 +9,7 @@
 
 #include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/transport/iba_qp.hpp"
+#include "fabrics/iba/transport/loss_recovery/loss_recovery.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 #include "fabrics/iba/wire/aeth.hpp"
@@ -20,7 +21,7 @@ using verbs::MemoryRegion;
 using verbs::SendWqe;
 
 void IbaQp::arm_retry_timer() {
-  const Time t = irn_ ? irn_rto() : ack_timeout(attr_.timeout);
+  const Time t = recovery_->retry_timeout(*this);
   const bool outstanding = !sq_.empty() && sq_.front().started;
   if (t == Time::max() || !outstanding) {
     retry_timer_.stop();
@@ -34,7 +35,7 @@ void IbaQp::note_progress() {
   comp_.retry_left = attr_.retry_cnt;
   comp_.rnr_left = attr_.rnr_retry;
   comp_.retrying = false;
-  comp_.retry_spent_at = nic_.sim().now();
+  recovery_->forward_progress(*this);
   arm_retry_timer();
 }
 
@@ -62,23 +63,8 @@ bool IbaQp::spend_retry() {
 void IbaQp::on_retry_timeout() {
   if (!sending() || sq_.empty() || !sq_.front().started) return;
   ++stats_.timeouts;
-  const Time now = nic_.sim().now();
-  if (cc_) cc_->on_timeout(now);
-  if (irn_) {
-    // IRN's RTO_low and RTO_high (section 3.1) are how it recovers the
-    // tail of a window, not the IBA local ACK timeout (9.7.6.1.3): they
-    // retransmit without spending retry_cnt. A retry is spent once per
-    // local ACK timeout without forward progress, so an IRN QP gives up
-    // after as long a stall as a go-back-N QP with the same attributes.
-    if (now - comp_.retry_spent_at >= ack_timeout(attr_.timeout)) {
-      if (!spend_retry()) return;
-      comp_.retry_spent_at = now;
-    }
-    irn_on_timeout();
-  } else {
-    if (!spend_retry()) return;
-    go_back_to(comp_.unacked_psn);
-  }
+  if (cc_) cc_->on_timeout(nic_.sim().now());
+  if (!recovery_->timed_out(*this)) return;  // retry_cnt spent: the QP failed
   arm_retry_timer();
 }
 
@@ -90,10 +76,10 @@ void IbaQp::ack_through(uint32_t psn) {
   while (!sq_.empty() && sq_.front().started) {
     SendWqe& w = sq_.front();
     if (is_read(w) || is_atomic(w)) {
-      const uint32_t expected = psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu_bytes()));
+      const uint32_t expected = next_response_psn(w);
       if (psn_diff(w.last_psn, psn) < 0) {
-        if (irn_ && is_read(w))
-          irn_read_missing(w, expected);  // IRN: only the missing responses are asked for again
+        if (is_read(w))
+          recovery_->read_responses_missing(*this, w, expected);
         else
           retry_from(expected);
       }
@@ -114,39 +100,31 @@ void IbaQp::ack_through(uint32_t psn) {
   if (progress) note_progress();
 }
 
+// The PSN of the response READ `w` expects next (an atomic: its one response).
+uint32_t IbaQp::next_response_psn(const SendWqe& w) const {
+  return psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu_bytes()));
+}
+
+// An ACK may also complete READs whose responses came before it out of
+// order (IRN); under go-back-N a READ completes with its last response, and
+// complete_reads finds none.
 void IbaQp::on_ack(const IbaParsed& p) {
   ack_through(psn_add(p.h.psn, 1));
-  if (irn_) complete_reads();  // a READ now at the head may have all its responses placed
+  complete_reads();
 }
 
 void IbaQp::on_read_response(const IbaParsed& p, const Payload& payload) {
   ack_through(p.h.psn);  // a response implicitly acknowledges what came before
   if (sq_.empty() || !sq_.front().started) return;
-  const uint32_t mtu = mtu_bytes();
-  const auto expected_of = [&](const SendWqe& w) {
-    return psn_add(w.first_psn, static_cast<int64_t>(w.done_bytes / mtu));
-  };
   if (!is_read(sq_.front()) || psn_diff(sq_.front().last_psn, p.h.psn) < 0) {
-    // IRN: a response of a READ behind the head is placed already.
-    for (size_t i = 1; irn_ && i < sq_.size() && sq_[i].started; ++i) {
-      if (!is_read(sq_[i]) || psn_before(p.h.psn, sq_[i].first_psn) || psn_before(sq_[i].last_psn, p.h.psn))
-        continue;
-      irn_read_beyond(sq_[i], p, payload, expected_of(sq_[i]));
-      break;
-    }
+    recovery_->read_response_behind_head(*this, p, payload);
     return;
   }
   SendWqe& w = sq_.front();
-  const uint32_t expected = expected_of(w);
+  const uint32_t expected = next_response_psn(w);
   if (p.h.psn != expected) {
-    // Beyond the expected PSN: a response went missing (IRN places this one
-    // and asks for the missing only). Before it: a duplicate.
-    if (psn_diff(p.h.psn, expected) > 0) {
-      if (irn_)
-        irn_read_beyond(w, p, payload, expected);
-      else
-        retry_from(expected);
-    }
+    // Beyond the expected PSN: a response went missing. Before it: a duplicate.
+    if (psn_diff(p.h.psn, expected) > 0) recovery_->read_response_beyond(*this, w, p, payload, expected);
     return;
   }
   // Land the data in the local SGEs.
@@ -161,20 +139,20 @@ void IbaQp::on_read_response(const IbaParsed& p, const Payload& payload) {
 }
 
 // Completes the READ at the head of the send queue once all its responses
-// came, and with IRN each READ behind it whose responses were all placed.
+// came, then each READ behind it whose responses all came too (placed out
+// of order by IRN; under go-back-N a READ behind the head has none yet).
 void IbaQp::complete_reads() {
   while (!sq_.empty() && sq_.front().started && is_read(sq_.front())) {
     SendWqe& f = sq_.front();
-    if (irn_) irn_read_placed(f);
+    recovery_->read_at_head(*this, f);
     if (f.done_bytes < f.length || comp_.unacked_psn != psn_add(f.last_psn, 1)) break;
     SendWqe finished = std::move(f);
     sq_.pop_front();
     if (req_.wqe > 0) --req_.wqe;
     --req_.rd_atomic_in_flight;
-    if (irn_) irn_->read_done(finished.first_psn);
+    recovery_->read_completed(finished.first_psn);
     complete_send(finished, IBV_WC_SUCCESS, static_cast<uint32_t>(finished.length));
     if (sending() && requester_ready()) nic_.wake(*this);
-    if (!irn_) break;
   }
 }
 
@@ -204,7 +182,7 @@ void IbaQp::on_atomic_ack(const IbaParsed& p) {
   if (sending() && requester_ready()) nic_.wake(*this);
 }
 
-void IbaQp::on_nak(const IbaParsed& p) {
+void IbaQp::on_nak(const IbaParsed& p, const IrnExt* ext) {
   const uint8_t s = p.h.syndrome;
   if (is_rnr_nak(s)) {
     ++stats_.rnr_naks_received;
@@ -229,9 +207,8 @@ void IbaQp::on_nak(const IbaParsed& p) {
     return;
   }
   switch (s) {
-    case kNakSeqError:  // consumes retry_cnt, as in rxe
-      ack_through(p.h.psn);
-      retry_from(p.h.psn);
+    case kNakSeqError:  // go-back-N's, or IRN's NACK with its SACK
+      recovery_->sequence_nak(*this, p, ext);
       return;
     case kNakInvalidRequest:
       ack_through(p.h.psn);

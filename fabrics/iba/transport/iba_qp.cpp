@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "fabrics/iba/opcodes.hpp"
+#include "fabrics/iba/transport/loss_recovery/loss_recovery.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 
@@ -20,7 +21,8 @@ IbaQp::IbaQp(verbs::Device& d, verbs::ProtectionDomain& pd, uint32_t qpn, const 
       nic_(nic),
       fabric_(fabric),
       retry_timer_(nic.sim(), this, [](void* qp) { static_cast<IbaQp*>(qp)->on_retry_timeout(); }),
-      fb_(fabric.feedback()) {
+      fb_(fabric.feedback()),
+      recovery_(&go_back_n()) {
   if (fabric.congestion_control() && init.qp_type != IBV_QPT_UD)
     cc_ = make_congestion_control(*fabric.congestion_control(), nic.sim(), nic.port().params().rate, this,
                                   [](const void* qp) {
@@ -56,12 +58,11 @@ void IbaQp::state_changed(ibv_qp_state from) {
     req_.psn = comp_.unacked_psn = req_.high_psn = attr_.sq_psn & kPsnMask;
     comp_.retry_left = attr_.retry_cnt;
     comp_.rnr_left = attr_.rnr_retry;
-    comp_.retry_spent_at = nic_.sim().now();
     if (cc_) cc_->set_mtu(mtu_bytes());
-    if (fabric_.irn() && type() == IBV_QPT_RC) irn_start();
+    connect_loss_recovery();
     if (!sq_.empty()) nic_.wake(*this);
-  } else if (state_ == IBV_QPS_RTR && fabric_.irn() && type() == IBV_QPT_RC) {
-    irn_start();
+  } else if (state_ == IBV_QPS_RTR) {
+    connect_loss_recovery();
   } else if (state_ == IBV_QPS_RTS && from != IBV_QPS_RTS && !sq_.empty()) {
     nic_.wake(*this);  // back from SQD or SQE: the send queue goes on
   }
@@ -93,6 +94,18 @@ void IbaQp::state_changed(ibv_qp_state from) {
     if (resp_.recv_active && state_ == IBV_QPS_ERR) rq_.push_front(std::move(resp_.recv));
     resp_.recv_active = false;
   }
+}
+
+// At RTR (a QP may only receive) and at RTS (the sender's side starts from
+// the send queue's PSN): the loss recovery the fabric runs, when it is not
+// IBA's go-back-N, is made once and told where the QP stands.
+void IbaQp::connect_loss_recovery() {
+  if (!own_recovery_) {
+    own_recovery_ = make_loss_recovery(fabric_.irn(), type());
+    if (!own_recovery_) return;
+    recovery_ = own_recovery_.get();
+  }
+  recovery_->connected(*this);
 }
 
 void IbaQp::send_posted() {
@@ -159,7 +172,8 @@ bool IbaQp::window_allows() const {
 void IbaQp::track_sent(uint32_t psn, uint32_t bytes) {
   if (!cc_) return;
   const bool retx = psn_before(psn, req_.high_psn);
-  if (irn_ && retx) {  // IRN sends one packet again: it keeps its place (and Karn's rule holds for it)
+  // One packet sent again alone (IRN) keeps its place, and Karn's rule holds for it.
+  if (retx && recovery_->resends_in_place()) {
     for (Sent& s : sent_)
       if (s.psn == psn) s.retransmitted = true;
     return;
@@ -206,9 +220,9 @@ void IbaQp::cc_response(const IbaParsed& p, const IbaSource& src) {
 
 // A request goes out with room for the switches' telemetry when the
 // algorithm reads it.
-void IbaQp::encap_request(Packet& p, const std::optional<IrnExt>& irn_ext) {
-  if (irn_ext)
-    fabric_.encap_irn(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, *irn_ext);
+void IbaQp::encap_request(Packet& p, const std::optional<IrnExt>& ext) {
+  if (ext)
+    fabric_.encap_irn(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, *ext);
   else if (fb_.request_telemetry)
     fabric_.encap_telemetry(p, attr_.ah_attr, qpn_, attr_.dest_qp_num, IntStack{}, false);
   else
@@ -275,10 +289,8 @@ void IbaQp::receive(const IbaParsed& p, const Payload& payload, const IbaSource&
   if (response) {
     if (!sending()) return;
     if (op == RC_ACKNOWLEDGE) {
-      if (irn_ && p.h.syndrome == kNakSeqError && src.irn && src.irn->kind == IrnExt::Sack)
-        irn_on_nack(p, *src.irn);
-      else if (is_nak(p.h.syndrome) || is_rnr_nak(p.h.syndrome))
-        on_nak(p);
+      if (is_nak(p.h.syndrome) || is_rnr_nak(p.h.syndrome))
+        on_nak(p, src.irn ? &*src.irn : nullptr);
       else
         on_ack(p);
     } else if (op == RC_ATOMIC_ACKNOWLEDGE) {
@@ -286,7 +298,7 @@ void IbaQp::receive(const IbaParsed& p, const Payload& payload, const IbaSource&
     } else {
       on_read_response(p, payload);
     }
-    if (irn_) irn_on_cumulative();
+    recovery_->after_response(*this);
     cc_response(p, src);
     return;
   }

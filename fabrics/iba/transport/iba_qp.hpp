@@ -11,7 +11,9 @@
 // RC uses all three; UC has no ACKs and no retransmission; UD sends
 // single-packet datagrams with a DETH. Each role's code is its own file
 // (requester.cpp, completer.cpp, responder.cpp); iba_qp.cpp holds what
-// they share.
+// they share. How an RC QP recovers lost packets (IBA's go-back-N, or IRN's
+// selective repeat) is a strategy the roles call at named points
+// (loss_recovery/loss_recovery.hpp).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@
 namespace rdmasim {
 
 struct IbaOpInfo;
+class QpLossRecovery;
 
 // The responder's steps, in the order a request passes them (IBA 9.7.5,
 // rxe's resp_states); resp_step_name() gives the name a trace prints.
@@ -80,13 +83,20 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   void state_changed(ibv_qp_state from) override;
 
  private:
+  // The loss recovery strategies act as the roles do.
+  friend class QpLossRecovery;
+  friend class GoBackN;
+  friend class IrnRecovery;
+
   // RTS, or SQD finishing what it had started: the requester and completer work.
   bool sending() const { return state_ == IBV_QPS_RTS || state_ == IBV_QPS_SQD; }
 
   // ---- requester (requester.cpp) ----
   bool requester_ready() const;
-  Packet next_request();   // a packet IRN sends again, else build_request()
-  Packet build_request();  // the packet at the requester's cursor
+  Packet next_request();  // a packet the loss recovery sends again, else build_request()
+  // The packet at the requester's cursor; a READ request asks for
+  // `read_bytes` only when given (IRN asks for one hole of its responses).
+  Packet build_request(uint32_t read_bytes = 0);
   Packet next_ud_request(verbs::SendWqe& w);
   void go_back_to(uint32_t psn);
   bool ask_for_ack(bool last);
@@ -98,8 +108,10 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   void on_ack(const IbaParsed& p);
   void on_read_response(const IbaParsed& p, const Payload& payload);
   void on_atomic_ack(const IbaParsed& p);
-  void on_nak(const IbaParsed& p);
-  void ack_through(uint32_t psn);  // everything before `psn` is acknowledged
+  void on_nak(const IbaParsed& p, const IrnExt* ext);
+  void ack_through(uint32_t psn);                             // everything before `psn` is acknowledged
+  uint32_t next_response_psn(const verbs::SendWqe& w) const;  // the response a READ expects next
+  void complete_reads();
   void fail_front(ibv_wc_status status);
   void arm_retry_timer();
   void on_retry_timeout();
@@ -110,16 +122,16 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   // ---- responder (responder.cpp) ----
   // One arriving request and what its opcode says.
   struct RespPacket {
-    RespPacket(const IbaParsed& parsed, const Payload& bytes, const IrnExt* irn_ext = nullptr);
+    RespPacket(const IbaParsed& parsed, const Payload& bytes, const IrnExt* extension = nullptr);
     const IbaParsed& p;
     Payload payload;
-    const IrnExt* irn;  // IRN's extension header, when the packet had one
+    const IrnExt* ext;  // IRN's extension header, when the packet had one
     const IbaOpInfo& info;
     bool send, write, read, atomic, first, last, imm;
     const verbs::MemoryRegion* mr = nullptr;  // the region check_rkey found
     uint32_t psn_span = 1;                    // PSNs it takes (a READ: its response packets)
   };
-  void respond(const IbaParsed& p, const Payload& payload, const IrnExt* irn_ext = nullptr);
+  void respond(const IbaParsed& p, const Payload& payload, const IrnExt* ext = nullptr);
   RespStep resp_step(RespStep s, RespPacket& r);
   RespStep check_psn(const RespPacket& r) const;
   RespStep duplicate(const RespPacket& r);
@@ -155,27 +167,10 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   void track_sent(uint32_t psn, uint32_t bytes);
   void forget_sent_from(uint32_t psn);
   void cc_response(const IbaParsed& p, const IbaSource& src);
-  void encap_request(Packet& p, const std::optional<IrnExt>& irn_ext = std::nullopt);
+  void encap_request(Packet& p, const std::optional<IrnExt>& ext = std::nullopt);
 
-  // ---- IRN loss recovery (irn_qp.cpp; loss_recovery/irn.hpp) ----
-  void irn_start();
-  bool irn_blocks_new() const;  // BDP-FC
-  bool irn_has_retransmit() const;
-  Packet irn_retransmit();
-  void irn_on_nack(const IbaParsed& p, const IrnExt& e);
-  void irn_on_cumulative();
-  void irn_on_timeout();
-  void irn_restart(uint32_t psn);
-  Time irn_rto() const;
-  std::optional<IrnExt> irn_ext(const verbs::SendWqe& w, uint64_t offset, bool write) const;
-  void complete_reads();
-  void irn_read_beyond(verbs::SendWqe& w, const IbaParsed& p, const Payload& payload, uint32_t expected);
-  void irn_read_missing(const verbs::SendWqe& w, uint32_t expected);
-  void irn_read_placed(verbs::SendWqe& w);
-  Packet irn_read_ask();
-  RespStep irn_out_of_order(const RespPacket& r);
-  bool irn_place(const RespPacket& r);
-  void irn_advance();
+  // ---- loss recovery (loss_recovery/) ----
+  void connect_loss_recovery();
 
   Rnic& nic_;
   IbaFabric& fabric_;
@@ -189,7 +184,6 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     uint32_t high_psn = 0;  // one past the highest PSN ever sent (retransmissions are before it)
     int rd_atomic_in_flight = 0;
     uint32_t noack_pkts = 0;  // request packets sent since the last AckReq
-    uint32_t recv_sn = 0;     // IRN: recv_WQE_SN of the next message that takes a receive WQE
     bool rnr_wait = false;
     uint32_t drain_psn = 0;  // SQD: no request from this PSN on goes out (IBA 10.3.1)
   } req_;
@@ -200,7 +194,6 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     int rnr_left = 0;
     bool retrying = false;  // a go-back-N from retry_psn is under way
     uint32_t retry_psn = 0;
-    Time retry_spent_at;  // IRN: the last forward progress or retry spent
   } comp_;
   LazyTimer retry_timer_;  // the completer's local ACK timer
   EventId rnr_timer_;      // the completer's RNR wait
@@ -221,7 +214,9 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
   };
   Ring<Sent> sent_;
   uint64_t sent_bytes_ = 0;
-  std::unique_ptr<IrnQp> irn_;  // IRN's state (loss_recovery: irn, RC), or nullptr: go-back-N
+  // How lost packets are recovered: go_back_n(), shared, or own_recovery_.
+  QpLossRecovery* recovery_;
+  std::unique_ptr<QpLossRecovery> own_recovery_;  // a strategy with state of its own (IRN on RC)
 
   enum class InMessage : uint8_t { None, Send, Write };
   struct Response {
@@ -251,7 +246,6 @@ class IbaQp final : public verbs::QueuePair, public TxSource {
     uint64_t write_va = 0;
     uint64_t write_left = 0;
     uint32_t write_len = 0;    // the RETH DMA length of the WRITE in progress
-    uint32_t recv_sn = 0;      // receive WQEs taken by RC messages (IRN's recv_WQE_SN of the next)
     Ring<Response> responses;  // ACKs, NAKs, READ data and atomic ACKs to send
     Ring<AtomicReplay> atomic_replay;
     bool echo_becn = false;                  // the next ACK carries BECN (a request arrived CE or FECN)

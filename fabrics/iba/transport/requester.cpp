@@ -8,6 +8,7 @@
 
 #include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/transport/iba_qp.hpp"
+#include "fabrics/iba/transport/loss_recovery/loss_recovery.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 
@@ -19,11 +20,11 @@ using verbs::SendWqe;
 
 bool IbaQp::requester_ready() const {
   if (!sending() || req_.rnr_wait) return false;
-  if (irn_ && irn_has_retransmit()) return true;
+  if (recovery_->has_retransmit(*this)) return true;
   if (req_.wqe >= sq_.size()) return false;
   if (state_ == IBV_QPS_SQD && !psn_before(req_.psn, req_.drain_psn)) return false;  // nothing new starts
-  if (!window_allows()) return false;  // an ACK wakes the QP again
-  if (irn_ && irn_blocks_new()) return false;
+  if (!window_allows()) return false;                 // an ACK wakes the QP again
+  if (!recovery_->may_send_new(*this)) return false;  // IRN: BDP-FC
   const SendWqe& w = sq_[req_.wqe];
   // IBA 9.7.2: no more RDMA READ / atomic requests in flight than max_rd_atomic.
   if ((is_read(w) || is_atomic(w)) && req_.offset == 0 && !w.started &&
@@ -91,11 +92,11 @@ Packet IbaQp::next_ud_request(SendWqe& w) {
 }
 
 Packet IbaQp::next_request() {
-  if (irn_ && irn_has_retransmit()) return irn_retransmit();
+  if (recovery_->has_retransmit(*this)) return recovery_->retransmit(*this);
   return build_request();
 }
 
-Packet IbaQp::build_request() {
+Packet IbaQp::build_request(uint32_t read_bytes) {
   SendWqe& w = sq_[req_.wqe];
   if (type() == IBV_QPT_UD) return next_ud_request(w);
 
@@ -106,7 +107,7 @@ Packet IbaQp::build_request() {
       w.first_psn = req_.psn;
       w.last_psn = psn_add(req_.psn, packets_of(w) - 1);
       if (is_read(w) || is_atomic(w)) ++req_.rd_atomic_in_flight;
-      if (takes_recv(w)) w.recv_sn = req_.recv_sn++;
+      recovery_->message_started(w);
     }
   }
 
@@ -125,7 +126,7 @@ Packet IbaQp::build_request() {
     h.va = w.remote_addr + req_.offset;
     h.rkey = w.rkey;
     h.dma_len = static_cast<uint32_t>(w.length - req_.offset);
-    if (irn_ && irn_->read_ask_len) h.dma_len = irn_->read_ask_len;  // IRN: one hole's bytes
+    if (read_bytes) h.dma_len = read_bytes;
     h.ack_req = ask_for_ack(true);
     iba_emit(p, h);
     if (psn_before(req_.psn, req_.high_psn)) ++stats_.retransmitted_packets;
@@ -170,7 +171,7 @@ Packet IbaQp::build_request() {
     // Solicited Event only on the last packet of a SEND or WRITE with immediate (9.2.2).
     h.solicited = h.solicited && last && (!write || imm);
     h.ack_req = ask_for_ack(last);
-    if (irn_) ext = irn_ext(w, req_.offset, write);
+    ext = recovery_->request_extension(w, req_.offset, write);
     ibv_wc_status err = IBV_WC_SUCCESS;
     if (!copy_out(w, req_.offset, p, p.push_back(n), err)) {
       fail_front(err);
@@ -210,7 +211,8 @@ Packet IbaQp::build_request() {
 // kMaxPacketsPerAck, until an ACK frees the window.
 bool IbaQp::ask_for_ack(bool last) {
   if (type() != IBV_QPT_RC) return false;
-  const bool ask = last || fb_.ack_every_packet || irn_ || req_.noack_pkts++ > kMaxPacketsPerAck;
+  const bool ask =
+      last || fb_.ack_every_packet || recovery_->ack_every_packet() || req_.noack_pkts++ > kMaxPacketsPerAck;
   if (ask) req_.noack_pkts = 0;
   return ask;
 }
@@ -220,7 +222,7 @@ bool IbaQp::ask_for_ack(bool last) {
 // same loss seen again, not a reason for another retry.
 void IbaQp::go_back_to(uint32_t psn) {
   forget_sent_from(psn);
-  if (irn_) irn_restart(psn);
+  recovery_->went_back(psn);
   comp_.retrying = true;
   comp_.retry_psn = psn;
   for (size_t i = 0; i < sq_.size(); ++i) {
@@ -236,7 +238,7 @@ void IbaQp::go_back_to(uint32_t psn) {
     for (size_t j = i + 1; j < sq_.size(); ++j) {
       if (!sq_[j].started) break;
       if (is_read(sq_[j]) || is_atomic(sq_[j])) --req_.rd_atomic_in_flight;
-      if (takes_recv(sq_[j])) --req_.recv_sn;  // it takes the same receive WQE when it starts again
+      recovery_->message_restarts(sq_[j]);
       sq_[j].started = false;
       sq_[j].done_bytes = 0;
     }

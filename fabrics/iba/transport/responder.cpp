@@ -12,6 +12,7 @@
 
 #include "fabrics/iba/opcodes.hpp"
 #include "fabrics/iba/transport/iba_qp.hpp"
+#include "fabrics/iba/transport/loss_recovery/loss_recovery.hpp"
 #include "fabrics/iba/transport/psn.hpp"
 #include "fabrics/iba/transport/qp_common.hpp"
 
@@ -66,11 +67,12 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
     // it: READ data still queued from there on is dropped rather than sent
     // twice (rxe restarts its READ resource the same way).
     // IRN asks for one hole at a time: only the data of that hole is
-    // dropped, and the hole goes before READ data still queued behind it.
+    // dropped, and the hole goes before READ data still queued behind it
+    // (under go-back-N there is none: it was all dropped).
     const uint32_t packets = std::max<uint32_t>(1, (p.h.dma_len + mtu_bytes() - 1) / mtu_bytes());
+    const int32_t span = recovery_->duplicate_read_span(packets);
     const auto resent = [&](const Response& r) {
-      return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0 &&
-             (!irn_ || psn_diff(r.psn, p.h.psn) < static_cast<int32_t>(packets));
+      return r.kind == Response::ReadData && psn_diff(r.psn, p.h.psn) >= 0 && psn_diff(r.psn, p.h.psn) < span;
     };
     resp_.responses.remove_if(resent);
     const MemoryRegion* mr = remote_region(p, IBV_ACCESS_REMOTE_READ, p.h.dma_len);
@@ -80,12 +82,10 @@ void IbaQp::respond_duplicate(const IbaParsed& p) {
                          p.h.dma_len,        mr};
     Ring<Response>& q = resp_.responses;
     q.push_back(again);
-    if (irn_) {  // moved back to before the first READ data after it
-      size_t at = 0;
-      while (at + 1 < q.size() && !(q[at].kind == Response::ReadData && psn_diff(q[at].psn, p.h.psn) > 0))
-        ++at;
-      for (size_t i = q.size() - 1; i > at; --i) std::swap(q[i], q[i - 1]);
-    }
+    // Moved back to before the first READ data after it.
+    size_t at = 0;
+    while (at + 1 < q.size() && !(q[at].kind == Response::ReadData && psn_diff(q[at].psn, p.h.psn) > 0)) ++at;
+    for (size_t i = q.size() - 1; i > at; --i) std::swap(q[i], q[i - 1]);
     nic_.wake(*this);
     return;
   }
@@ -228,8 +228,8 @@ const char* resp_step_name(RespStep s) {
   return kNames[static_cast<size_t>(s)];
 }
 
-IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, const Payload& bytes, const IrnExt* irn_ext)
-    : p(parsed), payload(bytes), irn(irn_ext), info(kIbaOps[parsed.h.opcode]) {
+IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, const Payload& bytes, const IrnExt* extension)
+    : p(parsed), payload(bytes), ext(extension), info(kIbaOps[parsed.h.opcode]) {
   send = info.any(iba_op::kSend);
   write = info.any(iba_op::kWrite);
   read = parsed.h.opcode == RC_RDMA_READ_REQUEST;
@@ -239,11 +239,11 @@ IbaQp::RespPacket::RespPacket(const IbaParsed& parsed, const Payload& bytes, con
   imm = info.any(iba_op::kImmediate);
 }
 
-void IbaQp::respond(const IbaParsed& p, const Payload& payload, const IrnExt* irn_ext) {
-  RespPacket r(p, payload, irn_ext);
+void IbaQp::respond(const IbaParsed& p, const Payload& payload, const IrnExt* ext) {
+  RespPacket r(p, payload, ext);
   RespStep s = RespStep::CheckPsn;
   while (s != RespStep::Done) s = resp_step(s, r);
-  if (irn_) irn_advance();  // packets placed out of order may now complete
+  recovery_->after_request(*this);  // IRN: packets placed out of order may now complete
 }
 
 RespStep IbaQp::resp_step(RespStep s, RespPacket& r) {
@@ -285,17 +285,11 @@ RespStep IbaQp::duplicate(const RespPacket& r) {
   return RespStep::Done;
 }
 
-// RC: one sequence error NAK until the expected PSN comes (9.7.5.1.1). UC
-// (9.8.3): a gap drops the message in progress; resynchronise on this packet.
+// RC: the loss recovery's answer (9.7.5.1.1: go-back-N NAKs the gap once;
+// IRN places the packet and NACKs it with a SACK). UC (9.8.3): a gap drops
+// the message in progress; resynchronise on this packet.
 RespStep IbaQp::out_of_sequence(const RespPacket& r) {
-  if (irn_) return irn_out_of_order(r);
-  if (type() == IBV_QPT_RC) {
-    if (!resp_.nak_sent) {
-      ++stats_.seq_naks_sent;
-      queue_nak(resp_.epsn, kNakSeqError);
-    }
-    return RespStep::Done;
-  }
+  if (type() == IBV_QPT_RC) return recovery_->out_of_sequence(*this, r);
   drop_uc_message();
   resp_.epsn = r.p.h.psn;
   return RespStep::CheckOpSequence;
@@ -351,7 +345,7 @@ RespStep IbaQp::check_resources(const RespPacket& r) {
   }
   resp_.recv_active = true;
   resp_.recv_offset = 0;
-  ++resp_.recv_sn;
+  recovery_->receive_wqe_taken();
   return RespStep::CheckLength;
 }
 

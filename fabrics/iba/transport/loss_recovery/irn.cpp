@@ -134,20 +134,4 @@ bool IrnReadRx::ask_holes(uint32_t from, uint32_t to, std::deque<IrnReadAsk>& as
   return queued;
 }
 
-IrnReadRx* IrnQp::read(uint32_t first) {
-  for (IrnReadRx& r : reads)
-    if (r.first == first) return &r;
-  return nullptr;
-}
-
-IrnReadRx& IrnQp::read(uint32_t first, uint32_t packets) {
-  if (IrnReadRx* r = read(first)) return *r;
-  return reads.emplace_back(first, packets);
-}
-
-void IrnQp::read_done(uint32_t first) {
-  std::erase_if(reads, [&](const IrnReadRx& r) { return r.first == first; });
-  std::erase_if(read_asks, [&](const IrnReadAsk& a) { return a.read == first; });
-}
-
 }  // namespace rdmasim

@@ -1,5 +1,6 @@
 // IRN loss recovery (Mittal et al., "Revisiting Network Support for RDMA",
-// SIGCOMM 2018, sections 3 and 5): what a queue pair keeps for it.
+// SIGCOMM 2018, sections 3 and 5): the PSN bookkeeping a queue pair keeps
+// for it, apart from the queue pair (irn_recovery.hpp drives it).
 //
 //  - PsnBitmap: a window of PSNs from a moving base, one bit each, the
 //    structure both ends keep (the receiver: which packets beyond the
@@ -150,22 +151,6 @@ struct IrnReadRx {
   uint32_t first;      // the READ's first PSN
   PsnBitmap got;       // its responses placed out of order
   uint32_t asked_end;  // the holes before it were asked for again
-};
-
-// A queue pair's IRN state: the sender's, and the receiver's once a packet
-// first arrives out of order.
-struct IrnQp {
-  IrnQp(const IrnConfig& c, uint32_t bdp_packets, uint32_t sq_psn) : cfg(c), sender(c, bdp_packets, sq_psn) {}
-  const IrnConfig& cfg;
-  IrnSender sender;
-  std::optional<IrnReceiver> rx;
-  // The READs with responses placed out of order, by first PSN.
-  IrnReadRx* read(uint32_t first);
-  IrnReadRx& read(uint32_t first, uint32_t packets);
-  void read_done(uint32_t first);
-  std::vector<IrnReadRx> reads;
-  std::deque<IrnReadAsk> read_asks;  // holes still to ask for
-  uint32_t read_ask_len = 0;         // while a hole's READ request is built: its DMA length
 };
 
 }  // namespace rdmasim

@@ -139,17 +139,25 @@ struct Pair {
 
   // A request with headers `h` (dest_qp filled in) and `len` zero bytes of
   // payload, as a's QP would send it, straight into b's NIC.
-  void inject(IbaHeaders h, size_t len) {
-    Packet pkt = a.nic().alloc();
+  void inject(IbaHeaders h, size_t len) { inject_from(a, sa, b, sb, h, len); }
+  // The same from `from`'s QP `s` to `to`'s QP `peer`, with IRN's extension
+  // header `ext` when given.
+  static void inject_from(Host& from, const Side& s, Host& to, const Side& peer, IbaHeaders h, size_t len,
+                          const IrnExt* ext = nullptr) {
+    Packet pkt = from.nic().alloc();
     std::memset(pkt.push_back(len).data(), 0, len);
-    h.dest_qp = sb.qp->qp_num();
+    h.dest_qp = peer.qp->qp_num();
     REQUIRE(iba_emit(pkt, h));
-    static_cast<IbaFabric&>(a.nic().fabric()).encap(pkt, sa.qp->attr().ah_attr, sa.qp->qp_num(), h.dest_qp);
-    b.nic().fabric().receive(std::move(pkt));
+    auto& fabric = static_cast<IbaFabric&>(from.nic().fabric());
+    if (ext)
+      fabric.encap_irn(pkt, s.qp->attr().ah_attr, s.qp->qp_num(), h.dest_qp, *ext);
+    else
+      fabric.encap(pkt, s.qp->attr().ah_attr, s.qp->qp_num(), h.dest_qp);
+    to.nic().fabric().receive(std::move(pkt));
   }
 
   // The BTH (and AETH syndrome) of every frame a host sends; RoCE v2 over
-  // IPv4, so the BTH follows Ethernet, IPv4 and UDP.
+  // IPv4, so the BTH follows Ethernet, IPv4 (with its options: IHL) and UDP.
   struct SentBth {
     uint8_t opcode;
     bool se, ack_req;
@@ -160,7 +168,8 @@ struct Pair {
     auto out = std::make_shared<std::vector<SentBth>>();
     h.port(0).on_tx([out](Time, Packet& p) {
       auto b = p.raw_bytes();
-      auto u8 = [&](size_t i) { return std::to_integer<uint8_t>(b[14 + 20 + 8 + i]); };
+      const size_t bth = 14 + 4 * (std::to_integer<size_t>(b[14]) & 0x0F) + 8;
+      auto u8 = [&](size_t i) { return std::to_integer<uint8_t>(b[bth + i]); };
       out->push_back({u8(0), (u8(1) & 0x80) != 0, (u8(8) & 0x80) != 0,
                       uint32_t{u8(9)} << 16 | uint32_t{u8(10)} << 8 | u8(11),
                       u8(0) == RC_ACKNOWLEDGE ? u8(12) : uint8_t{0}});
@@ -216,6 +225,17 @@ struct Pair {
   }
   bool same(uint64_t addr_a, uint64_t addr_b, size_t len) {
     return std::memcmp(a.memory().view(addr_a, len).data(), b.memory().view(addr_b, len).data(), len) == 0;
+  }
+};
+
+// A pair of RC QPs with IRN loss recovery at both NICs (connect_both's
+// local ACK timeout is 10: 4.19 ms).
+struct IrnPair : Pair {
+  IrnConfig irn;
+  explicit IrnPair(uint8_t retry_cnt = 7) {
+    for (Host* h : {&a, &b})
+      static_cast<IbaFabric&>(h->nic().fabric()).set_loss_recovery(LossRecovery::irn, &irn);
+    connect_both(100, 200, 7, retry_cnt);
   }
 };
 

@@ -176,24 +176,11 @@ TEST_CASE("IRN READ: holes across the 24-bit PSN wrap") {
   CHECK(asks[0].end == 0x000001);
 }
 
-namespace {
-// A pair of RC QPs with IRN loss recovery at both NICs (connect_both's
-// local ACK timeout is 10: 4.19 ms).
-struct IrnPair : test::Pair {
-  IrnConfig irn;
-  explicit IrnPair(uint8_t retry_cnt) {
-    for (Host* h : {&a, &b})
-      static_cast<IbaFabric&>(h->nic().fabric()).set_loss_recovery(LossRecovery::irn, &irn);
-    connect_both(100, 200, 7, retry_cnt);
-  }
-};
-}  // namespace
-
 TEST_CASE(
     "IRN: RTO_low and RTO_high retransmit without spending retry_cnt; a stall spends it per ACK timeout") {
   // Link down for 3 ms: IRN's timers fire every 100 to 320 us meanwhile,
   // far more often than retry_cnt (2). The WRITE completes once the link is back.
-  IrnPair p(2);
+  test::IrnPair p(2);
   p.fill(p.a, p.sa.buf, 65536, 3);
   CHECK(p.post(p.sa, IBV_WR_RDMA_WRITE, p.sa.buf, 65536, p.sb.buf, p.sb.mr->rkey, 1) == 0);
   p.sim.at(Time::us(1), [&] { Port::set_link_up(p.a.port(0), false); });
@@ -207,7 +194,7 @@ TEST_CASE(
 
   // A link that stays down: the QP fails as a go-back-N QP with the same
   // attributes does, after retry_cnt + 1 local ACK timeouts without progress.
-  IrnPair dead(2);
+  test::IrnPair dead(2);
   Port::set_link_up(dead.a.port(0), false);
   CHECK(dead.post(dead.sa, IBV_WR_RDMA_WRITE, dead.sa.buf, 100, dead.sb.buf, dead.sb.mr->rkey, 1) == 0);
   Time failed;
