@@ -48,8 +48,7 @@ const KeyTable<WorkloadConfig>& verbs_keys() {
             // max_qp_wr); a workload keeps one more than `outstanding` posted.
             documented_default(key("outstanding", &W::outstanding, whole(1, 16383), "1",
                                    "work requests in flight per QP (perftest's `-t`, tx-depth; a send queue "
-                                   "holds 16384, the "
-                                   "RNIC's `max_qp_wr`)"),
+                                   "holds 16384, the RNIC's `max_qp_wr`)"),
                                "1 (perftest kinds: 128 for *_bw, 1 for *_lat)"),
             row<W>("cq_moderation", "whole number", "100, 1 above 8KiB", "1..1024",
                    "perftest `*_bw` kinds: one send work request in N is signalled (perftest's `-Q`)", ""),
@@ -212,7 +211,8 @@ void cq_moderation(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
   w.cq_moderation = std::min(w.cq_moderation, std::max<uint32_t>(w.outstanding, 1));
 }
 
-// What the table read of `size` that the operation or the kind refuses.
+// A `size` the table read that the operation or the kind cannot take
+// (zero-length messages are legal verbs, but not write_lat's).
 void check_size(ExperimentDraft& d, const KeyFields& f, const WorkloadConfig& w, WorkloadKind op) {
   const Entry* se = f.read_ok("size");
   if (!se) return;
