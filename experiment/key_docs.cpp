@@ -20,11 +20,7 @@ void add(const KeyTableBase& t, std::vector<KeyDoc>& out) {
 std::vector<KeyDoc> key_docs() {
   std::vector<KeyDoc> out;
   add(experiment_keys(), out);
-  for (const Workload* k : workload_kinds()) {
-    const auto names = k->names();
-    const auto keys = k->keys();
-    out.push_back({"workloads." + std::string(names.front()), {keys.begin(), keys.end()}});
-  }
+  for (const Workload* k : workload_kinds()) add(k->keys(), out);
   return out;
 }
 

@@ -89,6 +89,20 @@ void ParallelRun::note(int rank, std::string note) {
 // (message::Frame); then the notes and gate updates, in the order written.
 void ParallelRun::exchange() {
   const auto packing = Clock::now();
+  pack_window();
+  const auto sending = Clock::now();
+  stats_.pack_s += std::chrono::duration<double>(sending - packing).count();
+  cluster_.exchange(out_, in_);
+  const auto unpacking = Clock::now();
+  const std::vector<std::string> notes = unpack_window();
+  stats_.pack_s += since(unpacking);
+  for (const std::string& n : notes) {
+    if (!on_note) throw std::logic_error("parallel: a note and no one to read it");
+    on_note(n);
+  }
+}
+
+void ParallelRun::pack_window() {
   std::vector<std::string>& out = out_;
   out.resize(static_cast<size_t>(cluster_.size()));
   for (std::string& to : out) to.clear();
@@ -119,35 +133,32 @@ void ParallelRun::exchange() {
     out[r] += notes_[r];
     notes_[r].clear();
   }
-  const auto sending = Clock::now();
-  stats_.pack_s += std::chrono::duration<double>(sending - packing).count();
-  cluster_.exchange(out, in_);
-  const auto unpacking = Clock::now();
-  const std::vector<std::string>& in = in_;
+}
+
+std::vector<std::string> ParallelRun::unpack_window() {
   std::vector<std::string> notes;
   // Frames go on the wire in the order their senders sent them: by rank,
   // then as each rank wrote them (one link's frames in order).
-  for (const std::string& msg : in)
+  for (const std::string& msg : in_)
     for (codec::Reader r(msg); !r.done();) {
       const auto item = r.get<message::WindowItem>();
-      if (const auto* n = std::get_if<message::NoteText>(&item)) {
+      if (const auto* n = std::get_if<message::NoteText>(&item))
         notes.emplace_back(n->text);
-      } else if (const auto* g = std::get_if<message::Gate>(&item)) {
-        // Keyed as its sender keyed it: where it is placed among the
-        // gate's events does not depend on when it was handed over.
-        if (g->link >= net_.links.size()) throw std::runtime_error("parallel: a malformed gate update");
-        Port* gate = g->b ? net_.links[g->link].b : net_.links[g->link].a;
-        if (!gate->gate()) throw std::runtime_error("parallel: a gate update for a port with no gate");
-        gate->gate()->remote_update(g->due, g->order, g->cls, g->amount);
-      } else {
+      else if (const auto* g = std::get_if<message::Gate>(&item))
+        update_gate(*g);
+      else
         put_on_wire(std::get<message::Frame>(item));
-      }
     }
-  stats_.pack_s += since(unpacking);
-  for (const std::string& n : notes) {
-    if (!on_note) throw std::logic_error("parallel: a note and no one to read it");
-    on_note(n);
-  }
+  return notes;
+}
+
+void ParallelRun::update_gate(const message::Gate& g) {
+  // Keyed as its sender keyed it: where it is placed among the
+  // gate's events does not depend on when it was handed over.
+  if (g.link >= net_.links.size()) throw std::runtime_error("parallel: a malformed gate update");
+  Port* gate = g.b ? net_.links[g.link].b : net_.links[g.link].a;
+  if (!gate->gate()) throw std::runtime_error("parallel: a gate update for a port with no gate");
+  gate->gate()->remote_update(g.due, g.order, g.cls, g.amount);
 }
 
 void ParallelRun::put_on_wire(const message::Frame& m) {

@@ -28,7 +28,8 @@ namespace rdmasim {
 
 namespace message {
 struct Frame;
-}
+struct Gate;
+}  // namespace message
 
 class ParallelRun final : public RemoteLink {
  public:
@@ -92,8 +93,15 @@ class ParallelRun final : public RemoteLink {
 
  private:
   void exchange();
+  // exchange's steps: this rank's frames for the other ranks, and the notes
+  // after them, into out_; what the other ranks sent (in_) taken in, the
+  // notes returned to be read once every frame is on its wire.
+  void pack_window();
+  std::vector<std::string> unpack_window();
   // A frame from another rank, on the wire of the cut link's end it left by.
   void put_on_wire(const message::Frame& m);
+  // A gate update from another rank, on the gate of the cut link's end it names.
+  void update_gate(const message::Gate& g);
   // agree(), once the ranks know the lowest failed rank `who`.
   [[noreturn]] void fail(int who, std::exception_ptr local);
 

@@ -85,17 +85,12 @@ void graph_partition(const Graph& g, const ExperimentConfig& cfg, std::vector<in
   find_cut_links(g, p);
 }
 
-}  // namespace
-
-Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ranks, PartitionMode mode) {
-  Partition p;
-  p.mode = mode;
-  p.ranks = ranks;
-  p.rank.assign(static_cast<size_t>(g.size()), -1);
+// The hosts' groups, in `up` (union-find over hosts): the hosts of a
+// workload whose ends must share a rank are one group. The groups' hosts,
+// by the group's root.
+std::vector<std::vector<int>> host_groups(const Graph& g, const ExperimentConfig& cfg, std::vector<int>& up) {
   const int hosts = g.host_count();
-
-  // Host groups: the hosts of one workload are one group.
-  std::vector<int> up(static_cast<size_t>(hosts));
+  up.resize(static_cast<size_t>(hosts));
   std::iota(up.begin(), up.end(), 0);
   for (const WorkloadConfig& w : cfg.workloads) {
     if (workload_spans_ranks(w, cfg)) continue;
@@ -112,64 +107,70 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
   }
   std::vector<std::vector<int>> groups(static_cast<size_t>(hosts));
   for (int h = 0; h < hosts; ++h) groups[find_root(up, h)].push_back(h);
-  if (mode == PartitionMode::graph) {
-    graph_partition(g, cfg, up, p);
-    return p;
-  }
-  // Groups in graph order (by their first host), filling the ranks in
-  // turn with an equal share of the hosts each: generated topologies
-  // number a leaf's and a pod's hosts together, so a leaf (a pod) stays
-  // on one rank when its hosts are not tied to others' by a workload and
-  // the ranks divide the leaves (pods).
+  return groups;
+}
+
+// Groups in graph order (by their first host), filling the ranks in turn
+// with an equal share of the hosts each: generated topologies number a
+// leaf's and a pod's hosts together, so a leaf (a pod) stays on one rank
+// when its hosts are not tied to others' by a workload and the ranks
+// divide the leaves (pods). Each rank's hosts are counted in `load`.
+void place_hosts(const std::vector<std::vector<int>>& groups, int hosts, Partition& p,
+                 std::vector<size_t>& load) {
   std::vector<size_t> order;
   for (size_t i = 0; i < groups.size(); ++i)
     if (!groups[i].empty()) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
-  std::vector<size_t> load(static_cast<size_t>(ranks), 0);
   size_t placed = 0;
   int r = 0;
   for (size_t i : order) {
     for (int h : groups[i]) p.rank[static_cast<size_t>(h)] = r;
     load[static_cast<size_t>(r)] += groups[i].size();
     placed += groups[i].size();
-    while (r + 1 < ranks &&
-           placed * static_cast<size_t>(ranks) >= static_cast<size_t>(hosts) * static_cast<size_t>(r + 1))
+    while (r + 1 < p.ranks &&
+           placed * static_cast<size_t>(p.ranks) >= static_cast<size_t>(hosts) * static_cast<size_t>(r + 1))
       ++r;
   }
+}
 
-  // Switches, in rounds: each with the rank most of its placed neighbours
-  // are on (ties: the least loaded, then the lowest).
-  auto majority = [&](int n) {
-    std::vector<size_t> votes(static_cast<size_t>(ranks), 0);
-    bool any = false;
-    for (const Graph::Port& port : g.ports(n))
-      if (p.rank[static_cast<size_t>(port.peer)] >= 0) {
-        ++votes[static_cast<size_t>(p.rank[static_cast<size_t>(port.peer)])];
-        any = true;
-      }
-    if (!any) return -1;
-    int best = 0;
-    for (int r = 1; r < ranks; ++r) {
-      const auto v = votes[static_cast<size_t>(r)], b = votes[static_cast<size_t>(best)];
-      if (v > b || (v == b && load[static_cast<size_t>(r)] < load[static_cast<size_t>(best)])) best = r;
+// The rank most of node n's placed neighbours are on (ties: the least
+// loaded, then the lowest); -1 when none is placed.
+int majority_rank(const Graph& g, const Partition& p, const std::vector<size_t>& load, int n) {
+  std::vector<size_t> votes(static_cast<size_t>(p.ranks), 0);
+  bool any = false;
+  for (const Graph::Port& port : g.ports(n))
+    if (p.rank[static_cast<size_t>(port.peer)] >= 0) {
+      ++votes[static_cast<size_t>(p.rank[static_cast<size_t>(port.peer)])];
+      any = true;
     }
-    return best;
-  };
+  if (!any) return -1;
+  int best = 0;
+  for (int r = 1; r < p.ranks; ++r) {
+    const auto v = votes[static_cast<size_t>(r)], b = votes[static_cast<size_t>(best)];
+    if (v > b || (v == b && load[static_cast<size_t>(r)] < load[static_cast<size_t>(best)])) best = r;
+  }
+  return best;
+}
+
+// Switches, in rounds: each with the rank most of its placed neighbours
+// are on (majority_rank). spread: the first round places only the
+// switches next to hosts, and the later ones go round robin.
+void place_switches(const Graph& g, PartitionMode mode, Partition& p, std::vector<size_t>& load) {
   int next = 0;  // spread: the next rank round robin
   for (bool first_round = true;; first_round = false) {
     std::vector<std::pair<int, int>> placed;
-    for (int n = hosts; n < g.size(); ++n) {
+    for (int n = g.host_count(); n < g.size(); ++n) {
       if (p.rank[static_cast<size_t>(n)] >= 0) continue;
       if (mode == PartitionMode::spread && !first_round) {
         placed.emplace_back(n, next);
         ++load[static_cast<size_t>(next)];
-        next = (next + 1) % ranks;
+        next = (next + 1) % p.ranks;
         continue;
       }
       bool by_host = false;
       for (const Graph::Port& port : g.ports(n)) by_host = by_host || g.is_host(port.peer);
       if (mode == PartitionMode::spread && !by_host) continue;
-      const int r = majority(n);
+      const int r = majority_rank(g, p, load, n);
       if (r < 0) continue;
       placed.emplace_back(n, r);
       // Counted at once: a round's ties (a fat tree's cores, each with one
@@ -184,6 +185,24 @@ Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ran
       break;
     }
   }
+}
+
+}  // namespace
+
+Partition partition_network(const Graph& g, const ExperimentConfig& cfg, int ranks, PartitionMode mode) {
+  Partition p;
+  p.mode = mode;
+  p.ranks = ranks;
+  p.rank.assign(static_cast<size_t>(g.size()), -1);
+  std::vector<int> up;
+  const std::vector<std::vector<int>> groups = host_groups(g, cfg, up);
+  if (mode == PartitionMode::graph) {
+    graph_partition(g, cfg, up, p);
+    return p;
+  }
+  std::vector<size_t> load(static_cast<size_t>(ranks), 0);
+  place_hosts(groups, g.host_count(), p, load);
+  place_switches(g, mode, p, load);
   // What no round reached (a switch with no links): the least loaded rank.
   for (int n = 0; n < g.size(); ++n)
     if (p.rank[static_cast<size_t>(n)] < 0) {

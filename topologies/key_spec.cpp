@@ -1,5 +1,7 @@
 #include "topologies/key_spec.hpp"
 
+#include <algorithm>
+
 namespace rdmasim {
 
 namespace {
@@ -17,6 +19,16 @@ std::string key_table_markdown(std::span<const KeySpec> keys) {
     out += " |\n";
   }
   return out;
+}
+
+std::vector<std::string_view> KeyTableBase::names() const {
+  std::vector<std::string_view> out;
+  key_names(specs(), out);
+  return out;
+}
+
+bool KeyTableBase::has(std::string_view key) const {
+  return std::any_of(specs_.begin(), specs_.end(), [&](const KeySpec& k) { return k.name == key; });
 }
 
 }  // namespace rdmasim

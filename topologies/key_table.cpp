@@ -2,12 +2,6 @@
 
 namespace rdmasim {
 
-std::vector<std::string_view> KeyTableBase::names() const {
-  std::vector<std::string_view> out;
-  key_names(specs(), out);
-  return out;
-}
-
 Entry default_entry(const std::string& key, const std::string& text) {
   return {YAML::Node(key), YAML::Load(text), key};
 }

@@ -15,7 +15,11 @@
 //   }};
 //   if (auto f = kLink.read(d.c, e.value, e.path, d.x.link)) { /* checks across keys */ }
 //
-// Only the loader includes this (it brings in yaml-cpp).
+// A workload kind's table reads the map the loader already checked
+// against every kind's keys: `kTable.read(d.c, fields, w)`.
+//
+// Only loaders include this (it brings in yaml-cpp): experiment/ and the
+// workload kinds' readers.
 #pragma once
 
 #include <algorithm>
@@ -64,6 +68,11 @@ inline ValueType<uint64_t> whole(uint64_t lo, uint64_t hi, std::string unit = ""
   return {"whole number", std::to_string(lo) + ".." + std::to_string(hi), std::move(unit),
           [lo, hi](YamlReader& c, const Entry& e) { return c.whole(e, lo, hi); }};
 }
+// A whole number from `lo` up, to the largest 64-bit one.
+inline ValueType<uint64_t> at_least(uint64_t lo) {
+  return {"whole number", std::to_string(lo) + "..", "",
+          [lo](YamlReader& c, const Entry& e) { return c.whole(e, lo, UINT64_MAX); }};
+}
 // A number in [lo, hi], or (lo, hi] when `open_lo`.
 ValueType<double> number(double lo, double hi, bool open_lo = false);
 inline ValueType<double> probability() {
@@ -71,6 +80,22 @@ inline ValueType<double> probability() {
 }
 inline ValueType<bool> boolean() {
   return {"bool", "", "", [](YamlReader& c, const Entry& e) { return c.boolean(e); }};
+}
+// `vt`, refusing besides a value `out` says is out of range, with the
+// message `why` makes of its entry; `range` is how docs/yaml.md says it.
+template <class V>
+ValueType<V> refusing(ValueType<V> vt, std::string range, std::function<bool(const V&)> out,
+                      std::function<std::string(const Entry&)> why) {
+  vt.range = std::move(range);
+  vt.parse = [parse = std::move(vt.parse), out, why](YamlReader& c, const Entry& e) -> std::optional<V> {
+    auto v = parse(c, e);
+    if (v && out(*v)) {
+      c.error(e.value, e.path, why(e));
+      return std::nullopt;
+    }
+    return v;
+  };
+  return vt;
 }
 // "`a`, `b` or `c`".
 std::string choices(std::span<const std::string_view> names);
@@ -82,8 +107,6 @@ ValueType<E> choice(std::string what) {
 }
 
 }  // namespace keys
-
-class KeyTableBase;
 
 // A map read by a table: its entries, and which of them were read without error.
 struct KeyFields : Fields {
@@ -107,6 +130,10 @@ struct Key {
   std::vector<const KeyTableBase*> subs;
   // Non-empty: the key must be given, and its absence says this ("when, such as 50us").
   std::string required;
+  // Non-empty: the default docs/yaml.md shows, when the section's reader
+  // sets it from more than this key ("1 (perftest kinds: 5000 for *_bw,
+  // ...)"); `fallback`, if any, is then what the struct starts with.
+  std::string shown_fallback;
 };
 
 // A row's documented half; its reader is the caller's.
@@ -134,6 +161,14 @@ Key<T> with_table(Key<T> k, const KeyTableBase& sub) {
 template <class T>
 Key<T> required(Key<T> k, std::string why) {
   k.required = std::move(why);
+  return k;
+}
+
+// `k`, whose default the section's reader sets from more than the key
+// (the kind, the fabric); `shown` is the default as docs/yaml.md says it.
+template <class T>
+Key<T> documented_default(Key<T> k, std::string shown) {
+  k.shown_fallback = std::move(shown);
   return k;
 }
 
@@ -169,28 +204,6 @@ Key<T> declared(std::string name, std::string type, std::string fallback, std::s
   return row<T>(std::move(name), std::move(type), std::move(fallback), "", std::move(help), "");
 }
 
-// The type-free half of a table: its name, its rows as KeySpecs, its nested tables.
-class KeyTableBase {
- public:
-  KeyTableBase(std::string name, std::string what) : name_(std::move(name)), what_(std::move(what)) {}
-  virtual ~KeyTableBase() = default;
-  // "link", "host.pcie": where docs/yaml.md shows the table.
-  const std::string& name() const { return name_; }
-  // "link settings": what an error calls a map of these keys.
-  const std::string& what() const { return what_; }
-  std::span<const KeySpec> specs() const { return specs_; }
-  std::vector<std::string_view> names() const;
-  // The tables of nested maps, as "<name>.<key>".
-  virtual std::vector<const KeyTableBase*> nested() const = 0;
-  // The keys whose default, read by the key's own reader, is not what the
-  // struct starts with ("host.cores: 1 reads as 2, the struct holds 4"): empty when they agree.
-  virtual std::vector<std::string> default_mismatches() const = 0;
-
- protected:
-  std::string name_, what_;
-  std::vector<KeySpec> specs_;
-};
-
 template <class T>
 class KeyTable final : public KeyTableBase {
  public:
@@ -200,8 +213,10 @@ class KeyTable final : public KeyTableBase {
     // A whole number's unit is shown with its type: "whole number (segments)".
     for (Key<T>& k : keys_) {
       if (!k.unit.empty()) k.type += " (" + k.unit + ")";
-      specs_.push_back({k.name, k.type, k.required.empty() ? std::string_view(k.fallback) : "**required**",
-                        k.range, k.help});
+      const std::string_view shown = !k.required.empty()        ? "**required**"
+                                     : k.shown_fallback.empty() ? std::string_view(k.fallback)
+                                                                : std::string_view(k.shown_fallback);
+      specs_.push_back({k.name, k.type, shown, k.range, k.help});
     }
   }
   const std::vector<Key<T>>& keys() const { return keys_; }
@@ -211,7 +226,11 @@ class KeyTable final : public KeyTableBase {
   std::optional<KeyFields> read(YamlReader& c, const YAML::Node& v, const std::string& path, T& out) const {
     auto f = c.fields(v, path, what_, names());
     if (!f) return std::nullopt;
-    KeyFields kf{std::move(*f), {}};
+    return read(c, std::move(*f), out);
+  }
+  // The same for a map whose keys the caller checked (a workload's, against every kind's).
+  KeyFields read(YamlReader& c, Fields f, T& out) const {
+    KeyFields kf{std::move(f), {}};
     for (const Key<T>& k : keys_) {
       if (!k.required.empty() && !kf.find(k.name)) {
         c.missing(kf, k.name, k.required);

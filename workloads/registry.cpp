@@ -46,7 +46,7 @@ const Workload& workload_of(const WorkloadConfig& w) {
 std::vector<std::string_view> workload_keys() {
   std::vector<std::string_view> out{"name", "kind"};
   for (const Workload* k : workload_kinds())
-    for (const KeySpec& s : k->keys())
+    for (const KeySpec& s : k->keys().specs())
       if (std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
   return out;
 }
@@ -54,8 +54,7 @@ std::vector<std::string_view> workload_keys() {
 std::string kinds_taking(std::string_view key) {
   std::vector<std::string_view> names;
   for (const Workload* k : workload_kinds()) {
-    const auto keys = k->keys();
-    if (std::any_of(keys.begin(), keys.end(), [&](const KeySpec& s) { return s.name == key; }))
+    if (k->keys().has(key))
       for (std::string_view n : k->names()) names.push_back(n);
   }
   std::string out;

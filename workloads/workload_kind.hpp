@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,13 +44,17 @@ class Workload {
   // The `kind:` values this class takes (the verbs class takes every
   // operation, pattern and perftest kind).
   virtual std::vector<std::string_view> names() const = 0;
-  // Its keys beyond `name` and `kind`, each declared once: the loader
-  // allows the union of every kind's, says which kinds take a key another
-  // kind was given, and docs/yaml.md lists them.
-  virtual std::span<const KeySpec> keys() const = 0;
+  // Its keys beyond `name` and `kind`, each declared once as a row of its
+  // table (topologies/key_table.hpp, named "workloads.<first name>"): the
+  // loader allows the union of every kind's, says which kinds take a key
+  // another kind was given, docs/yaml.md lists them, and `read` reads
+  // them with it.
+  virtual const KeyTableBase& keys() const = 0;
   // Reads its keys of `f` into `w` (name, kind_name, kind, line and column
-  // are filled), reporting errors through `d.c`. `kind` is the `kind:`
-  // entry, for errors about the kind as a whole. False: `w` is unusable.
+  // are filled), reporting errors through `d.c`: its table's rows, then
+  // what needs more than one key (checks across keys, defaults that depend
+  // on the kind or the fabric). `kind` is the `kind:` entry, for errors
+  // about the kind as a whole. False: `w` is unusable.
   virtual bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const = 0;
   // The validate pass, once every section is read, for the workload
   // d.workloads_read[read] (read without error).

@@ -23,17 +23,15 @@ std::string prose(std::span<const KeySpec> keys) {
 // A key some kind takes, given to one that does not: which kinds take it,
 // or, when that is many, which keys this one takes.
 void foreign_keys(ExperimentDraft& d, const Fields& f, const Workload& kind, const std::string& name) {
-  const auto keys = kind.keys();
+  const KeyTableBase& keys = kind.keys();
   for (const Entry& e : f.entries) {
     const std::string& key = e.key.Scalar();
-    if (key == "name" || key == "kind" ||
-        std::any_of(keys.begin(), keys.end(), [&](const KeySpec& k) { return k.name == key; }))
-      continue;
+    if (key == "name" || key == "kind" || keys.has(key)) continue;
     const std::string takers = kinds_taking(key);
     if (takers.find(',') == std::string::npos && takers.find(" and ") == std::string::npos)
       d.c.error(e.key, e.path, "only " + takers + " takes " + key + ", not " + name);
     else
-      d.c.error(e.key, e.path, name + " takes " + prose(keys) + ", not " + key);
+      d.c.error(e.key, e.path, name + " takes " + prose(keys.specs()) + ", not " + key);
   }
 }
 

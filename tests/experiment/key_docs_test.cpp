@@ -6,6 +6,7 @@
 
 #include "experiment/sections/sections.hpp"
 #include "topologies/key_table.hpp"
+#include "workloads/registry.hpp"
 
 using namespace rdmasim;
 
@@ -67,6 +68,9 @@ TEST_CASE("key table: a default that is not the struct's is found") {
 
 TEST_CASE("key tables: every section's defaults are what its struct starts with") {
   for (const std::string& m : experiment_keys().default_mismatches()) FAIL_CHECK(m);
+  // A workload kind's too (a default the kind sets is documented apart: documented_default).
+  for (const Workload* k : workload_kinds())
+    for (const std::string& m : k->keys().default_mismatches()) FAIL_CHECK(m);
 }
 
 TEST_CASE("key docs: marks are filled from the tables, and the rest is kept") {

@@ -638,6 +638,12 @@ workloads: [{kind: send, from: a, to: b}]
           "exp.yaml:6:12: workloads[0].kind: a UD message fits in one packet: at most the path MTU (4096 "
           "bytes), but the cdf websearch draws flows of up to 30000000 bytes\n");
     CHECK(errors(pair_with("  - {kind: flows, op: send, qp: rc, cdf: hadoop, duration: 1us}\n")) == "");
+    // A CDF file that cannot be read does not hide what else is wrong.
+    CHECK(errors(pair_with("  - {kind: flows, cdf: no_such.cdf, load: 0}\n")) ==
+          "exp.yaml:6:5: workloads[0]: missing key 'duration' (how long flows arrive, such as 1ms)\n"
+          "exp.yaml:6:24: workloads[0].cdf: expected websearch, hadoop or a readable CDF file, got "
+          "'no_such.cdf'\n"
+          "exp.yaml:6:43: workloads[0].load: expected a load above 0 and at most 1, got '0'\n");
     CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, size: 2GiB}\n")) == "");
     CHECK(errors(pair_with("  - {kind: rdma_write, from: a, to: b, size: 3GiB}\n")) ==
           "exp.yaml:6:46: workloads[0].size: a message is at most 2GiB (2^31 bytes, the IBA limit), got "

@@ -9,21 +9,12 @@
 #include <vector>
 
 #include "parallel/partition.hpp"
+#include "tests/fixtures/network.hpp"
 #include "topologies/generate.hpp"
 
 using namespace rdmasim;
 
 namespace {
-
-// A write_lat pair: its two hosts may not be split.
-WorkloadConfig tied(const std::string& from, const std::string& to) {
-  WorkloadConfig w;
-  w.kind = WorkloadKind::write_lat;
-  w.op = "rdma_write";
-  w.from = {from};
-  w.to = {to};
-  return w;
-}
 
 // Eight hosts on a ring of four switches, written by hand (no pods): the
 // graph partition's case.
@@ -65,9 +56,11 @@ TEST_CASE("partition: every mode, 1 to 4 ranks, three topologies: a node a rank,
     std::vector<WorkloadConfig> workloads;
   };
   const Case cases[] = {
-      {"leaf_spine", generate_leaf_spine(2, 4, 4, {}, {}), {tied("h0", "h15"), tied("h3", "h4")}},
-      {"fat_tree", generate_fat_tree(4, {}, {}), {tied("h0", "h9"), tied("h5", "h14")}},
-      {"ring", ring(), {tied("h0", "h5"), tied("h2", "h7")}},
+      {"leaf_spine",
+       generate_leaf_spine(2, 4, 4, {}, {}),
+       {test::tied_pair("h0", "h15"), test::tied_pair("h3", "h4")}},
+      {"fat_tree", generate_fat_tree(4, {}, {}), {test::tied_pair("h0", "h9"), test::tied_pair("h5", "h14")}},
+      {"ring", ring(), {test::tied_pair("h0", "h5"), test::tied_pair("h2", "h7")}},
   };
   for (const Case& c : cases) {
     ExperimentConfig cfg;

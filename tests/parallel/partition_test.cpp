@@ -3,21 +3,12 @@
 #include <doctest/doctest.h>
 
 #include "core/errors.hpp"
+#include "tests/fixtures/network.hpp"
 #include "topologies/generate.hpp"
 
 using namespace rdmasim;
 
 namespace {
-
-// A workload whose hosts stay on one rank (write_lat: pairs_span_ranks).
-WorkloadConfig pair(const std::string& from, const std::string& to) {
-  WorkloadConfig w;
-  w.kind = WorkloadKind::write_lat;
-  w.op = "rdma_write";
-  w.from = {from};
-  w.to = {to};
-  return w;
-}
 
 // A `kind` workload of `op` from every host of `g` from host `first` on.
 WorkloadConfig from_hosts(const Graph& g, WorkloadKind kind, std::string op, int first = 0) {
@@ -38,7 +29,7 @@ void check_two_pods_a_rank(const Graph& g, const Partition& p) {
 TEST_CASE("partition: pods keeps a workload's hosts together and leaves with their hosts") {
   ExperimentConfig cfg;
   cfg.topology = generate_leaf_spine(2, 2, 2, {}, {});  // h0 h1 on leaf0, h2 h3 on leaf1
-  cfg.workloads = {pair("h0", "h1"), pair("h2", "h3")};
+  cfg.workloads = {test::tied_pair("h0", "h1"), test::tied_pair("h2", "h3")};
   const Graph g(cfg.topology);
   const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);
   const auto rank = [&](const char* n) { return p.rank[static_cast<size_t>(*g.find(n))]; };
@@ -58,7 +49,7 @@ TEST_CASE("partition: pods keeps a workload's hosts together and leaves with the
 TEST_CASE("partition: a workload across leaves; spread puts spines on other ranks; ranks may own nothing") {
   ExperimentConfig cfg;
   cfg.topology = generate_leaf_spine(2, 2, 2, {}, {});
-  cfg.workloads = {pair("h0", "h2")};
+  cfg.workloads = {test::tied_pair("h0", "h2")};
   const Graph g(cfg.topology);
   const Partition pods = partition_network(g, cfg, 4, PartitionMode::pods);
   const auto rank = [&](const Partition& p, const char* n) {
@@ -123,7 +114,7 @@ TEST_CASE(
   const Partition together = partition_network(g, cfg, 2, PartitionMode::pods);
   for (int h = 0; h < g.host_count(); ++h) CHECK(together.rank[static_cast<size_t>(h)] == 0);
   // A send workload is a pair workload: it spans as pairs do (below), not as flows.
-  WorkloadConfig sends = pair(g.name(0), g.name(9));
+  WorkloadConfig sends = test::tied_pair(g.name(0), g.name(9));
   sends.kind = WorkloadKind::send;
   sends.op = "send";
   CHECK(workload_spans_ranks(sends, cfg));
@@ -140,15 +131,15 @@ TEST_CASE("partition: pair workloads span ranks, each end on its host's rank; wr
   a2a.to = a2a.from;
   for (WorkloadKind k : {WorkloadKind::rdma_read, WorkloadKind::send, WorkloadKind::pingpong,
                          WorkloadKind::write_bw, WorkloadKind::read_lat, WorkloadKind::atomic_bw}) {
-    WorkloadConfig w = pair(g.name(0), g.name(15));
+    WorkloadConfig w = test::tied_pair(g.name(0), g.name(15));
     w.kind = k;
     CHECK(workload_spans_ranks(w, cfg));
   }
-  CHECK(!workload_spans_ranks(pair(g.name(0), g.name(15)), cfg));  // write_lat
+  CHECK(!workload_spans_ranks(test::tied_pair(g.name(0), g.name(15)), cfg));  // write_lat
   for (const WorkloadConfig& w : {incast, a2a}) {
     CHECK(workload_spans_ranks(w, cfg));
     CHECK(workload_spans_ranks(w, cfg));
-    cfg.workloads = {w, pair(g.name(4), g.name(12))};
+    cfg.workloads = {w, test::tied_pair(g.name(4), g.name(12))};
     // The incast's (all_to_all's) hosts are not tied, write_lat's h4 and
     // h12 are: eight hosts a rank in graph order, h12 with h4.
     const Partition p = partition_network(g, cfg, 2, PartitionMode::pods);

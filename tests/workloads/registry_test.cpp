@@ -31,7 +31,8 @@ TEST_CASE("workload registry: each kind name belongs to one kind, found by name 
 TEST_CASE("workload registry: a kind declares each key once; the loader allows their union") {
   for (const Workload* k : workload_kinds()) {
     std::set<std::string_view> keys;
-    for (const KeySpec& s : k->keys()) {
+    CHECK(k->keys().name() == "workloads." + std::string(k->names().front()));
+    for (const KeySpec& s : k->keys().specs()) {
       CHECK_MESSAGE(keys.insert(s.name).second, std::string(s.name));
       CHECK(!s.help.empty());
       CHECK(s.name != "name");

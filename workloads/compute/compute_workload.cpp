@@ -3,6 +3,7 @@
 // stack and programs run there.
 #include <nlohmann/json.hpp>
 
+#include "topologies/key_table.hpp"
 #include "workloads/compute/compute_job.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/workload_kind.hpp"
@@ -12,13 +13,21 @@ namespace rdmasim {
 
 namespace {
 
-constexpr KeySpec kKeys[] = {
-    {"on", "host name", "", "", "the host it runs on; required"},
-    {"work", "time, above 0", "", "", "CPU time it needs; required"},
-    {"chunk", "time, above 0", "10us", "",
-     "it runs this long, then lets another compute process on its core run"},
-    {"start", "time", "0", "", "when it starts"},
-};
+const KeyTable<WorkloadConfig>& compute_keys() {
+  using namespace keys;
+  using W = WorkloadConfig;
+  static const KeyTable<W> t{"workloads.compute",
+                             "a workload",
+                             {
+                                 declared<W>("on", "host name", "", "the host it runs on; required"),
+                                 required(key("work", &W::work, positive_time(), "", "CPU time it needs"),
+                                          "the CPU time it needs, such as 500us"),
+                                 key("chunk", &W::chunk, positive_time(), "10us",
+                                     "it runs this long, then lets another compute process on its core run"),
+                                 key("start", &W::start, time(), "0", "when it starts"),
+                             }};
+  return t;
+}
 
 class Run final : public WorkloadRun {
  public:
@@ -47,15 +56,12 @@ class Run final : public WorkloadRun {
 class ComputeWorkload final : public Workload {
  public:
   std::vector<std::string_view> names() const override { return {"compute"}; }
-  std::span<const KeySpec> keys() const override { return kKeys; }
+  const KeyTableBase& keys() const override { return compute_keys(); }
 
   bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry&) const override {
     w.kind = WorkloadKind::compute;
     if (auto on = one_host(d, f, "on")) w.from = {*on};
-    if (!f.has("work")) d.c.missing(f, "work", "the CPU time it needs, such as 500us");
-    d.c.read(f, "work", w.work, [&](const Entry& e) { return d.c.positive_time(e); });
-    d.c.read(f, "chunk", w.chunk, [&](const Entry& e) { return d.c.positive_time(e); });
-    d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+    compute_keys().read(d.c, f, w);
     w.op = "compute";
     return true;
   }

@@ -18,20 +18,37 @@ namespace rdmasim {
 
 namespace {
 
-constexpr KeySpec kKeys[] = {
-    {"hosts", "list of host names", "all hosts", "", "the hosts flows go between"},
-    {"cdf", "`websearch`, `hadoop`, or a file", "websearch", "", "flow sizes (below)"},
-    {"load", "number", "0.3", "(0, 1]", "share of each sender's link its flows offer on average"},
-    {"duration", "time", "", "", "flows arrive during [`start`, `start` + `duration`); required"},
-    {"op", "`rdma_write` or `send`", "rdma_write", "", "the operation each flow is"},
-    {"qp", "`rc`, `uc` or `ud`", "rc", "", "the flows' QP type (below)"},
-    {"start", "time", "0", "", "when arrivals begin"},
-    {"payload", "`pattern` or `memory`", "pattern", "", "where the flows' bytes live (below)"},
-};
+// Its keys; hosts, cdf (a file beside the experiment), op and payload are read by `read`.
+const KeyTable<WorkloadConfig>& flows_keys() {
+  using namespace keys;
+  using W = WorkloadConfig;
+  static const KeyTable<W> t{
+      "workloads.flows", "a workload",
+      with_verbs_knobs({
+          declared<W>("hosts", "list of host names", "all hosts", "the hosts flows go between"),
+          declared<W>("cdf", "`websearch`, `hadoop`, or a file", "websearch", "flow sizes (below)"),
+          key_at<W>(
+              "load", [](W& w) -> double& { return w.flows.load; },
+              refusing<double>(
+                  probability(), "(0, 1]", [](const double& p) { return p <= 0; },
+                  [](const Entry& e) {
+                    return "expected a load above 0 and at most 1, got " + describe(e.value);
+                  }),
+              "0.3", "share of each sender's link its flows offer on average"),
+          required(key_at<W>(
+                       "duration", [](W& w) -> Time& { return w.flows.duration; }, time(), "",
+                       "flows arrive during [`start`, `start` + `duration`)"),
+                   "how long flows arrive, such as 1ms"),
+          declared<W>("op", "`rdma_write` or `send`", "rdma_write", "the operation each flow is"),
+          key("qp", &W::qp, choice<QpType>("QP type"), "rc", "the flows' QP type (below)"),
+          key("start", &W::start, time(), "0", "when arrivals begin"),
+          declared<W>("payload", "`pattern` or `memory`", "pattern", "where the flows' bytes live (below)"),
+      })};
+  return t;
+}
 
-// kind: flows: the size CDF (built in, or a file beside the experiment),
-// the load and how long flows arrive.
-void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
+// kind: flows: the size CDF (built in, or a file beside the experiment).
+void flow_cdf(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
   FlowsConfig& fl = w.flows;
   const Entry* ce = f.find("cdf");
   if (ce)
@@ -68,16 +85,6 @@ void flow_settings(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
     fl.points = std::move(*pts);
   else if (ce)
     d.c.error(ce->value, ce->path, fl.cdf + ": " + error);
-  d.c.read(f, "load", fl.load, [&](const Entry& e) -> std::optional<double> {
-    auto p = d.c.probability(e);
-    if (p && *p <= 0) {
-      d.c.error(e.value, e.path, "expected a load above 0 and at most 1, got " + describe(e.value));
-      return std::nullopt;
-    }
-    return p;
-  });
-  if (!f.find("duration")) d.c.missing(f, "duration", "how long flows arrive, such as 1ms");
-  d.c.read(f, "duration", fl.duration, [&](const Entry& e) { return d.c.time(e); });
 }
 
 // Mean flow size of a piecewise-linear CDF (workloads/flows.hpp), and its
@@ -113,10 +120,7 @@ class Run final : public WorkloadRun {
 class FlowsWorkload final : public Workload {
  public:
   std::vector<std::string_view> names() const override { return {"flows"}; }
-  std::span<const KeySpec> keys() const override {
-    static const std::vector<KeySpec> all = with_verbs_knobs(kKeys);
-    return all;
-  }
+  const KeyTableBase& keys() const override { return flows_keys(); }
 
   bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
     w.kind = WorkloadKind::flows;
@@ -133,8 +137,12 @@ class FlowsWorkload final : public Workload {
       if (d.x.topology.hosts.size() < 2) d.c.error(f.node, f.path, "flows needs at least two hosts");
     }
     w.to = w.from;
-    flow_settings(d, f, w);
-    return read_verbs_knobs(d, f, w, *op, kind, f.find("cdf"));
+    flow_cdf(d, f, w);
+    const KeyFields k = flows_keys().read(d.c, f, w);
+    // add, compare and swap are not flows' keys (the loader says so); a
+    // value given them is read as the verbs kinds read it, for their errors.
+    atomic_operand_keys().read(d.c, f, w);
+    return check_verbs(d, k, w, *op, kind, f.find("cdf"));
   }
   void validate(ExperimentDraft& d, size_t read) const override { check_ends(d, read); }
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "topologies/key_table.hpp"
 #include "workloads/nvme/fio_json.hpp"
 #include "workloads/nvme/initiator.hpp"
 #include "workloads/nvme/storage_run.hpp"
@@ -18,24 +19,40 @@ namespace rdmasim {
 
 namespace {
 
-constexpr KeySpec kKeys[] = {
-    {"initiator", "host name", "", "", "the host that runs the job (the NVMe-oF host); required"},
-    {"target", "host name", "", "", "the storage target's host (storage.targets); required"},
-    {"nsid", "integer", "1", "1..4294967294", "the namespace it reads and writes"},
-    {"rw", "read, write, randread, randwrite, randrw or readwrite", "randread", "", "fio's I/O pattern"},
-    {"bs", "size", "4KiB", "", "bytes of each I/O, a multiple of the namespace's block size, at most 1MiB"},
-    {"iodepth", "integer", "1", "1..1024", "I/Os each job keeps outstanding, at most queue_size"},
-    {"numjobs", "integer", "1", "1..1024", "jobs, each with an I/O queue of its own"},
-    {"rwmixread", "integer", "50", "0..100", "randrw and readwrite: percent of reads"},
-    {"runtime", "time, above 0", "", "", "how long each job issues I/O; none: until size bytes are done"},
-    {"size", "size", "", "", "bytes of the region and of I/O per job; none: the namespace from offset"},
-    {"offset", "size", "0", "", "where the region starts, on a block boundary"},
-    {"ramp_time", "time", "0", "", "I/O completed before this is not counted"},
-    {"start", "time", "0", "", "when the host connects to the target"},
-    {"queue_size", "integer", "128", "2..1024", "entries of each I/O queue (nvme connect -Q)"},
-    {"hdgst", "bool", "false", "", "NVMe/TCP: header digests (nvme connect --hdr-digest)"},
-    {"ddgst", "bool", "false", "", "NVMe/TCP: data digests (nvme connect --data-digest)"},
-};
+// The job's keys; bs, offset and size, checked against the namespace's
+// blocks and each other before they are kept, are read by `read`.
+const KeyTable<NvmeJobConfig>& nvme_keys() {
+  using namespace keys;
+  using J = NvmeJobConfig;
+  static const KeyTable<J> t{
+      "workloads.nvme",
+      "a workload",
+      {
+          declared<J>("initiator", "host name", "",
+                      "the host that runs the job (the NVMe-oF host); required"),
+          declared<J>("target", "host name", "", "the storage target's host (storage.targets); required"),
+          key("nsid", &J::nsid, whole(1, 0xFFFFFFFE), "1", "the namespace it reads and writes"),
+          key("rw", &J::rw, choice<NvmeRw>("I/O pattern (fio's rw)"), "randread", "fio's I/O pattern"),
+          declared<J>("bs", "size", "4KiB",
+                      "bytes of each I/O, a multiple of the namespace's block size, at most 1MiB"),
+          key("iodepth", &J::iodepth, whole(1, 1024), "1",
+              "I/Os each job keeps outstanding, at most queue_size"),
+          key("numjobs", &J::numjobs, whole(1, 1024), "1", "jobs, each with an I/O queue of its own"),
+          key("rwmixread", &J::rwmixread, whole(0, 100), "50", "randrw and readwrite: percent of reads"),
+          key("runtime", &J::runtime, positive_time(), "",
+              "how long each job issues I/O; none: until size bytes are done"),
+          declared<J>("size", "size", "",
+                      "bytes of the region and of I/O per job; none: the namespace from offset"),
+          declared<J>("offset", "size", "0", "where the region starts, on a block boundary"),
+          key("ramp_time", &J::ramp_time, time(), "0", "I/O completed before this is not counted"),
+          key("start", &J::start_time, time(), "0", "when the host connects to the target"),
+          key("queue_size", &J::queue_size, whole(2, 1024), "128",
+              "entries of each I/O queue (nvme connect -Q)"),
+          key("hdgst", &J::hdgst, boolean(), "false", "NVMe/TCP: header digests (nvme connect --hdr-digest)"),
+          key("ddgst", &J::ddgst, boolean(), "false", "NVMe/TCP: data digests (nvme connect --data-digest)"),
+      }};
+  return t;
+}
 
 // What the reader keeps of the keys: the job's configuration.
 struct NvmeSettings final : WorkloadSettings {
@@ -91,7 +108,7 @@ class Run final : public WorkloadRun {
 class NvmeWorkload final : public Workload {
  public:
   std::vector<std::string_view> names() const override { return {"nvme"}; }
-  std::span<const KeySpec> keys() const override { return kKeys; }
+  const KeyTableBase& keys() const override { return nvme_keys(); }
   // RDMA against NVMe/TCP is the comparison a storage team makes.
   bool compared_on_every_fabric() const override { return true; }
 
@@ -108,7 +125,8 @@ class NvmeWorkload final : public Workload {
       d.c.error(te->value, te->path, "host " + *target + " has no storage target (storage.targets)");
     if (initiator && target && *initiator == *target)
       d.c.error(te->value, te->path, "the initiator and the target are the same host");
-    d.c.read(f, "nsid", j.nsid, [&](const Entry& e) { return d.c.whole(e, 1, 0xFFFFFFFE); });
+    const KeyFields k = nvme_keys().read(d.c, f, j);
+    w.start = j.start_time;
     const NamespaceConfig* ns = nullptr;
     if (t) {
       for (const NamespaceConfig& n : t->namespaces)
@@ -119,26 +137,10 @@ class NvmeWorkload final : public Workload {
                   "target " + t->host + " has no namespace " + std::to_string(j.nsid) + " (storage.targets)");
       }
     }
-    d.c.read(f, "rw", j.rw, [&](const Entry& e) { return d.c.choice<NvmeRw>(e, "I/O pattern (fio's rw)"); });
-    d.c.read(f, "rwmixread", j.rwmixread, [&](const Entry& e) { return d.c.whole(e, 0, 100); });
-    d.c.read(f, "numjobs", j.numjobs, [&](const Entry& e) { return d.c.whole(e, 1, 1024); });
-    d.c.read(f, "queue_size", j.queue_size, [&](const Entry& e) { return d.c.whole(e, 2, 1024); });
-    d.c.read(f, "hdgst", j.hdgst, [&](const Entry& e) { return d.c.boolean(e); });
-    d.c.read(f, "ddgst", j.ddgst, [&](const Entry& e) { return d.c.boolean(e); });
-    if (const Entry* e = f.find("iodepth")) {
-      if (auto v = d.c.whole(*e, 1, 1024)) {
-        if (*v > j.queue_size)
-          d.c.error(e->value, e->path,
-                    "iodepth " + std::to_string(*v) + " is more than the I/O queue's " +
-                        std::to_string(j.queue_size) + " entries (queue_size)");
-        else
-          j.iodepth = static_cast<uint32_t>(*v);
-      }
-    }
-    d.c.read(f, "runtime", j.runtime, [&](const Entry& e) { return d.c.positive_time(e); });
-    d.c.read(f, "ramp_time", j.ramp_time, [&](const Entry& e) { return d.c.time(e); });
-    d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
-    j.start_time = w.start;
+    if (const Entry* e = k.read_ok("iodepth"); e && j.iodepth > j.queue_size)
+      d.c.error(e->value, e->path,
+                "iodepth " + std::to_string(j.iodepth) + " is more than the I/O queue's " +
+                    std::to_string(j.queue_size) + " entries (queue_size)");
     const uint32_t block = ns ? ns->block_size : 512;
     if (const Entry* e = f.find("bs")) {
       if (auto b = d.c.bytes(*e)) {

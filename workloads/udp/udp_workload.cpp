@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fabrics/registry.hpp"
+#include "topologies/key_table.hpp"
 #include "workloads/udp/udp_job.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/workload_kind.hpp"
@@ -14,15 +15,34 @@ namespace rdmasim {
 
 namespace {
 
-constexpr KeySpec kKeys[] = {
-    {"from", "host name", "", "", "the generator's host; required"},
-    {"to", "host name", "", "", "the receiving program's host; required"},
-    {"size", "size", "1472", "", "payload bytes of each datagram, at most the path MTU less 28"},
-    {"rate", "rate, above 0", "", "", "the offered load, in payload bits; required"},
-    {"duration", "time, above 0", "", "", "how long datagrams are offered, evenly paced; required"},
-    {"app_cost", "time", "0", "", "the program's own CPU time per datagram, after recvmsg"},
-    {"start", "time", "0", "", "when the first datagram is sent"},
-};
+const KeyTable<WorkloadConfig>& udp_keys() {
+  using namespace keys;
+  using W = WorkloadConfig;
+  static const KeyTable<W> t{
+      "workloads.udp",
+      "a workload",
+      {
+          declared<W>("from", "host name", "", "the generator's host; required"),
+          declared<W>("to", "host name", "", "the receiving program's host; required"),
+          // Its default is the kind's, its limit the fabric's (read).
+          documented_default(key("size", &W::size, size(), "",
+                                 "payload bytes of each datagram, at most the path MTU less 28"),
+                             "1472"),
+          required(key("rate", &W::rate,
+                       refusing<DataRate>(
+                           rate(), "above 0", [](const DataRate& r) { return r.bps() == 0; },
+                           [](const Entry&) { return "the offered rate must be above zero"; }),
+                       "", "the offered load, in payload bits"),
+                   "the offered load, such as 1Gbps (payload bits)"),
+          required(key("duration", &W::duration, positive_time(), "",
+                       "how long datagrams are offered, evenly paced"),
+                   "how long it offers datagrams, such as 2ms"),
+          key("app_cost", &W::app_cost, time(), "0",
+              "the program's own CPU time per datagram, after recvmsg"),
+          key("start", &W::start, time(), "0", "when the first datagram is sent"),
+      }};
+  return t;
+}
 
 class Run final : public WorkloadRun {
  public:
@@ -57,7 +77,7 @@ class Run final : public WorkloadRun {
 class UdpWorkload final : public Workload {
  public:
   std::vector<std::string_view> names() const override { return {"udp"}; }
-  std::span<const KeySpec> keys() const override { return kKeys; }
+  const KeyTableBase& keys() const override { return udp_keys(); }
 
   bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
     w.kind = WorkloadKind::udp;
@@ -68,29 +88,12 @@ class UdpWorkload final : public Workload {
                     d.x.fabric);
     from_to(d, f, w);
     w.size = Bytes(1472);  // what fits a 1500-byte Ethernet MTU
-    if (const Entry* e = f.find("size"))
-      if (auto b = d.c.bytes(*e)) {
-        const uint32_t most = path_mtu(d.x) - 28;  // IPv4 and UDP headers
-        if (b->count() > most)
-          d.c.error(e->value, e->path,
-                    "a datagram fits in one frame here: at most " + std::to_string(most) +
-                        " bytes (the path MTU less IPv4 and UDP headers), got " + to_string(*b));
-        else
-          w.size = *b;
-      }
-    if (!f.has("rate")) d.c.missing(f, "rate", "the offered load, such as 1Gbps (payload bits)");
-    d.c.read(f, "rate", w.rate, [&](const Entry& e) -> std::optional<DataRate> {
-      auto r = d.c.rate(e);
-      if (r && r->bps() == 0) {
-        d.c.error(e.value, e.path, "the offered rate must be above zero");
-        return std::nullopt;
-      }
-      return r;
-    });
-    if (!f.has("duration")) d.c.missing(f, "duration", "how long it offers datagrams, such as 2ms");
-    d.c.read(f, "duration", w.duration, [&](const Entry& e) { return d.c.positive_time(e); });
-    d.c.read(f, "app_cost", w.app_cost, [&](const Entry& e) { return d.c.time(e); });
-    d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
+    const KeyFields k = udp_keys().read(d.c, f, w);
+    const uint32_t most = path_mtu(d.x) - 28;  // IPv4 and UDP headers
+    if (const Entry* e = k.read_ok("size"); e && w.size.count() > most)
+      d.c.error(e->value, e->path,
+                "a datagram fits in one frame here: at most " + std::to_string(most) +
+                    " bytes (the path MTU less IPv4 and UDP headers), got " + to_string(w.size));
     w.op = "udp";
     return true;
   }

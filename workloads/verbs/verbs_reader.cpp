@@ -36,10 +36,45 @@ long double as_ps(Time t) { return static_cast<long double>(t.count()); }
 
 }  // namespace
 
-std::vector<KeySpec> with_verbs_knobs(std::span<const KeySpec> keys) {
-  std::vector<KeySpec> out(keys.begin(), keys.end());
-  out.insert(out.end(), std::begin(kVerbsKnobs), std::end(kVerbsKnobs));
-  return out;
+std::vector<Key<WorkloadConfig>> with_verbs_knobs(std::vector<Key<WorkloadConfig>> rows) {
+  using namespace keys;
+  using W = WorkloadConfig;
+  for (Key<W>& k : std::vector<Key<W>>{
+           key("timeout", &W::timeout, whole(0, 31), "14",
+               "local ACK timeout, 4.096 µs × 2^timeout (`ibv_qp_attr.timeout`)"),
+           key("retry_cnt", &W::retry_cnt, whole(0, 7), "7",
+               "transport retries before `IBV_WC_RETRY_EXC_ERR`"),
+           key("rnr_retry", &W::rnr_retry, whole(0, 7), "7", "RNR retries; 7 means forever"),
+           key("min_rnr_timer", &W::min_rnr_timer, whole(0, 31), "12",
+               "RNR NAK timer, in the IBA encoding (12 = 0.64 ms)"),
+           key("post_recvs", &W::post_recvs, boolean(), "true",
+               "`false`: the receiver posts no receive buffers (to see RNR NAKs)"),
+           key("bad_rkey", &W::bad_rkey, boolean(), "false",
+               "the sender uses a wrong rkey (to see a remote access error); not for SEND"),
+           key("inline_threshold", &W::inline_threshold, whole(0, 65536), "0",
+               "messages up to this size are posted with `IBV_SEND_INLINE`"),
+       })
+    rows.push_back(std::move(k));
+  return rows;
+}
+
+const KeyTable<WorkloadConfig>& atomic_operand_keys() {
+  using namespace keys;
+  using W = WorkloadConfig;
+  // fetch-and-add adds compare_add; compare-and-swap compares with it
+  // (0 unless given: the verbs kinds set that before their table reads)
+  // and swaps in `swap`.
+  static const KeyTable<W> t{
+      "atomic operands",
+      "a workload",
+      {
+          key("add", &W::compare_add, whole(0, UINT64_MAX), "1", "`atomic_fadd`: the value added"),
+          documented_default(
+              key("compare", &W::compare_add, whole(0, UINT64_MAX), "", "`atomic_cas`: the value compared"),
+              "0"),
+          key("swap", &W::swap, whole(0, UINT64_MAX), "1", "`atomic_cas`: the value swapped in"),
+      }};
+  return t;
 }
 
 WorkloadKind implied_op(WorkloadKind kind) {
@@ -93,19 +128,11 @@ std::optional<WorkloadKind> read_op(ExperimentDraft& d, const Fields& f, Workloa
   return op;
 }
 
-bool read_verbs_knobs(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKind op,
-                      const Entry& kind, const Entry* sizes_at) {
+bool check_verbs(ExperimentDraft& d, const KeyFields& f, WorkloadConfig& w, WorkloadKind op,
+                 const Entry& kind, const Entry* sizes_at) {
   auto only = [&](std::string_view key, bool allowed, const std::string& why) {
     if (const Entry* e = f.find(key); e && !allowed) d.c.error(e->key, e->path, why);
   };
-  d.c.read(f, "start", w.start, [&](const Entry& e) { return d.c.time(e); });
-  d.c.read(f, "timeout", w.timeout, [&](const Entry& e) { return d.c.whole(e, 0, 31); });
-  d.c.read(f, "retry_cnt", w.retry_cnt, [&](const Entry& e) { return d.c.whole(e, 0, 7); });
-  d.c.read(f, "rnr_retry", w.rnr_retry, [&](const Entry& e) { return d.c.whole(e, 0, 7); });
-  d.c.read(f, "min_rnr_timer", w.min_rnr_timer, [&](const Entry& e) { return d.c.whole(e, 0, 31); });
-  d.c.read(f, "post_recvs", w.post_recvs, [&](const Entry& e) { return d.c.boolean(e); });
-  d.c.read(f, "bad_rkey", w.bad_rkey, [&](const Entry& e) { return d.c.boolean(e); });
-  d.c.read(f, "inline_threshold", w.inline_threshold, [&](const Entry& e) { return d.c.whole(e, 0, 65536); });
   if (const Entry* e = f.find("bad_rkey");
       e && w.bad_rkey && (op == WorkloadKind::send || op == WorkloadKind::send_imm))
     d.c.error(e->value, e->path, "SEND uses no rkey; bad_rkey applies to RDMA and atomic operations");
@@ -114,17 +141,9 @@ bool read_verbs_knobs(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, Wo
   only("add", op == WorkloadKind::atomic_fadd, "add is only for atomic_fadd, not " + w.op);
   only("compare", op == WorkloadKind::atomic_cas, "compare is only for atomic_cas, not " + w.op);
   only("swap", op == WorkloadKind::atomic_cas, "swap is only for atomic_cas, not " + w.op);
-  if (op == WorkloadKind::atomic_cas) w.compare_add = 0;
-  d.c.read(f, "add", w.compare_add, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
-  d.c.read(f, "compare", w.compare_add, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
-  d.c.read(f, "swap", w.swap, [&](const Entry& e) { return d.c.whole(e, 0, UINT64_MAX); });
 
   const Entry* qe = f.find("qp");
-  if (qe) {
-    auto q = d.c.choice<QpType>(*qe, "QP type");
-    if (!q) return false;
-    w.qp = *q;
-  }
+  if (qe && !f.read_ok("qp")) return false;
   payload(d, f, w, op);
   // What the fabric's transport can carry (the IBA service types; RFC 5040 for iWARP).
   const Entry* ope = f.find("op");

@@ -19,34 +19,52 @@ namespace rdmasim {
 
 namespace {
 
-constexpr KeySpec kKeys[] = {
-    {"from", "host name (incast: list of host names)", "", "",
-     "the sender(s); required but for `all_to_all`"},
-    {"to", "host name", "", "", "the receiver; required but for `all_to_all`"},
-    {"senders", "whole number", "", "",
-     "`incast` only, instead of `from`: the first N hosts other than `to`, in `topology.hosts` order"},
-    {"hosts", "list of host names", "all hosts", "", "`all_to_all`: every host sends to every other"},
-    {"qp", "`rc`, `uc` or `ud`", "rc", "", "QP transport type"},
-    {"size", "size", "4KiB (perftest kinds: 64KiB for *_bw, 2 for *_lat)", "",
-     "bytes per message (atomics: `8`); `0` is a legal zero-length SEND, WRITE or READ"},
-    {"count", "whole number", "1 (perftest kinds: 5000 for *_bw, 1000 for *_lat)", "1..",
-     "messages per sender-receiver pair (perftest's `-n`)"},
-    {"outstanding", "whole number", "1 (perftest kinds: 128 for *_bw, 1 for *_lat)", "1..16383",
-     "work requests in flight per QP (perftest's `-t`, tx-depth; a send queue holds 16384, the RNIC's "
-     "`max_qp_wr`)"},
-    {"cq_moderation", "whole number", "100, 1 above 8KiB", "1..1024",
-     "perftest `*_bw` kinds: one send work request in N is signalled (perftest's `-Q`)"},
-    {"start", "time", "0", "", "when the senders begin"},
-    {"op", "a basic kind", "rdma_write", "",
-     "patterns (`incast`, `all_to_all`, `pingpong`): the operation each message uses. "
-     "`atomic_bw`/`atomic_lat`: "
-     "`atomic_fadd` (default) or `atomic_cas`"},
-    {"add", "whole number", "1", "", "`atomic_fadd`: the value added"},
-    {"compare", "whole number", "0", "", "`atomic_cas`: the value compared"},
-    {"swap", "whole number", "1", "", "`atomic_cas`: the value swapped in"},
-    {"payload", "`pattern` or `memory`", "", "",
-     "where the messages' bytes live: `pattern` where allowed (RC WRITEs and READs), else `memory` (below)"},
-};
+// The verbs kinds' keys. Sizes, counts and depths default by kind
+// (perftest_defaults) before the table reads them; hosts, op, payload and
+// cq_moderation are read by `read`.
+const KeyTable<WorkloadConfig>& verbs_keys() {
+  using namespace keys;
+  using W = WorkloadConfig;
+  static const KeyTable<W> t{
+      "workloads.send", "a workload", [] {
+        std::vector<Key<W>> k{
+            declared<W>("from", "host name (incast: list of host names)", "",
+                        "the sender(s); required but for `all_to_all`"),
+            declared<W>("to", "host name", "", "the receiver; required but for `all_to_all`"),
+            declared<W>("senders", "whole number", "",
+                        "`incast` only, instead of `from`: the first N hosts other than `to`, in "
+                        "`topology.hosts` order"),
+            declared<W>("hosts", "list of host names", "all hosts",
+                        "`all_to_all`: every host sends to every other"),
+            key("qp", &W::qp, choice<QpType>("QP type"), "rc", "QP transport type"),
+            documented_default(
+                key("size", &W::size, size(/*positive=*/false), "4KiB",
+                    "bytes per message (atomics: `8`); `0` is a legal zero-length SEND, WRITE or READ"),
+                "4KiB (perftest kinds: 64KiB for *_bw, 2 for *_lat)"),
+            documented_default(key("count", &W::count, at_least(1), "1",
+                                   "messages per sender-receiver pair (perftest's `-n`)"),
+                               "1 (perftest kinds: 5000 for *_bw, 1000 for *_lat)"),
+            // A QP's send queue holds 16384 work requests (the RNIC's
+            // max_qp_wr); a workload keeps one more than `outstanding` posted.
+            documented_default(key("outstanding", &W::outstanding, whole(1, 16383), "1",
+                                   "work requests in flight per QP (perftest's `-t`, tx-depth; a send queue "
+                                   "holds 16384, the RNIC's `max_qp_wr`)"),
+                               "1 (perftest kinds: 128 for *_bw, 1 for *_lat)"),
+            row<W>("cq_moderation", "whole number", "100, 1 above 8KiB", "1..1024",
+                   "perftest `*_bw` kinds: one send work request in N is signalled (perftest's `-Q`)", ""),
+            key("start", &W::start, time(), "0", "when the senders begin"),
+            declared<W>("op", "a basic kind", "rdma_write",
+                        "patterns (`incast`, `all_to_all`, `pingpong`): the operation each message uses. "
+                        "`atomic_bw`/`atomic_lat`: `atomic_fadd` (default) or `atomic_cas`"),
+        };
+        for (const Key<W>& r : atomic_operand_keys().keys()) k.push_back(r);
+        k.push_back(declared<W>("payload", "`pattern` or `memory`", "",
+                                "where the messages' bytes live: `pattern` where allowed (RC WRITEs and "
+                                "READs), else `memory` (below)"));
+        return with_verbs_knobs(std::move(k));
+      }()};
+  return t;
+}
 
 // What a workload's latency samples are (docs/yaml.md, "Latency"): half a
 // ping-pong's round trip, as perftest's ib_send_lat and ib_write_lat report
@@ -193,26 +211,17 @@ void cq_moderation(ExperimentDraft& d, const Fields& f, WorkloadConfig& w) {
   w.cq_moderation = std::min(w.cq_moderation, std::max<uint32_t>(w.outstanding, 1));
 }
 
-// size:, count: and outstanding:.
-void amounts(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, WorkloadKind op) {
-  const Entry* se = f.find("size");
-  if (is_perftest(w.kind)) perftest_defaults(w);
-  if (is_atomic(op)) w.size = Bytes(8);
-  if (se) {
-    if (auto b = d.c.bytes(*se, /*positive=*/false)) {  // zero-length messages are legal verbs
-      w.size = *b;
-      if (is_atomic(op) && b->count() != 8)
-        d.c.error(se->value, se->path,
-                  "atomic operations move exactly 8 bytes (one 64-bit word), got " + to_string(*b));
-      if (w.kind == WorkloadKind::write_lat && b->count() == 0)
-        d.c.error(se->value, se->path,
-                  "write_lat needs at least 1 byte: each side polls the last byte of what the other wrote");
-    }
-  }
-  d.c.read(f, "count", w.count, [&](const Entry& e) { return d.c.whole(e, 1, UINT64_MAX); });
-  // A QP's send queue holds 16384 work requests (the RNIC's max_qp_wr); a
-  // workload keeps one more than `outstanding` posted.
-  d.c.read(f, "outstanding", w.outstanding, [&](const Entry& e) { return d.c.whole(e, 1, 16383); });
+// A `size` the table read that the operation or the kind cannot take
+// (zero-length messages are legal verbs, but not write_lat's).
+void check_size(ExperimentDraft& d, const KeyFields& f, const WorkloadConfig& w, WorkloadKind op) {
+  const Entry* se = f.read_ok("size");
+  if (!se) return;
+  if (is_atomic(op) && w.size.count() != 8)
+    d.c.error(se->value, se->path,
+              "atomic operations move exactly 8 bytes (one 64-bit word), got " + to_string(w.size));
+  if (w.kind == WorkloadKind::write_lat && w.size.count() == 0)
+    d.c.error(se->value, se->path,
+              "write_lat needs at least 1 byte: each side polls the last byte of what the other wrote");
 }
 
 // What perftest prints at the end of the test the kind imitates (docs/yaml.md,
@@ -256,10 +265,7 @@ class VerbsWorkload final : public Workload {
     }
     return out;
   }
-  std::span<const KeySpec> keys() const override {
-    static const std::vector<KeySpec> all = with_verbs_knobs(kKeys);
-    return all;
-  }
+  const KeyTableBase& keys() const override { return verbs_keys(); }
 
   bool read(ExperimentDraft& d, const Fields& f, WorkloadConfig& w, const Entry& kind) const override {
     w.kind = *from_string<WorkloadKind>(w.kind_name);
@@ -293,8 +299,13 @@ class VerbsWorkload final : public Workload {
     } else {
       from_to(d, f, w);
     }
-    amounts(d, f, w, *op);
-    const bool ok = read_verbs_knobs(d, f, w, *op, kind, f.find("size"));
+    // The kind's defaults, then what the file says.
+    if (is_perftest(w.kind)) perftest_defaults(w);
+    if (is_atomic(*op)) w.size = Bytes(8);
+    if (*op == WorkloadKind::atomic_cas) w.compare_add = 0;
+    const KeyFields k = verbs_keys().read(d.c, f, w);
+    check_size(d, k, w, *op);
+    const bool ok = check_verbs(d, k, w, *op, kind, f.find("size"));
     cq_moderation(d, f, w);
     return ok;
   }
