@@ -4,7 +4,8 @@ pair exits 0 on every fabric, deterministically, with a usec/iter from
 simulated time close to the model's own pingpong workload and its SENDs in
 the captures, beside its out-of-band TCP exchange on the fabrics that carry
 IP; alarm/setitimer run on the simulated clock (a probe, and perftest's
-duration mode); a program not found, one that fails and one that never ends are refused
+duration mode) and cut waits on out-of-band sockets short as Linux does (the
+probe as a server and a client); a program not found, one that fails and one that never ends are refused
 or reported, and no program outlives rdmasim."""
 import json
 import os
@@ -218,6 +219,28 @@ if check(cc.returncode == 0, "alarm_probe compiles", cc):
     check(got == want, f"alarm_probe: timers on the simulated clock:\n{got}")
     check(rc == 4 and res["programs"][0]["signal"] == "SIGALRM" and 3.55 < res["programs"][0]["wall_s"] < 3.56,
           f"alarm_probe: the default SIGALRM ends it 1 s after alarm(1) ({stderr.strip()})")
+
+# The alarm against waits on an out-of-band socket, over the kernel's TCP (roce_v2) and the side channel (ib): EINTR
+# without SA_RESTART, restarted with it unless the socket has a timeout, SO_RCVTIMEO's EAGAIN, an ignored SIGALRM.
+SERVER_WANT = ("accept -1 Interrupted system call at 1.00 n=1\n"
+               "accept restarted 0  at 3.00 n=2\n"
+               "recv with a timeout, SA_RESTART -1 Interrupted system call at 4.00 n=3\n"
+               "recv timed out -1 Resource temporarily unavailable at 4.50 n=3\n"
+               "recv 5  at 5.00 n=3\n"
+               "recv -1 Interrupted system call at 6.00 n=4\n"
+               "recv restarted 5  at 7.00 n=4\n"
+               "recv ignoring SIGALRM 0  at 8.00 n=4\n")
+if cc.returncode == 0:  # the same alarm_probe, as a server and a client
+    for fabric, nowhere in (("roce_v2", "Interrupted system call at 0.00 n=1"), ("ib", "Network is unreachable at 0.00 n=0")):
+        out = os.path.join(d, f"socket_alarm_{fabric}")
+        rc, _, stderr, res = run(f"name: p\nfabric: {fabric}\nstop: 20s\n{TOPOLOGY}capture: {{pcap: none}}\nprograms:\n"
+                                 f"  - {{host: b, run: \"{probe} server {PORT}\"}}\n"
+                                 f"  - {{host: a, run: \"{probe} client {{b}} {PORT} 10.0.0.99\"}}\n", out)
+        server, client = (program_text(out, f) if rc == 0 else stderr for f in ("b-0.out", "a-1.out"))
+        check(server == SERVER_WANT, f"{fabric}: accept and recv against the alarm as on Linux:\n{server}")
+        # The SYNs to an address nobody has go unanswered (roce_v2); the side channel knows at once (ib).
+        check(client.startswith(f"connect nowhere -1 {nowhere}\nconnect 0  at 3.00"),
+              f"{fabric}: connect against the alarm:\n{client}")
 
 # ibverbs-utils' other pingpongs on every fabric: UD and UC where the fabric has them; on iwarp (RC only, RFC 5040)
 # ibv_create_qp fails with EOPNOTSUPP as on siw and iw_cxgb4, and the summary names the refused verb; an SRQ
