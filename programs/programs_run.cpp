@@ -87,6 +87,10 @@ struct ProgramsRun::Program {
   std::map<uint64_t, std::shared_ptr<Pending>> pending;
   // Bytes a recv the program had left took: the front of that connection's stream, read first.
   std::map<uint64_t, std::deque<char>> unread;
+  // Messages placed into its memory by its QPs (a WRITE landed, a SEND delivered): what a program that
+  // spins reading memory waits for (mem_wait).
+  uint64_t placed = 0;
+  std::unique_ptr<Trigger> placed_trigger;
 };
 
 namespace {
@@ -492,8 +496,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
   while (ready < 0 && errno == EINTR);
   if (ready == 0) {
     p.reason = "made no intercepted call for " + to_string(p.cfg->silence) +
-               " of real time; killed (a program that waits by reading memory with no call, such as "
-               "ib_write_lat, cannot run: docs/programs.md)";
+               " of real time; killed (a program that waits by reading memory with no call cannot run, "
+               "unless the memory is a region the peer may write: docs/programs.md)";
     reap(p, true);
     keep = false;
     co_return;
@@ -813,6 +817,11 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         break;
       }
       ret = add_handle(p.qps, qp);
+      if (!p.placed_trigger) p.placed_trigger = std::make_unique<Trigger>(net_.sim);
+      qp->on_message_placed([pp = &p] {
+        ++pp->placed;
+        pp->placed_trigger->notify();
+      });
       attach::CreateQpReply rep{qp->qp_num(), qp->init_attr().cap};
       put(&rep, sizeof rep);
       break;
@@ -1009,6 +1018,27 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
     case Op::set_alarm:
       p.alarm = Time::ps(static_cast<int64_t>(r.a));
       break;
+    case Op::mem_wait: {
+      // It spins reading a byte of its memory (programs/shim/memory_watch.hpp): answered when a message
+      // is placed there (its next read costs a poll), after kPollSpin, or when its alarm is due; charged
+      // as polling meanwhile, as an empty ibv_poll_cq.
+      const uint64_t seen = p.placed;
+      cpu.spin(*p.proc);
+      if (const Time limit = before_alarm(kPollSpin); limit > Time{} && p.placed_trigger) {
+        bool expired = false;
+        const EventId ev = net_.sim.after(limit, [&expired, &p] {
+          expired = true;
+          p.placed_trigger->notify();
+        });
+        while (p.placed == seen && !expired) co_await *p.placed_trigger;
+        net_.sim.cancel(ev);
+      }
+      if (p.placed != seen)
+        co_await cpu.run(*p.proc, CpuUse::user, hc.poll_cost);
+      else
+        cpu.stop_spin(*p.proc);
+      break;
+    }
     default:
       ret = -ENOSYS;
       break;

@@ -68,6 +68,8 @@ enum class Op : uint32_t {
   sock_poll,     // a = connection, b = events wanted -> ret = events ready (waits for one)
   sleep,         // a = nanoseconds (returns early, at the alarm's deadline, if that comes first)
   set_alarm,     // a = the ITIMER_REAL deadline in simulated ps (0: none): waits end no later than it
+  mem_wait,      // a = an address of a watched region the program spins on: answered once a message was
+                 // placed into its memory (or after a poll's spin, or at the alarm)
 };
 
 struct Request {

@@ -302,6 +302,7 @@ void IwarpQp::iwarp_recv(const IwarpRecv& r) {
   rq_.pop_front();
   ++rq_base_;
   if (rq_handed_) --rq_handed_;
+  message_placed();
   complete_recv(w, IBV_WC_SUCCESS, IBV_WC_RECV, r.length, 0, false);
   tcp_->ack_now();  // the message ended: its sender completes on our ACK
 }
@@ -316,7 +317,10 @@ void IwarpQp::iwarp_need_recv() {
   hand_recv(rq_handed_++);
 }
 
-void IwarpQp::iwarp_write_placed(uint32_t, uint64_t, uint64_t) { tcp_->ack_now(); }
+void IwarpQp::iwarp_write_placed(uint32_t, uint64_t, uint64_t) {
+  message_placed();
+  tcp_->ack_now();
+}
 
 // --------------------------------------------------------------------- memory
 

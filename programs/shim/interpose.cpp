@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "programs/shim/channel.hpp"
+#include "programs/shim/memory_watch.hpp"
 
 #define RDMASIM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -124,10 +125,10 @@ void on_segv(int sig, siginfo_t* info, void* ctx) {
   int len = 0;
   if (rip[0] == 0x0F && rip[1] == 0x31) len = 2;                    // rdtsc
   if (rip[0] == 0x0F && rip[1] == 0x01 && rip[2] == 0xF9) len = 3;  // rdtscp
+  if (len == 0 && attached() && rdmasim::shim::watched_access(info->si_addr, uc)) return;
   if (len == 0 || !attached()) {
     // A real fault: let it kill the program as it would have.
     signal(sig, SIG_DFL);
-    (void)info;
     return;
   }
   const uint64_t ps = clock_read();

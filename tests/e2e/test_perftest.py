@@ -4,8 +4,9 @@ perftest's defaults (64 KiB x 5000 with 128 in flight for *_bw, 2 bytes x
 1000 one at a time for *_lat), so `kind: write_bw` reaches the line rate as
 `ib_write_bw` does; the real ib_write_bw's BW average is within 5 % of the
 kind's and of an rdma_write keeping the same 128 in flight; the real
-ib_send_lat's and ib_read_lat's t_typical within 10 % of send_lat's and
-read_lat's, which report perftest's figures; on iwarp ib_send_bw, whose
+ib_send_lat's, ib_read_lat's and ib_write_lat's (which spins reading
+memory) t_typical within 10 % of send_lat's, read_lat's and write_lat's,
+which report perftest's figures; on iwarp ib_send_bw, whose
 server posts receive credits as RDMA WRITEs from a QP it took to RTR only,
 exits 0 with the server on either address, its BW average within 5 % of
 send_bw's and its capture clean; cq_moderation is refused where perftest
@@ -109,6 +110,20 @@ if check(row is not None and wres is not None, f"ib_read_lat and read_lat run ({
     check(within(row["t_typical_us"], kind["t_typical_us"], 0.10),
           f"ib_read_lat's t_typical {row['t_typical_us']} us within 10 % of read_lat's {kind['t_typical_us']:.3f}")
     check(all(kind[f] is not None for f in LAT_FIELDS), f"read_lat: every perftest figure ({kind})")
+
+# ib_write_lat waits by reading the last byte of its buffer, with no call in the loop: the pages the peer writes are
+# kept closed, a read of the same byte again is a poll answered when the peer's WRITE lands (docs/programs.md), so
+# its t_typical is write_lat's, on a fabric of each transport, and the same run gives the same figures.
+for fabric in ("roce_v2", "iwarp"):
+    rc, stderr, out, wres = beside_kind(f"write_lat_{fabric}", fabric, "ib_write_lat", "kind: write_lat")
+    row = lat_row(program_out(out, "a-1.out"), 2, 1000) if rc == 0 else None
+    if check(row is not None and wres is not None, f"{fabric}: ib_write_lat exits 0 with its row ({stderr.strip()})"):
+        kind = wres["workloads"][0]["perftest"]
+        check(within(row["t_typical_us"], kind["t_typical_us"], 0.10),
+              f"{fabric}: ib_write_lat's t_typical {row['t_typical_us']} us within 10 % of write_lat's {kind['t_typical_us']:.3f}")
+again = beside_kind("write_lat_again", "iwarp", "ib_write_lat", "kind: write_lat")[2]
+check(all(program_out(again, f) == program_out(os.path.join(d, "write_lat_iwarp"), f) for f in ("a-1.out", "b-0.out")),
+      "ib_write_lat: the same run prints the same")
 
 # ib_send_bw on iwarp: perftest gives the receiver credits (an RDMA WRITE of its receive count every rx-depth / 3
 # messages) from a QP it only took to RTR; the connection leaves it in RTS, as the iWARP CM does, so the server's

@@ -271,14 +271,17 @@ rc, stdout, stderr, res = run(f"name: cm\nfabric: roce_v2\n{TOPOLOGY}programs:\n
 check(rc == 4 and "called RDMA CM (librdmacm" in stdout and "rdma_create_event_channel failed" in
       program_text(out, "b-0.err"), f"perftest -R: refused, the summary names RDMA CM ({stderr.strip()})")
 
-# ib_write_lat waits by reading memory: killed after `silence` of real time, and said why.
-out = os.path.join(d, "ib_write_lat")
-rc, _, stderr, res = run(f"name: wl\nfabric: roce_v2\n{TOPOLOGY}programs:\n"
-                         f"  - {{host: b, run: \"ib_write_lat -n 10 -p {PORT}\", silence: 1s}}\n"
-                         f"  - {{host: a, run: \"ib_write_lat -n 10 -p {PORT} {{b}}\", start: 10us, silence: 1s}}\n",
-                         out, expect=None)
-check(rc == 4 and "waits by reading memory" in stderr, f"ib_write_lat: refused with the reason ({stderr.strip()})")
-check(orphans() == [], "ib_write_lat: no program left running")
+# A program that waits by reading memory no peer may write (not a region registered with IBV_ACCESS_REMOTE_WRITE):
+# killed after `silence` of real time, and said why.
+spin = os.path.join(d, "spin")
+cc = subprocess.run(["cc", "-x", "c", "-", "-o", spin, "-libverbs"], capture_output=True, text=True,
+                    input="#include <infiniband/verbs.h>\nstatic volatile int never;\n"
+                          "int main(void) { int n; ibv_free_device_list(ibv_get_device_list(&n)); while (!never); }\n")
+if check(cc.returncode == 0, f"the spinning probe compiles ({cc.stderr.strip()})"):
+    rc, _, stderr, res = run(f"name: spin\nfabric: roce_v2\n{TOPOLOGY}programs:\n  - {{host: a, run: {spin}, silence: 1s}}\n",
+                             os.path.join(d, "spin_run"), expect=None)
+    check(rc == 4 and "waits by reading memory" in stderr and res["programs"][0]["signal"] == "SIGKILL",
+          f"a program spinning on memory no peer writes: killed with the reason ({stderr.strip()})")
 
 # A program of our own: /proc/cpuinfo (through fopen and open) shows the simulated host, its cores at the TSC's
 # rate, whatever machine this runs on; the clocks start where docs/programs.md says.
