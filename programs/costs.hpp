@@ -38,6 +38,7 @@ inline Time call_cost(attach::Op op, const HostConfig& h) {
       return h.post_cost;
     case Op::poll_cq:
     case Op::req_notify_cq:
+    case Op::mem_wait:  // a read of the byte it spins on that found nothing new
       return h.poll_cost;
     case Op::query_device:
     case Op::query_port:

@@ -30,7 +30,7 @@ std::unique_ptr<KernelSockets> KernelSockets::make(Network& net) {
   return s;
 }
 
-KernelSockets::KernelSockets(Network& net) : net_(net) {}
+KernelSockets::KernelSockets(Network& net) : net_(net), listeners_(net.sim) {}
 KernelSockets::~KernelSockets() = default;
 
 uint32_t KernelSockets::address(int h) const { return kernels_[static_cast<size_t>(h)]->ipv4(); }
@@ -52,40 +52,25 @@ uint64_t KernelSockets::accepted(int h, const TcpEnds& ends) {
 int64_t KernelSockets::listen(int h, uint16_t port) {
   HostTcp& k = *kernels_[static_cast<size_t>(h)];
   if (port == 0) port = k.ephemeral_port();
-  for (const auto& [id, l] : listeners_)
-    if (!l.closed && l.host == h && l.port == port) return -EADDRINUSE;
+  if (listeners_.in_use(h, port)) return -EADDRINUSE;
   const uint64_t id = next_id_++;
-  Listener& l = listeners_[id];
-  l.host = h;
-  l.port = port;
-  l.ready = std::make_unique<Trigger>(net_.sim);
-  k.listen(port, [this, h, id](const TcpEnds& ends) {
-    const uint64_t c = accepted(h, ends);
-    Listener& x = listeners_.at(id);
-    x.arrived.push_back(c);
-    x.ready->notify();
-  });
+  listeners_.open(id, h, port);
+  k.listen(port, [this, h, id](const TcpEnds& ends) { listeners_.arrive(id, accepted(h, ends)); });
   return static_cast<int64_t>(id);
 }
 
 Task KernelSockets::accept(Process& p, uint64_t listener, int64_t& out, uint32_t& peer_addr,
                            uint16_t& peer_port) {
-  auto it = listeners_.find(listener);
-  if (it == listeners_.end() || it->second.closed) {
-    out = -EBADF;
+  int64_t next = 0;
+  co_await listeners_.next(listener, next);
+  if (next < 0) {
+    out = next;
     co_return;
   }
-  Listener& l = it->second;
-  while (l.arrived.empty() && !l.closed) co_await *l.ready;
-  if (l.arrived.empty()) {
-    out = -EBADF;
-    co_return;
-  }
-  const uint64_t id = l.arrived.front();
-  l.arrived.pop_front();
+  const auto id = static_cast<uint64_t>(next);
   Conn& c = *conns_.at(id);
   bool ok = false;
-  co_await c.socket->accept(net_.hosts[static_cast<size_t>(l.host)]->cpu(), p, ok);
+  co_await c.socket->accept(net_.hosts[static_cast<size_t>(c.host)]->cpu(), p, ok);
   if (!ok) {
     out = -ECONNABORTED;
     co_return;
@@ -159,18 +144,13 @@ Task KernelSockets::recv(Process& p, uint64_t id, size_t max, bool nonblocking, 
 
 void KernelSockets::close(uint64_t id, bool listener) {
   if (listener) {
-    auto it = listeners_.find(id);
-    if (it == listeners_.end() || it->second.closed) return;
-    Listener& l = it->second;
-    l.closed = true;
-    kernels_[static_cast<size_t>(l.host)]->unlisten(l.port);
+    if (!listeners_.is_open(id)) return;
+    kernels_[static_cast<size_t>(listeners_.host(id))]->unlisten(listeners_.port(id));
     // inet_csk_listen_stop: connections nobody accepted are reset.
-    for (uint64_t c : l.arrived) {
+    for (uint64_t c : listeners_.close(id)) {
       conns_.at(c)->closed = true;
       conns_.at(c)->tcp->abort();
     }
-    l.arrived.clear();
-    l.ready->notify();
     return;
   }
   Conn* c = conn(id);

@@ -8,7 +8,6 @@
 // interrupt and softirq.
 #pragma once
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -43,13 +42,6 @@ class KernelSockets final : public OobSockets {
  private:
   explicit KernelSockets(Network& net);
   struct Conn;
-  struct Listener {
-    int host = 0;
-    uint16_t port = 0;
-    std::deque<uint64_t> arrived;  // connections its SYNs made, not yet accepted
-    std::unique_ptr<Trigger> ready;
-    bool closed = false;
-  };
   Conn* conn(uint64_t id);
   // A connection of host `h`'s kernel for ends `on_syn` was given (its id).
   uint64_t accepted(int h, const TcpEnds& ends);
@@ -57,7 +49,7 @@ class KernelSockets final : public OobSockets {
   Network& net_;
   std::vector<std::unique_ptr<HostTcp>> kernels_;  // by host; outlive the connections
   std::map<uint64_t, std::unique_ptr<Conn>> conns_;
-  std::map<uint64_t, Listener> listeners_;
+  OobListeners listeners_;  // their backlogs: connections their SYNs made, not yet accepted
   uint64_t next_id_ = 1;
 };
 

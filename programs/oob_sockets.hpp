@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -39,6 +42,42 @@ class OobSockets {
   virtual Task recv(Process& p, uint64_t conn, size_t max, bool nonblocking, bool wait_all,
                     std::vector<char>& out, int64_t& ret) = 0;
   virtual void close(uint64_t id, bool listener) = 0;
+};
+
+// The listening sockets of an OobSockets: each a host's port and the
+// connections that arrived on it and were not yet accepted (the backlog).
+class OobListeners {
+ public:
+  explicit OobListeners(Simulator& sim) : sim_(sim) {}
+
+  // Whether host `h` has an open listener on `port` (listen's EADDRINUSE).
+  bool in_use(int h, uint16_t port) const;
+  // Opens listener `id` (the owner's id, unique among its sockets).
+  void open(uint64_t id, int h, uint16_t port);
+  // The open listener on host `h`'s `port`, or 0.
+  uint64_t on(int h, uint16_t port) const;
+  bool is_open(uint64_t id) const;
+  int host(uint64_t id) const { return listeners_.at(id).host; }
+  uint16_t port(uint64_t id) const { return listeners_.at(id).port; }
+  // A connection arrived on listener `id`.
+  void arrive(uint64_t id, uint64_t conn);
+  // accept's wait: the next connection of listener `id`, or -EBADF once it
+  // is not (or no longer) open.
+  Task next(uint64_t id, int64_t& out);
+  // Closes listener `id` (nothing if it is not open); returns the
+  // connections nobody accepted.
+  std::deque<uint64_t> close(uint64_t id);
+
+ private:
+  struct Listener {
+    int host = 0;
+    uint16_t port = 0;
+    std::deque<uint64_t> backlog;
+    std::unique_ptr<Trigger> ready;
+    bool closed = false;
+  };
+  Simulator& sim_;
+  std::map<uint64_t, Listener> listeners_;
 };
 
 }  // namespace rdmasim

@@ -12,6 +12,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -68,6 +70,27 @@ struct ProgramsRun::Program {
   std::vector<std::pair<uint64_t, bool>> sockets;
   // Its ITIMER_REAL deadline (alarm, setitimer; zero: none): a wait in simulated time ends no later.
   Time alarm;
+  // A socket call (accept, connect, recv) its alarm or its socket's timeout cut short: it goes on in the
+  // kernel, and the next such call on that socket waits for it (as Linux restarts the call, or as a second
+  // connect waits for the first one's handshake). By socket: the listener, the connection, or for a connect
+  // kConnecting | the program's fd.
+  struct Pending {
+    bool done = false;
+    bool opens = false;  // an accept or connect: `ret` > 0 is a connection
+    int64_t ret = 0;
+    std::vector<char> bytes;
+    uint32_t addr = 0;
+    uint16_t port = 0;
+    std::unique_ptr<Trigger> finished;
+    std::function<void(Pending&)> on_done;  // set when nobody waits for it any more
+  };
+  std::map<uint64_t, std::shared_ptr<Pending>> pending;
+  // Bytes a recv the program had left took: the front of that connection's stream, read first.
+  std::map<uint64_t, std::deque<char>> unread;
+  // Messages placed into its memory by its QPs (a WRITE landed, a SEND delivered): what a program that
+  // spins reading memory waits for (mem_wait).
+  uint64_t placed = 0;
+  std::unique_ptr<Trigger> placed_trigger;
 };
 
 namespace {
@@ -183,6 +206,80 @@ const char* qp_type_name(uint32_t t) {
     default:
       return "another QP type";
   }
+}
+
+using Pending = ProgramsRun::Program::Pending;
+
+// A connect's key in Program::pending: the program's fd (there is no connection yet).
+constexpr uint64_t kConnecting = uint64_t{1} << 63;
+
+// The call a Pending tracks, running on whether or not the program still waits for it.
+Task finish(Task call, std::shared_ptr<Pending> w) {
+  co_await call;
+  w->done = true;
+  w->finished->notify();
+  if (w->on_done) w->on_done(*w);
+}
+
+// A socket call that may wait (accept, connect, recv) of program `p` on socket `key`: `start` begins it,
+// unless one its alarm or its socket's timeout cut short is still going on there, which it waits for
+// instead. The wait ends when the program's alarm is due, or after `timeout` (zero: none): `w` is then
+// null and `cut` says which came (EINTR: the alarm; ETIME: the timeout); else `w` holds the outcome,
+// already forgotten by `p`.
+Task wait_socket(Simulator& sim, ProgramsRun::Program& p, uint64_t key, Time timeout,
+                 const std::function<Task(Pending&)>& start, std::shared_ptr<Pending>& w, int& cut) {
+  auto [it, fresh] = p.pending.try_emplace(key);
+  if (fresh) {
+    it->second = std::make_shared<Pending>();
+    it->second->finished = std::make_unique<Trigger>(sim);
+    finish(start(*it->second), it->second);  // detached: its frame ends with the call
+  }
+  std::shared_ptr<Pending> x = it->second;
+  const Time alarm_left = p.alarm == Time{} ? Time::max() : std::max(p.alarm - sim.now(), Time{});
+  const Time limit = timeout > Time{} ? std::min(alarm_left, timeout) : alarm_left;
+  bool expired = false;
+  EventId ev;
+  if (!x->done && limit != Time::max())
+    ev = sim.after(limit, [&expired, x] {
+      expired = true;
+      x->finished->notify();
+    });
+  while (!x->done && !expired) co_await *x->finished;
+  sim.cancel(ev);
+  if (!x->done) {
+    cut = p.alarm != Time{} && sim.now() >= p.alarm ? EINTR : ETIME;
+    co_return;
+  }
+  p.pending.erase(key);
+  w = std::move(x);
+}
+
+// The socket's timeout an accept, connect or recv request carries (SO_RCVTIMEO, or SO_SNDTIMEO for
+// connect: nanoseconds, 8 bytes of payload); zero: none.
+Time socket_timeout(const std::vector<char>& in) {
+  uint64_t ns = 0;
+  if (in.size() == sizeof ns) std::memcpy(&ns, in.data(), sizeof ns);
+  return Time::ns(static_cast<int64_t>(std::min<uint64_t>(ns, INT64_MAX / 1000)));
+}
+
+// An accept or connect the program no longer waits for: the connection it makes (or made) is closed.
+void abandon(OobSockets& oob, Pending& w) {
+  if (!w.opens) return;
+  auto close = [&oob](Pending& x) {
+    if (x.ret > 0) oob.close(static_cast<uint64_t>(x.ret), false);
+  };
+  if (w.done)
+    close(w);
+  else
+    w.on_done = close;
+}
+
+// Up to `max` bytes from the front of `from`.
+std::vector<char> take_front(std::deque<char>& from, size_t max) {
+  const auto n = static_cast<std::ptrdiff_t>(std::min(max, from.size()));
+  std::vector<char> out(from.begin(), from.begin() + n);
+  from.erase(from.begin(), from.begin() + n);
+  return out;
 }
 
 std::string signal_name(int s) {
@@ -359,8 +456,10 @@ void ProgramsRun::reap(Program& p, bool kill_it) {
     }
     usleep(10000);
   }
-  if (!kill_it)  // it exited during the run: the kernel closes its sockets (FIN)
+  if (!kill_it) {  // it exited during the run: the kernel closes its sockets (FIN)
     for (const auto& [id, listener] : std::exchange(p.sockets, {})) oob_->close(id, listener);
+    for (auto& [key, w] : std::exchange(p.pending, {})) abandon(*oob_, *w);
+  }
   if (WIFEXITED(status)) p.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) p.signal = WTERMSIG(status);
   p.ended = true;
@@ -397,8 +496,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
   while (ready < 0 && errno == EINTR);
   if (ready == 0) {
     p.reason = "made no intercepted call for " + to_string(p.cfg->silence) +
-               " of real time; killed (a program that waits by reading memory with no call, such as "
-               "ib_write_lat, cannot run: docs/programs.md)";
+               " of real time; killed (a program that waits by reading memory with no call cannot run, "
+               "unless the memory is a region the peer may write: docs/programs.md)";
     reap(p, true);
     keep = false;
     co_return;
@@ -718,6 +817,11 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         break;
       }
       ret = add_handle(p.qps, qp);
+      if (!p.placed_trigger) p.placed_trigger = std::make_unique<Trigger>(net_.sim);
+      qp->on_message_placed([pp = &p] {
+        ++pp->placed;
+        pp->placed_trigger->notify();
+      });
       attach::CreateQpReply rep{qp->qp_num(), qp->init_attr().cap};
       put(&rep, sizeof rep);
       break;
@@ -856,32 +960,53 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       if (ret > 0) p.sockets.push_back({static_cast<uint64_t>(ret), true});
       break;
     case Op::sock_accept: {
-      uint32_t addr = 0;
-      uint16_t port = 0;
-      co_await oob_->accept(*p.proc, r.a, ret, addr, port);
+      std::shared_ptr<Pending> w;
+      int cut = 0;
+      co_await wait_socket(
+          net_.sim, p, r.a, socket_timeout(p.in),
+          [&](Pending& x) {
+            x.opens = true;
+            return oob_->accept(*p.proc, r.a, x.ret, x.addr, x.port);
+          },
+          w, cut);
+      ret = w ? w->ret : cut == EINTR ? -EINTR : -EAGAIN;
       if (ret > 0) p.sockets.push_back({static_cast<uint64_t>(ret), false});
-      const uint32_t peer[2] = {addr, port};
+      const uint32_t peer[2] = {w ? w->addr : 0, w ? w->port : 0u};
       put(peer, sizeof peer);
       break;
     }
-    case Op::sock_connect:
-      co_await oob_->connect(*p.proc, p.host_index, static_cast<uint32_t>(r.a), static_cast<uint16_t>(r.b),
-                             ret);
+    case Op::sock_connect: {
+      std::shared_ptr<Pending> w;
+      int cut = 0;
+      co_await wait_socket(
+          net_.sim, p, kConnecting | r.b >> 16, socket_timeout(p.in),
+          [&](Pending& x) {
+            x.opens = true;
+            return oob_->connect(*p.proc, p.host_index, static_cast<uint32_t>(r.a),
+                                 static_cast<uint16_t>(r.b & 0xFFFF), x.ret);
+          },
+          w, cut);
+      ret = w ? w->ret : cut == EINTR ? -EINTR : -EINPROGRESS;
       if (ret > 0) p.sockets.push_back({static_cast<uint64_t>(ret), false});
       break;
+    }
     case Op::sock_send:
       co_await oob_->send(*p.proc, r.a, p.in, ret);
       break;
-    case Op::sock_recv: {
-      const size_t max = r.b & ((uint64_t{1} << 56) - 1);
-      const uint64_t mode = r.b >> 56;
-      co_await oob_->recv(*p.proc, r.a, max, (mode & 1) != 0, (mode & 2) != 0, out, ret);
-      if (ret < 0) out.clear();
+    case Op::sock_recv:
+      co_await socket_recv(p, out, ret);
       break;
-    }
     case Op::sock_close:
+      if (r.b == 2) {  // a socket whose connect the alarm interrupted: what it makes is closed
+        if (auto it = p.pending.find(kConnecting | r.a); it != p.pending.end()) {
+          abandon(*oob_, *it->second);
+          p.pending.erase(it);
+        }
+        break;
+      }
       oob_->close(r.a, r.b != 0);
       std::erase(p.sockets, std::pair<uint64_t, bool>{r.a, r.b != 0});
+      p.unread.erase(r.a);
       break;
     case Op::sock_poll:
       ret = -ENOSYS;
@@ -893,6 +1018,27 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
     case Op::set_alarm:
       p.alarm = Time::ps(static_cast<int64_t>(r.a));
       break;
+    case Op::mem_wait: {
+      // It spins reading a byte of its memory (programs/shim/memory_watch.hpp): answered when a message
+      // is placed there (its next read costs a poll), after kPollSpin, or when its alarm is due; charged
+      // as polling meanwhile, as an empty ibv_poll_cq.
+      const uint64_t seen = p.placed;
+      cpu.spin(*p.proc);
+      if (const Time limit = before_alarm(kPollSpin); limit > Time{} && p.placed_trigger) {
+        bool expired = false;
+        const EventId ev = net_.sim.after(limit, [&expired, &p] {
+          expired = true;
+          p.placed_trigger->notify();
+        });
+        while (p.placed == seen && !expired) co_await *p.placed_trigger;
+        net_.sim.cancel(ev);
+      }
+      if (p.placed != seen)
+        co_await cpu.run(*p.proc, CpuUse::user, hc.poll_cost);
+      else
+        cpu.stop_spin(*p.proc);
+      break;
+    }
     default:
       ret = -ENOSYS;
       break;
@@ -911,6 +1057,51 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
     reap(p, false);
     keep = false;
   }
+}
+
+// recv(2) on an out-of-band connection (a = the connection, b = at most | mode << 56, mode 1: nonblocking,
+// 2: MSG_WAITALL): bytes a recv it had left took come first.
+Task ProgramsRun::socket_recv(Program& p, std::vector<char>& out, int64_t& ret) {
+  const attach::Request& r = p.req;
+  const size_t max = r.b & ((uint64_t{1} << 56) - 1);
+  const bool nonblocking = (r.b >> 56 & 1) != 0, wait_all = (r.b >> 56 & 2) != 0;
+  std::deque<char>& unread = p.unread[r.a];
+  const auto going = p.pending.find(r.a);
+  const bool waiting = going != p.pending.end();
+  auto serve = [&] {
+    out = take_front(unread, max);
+    ret = static_cast<int64_t>(out.size());
+  };
+  if (max == 0 || (!waiting && unread.size() >= (wait_all ? max : 1))) {
+    serve();
+    co_return;
+  }
+  if (nonblocking && !(waiting && going->second->done)) {
+    // What there is; with nothing, a new nonblocking recv (it does not wait), or EAGAIN while one waits.
+    if (!unread.empty() || waiting) {
+      serve();
+      if (out.empty()) ret = -EAGAIN;
+      co_return;
+    }
+  }
+  std::shared_ptr<Pending> w;
+  int cut = 0;
+  const size_t more = max - std::min(max, unread.size());
+  co_await wait_socket(
+      net_.sim, p, r.a, socket_timeout(p.in),
+      [&](Pending& x) { return oob_->recv(*p.proc, r.a, more, nonblocking, wait_all, x.bytes, x.ret); }, w,
+      cut);
+  if (!w) {
+    ret = cut == EINTR ? -EINTR : -EAGAIN;
+    co_return;
+  }
+  if (w->ret < 0 && unread.empty()) {
+    ret = w->ret;
+    co_return;
+  }
+  unread.insert(unread.end(), w->bytes.begin(), w->bytes.end());
+  out = take_front(unread, max);
+  ret = static_cast<int64_t>(out.size());
 }
 
 json ProgramsRun::results() const {

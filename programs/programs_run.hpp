@@ -54,6 +54,7 @@ class ProgramsRun {
  private:
   Task serve(Program& p);
   Task handle(Program& p, bool& keep);
+  Task socket_recv(Program& p, std::vector<char>& out, int64_t& ret);
   void launch(Program& p);
   void reap(Program& p, bool kill_it);
 

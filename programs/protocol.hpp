@@ -54,15 +54,22 @@ enum class Op : uint32_t {
   post_srq_recv,
   unsupported,  // the shim met a verb the model does not implement: payload = its name
   // the out-of-band side channel (docs/programs.md): stream sockets
-  sock_listen,   // a = port -> ret = listener id or -errno
+  sock_listen,  // a = port -> ret = listener id or -errno
+  // accept, connect and recv may carry the socket's timeout (SO_RCVTIMEO; SO_SNDTIMEO for connect) as
+  // payload: 8 bytes of nanoseconds. Their wait ends with -EINTR when the alarm is due, and with -EAGAIN
+  // (connect: -EINPROGRESS) when the timeout passes; the call goes on, and the next one on the socket
+  // waits for it.
   sock_accept,   // a = listener -> ret = connection id, Address of the peer
-  sock_connect,  // a = IPv4 address (host order), b = port -> ret = connection id or -errno
+  sock_connect,  // a = IPv4 address (host order), b = port | the program's fd << 16 -> ret = connection id or
+                 // -errno
   sock_send,     // a = connection, payload = bytes -> ret = bytes or -errno
-  sock_recv,     // a = connection, b = at most -> ret = bytes (0: the peer closed), payload
-  sock_close,    // a = connection or listener
+  sock_recv,     // a = connection, b = at most | mode << 56 -> ret = bytes (0: the peer closed), payload
+  sock_close,    // a = connection or listener, b = 1 (a listener), or a = fd, b = 2 (a connect that goes on)
   sock_poll,     // a = connection, b = events wanted -> ret = events ready (waits for one)
   sleep,         // a = nanoseconds (returns early, at the alarm's deadline, if that comes first)
   set_alarm,     // a = the ITIMER_REAL deadline in simulated ps (0: none): waits end no later than it
+  mem_wait,      // a = an address of a watched region the program spins on: answered once a message was
+                 // placed into its memory (or after a poll's spin, or at the alarm)
 };
 
 struct Request {

@@ -6,7 +6,7 @@ namespace rdmasim {
 
 SideChannel::SideChannel(Simulator& sim, std::vector<uint32_t> addresses,
                          std::function<Time(int, int)> one_way)
-    : sim_(sim), addresses_(std::move(addresses)), one_way_(std::move(one_way)) {}
+    : sim_(sim), addresses_(std::move(addresses)), one_way_(std::move(one_way)), listeners_(sim) {}
 
 std::string SideChannel::dotted(uint32_t a) {
   return std::to_string(a >> 24) + "." + std::to_string(a >> 16 & 0xFF) + "." +
@@ -14,49 +14,27 @@ std::string SideChannel::dotted(uint32_t a) {
 }
 
 int64_t SideChannel::listen(int h, uint16_t port) {
-  for (const auto& [id, l] : listeners_)
-    if (!l.closed && l.host == h && l.port == port) return -EADDRINUSE;
+  if (listeners_.in_use(h, port)) return -EADDRINUSE;
   const uint64_t id = next_id_++;
-  Listener& l = listeners_[id];
-  l.host = h;
-  l.port = port;
-  l.ready = std::make_unique<Trigger>(sim_);
+  listeners_.open(id, h, port);
   return static_cast<int64_t>(id);
 }
 
 Task SideChannel::accept(Process&, uint64_t listener, int64_t& out, uint32_t& peer_addr,
                          uint16_t& peer_port) {
-  auto it = listeners_.find(listener);
-  if (it == listeners_.end()) {
-    out = -EBADF;
-    co_return;
-  }
-  Listener& l = it->second;
-  while (l.backlog.empty() && !l.closed) co_await *l.ready;
-  if (l.backlog.empty()) {
-    out = -EBADF;
-    co_return;
-  }
-  const uint64_t id = l.backlog.front();
-  l.backlog.pop_front();
-  const End& e = ends_.at(id);
+  co_await listeners_.next(listener, out);
+  if (out < 0) co_return;
+  const End& e = ends_.at(static_cast<uint64_t>(out));
   const End& peer = ends_.at(e.peer);
   peer_addr = address(peer.host);
   peer_port = peer.port;
-  out = static_cast<int64_t>(id);
 }
 
 Task SideChannel::connect(Process&, int h, uint32_t addr, uint16_t port, int64_t& out) {
   int to = -1;
   for (size_t i = 0; i < addresses_.size(); ++i)
     if (addresses_[i] == addr) to = static_cast<int>(i);
-  Listener* l = nullptr;
-  uint64_t lid = 0;
-  for (auto& [id, x] : listeners_)
-    if (!x.closed && x.host == to && x.port == port) {
-      l = &x;
-      lid = id;
-    }
+  const uint64_t lid = listeners_.on(to, port);
   if (to < 0) {
     // No host has that address: SYNs go unanswered; connect gives up as Linux does after its retries,
     // which a simulation need not wait for.
@@ -64,7 +42,7 @@ Task SideChannel::connect(Process&, int h, uint32_t addr, uint16_t port, int64_t
     co_return;
   }
   const Time there = one_way_(h, to);
-  if (!l) {
+  if (!lid) {
     co_await sleep(sim_, there + one_way_(to, h));  // SYN, then RST
     out = -ECONNREFUSED;
     co_return;
@@ -81,11 +59,7 @@ Task SideChannel::connect(Process&, int h, uint32_t addr, uint16_t port, int64_t
   b.peer = mine;
   b.readable = std::make_unique<Trigger>(sim_);
   // SYN there, SYN-ACK back: the connect returns; the ACK completes the accept.
-  sim_.after(there + one_way_(to, h) + there, [this, lid, theirs] {
-    Listener& x = listeners_.at(lid);
-    x.backlog.push_back(theirs);
-    x.ready->notify();
-  });
+  sim_.after(there + one_way_(to, h) + there, [this, lid, theirs] { listeners_.arrive(lid, theirs); });
   co_await sleep(sim_, there + one_way_(to, h));
   out = static_cast<int64_t>(mine);
 }
@@ -150,10 +124,7 @@ Task SideChannel::recv(Process&, uint64_t conn, size_t max, bool nonblocking, bo
 
 void SideChannel::close(uint64_t id, bool listener) {
   if (listener) {
-    auto it = listeners_.find(id);
-    if (it == listeners_.end()) return;
-    it->second.closed = true;
-    it->second.ready->notify();
+    listeners_.close(id);  // what nobody accepted stays unanswered
     return;
   }
   auto it = ends_.find(id);

@@ -48,18 +48,11 @@ class SideChannel final : public OobSockets {
     uint64_t peer = 0;
     std::unique_ptr<Trigger> readable;
   };
-  struct Listener {
-    int host = 0;
-    uint16_t port = 0;
-    std::deque<uint64_t> backlog;  // connection ends, arrived
-    std::unique_ptr<Trigger> ready;
-    bool closed = false;
-  };
   Simulator& sim_;
   std::vector<uint32_t> addresses_;
   std::function<Time(int, int)> one_way_;
   std::map<uint64_t, End> ends_;
-  std::map<uint64_t, Listener> listeners_;
+  OobListeners listeners_;  // their backlogs: connection ends, arrived
   uint64_t next_id_ = 1;
   uint16_t next_port_ = 40000;  // ephemeral ports of connecting ends
 };

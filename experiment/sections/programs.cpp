@@ -106,7 +106,8 @@ const KeyTable<ProgramConfig>& program_keys() {
           key("start", &P::start, keys::time(), "0", "when, in simulated time, it starts"),
           key("silence", &P::silence, keys::positive_time(), "20s",
               "real (not simulated) time the program may run without making an intercepted call before it is "
-              "killed and reported: a program that waits by reading memory cannot be simulated (below)"),
+              "killed and reported: a program that waits by reading memory no peer may write cannot be "
+              "simulated (below)"),
       }};
   return t;
 }

@@ -32,6 +32,8 @@ class IpNic {
   // SYN to it that no kernel socket takes is the engine's to wait for, not
   // one the kernel refuses.
   virtual bool engine_port(uint16_t) const { return false; }
+  // Such a SYN (Ethernet + IPv4 + TCP), handed to the engine.
+  virtual void engine_syn(Packet) {}
 
  protected:
   ~IpNic() = default;

@@ -28,6 +28,7 @@
 // the CRC is filled when a frame is observed, see mpa_seal.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -137,10 +138,9 @@ class IwarpEndpoint final : public TcpUpper {
   void post_recv(uint64_t wr_id, std::span<const BufferPiece> sges);
 
   // The ORD to offer in MPA startup (the QP's max_rd_atomic is set at RTS,
-  // after the endpoint exists); ignored once full operation began.
-  void set_ord(uint32_t ord) {
-    if (phase_ == Phase::tcp_connecting) cfg_.ord = ord;
-  }
+  // after the endpoint exists); once the offer went out it can only lower
+  // the ORD in use.
+  void set_ord(uint32_t ord) { cfg_.ord = phase_ == Phase::tcp_connecting ? ord : std::min(cfg_.ord, ord); }
   // Ends the stream with a Terminate carrying `e` (a local error).
   void terminate(const TermError& e);
   // Orderly close: TCP FIN once everything posted has been handed to TCP.

@@ -37,7 +37,13 @@ std::unique_ptr<verbs::QueuePair> IwarpFabric::create_qp(verbs::Device& d, verbs
 
 void IwarpFabric::attach(IwarpQp& qp, const std::array<uint8_t, 16>& remote, uint16_t remote_port,
                          uint16_t local_port) {
-  conns_[Key{remote, remote_port, local_port}] = &qp;
+  const Key key{remote, remote_port, local_port};
+  conns_[key] = &qp;
+  // A SYN that came before it: handed over once the QP listens (it does in this instant).
+  if (auto held = held_syns_.find(key); held != held_syns_.end()) {
+    nic_.sim().at(nic_.sim().now(), [this, p = std::move(held->second)]() mutable { receive(std::move(p)); });
+    held_syns_.erase(held);
+  }
 }
 
 void IwarpFabric::detach(IwarpQp& qp) {
@@ -119,11 +125,13 @@ void IwarpFabric::receive(Packet p) {
     ++stats_.malformed;
     return;
   }
-  auto it = conns_.find(Key{remote, tcp->src_port(), tcp->dst_port()});
+  const Key key{remote, tcp->src_port(), tcp->dst_port()};
+  auto it = conns_.find(key);
   if (it == conns_.end()) {
     // Not the offload engine's: the host kernel's (its sockets) when it has one, else dropped.
+    // A SYN to the passive ends' port no kernel socket takes comes back (engine_syn).
     if (eth->ethertype() == ethertype::kIpv4 && to_kernel(p)) return;
-    ++stats_.no_connection;
+    if (!hold_syn(key, tcp->flags(), p)) ++stats_.no_connection;
     return;
   }
   ++stats_.segments_received;
@@ -150,6 +158,25 @@ void IwarpFabric::receive(Packet p) {
   rx_last_ = ready;
   rx_pipe_.push_back({std::move(p), qp, ce});
   nic_.sim().at(ready, [this] { rx_done(); });
+}
+
+// A connection request to the passive ends' port before the QP it is for
+// listens (its consumer has not reached RTR): held, as a listener's backlog
+// holds it, for that QP (a retransmitted SYN replaces it).
+bool IwarpFabric::hold_syn(const Key& key, uint8_t tcp_flags, Packet& p) {
+  const bool syn = (tcp_flags & (tcp_flag::kSyn | tcp_flag::kAck | tcp_flag::kRst)) == tcp_flag::kSyn;
+  if (!syn || std::get<2>(key) != cfg_.listen_port) return false;
+  held_syns_.insert_or_assign(key, std::move(p));
+  return true;
+}
+
+void IwarpFabric::engine_syn(Packet p) {
+  auto eth = ConstEthernetView::check(p.bytes());
+  auto ip = eth ? ConstIpv4View::check(eth->payload()) : std::nullopt;
+  auto tcp = ip ? ConstTcpView::check(ip->payload()) : std::nullopt;
+  if (!tcp || !hold_syn(Key{Ipv6Address::v4_mapped(ip->src()).octets, tcp->src_port(), tcp->dst_port()},
+                        tcp->flags(), p))
+    ++stats_.no_connection;
 }
 
 void IwarpFabric::rx_done() {

@@ -82,6 +82,7 @@ class IwarpFabric final : public NicFabric, public IpNic {
   IpVersion ip_version() const override { return cfg_.ip; }
   uint32_t ip_mtu() const override { return cfg_.tcp.mtu; }
   bool engine_port(uint16_t port) const override { return port == cfg_.listen_port; }
+  void engine_syn(Packet p) override;
 
   Rnic& nic() const { return nic_; }
   const IwarpNicConfig& config() const { return cfg_; }
@@ -113,13 +114,15 @@ class IwarpFabric final : public NicFabric, public IpNic {
     bool ce;
   };
   void rx_done();
+  bool hold_syn(const Key& key, uint8_t tcp_flags, Packet& p);
 
   Rnic& nic_;
   IwarpNicConfig cfg_;
   std::map<Key, IwarpQp*> conns_;
-  std::deque<IwarpQp*> lru_;     // connections whose TCB is on chip, most recent first
-  std::deque<Pending> rx_pipe_;  // segments in the TCP offload pipeline, oldest first
-  Time rx_last_;                 // when the last of them leaves the pipeline (FIFO order)
+  std::map<Key, Packet> held_syns_;  // SYNs to listen_port that came before their QP listened
+  std::deque<IwarpQp*> lru_;         // connections whose TCB is on chip, most recent first
+  std::deque<Pending> rx_pipe_;      // segments in the TCP offload pipeline, oldest first
+  Time rx_last_;                     // when the last of them leaves the pipeline (FIFO order)
   uint16_t ip_id_ = 0;
   Stats stats_;
 };

@@ -81,9 +81,11 @@ int IwarpQp::check_send(const ibv_send_wr& wr) const {
 void IwarpQp::state_changed(ibv_qp_state from) {
   if (state_ == IBV_QPS_RTR && from == IBV_QPS_INIT) {
     open_connection();
-  } else if (state_ == IBV_QPS_RTS && from == IBV_QPS_RTR) {
-    if (ep_ && attr_.max_rd_atomic) ep_->set_ord(attr_.max_rd_atomic);  // set at RTS, before MPA startup
+    // Receiving, which RTR promises, needs the connection: the active end
+    // opens it now, whether or not its consumer ever moves it to RTS.
     if (active_ && tcp_) tcp_->connect();
+  } else if (state_ == IBV_QPS_RTS && from == IBV_QPS_RTR) {
+    if (ep_ && attr_.max_rd_atomic) ep_->set_ord(attr_.max_rd_atomic);
   } else if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
     // Everything outstanding is about to be flushed (or dropped): the
     // endpoint's later reports about it are ignored.
@@ -300,6 +302,7 @@ void IwarpQp::iwarp_recv(const IwarpRecv& r) {
   rq_.pop_front();
   ++rq_base_;
   if (rq_handed_) --rq_handed_;
+  message_placed();
   complete_recv(w, IBV_WC_SUCCESS, IBV_WC_RECV, r.length, 0, false);
   tcp_->ack_now();  // the message ended: its sender completes on our ACK
 }
@@ -314,7 +317,10 @@ void IwarpQp::iwarp_need_recv() {
   hand_recv(rq_handed_++);
 }
 
-void IwarpQp::iwarp_write_placed(uint32_t, uint64_t, uint64_t) { tcp_->ack_now(); }
+void IwarpQp::iwarp_write_placed(uint32_t, uint64_t, uint64_t) {
+  message_placed();
+  tcp_->ack_now();
+}
 
 // --------------------------------------------------------------------- memory
 
@@ -336,6 +342,15 @@ StagStatus IwarpQp::resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAc
 }
 
 // --------------------------------------------------------------------- events
+
+// The connection manager leaves a connected QP in RTS (siw moves it there
+// when the MPA exchange ends, at both ends): a consumer that only took its
+// QP to RTR, as perftest's bandwidth server does, may post on it now.
+void IwarpQp::iwarp_established(std::span<const std::byte>) {
+  if (state_ != IBV_QPS_RTR) return;
+  state_ = IBV_QPS_RTS;
+  rts_by_connection_ = true;
+}
 
 void IwarpQp::iwarp_rejected(std::span<const std::byte>) { fail(IBV_WC_REM_OP_ERR); }
 

@@ -7,10 +7,12 @@
 // QPN) and derives the rest: the peer's IP address from ah_attr.grh.dgid
 // (IPv4-mapped for IPv4), the TCP ports: the passive end's listening port
 // and the active end's ephemeral one (IwarpFabric::port_of). At RTR the
-// connection is created; the end whose
-// (address, QPN) is lower opens actively at RTS (TCP SYN, then the MPA
-// Request), the other listens from RTR. Work posted before the MPA
-// exchange ends waits in the endpoint's queue.
+// connection is created: the end whose (address, QPN) is lower opens
+// actively (TCP SYN, then the MPA Request), the other listens. Work posted
+// in RTS before the MPA exchange ends waits in the endpoint's queue. When
+// the exchange ends, a QP its consumer left in RTR moves to RTS, as the
+// connection manager leaves a connected QP (siw at both ends); its
+// consumer's own RTR -> RTS is still taken afterwards.
 //
 // Keys. An MR's lkey and rkey are its STags; the tagged offset is the
 // virtual address (the MR is not zero-based).
@@ -94,6 +96,7 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   void iwarp_recv(const IwarpRecv& r) override;
   void iwarp_need_recv() override;
   void iwarp_write_placed(uint32_t, uint64_t, uint64_t) override;
+  void iwarp_established(std::span<const std::byte>) override;
   void iwarp_rejected(std::span<const std::byte>) override;
   void iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) override;
   void iwarp_closed() override;

@@ -9,7 +9,7 @@ namespace rdmasim {
 
 std::unique_ptr<HostKernel> HostKernel::beside(Host& h, const ExperimentConfig& cfg, uint64_t seed) {
   NicFabric& nic = h.nic().fabric();
-  const auto* ipnic = dynamic_cast<const IpNic*>(&nic);
+  auto* ipnic = dynamic_cast<IpNic*>(&nic);
   if (!ipnic || ipnic->ip_version() != IpVersion::ipv4) return nullptr;
   TcpEndpointConfig tcp = tcp_endpoint_config(cfg, ipnic->ip_mtu());
   // The socket buffers bound what TCP keeps to send and what it offers (as on fabric tcp).
@@ -23,7 +23,7 @@ std::unique_ptr<HostTcp> host_tcp_beside(Host& h, const ExperimentConfig& cfg, u
 }
 
 HostKernel::HostKernel(Host& h, NicFabric& nic, const IpEndpoint& self, const TcpEndpointConfig& tcp,
-                       uint64_t seed, const IpNic& ipnic)
+                       uint64_t seed, IpNic& ipnic)
     : host_(h),
       nic_(nic),
       ipnic_(ipnic),
@@ -72,6 +72,9 @@ void HostKernel::deliver(Packet p) {
     if (ip_.tcp_input(p)) return;
   } else if (!ipnic_.engine_port(tcp->dst_port())) {
     reset(*ip, *tcp, l4.size() - tcp->header_len());
+    return;
+  } else {
+    ipnic_.engine_syn(std::move(p));
     return;
   }
   ++discarded_;

@@ -67,7 +67,7 @@ class HostKernel final : public TxSource, public HostTcp {
 
  private:
   HostKernel(Host& h, NicFabric& nic, const IpEndpoint& self, const TcpEndpointConfig& tcp, uint64_t seed,
-             const IpNic& ipnic);
+             IpNic& ipnic);
   // IP and TCP input of a frame the softirq has paid for.
   void deliver(Packet p);
   void reset(const ConstIpv4View& ip, const ConstTcpView& tcp, size_t payload);
@@ -75,7 +75,7 @@ class HostKernel final : public TxSource, public HostTcp {
 
   Host& host_;
   NicFabric& nic_;
-  const IpNic& ipnic_;
+  IpNic& ipnic_;
   KernelIp ip_;
   std::unique_ptr<NetRx> rx_;
   std::map<uint16_t, OnSyn> listeners_;

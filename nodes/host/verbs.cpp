@@ -190,15 +190,22 @@ QueuePair::QueuePair(Device& d, ProtectionDomain& pd, uint32_t qpn, const QpInit
 
 int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   const ibv_qp_state to = (mask & IBV_QP_STATE) ? a.qp_state : state_;
-  if ((mask & IBV_QP_CUR_STATE) && a.cur_qp_state != state_) return EINVAL;
-  const Transition* t = transition(type(), state_, to);
-  if (!t) return EINVAL;
-  const bool send_queue_state = to == IBV_QPS_SQD || state_ == IBV_QPS_SQD || state_ == IBV_QPS_SQE;
-  if (send_queue_state && !has_send_queue_states()) return EINVAL;
   const int ti = type_index(type());
   const int given = mask & ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
-  if ((given & t->required[ti]) != t->required[ti]) return EINVAL;
-  if (given & ~(t->required[ti] | t->optional[ti])) return EINVAL;
+  auto allowed = [&](ibv_qp_state from) {
+    const Transition* t = transition(type(), from, to);
+    return t && (given & t->required[ti]) == t->required[ti] &&
+           !(given & ~(t->required[ti] | t->optional[ti]));
+  };
+  // The consumer's RTR -> RTS of a QP its connection already moved to RTS.
+  const ibv_qp_state current =
+      rts_by_connection_ && !allowed(state_) && (!(mask & IBV_QP_CUR_STATE) || a.cur_qp_state == IBV_QPS_RTR)
+          ? IBV_QPS_RTR
+          : state_;
+  if ((mask & IBV_QP_CUR_STATE) && a.cur_qp_state != current) return EINVAL;
+  if (!allowed(current)) return EINVAL;
+  const bool send_queue_state = to == IBV_QPS_SQD || state_ == IBV_QPS_SQD || state_ == IBV_QPS_SQE;
+  if (send_queue_state && !has_send_queue_states()) return EINVAL;
   // Value checks (IBA 11.2.5.2 ranges).
   if ((mask & IBV_QP_PATH_MTU) && (a.path_mtu < IBV_MTU_256 || a.path_mtu > IBV_MTU_4096)) return EINVAL;
   if ((mask & IBV_QP_PORT) && a.port_num != 1) return EINVAL;
@@ -232,7 +239,8 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if (mask & IBV_QP_RNR_RETRY) attr_.rnr_retry = a.rnr_retry;
   if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) attr_.en_sqd_async_notify = a.en_sqd_async_notify;
 
-  const ibv_qp_state from = state_;
+  const ibv_qp_state from = current;
+  rts_by_connection_ = false;
   if (to == IBV_QPS_ERR && from != IBV_QPS_ERR) {
     enter_error();
     return 0;

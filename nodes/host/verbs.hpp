@@ -402,7 +402,11 @@ class QueuePair {
   ibv_qp_attr attr_{};
   ibv_qp_state state_ = IBV_QPS_RESET;
   bool drain_notify_ = false;  // SQD entered with en_sqd_async_notify: IBV_EVENT_SQ_DRAINED is due
-  Ring<SendWqe> sq_;           // posted and not yet completed, oldest first
+  // The transport's connection set-up moved it from RTR to RTS, not the
+  // consumer (iWARP: the connection manager does when the MPA exchange
+  // ends): the consumer's own RTR -> RTS is still taken.
+  bool rts_by_connection_ = false;
+  Ring<SendWqe> sq_;  // posted and not yet completed, oldest first
   Ring<RecvWqe> rq_;
   std::function<void()> message_placed_;
 };

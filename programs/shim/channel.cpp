@@ -5,10 +5,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "programs/shim/memory_watch.hpp"
 
 namespace rdmasim::shim {
 
@@ -23,6 +26,8 @@ std::mutex& lock() {
   static std::mutex m;
   return m;
 }
+
+bool g_in_call = false;
 
 [[noreturn]] void lost() {
   // rdmasim went away (it was killed, or it ended the run): so does the program.
@@ -79,17 +84,23 @@ attach::Reply call_locked(attach::Op op, uint64_t a, uint64_t b, const void* in,
   } else {
     write_all(s.fd, &r, sizeof r);
   }
-  if (in_len) write_all(s.fd, in, in_len);
+  // The program's bytes pass through a buffer of the library's: the kernel
+  // cannot read or write watched pages (memory_watch.hpp), a copy can.
+  char bounce[4096];
+  for (size_t at = 0; at < in_len;) {
+    const size_t n = std::min(in_len - at, sizeof bounce);
+    std::memcpy(bounce, static_cast<const char*>(in) + at, n);
+    write_all(s.fd, bounce, n);
+    at += n;
+  }
   attach::Reply rep{};
   read_all(s.fd, &rep, sizeof rep);
   size_t left = rep.len;
-  const size_t take = left < out_max ? left : out_max;
-  if (take) read_all(s.fd, out, take);
-  left -= take;
-  char sink[4096];
-  while (left > 0) {
-    const size_t n = left < sizeof sink ? left : sizeof sink;
-    read_all(s.fd, sink, n);
+  for (size_t at = 0; left > 0;) {
+    const size_t n = std::min(left, sizeof bounce);
+    read_all(s.fd, bounce, n);
+    if (at < out_max) std::memcpy(static_cast<char*>(out) + at, bounce, std::min(n, out_max - at));
+    at += n;
     left -= n;
   }
   s.now_ps = rep.now_ps;
@@ -100,10 +111,15 @@ attach::Reply call_locked(attach::Op op, uint64_t a, uint64_t b, const void* in,
 
 attach::Reply call(attach::Op op, uint64_t a, uint64_t b, const void* in, size_t in_len, void* out,
                    size_t out_max, int send_fd) {
+  forget_last_read();
+  g_in_call = true;
   const attach::Reply rep = call_locked(op, a, b, in, in_len, out, out_max, send_fd);
+  g_in_call = false;
   check_alarm();
   return rep;
 }
+
+bool in_call() { return g_in_call; }
 
 void check_alarm() {
   State& s = state();

@@ -39,6 +39,10 @@ inline uint64_t charge(uint64_t ps) {
 attach::Reply call(attach::Op op, uint64_t a = 0, uint64_t b = 0, const void* in = nullptr, size_t in_len = 0,
                    void* out = nullptr, size_t out_max = 0, int send_fd = -1);
 
+// Whether a call is under way (the library's own accesses to watched
+// memory, memory_watch.hpp, ask rdmasim nothing).
+bool in_call();
+
 // Fires the timer if the program's simulated time has reached its deadline:
 // re-arms a periodic one (and tells rdmasim), then sends the program
 // SIGALRM, which the kernel delivers as the program asked (its handler,

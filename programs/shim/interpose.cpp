@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "programs/shim/channel.hpp"
+#include "programs/shim/memory_watch.hpp"
 
 #define RDMASIM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -61,6 +62,8 @@ struct SimSocket {
   uint16_t port = 0;  // bound
   uint64_t id = 0;    // rdmasim's listener or connection
   bool nonblocking = false;
+  uint64_t rcvtimeo_ns = 0, sndtimeo_ns = 0;  // SO_RCVTIMEO, SO_SNDTIMEO (0: none)
+  bool connecting = false;                    // a connect the alarm interrupted goes on
 };
 constexpr int kMaxFd = 4096;
 SimSocket g_socks[kMaxFd];
@@ -91,6 +94,19 @@ uint32_t ipv4_of(const sockaddr* a, uint16_t* port) {
   return 0xFFFFFFFF;
 }
 
+// A socket call that may wait. rdmasim ends the wait when the alarm is due (-EINTR; the reply delivers
+// SIGALRM) or the socket's timeout passes; after the handler the call goes on, as Linux restarts it,
+// unless the handler lacks SA_RESTART or the socket has a timeout (signal(7)).
+long socket_wait(Op op, uint64_t a, uint64_t b, uint64_t timeout_ns, void* out = nullptr,
+                 size_t out_max = 0) {
+  for (;;) {
+    const long r =
+        call(op, a, b, timeout_ns ? &timeout_ns : nullptr, timeout_ns ? sizeof timeout_ns : 0, out, out_max)
+            .ret;
+    if (r != -EINTR || interrupted_by_alarm(timeout_ns == 0)) return r;
+  }
+}
+
 ssize_t sock_send(SimSocket& s, const void* buf, size_t n) {
   if (s.kind != Sock::connection) return ret_errno(-ENOTCONN);
   return ret_errno(call(Op::sock_send, s.id, 0, buf, n).ret);
@@ -99,7 +115,7 @@ ssize_t sock_send(SimSocket& s, const void* buf, size_t n) {
 ssize_t sock_recv(SimSocket& s, void* buf, size_t n, int flags) {
   if (s.kind != Sock::connection) return ret_errno(-ENOTCONN);
   const uint64_t mode = ((flags & MSG_DONTWAIT) || s.nonblocking ? 1u : 0u) | (flags & MSG_WAITALL ? 2u : 0u);
-  return ret_errno(call(Op::sock_recv, s.id, n | mode << 56, nullptr, 0, buf, n).ret);
+  return ret_errno(socket_wait(Op::sock_recv, s.id, n | mode << 56, s.rcvtimeo_ns, buf, n));
 }
 
 // rdtsc and rdtscp trap (PR_TSC_SIGSEGV): answer from the simulated clock.
@@ -109,10 +125,10 @@ void on_segv(int sig, siginfo_t* info, void* ctx) {
   int len = 0;
   if (rip[0] == 0x0F && rip[1] == 0x31) len = 2;                    // rdtsc
   if (rip[0] == 0x0F && rip[1] == 0x01 && rip[2] == 0xF9) len = 3;  // rdtscp
+  if (len == 0 && attached() && rdmasim::shim::watched_access(info->si_addr, uc)) return;
   if (len == 0 || !attached()) {
     // A real fault: let it kill the program as it would have.
     signal(sig, SIG_DFL);
-    (void)info;
     return;
   }
   const uint64_t ps = clock_read();
@@ -307,7 +323,7 @@ RDMASIM_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
   if (!s) return static_cast<int>(syscall(SYS_accept4, fd, addr, len, flags));
   if (s->kind != Sock::listener) return static_cast<int>(ret_errno(-EINVAL));
   uint32_t peer[2] = {};  // IPv4 (host order), port
-  const long r = call(Op::sock_accept, s->id, 0, nullptr, 0, peer, sizeof peer).ret;
+  const long r = socket_wait(Op::sock_accept, s->id, 0, s->rcvtimeo_ns, peer, sizeof peer);
   if (r < 0) return static_cast<int>(ret_errno(r));
   const int nfd = static_cast<int>(syscall(SYS_socket, AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0));
   if (nfd < 0 || nfd >= kMaxFd) return -1;
@@ -330,11 +346,28 @@ RDMASIM_EXPORT int connect(int fd, const sockaddr* addr, socklen_t len) {
   if (!s) return static_cast<int>(syscall(SYS_connect, fd, addr, len));
   uint16_t port = 0;
   const uint32_t ip = ipv4_of(addr, &port);
-  const long r = call(Op::sock_connect, ip, port).ret;
+  // A second connect after one the alarm interrupted waits for that one's handshake, as on Linux.
+  const long r = socket_wait(Op::sock_connect, ip, port | static_cast<uint64_t>(fd) << 16, s->sndtimeo_ns);
+  s->connecting = r == -EINTR || r == -EINPROGRESS;
   if (r < 0) return static_cast<int>(ret_errno(r));
   s->kind = Sock::connection;
   s->id = static_cast<uint64_t>(r);
   return 0;
+}
+
+RDMASIM_EXPORT int setsockopt(int fd, int level, int name, const void* value, socklen_t len) {
+  SimSocket* s = sim_socket(fd);
+  if (s && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) && value &&
+      len >= sizeof(timeval)) {
+    const auto* t = static_cast<const timeval*>(value);
+    if (t->tv_usec < 0 || t->tv_usec >= 1000000) return static_cast<int>(ret_errno(-EDOM));
+    const uint64_t ns =
+        t->tv_sec < 0
+            ? 0
+            : (static_cast<uint64_t>(t->tv_sec) * 1000000 + static_cast<uint64_t>(t->tv_usec)) * 1000;
+    (name == SO_RCVTIMEO ? s->rcvtimeo_ns : s->sndtimeo_ns) = ns;
+  }
+  return static_cast<int>(syscall(SYS_setsockopt, fd, level, name, value, len));
 }
 
 RDMASIM_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
@@ -380,6 +413,8 @@ RDMASIM_EXPORT int close(int fd) {
   if (SimSocket* s = sim_socket(fd)) {
     if (s->kind == Sock::listener || s->kind == Sock::connection)
       call(Op::sock_close, s->id, s->kind == Sock::listener ? 1 : 0);
+    else if (s->connecting)
+      call(Op::sock_close, static_cast<uint64_t>(fd), 2);  // the connect that goes on
     *s = {};
   }
   return static_cast<int>(syscall(SYS_close, fd));

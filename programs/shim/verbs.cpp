@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "programs/shim/channel.hpp"
+#include "programs/shim/memory_watch.hpp"
 
 // verbs.h makes these macros over inline wrappers; the library defines the functions themselves.
 #undef ibv_get_device_list
@@ -389,6 +390,7 @@ RDMASIM_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, u
   mr->handle = static_cast<uint32_t>(r.ret);
   mr->lkey = keys.lkey;
   mr->rkey = keys.rkey;
+  if (access & IBV_ACCESS_REMOTE_WRITE) rdmasim::shim::watch(reinterpret_cast<uintptr_t>(addr), length);
   return mr;
 }
 
@@ -402,6 +404,7 @@ RDMASIM_EXPORT ibv_mr* ibv_reg_mr_iova(ibv_pd* pd, void* addr, size_t length, ui
 RDMASIM_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
   const long r = call(Op::dereg_mr, mr->handle).ret;
   if (r < 0) return static_cast<int>(-r);
+  rdmasim::shim::unwatch(reinterpret_cast<uintptr_t>(mr->addr), mr->length);
   delete mr;
   return 0;
 }

@@ -4,13 +4,17 @@ perftest's defaults (64 KiB x 5000 with 128 in flight for *_bw, 2 bytes x
 1000 one at a time for *_lat), so `kind: write_bw` reaches the line rate as
 `ib_write_bw` does; the real ib_write_bw's BW average is within 5 % of the
 kind's and of an rdma_write keeping the same 128 in flight; the real
-ib_send_lat's and ib_read_lat's t_typical within 10 % of send_lat's and
-read_lat's, which report perftest's figures; cq_moderation is refused where
-perftest has no such flag."""
+ib_send_lat's, ib_read_lat's and ib_write_lat's (which spins reading
+memory) t_typical within 10 % of send_lat's, read_lat's and write_lat's,
+which report perftest's figures; on iwarp ib_send_bw, whose
+server posts receive credits as RDMA WRITEs from a QP it took to RTR only,
+exits 0 with the server on either address, its BW average within 5 % of
+send_bw's and its capture clean; cq_moderation is refused where perftest
+has no such flag."""
 import os
 import re
 
-from e2e import check, finish, run, tmpdir
+from e2e import check, check_captures, finish, run, tmpdir, tshark, tshark_fields
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAT_FIELDS = ("t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us", "p99_us", "p999_us")
@@ -75,34 +79,85 @@ if check(res is not None and rc == 0, f"examples/perftest.yaml runs ({stderr.str
         check(within(real_lat["t_typical_us"], lat["latency_ns"]["p50"] / 1000, 0.10),
               f"ib_send_lat's t_typical within 10 % of send_lat's latency_ns.p50 ({lat['latency_ns']['p50']})")
 
-# ib_write_bw against the model's rdma_write keeping perftest's tx-depth in flight, on ib.
 TOPO = "topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}\n"
-out = os.path.join(d, "ib_bw")
-rc, _, stderr, res = run(f"name: bw\nfabric: ib\nstop: 3s\n{TOPO}programs:\n"
-                         "  - {host: b, run: \"ib_write_bw -s 65536 -n 5000\"}\n"
-                         "  - {host: a, run: \"ib_write_bw -s 65536 -n 5000 {b}\", start: 10us}\n"
-                         "capture: {pcap: none}\n", out)
-_, _, _, wres = run(f"name: wl\nfabric: ib\n{TOPO}workloads:\n"
-                    "  - {kind: rdma_write, from: a, to: b, size: 64KiB, count: 5000, outstanding: 128}\n"
-                    "capture: {pcap: none}\n", os.path.join(d, "ib_rdma_write"))
+
+
+def beside_kind(name, fabric, program, kind):
+    """`program` as a server on b and a client on a, and apart the workload `kind` (its keys but `from` and `to`)
+    from a to b, on the same two hosts: the pair's exit code, stderr and output folder, and the kind's results."""
+    out = os.path.join(d, name)
+    rc, _, stderr, _ = run(f"name: {name}\nfabric: {fabric}\nstop: 3s\n{TOPO}capture: {{pcap: none}}\nprograms:\n"
+                           f"  - {{host: b, run: \"{program}\"}}\n  - {{host: a, run: \"{program} {{b}}\", start: 10us}}\n",
+                           out)
+    _, _, _, wres = run(f"name: wl\nfabric: {fabric}\n{TOPO}workloads:\n  - {{{kind}, from: a, to: b}}\n"
+                        "capture: {pcap: none}\n", os.path.join(d, name + "_kind"))
+    return rc, stderr, out, wres
+
+
+# ib_write_bw against the model's rdma_write keeping perftest's tx-depth in flight, on ib.
+rc, stderr, out, wres = beside_kind("ib_bw", "ib", "ib_write_bw -s 65536 -n 5000",
+                                    "kind: rdma_write, size: 64KiB, count: 5000, outstanding: 128")
 row = bw_row(program_out(out, "a-1.out"), 65536, 5000) if rc == 0 else None
 if check(row is not None and wres is not None, f"ib: ib_write_bw and rdma_write run ({stderr.strip()})"):
     model = wres["workloads"][0]["throughput_gbps"] * 1e9 / 8 / 2**20
     check(within(row[1], model, 0.05), f"ib: ib_write_bw's BW average {row[1]} MB/sec within 5 % of rdma_write's {model:.2f}")
 
 # ib_read_lat against read_lat, both with perftest's defaults (2 bytes, 1000 iterations).
-out = os.path.join(d, "read_lat")
-rc, _, stderr, res = run(f"name: rl\nfabric: roce_v2\nstop: 3s\n{TOPO}programs:\n"
-                         "  - {host: b, run: \"ib_read_lat\"}\n  - {host: a, run: \"ib_read_lat {b}\", start: 10us}\n"
-                         "capture: {pcap: none}\n", out)
-_, _, _, wres = run(f"name: wl\nfabric: roce_v2\n{TOPO}workloads:\n  - {{kind: read_lat, from: a, to: b}}\n"
-                    "capture: {pcap: none}\n", os.path.join(d, "read_lat_kind"))
+rc, stderr, out, wres = beside_kind("read_lat", "roce_v2", "ib_read_lat", "kind: read_lat")
 row = lat_row(program_out(out, "a-1.out"), 2, 1000) if rc == 0 else None
 if check(row is not None and wres is not None, f"ib_read_lat and read_lat run ({stderr.strip()})"):
     kind = wres["workloads"][0]["perftest"]
     check(within(row["t_typical_us"], kind["t_typical_us"], 0.10),
           f"ib_read_lat's t_typical {row['t_typical_us']} us within 10 % of read_lat's {kind['t_typical_us']:.3f}")
     check(all(kind[f] is not None for f in LAT_FIELDS), f"read_lat: every perftest figure ({kind})")
+
+# ib_write_lat waits by reading the last byte of its buffer, with no call in the loop: the pages the peer writes are
+# kept closed, a read of the same byte again is a poll answered when the peer's WRITE lands (docs/programs.md), so
+# its t_typical is write_lat's, on a fabric of each transport, and the same run gives the same figures.
+for fabric in ("roce_v2", "iwarp"):
+    rc, stderr, out, wres = beside_kind(f"write_lat_{fabric}", fabric, "ib_write_lat", "kind: write_lat")
+    row = lat_row(program_out(out, "a-1.out"), 2, 1000) if rc == 0 else None
+    if check(row is not None and wres is not None, f"{fabric}: ib_write_lat exits 0 with its row ({stderr.strip()})"):
+        kind = wres["workloads"][0]["perftest"]
+        check(within(row["t_typical_us"], kind["t_typical_us"], 0.10),
+              f"{fabric}: ib_write_lat's t_typical {row['t_typical_us']} us within 10 % of write_lat's {kind['t_typical_us']:.3f}")
+again = beside_kind("write_lat_again", "iwarp", "ib_write_lat", "kind: write_lat")[2]
+check(all(program_out(again, f) == program_out(os.path.join(d, "write_lat_iwarp"), f) for f in ("a-1.out", "b-0.out")),
+      "ib_write_lat: the same run prints the same")
+
+# ib_send_bw on iwarp: perftest gives the receiver credits (an RDMA WRITE of its receive count every rx-depth / 3
+# messages) from a QP it only took to RTR; the connection leaves it in RTS, as the iWARP CM does, so the server's
+# WRITE goes out instead of "Couldn't post send qp 0 credit = 170". Its BW average is send_bw's on the same link.
+rc, stderr, out, wres = beside_kind("send_bw_iwarp", "iwarp", "ib_send_bw -s 65536 -n 1000",
+                                    "kind: send_bw, size: 64KiB, count: 1000")
+row = bw_row(program_out(out, "a-1.out"), 65536, 1000) if rc == 0 else None
+if check(row is not None and wres is not None, f"iwarp: the ib_send_bw pair exits 0 and send_bw runs ({stderr.strip()})"):
+    kind = wres["workloads"][0]["perftest"]["bw_average_mb_s"]
+    check(within(row[1], kind, 0.05), f"iwarp: ib_send_bw's BW average {row[1]} MB/sec within 5 % of send_bw's {kind:.2f}")
+    check(bw_row(program_out(out, "b-0.out"), 65536, 1000) is not None, "iwarp: the ib_send_bw server prints its row")
+
+# The server on the lower address: its QP, which stays in RTR, is the connection's active end and opens it at RTR;
+# the client's SYN, which may come before the client's QP listens, waits for it as in a listener's backlog. The
+# capture: one MPA request and reply, the client's SENDs and the server's credit WRITEs, clean as Wireshark reads it.
+out = os.path.join(d, "send_bw_iwarp_reversed")
+rc, _, stderr, res = run(f"name: sb\nfabric: iwarp\nstop: 3s\n{TOPO}programs:\n"
+                         "  - {host: a, run: \"ib_send_bw -s 4096 -n 400 -p 18600\"}\n"
+                         "  - {host: b, run: \"ib_send_bw -s 4096 -n 400 -p 18600 {a}\", start: 10us}\n", out)
+if check(rc == 0 and bw_row(program_out(out, "b-1.out"), 4096, 400) is not None,
+         f"iwarp: ib_send_bw with the server on the lower address exits 0 with its row ({stderr.strip()})"):
+    for pcap in check_captures(out, "iwarp"):
+        path = os.path.join(out, "pcap", pcap)
+        again = tshark(path, "-Y", "tcp.analysis.retransmission")
+        check(again.strip() == "", f"iwarp {pcap}: nothing sent again, no SYN waits out its timeout:\n{again[:500]}")
+        opts = ("-o", "tcp.try_heuristic_first:TRUE", "-o", "tcp.analyze_sequence_numbers:FALSE")
+        mpa = [tshark(path, *opts, "-Y", f).count("\n") for f in ("iwarp_mpa.req", "iwarp_mpa.rep")]
+        check(mpa == [1, 1], f"iwarp {pcap}: one MPA request and one reply ({mpa})")
+        rows = tshark_fields(path, ["ip.src", "iwarp_rdma.opcode", "iwarp_ddp.last_flag"], "iwarp_rdma")
+        sends = sum(1 for r in rows if r[0] == "10.0.0.2" and r[1] == "0x03" and r[2] in ("1", "True"))
+        credits = sum(1 for r in rows if r[0] == "10.0.0.1" and r[1] == "0x00")
+        # The rx-depth is at most the iterations (400): a credit every 400 / 3 = 133 receives, and at the 400th.
+        check(sends == 400 and credits == 4,
+              f"iwarp {pcap}: 400 SENDs from the client, the server's 4 credit WRITEs ({sends}, {credits})")
 
 # Small messages: CQ moderation 100 (one signalled work request in 100, and the last), every one completed.
 _, _, _, res = run(f"name: mod\nfabric: roce_v2\n{TOPO}workloads:\n  - {{kind: send_bw, from: a, to: b, size: 4KiB, count: 1050}}\n"

@@ -114,6 +114,48 @@ TEST_CASE("iwarp verbs: write, read and send posted before the connection is up"
 
 // A Terminate fails the WQE it names; the WQEs before it that TCP
 // acknowledged complete successfully, the rest flush.
+// perftest's ib_send_bw server takes its QP to RTR only, then posts credit
+// WRITEs on it: the connection leaves it in RTS, as the iWARP CM does (siw at
+// both ends), whichever end it is; its consumer's RTR -> RTS is still taken.
+TEST_CASE("iwarp verbs: a QP left in RTR is in RTS once connected, at either end") {
+  for (const bool active_stays : {false, true}) {
+    CAPTURE(active_stays);
+    Bed t;
+    // a (the lower address) opens the connection, b listens.
+    test::VerbsEnd& stays = active_stays ? t.a : t.b;
+    test::VerbsEnd& other = active_stays ? t.b : t.a;
+    test::RcPath p;
+    p.access = kAccess;
+    p.rts = false;
+    p.ah = t.built.fabric.address(*stays.host, *other.host);
+    p.dest_qp = other.qp->qp_num();
+    test::connect_rc(*stays.qp, p);
+    CHECK(t.post(stays, IBV_WR_RDMA_WRITE, 0, 4, other.buf, other.mr->rkey, 1) == EINVAL);  // not connected
+    t.net.sim.run(Time::us(20));  // the other end comes later: a SYN before it listens waits for it
+    p.rts = true;
+    p.ah = t.built.fabric.address(*other.host, *stays.host);
+    p.dest_qp = stays.qp->qp_num();
+    test::connect_rc(*other.qp, p);
+    t.net.sim.run(Time::ms(1));
+    CHECK(stays.qp->state() == IBV_QPS_RTS);
+    CHECK(static_cast<IwarpQp*>(stays.qp)->tcp()->stats().retransmits == 0);
+    t.mem(stays, 0, 4)[0] = std::byte{0x2A};
+    REQUIRE(t.post(stays, IBV_WR_RDMA_WRITE, 0, 4, other.buf, other.mr->rkey, 2) == 0);
+    t.net.sim.run(Time::ms(2));
+    ibv_wc wc{};
+    REQUIRE(stays.cq->poll(1, &wc) == 1);
+    CHECK((wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS));
+    CHECK(t.mem(other, 0, 1)[0] == std::byte{0x2A});
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RTS;
+    a.max_rd_atomic = 4;
+    const int rtr_rts = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                        IBV_QP_MAX_QP_RD_ATOMIC;
+    CHECK(stays.qp->modify(a, rtr_rts) == 0);
+    CHECK(stays.qp->modify(a, rtr_rts) == EINVAL);  // once: now RTS -> RTS
+  }
+}
+
 TEST_CASE("iwarp verbs: a bad rkey fails its WRITE with IBV_WC_REM_ACCESS_ERR, the rest flushed") {
   struct Case {
     uint32_t len;
