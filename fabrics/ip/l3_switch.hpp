@@ -46,6 +46,7 @@ class L3Switch final : public Node {
 
   struct Stats {
     uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0, telemetry_full = 0;
+    uint64_t group = 0;  // to a multicast or broadcast MAC: this model routes no multicast
   };
   const Stats& stats() const { return stats_; }
   // RFC 1812 5.2.7.1 (no route: no ICMP unreachable is modelled), 5.3.1

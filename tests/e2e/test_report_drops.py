@@ -5,7 +5,9 @@ the wire, and once said "drops 0"; a lossy link loses frames on the wire,
 an incast into a small buffer at the switch's queue. A routed switch
 discards what it cannot forward: a frame whose TTL runs out on a path of
 more than 63 switches, a SYN to an address no host has; both once went
-uncounted ("drops 0")."""
+uncounted ("drops 0"). What a router is sent to a group address (the
+neighbour solicitations of the L2 domains it joins) it does not route, and
+does not lose either."""
 
 import json
 import os
@@ -141,4 +143,10 @@ check(total > 0 and at == {"no route": total} and s["no_route"] == total, f"ever
 check(s["no_route"] == next(x["rx_frames"] for x in r["ports"] if x["node"] == "s" and x["port"] == 0),
       "everything a sent the switch")
 
+
+# A healthy run through a router: the hosts' neighbour solicitations reach it and are no drops.
+total, at, r = switch_discards("domains", open(os.path.join(e2e.SOURCE, "examples", "roce_v1_two_domains.yaml")).read()
+                               .replace("from: a, to: d", "from: a, to: b"), 0)
+check(total == 0 and at == {}, f"a healthy run loses nothing: {at}")
+check(any(s["node"] == "r1" for s in r["switches"]), f"the router is listed: {r['switches']}")
 e2e.finish()
