@@ -163,8 +163,8 @@ json rank_stats_json(const message::RankPart::Stats& s) {
 // link is counted where it would have arrived), the queue maxima taken.
 void add_up(json& out, const std::vector<json>& ranks, const char* list) {
   for (size_t p = 0; p < out[list].size(); ++p) {
-    json& port = out[list][p];
-    for (auto& [key, value] : port.items()) {
+    json& entry = out[list][p];
+    for (auto& [key, value] : entry.items()) {
       if (key == "node" || key == "port") continue;
       if (key == "max_queue_bytes") {
         uint64_t m = 0;
@@ -184,9 +184,10 @@ void add_up(json& out, const std::vector<json>& ranks, const char* list) {
 
 // The results of a run split over ranks, on rank 0 (null on the others):
 // each rank's results cover what its nodes did. Workloads and hosts come
-// from the rank that ran them; port and switch counters are added up (a frame lost on
-// a cut link is counted where it would have arrived), the queue maxima
-// taken; events are every rank's own plus the experiment's, which all ran.
+// from the rank that ran them; port and switch counters are added up (a
+// frame lost on a cut link is counted where it would have arrived), the
+// queue maxima taken; events are every rank's own plus the experiment's,
+// which all ran.
 json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
                  std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
                  const std::vector<int>& workload_rank, json* parallel_stats) {
