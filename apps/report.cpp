@@ -184,6 +184,8 @@ uint64_t count(const json& j) {
 // The places drops_json names, in the order the summary prints them.
 constexpr std::pair<const char*, const char*> kDropPlaces[] = {{"link", "links"},
                                                                {"switch_queue", "switch queues"},
+                                                               {"no_route", "no route"},
+                                                               {"ttl_expired", "TTL expired"},
                                                                {"nic_queue", "host NIC queues"},
                                                                {"nic_ring", "NIC ring"},
                                                                {"backlog", "backlog"},
@@ -314,10 +316,19 @@ json drops_json(const json& results) {
     }
   for (const auto& w : field(results, "workloads"))
     socket += count(field(field(field(w, "datagrams"), "dropped_at"), "socket"));
-  json at = {{"link", link},          {"switch_queue", switch_queue}, {"nic_queue", nic_queue},
-             {"nic_ring", ring},      {"backlog", backlog},           {"socket", socket},
+  uint64_t no_route = 0, ttl_expired = 0;
+  for (const auto& sw : field(results, "switches")) {
+    no_route += count(field(sw, "no_route"));
+    ttl_expired += count(field(sw, "ttl_expired"));
+  }
+  json at = {{"link", link},           {"switch_queue", switch_queue},
+             {"no_route", no_route},   {"ttl_expired", ttl_expired},
+             {"nic_queue", nic_queue}, {"nic_ring", ring},
+             {"backlog", backlog},     {"socket", socket},
              {"no_socket", no_socket}};
-  return {{"total", link + switch_queue + nic_queue + ring + backlog + socket + no_socket}, {"at", at}};
+  uint64_t total = 0;
+  for (const auto& [place, n] : at.items()) total += n.get<uint64_t>();
+  return {{"total", total}, {"at", at}};
 }
 
 std::string format_run_summary(const json& results, const fs::path& dir) {

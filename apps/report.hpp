@@ -24,9 +24,11 @@ std::string format_run_summary(const nlohmann::json& results, const std::filesys
 WorkDone work_done(const nlohmann::json& results);
 
 // Every frame and datagram lost, and where: {"total": N, "at": {link,
-// switch_queue, nic_queue (a host's egress), nic_ring, backlog, socket
-// (buffer full), no_socket (nothing bound to its port, or a bad header)}},
-// from the ports', the host stacks' and the datagram workloads' counters.
+// switch_queue, no_route and ttl_expired (a switch's forwarding decision),
+// nic_queue (a host's egress), nic_ring, backlog, socket (buffer full),
+// no_socket (nothing bound to its port, or a bad header)}}, from the
+// ports', the switches', the host stacks' and the datagram workloads'
+// counters.
 nlohmann::json drops_json(const nlohmann::json& results);
 
 // One fabric's entry of compare.json, from its results.json: what the table

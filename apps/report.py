@@ -143,7 +143,8 @@ def delivered(r):
     return (b * 8 / secs / 1e9, ops / secs / 1e6) if secs > 0 else (0.0, 0.0)
 
 
-DROP_PLACES = [("link", "links"), ("switch_queue", "switch queues"), ("nic_queue", "host NIC queues"),
+DROP_PLACES = [("link", "links"), ("switch_queue", "switch queues"), ("no_route", "no route"),
+               ("ttl_expired", "TTL expired"), ("nic_queue", "host NIC queues"),
                ("nic_ring", "NIC ring"), ("backlog", "backlog"), ("socket", "socket buffers"),
                ("no_socket", "no socket")]
 

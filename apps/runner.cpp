@@ -159,20 +159,20 @@ json rank_stats_json(const message::RankPart::Stats& s) {
           {"max_rss_kib", s.max_rss_kib}};
 }
 
-// Port counters added up over the ranks (a frame lost on a cut link is
-// counted where it would have arrived), the queue maxima taken.
-void add_up_ports(json& out, const std::vector<json>& ranks) {
-  for (size_t p = 0; p < out["ports"].size(); ++p) {
-    json& port = out["ports"][p];
-    for (auto& [key, value] : port.items()) {
+// Port (or switch) counters added up over the ranks (a frame lost on a cut
+// link is counted where it would have arrived), the queue maxima taken.
+void add_up(json& out, const std::vector<json>& ranks, const char* list) {
+  for (size_t p = 0; p < out[list].size(); ++p) {
+    json& entry = out[list][p];
+    for (auto& [key, value] : entry.items()) {
       if (key == "node" || key == "port") continue;
       if (key == "max_queue_bytes") {
         uint64_t m = 0;
-        for (const json& r : ranks) m = std::max(m, r["ports"][p][key].get<uint64_t>());
+        for (const json& r : ranks) m = std::max(m, r[list][p][key].get<uint64_t>());
         value = m;
       } else if (value.is_number_integer()) {
         int64_t sum = 0;  // credit_wait_ps is signed
-        for (const json& r : ranks) sum += r["ports"][p][key].get<int64_t>();
+        for (const json& r : ranks) sum += r[list][p][key].get<int64_t>();
         if (value.is_number_unsigned())
           value = static_cast<uint64_t>(sum);
         else
@@ -184,9 +184,10 @@ void add_up_ports(json& out, const std::vector<json>& ranks) {
 
 // The results of a run split over ranks, on rank 0 (null on the others):
 // each rank's results cover what its nodes did. Workloads and hosts come
-// from the rank that ran them; port counters are added up (a frame lost on
-// a cut link is counted where it would have arrived), the queue maxima
-// taken; events are every rank's own plus the experiment's, which all ran.
+// from the rank that ran them; port and switch counters are added up (a
+// frame lost on a cut link is counted where it would have arrived), the
+// queue maxima taken; events are every rank's own plus the experiment's,
+// which all ran.
 json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
                  std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
                  const std::vector<int>& workload_rank, json* parallel_stats) {
@@ -230,7 +231,8 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
   }
   for (size_t h = 0; h < net.hosts.size(); ++h)
     out["hosts"][h] = ranks[static_cast<size_t>(par.partition().rank[h])]["hosts"][h];
-  add_up_ports(out, ranks);
+  add_up(out, ranks, "ports");
+  add_up(out, ranks, "switches");
   // pfc_deadlocks: rank 0's, found among every rank's stuck ports at each check (parallel/split_checks.hpp).
   (void)cfg;
   if (parallel_stats)
@@ -289,6 +291,20 @@ json ports_json(const Network& net) {
     }
   }
   return ports;
+}
+
+// The nodes that discard frames by their own decision (switches: no route,
+// TTL expired), each with its counts by reason.
+json switches_json(const Network& net) {
+  json switches = json::array();
+  for (const auto& node : net.nodes) {
+    const auto discards = node->discards();
+    if (discards.empty()) continue;
+    json s = {{"node", node->name()}};
+    for (const auto& [reason, n] : discards) s[std::string(reason)] = n;
+    switches.push_back(std::move(s));
+  }
+  return switches;
 }
 
 json watchdog_json(const Network& net) {
@@ -611,6 +627,7 @@ json Run::collect() {
   out["workloads"] = workloads_json();
   for (const auto& x : extensions_) x->results(out);
   out["ports"] = ports_json(*net_);
+  out["switches"] = switches_json(*net_);
   out["pfc_deadlocks"] = deadlocks_json(deadlocks_->found());
   out["pfc_watchdog"] = watchdog_json(*net_);
   out["hosts"] = hosts_json(*net_);

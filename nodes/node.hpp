@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -38,6 +40,11 @@ class Node {
   // Bytes waiting to leave port `i`: its queue, and what the node holds for
   // it beyond (an IB switch keeps its output queues itself).
   virtual uint64_t queued_bytes(size_t i) const { return port(i).queued_bytes(); }
+  // Frames it received and discarded by its own decision, by reason (a
+  // switch: "no_route", "ttl_expired"), beyond what its ports count (queue
+  // and link drops). Empty for a node that decides none (results.json
+  // `switches` lists the nodes that do).
+  virtual std::vector<std::pair<std::string_view, uint64_t>> discards() const { return {}; }
 
  protected:
   Simulator& sim_;

@@ -60,6 +60,9 @@ class IbSwitch final : public Node {
     uint64_t fecn_marked = 0;  // IB CCA: packets that left with FECN set here
   };
   const Stats& stats() const { return stats_; }
+  std::vector<std::pair<std::string_view, uint64_t>> discards() const override {
+    return {{"no_route", stats_.no_route}};
+  }
   // Packets waiting inside the switch for an output port (all ports, all VLs).
   size_t waiting() const;
   // Heap bytes its outputs' queues hold.

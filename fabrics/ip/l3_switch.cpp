@@ -71,7 +71,9 @@ void L3Switch::receive(Port& in, Packet p) {
   auto eth = EthernetView::check(p.raw_bytes());
   const std::vector<uint16_t>* ports = nullptr;
   uint32_t hash = 0;
-  if (eth && eth->ethertype() == ethertype::kIpv4) {
+  if (eth && eth->dst().is_multicast() && eth->ethertype() != ethertype::kMacControl) {
+    ++stats_.group;  // to a group (neighbour discovery, ARP): not routed, and not lost either
+  } else if (eth && eth->ethertype() == ethertype::kIpv4) {
     auto ip = Ipv4View::check(eth->payload());
     if (!ip || !ip->valid()) {
       ++stats_.not_ip;

@@ -46,8 +46,14 @@ class L3Switch final : public Node {
 
   struct Stats {
     uint64_t forwarded = 0, no_route = 0, ttl_expired = 0, ecn_marked = 0, not_ip = 0, telemetry_full = 0;
+    uint64_t group = 0;  // to a multicast or broadcast MAC: this model routes no multicast
   };
   const Stats& stats() const { return stats_; }
+  // RFC 1812 5.2.7.1 (no route: no ICMP unreachable is modelled), 5.3.1
+  // (TTL or hop limit at 1: no ICMP time exceeded either).
+  std::vector<std::pair<std::string_view, uint64_t>> discards() const override {
+    return {{"no_route", stats_.no_route}, {"ttl_expired", stats_.ttl_expired}};
+  }
   // Heap bytes of the forwarding state: the ECMP sets and the routes.
   size_t route_bytes() const;
 

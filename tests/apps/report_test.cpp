@@ -207,6 +207,7 @@ TEST_CASE("drops are counted at every place a frame or datagram is lost, each na
       {"ports",
        {{{"node", "a"}, {"port", 0}, {"drops", 5}, {"link_drops", 2}},
         {{"node", "s"}, {"port", 1}, {"drops", 7}, {"link_drops", 0}}}},
+      {"switches", {{{"node", "s"}, {"no_route", 4}, {"ttl_expired", 6}}}},
       {"hosts",
        {{{"name", "a"}},
         {{"name", "b"}, {"kernel_rx", {{"ring_drops", 9000}, {"backlog_drops", 300}, {"discarded", 1}}}}}},
@@ -216,18 +217,21 @@ TEST_CASE("drops are counted at every place a frame or datagram is lost, each na
          {"datagrams",
           {{"dropped", 9315}, {"dropped_at", {{"ring", 9000}, {"backlog", 300}, {"socket", 15}}}}}}}}};
   const json d = drops_json(r);
-  CHECK(d["total"] == 2 + 3 + 7 + 9000 + 300 + 15 + 1);
+  CHECK(d["total"] == 2 + 3 + 7 + 4 + 6 + 9000 + 300 + 15 + 1);
   CHECK(d["at"] == json{{"link", 2},
                         {"switch_queue", 7},
+                        {"no_route", 4},
+                        {"ttl_expired", 6},
                         {"nic_queue", 3},
                         {"nic_ring", 9000},
                         {"backlog", 300},
                         {"socket", 15},
                         {"no_socket", 1}});
   r["end_time_ps"] = 1000;
-  CHECK(format_run_summary(r, "d").find("drops 9,328 (links 2, switch queues 7, host NIC queues 3, NIC ring "
-                                        "9,000, backlog 300, socket buffers 15, no socket 1)\n") !=
-        std::string::npos);
+  CHECK(format_run_summary(r, "d").find(
+            "drops 9,338 (links 2, switch queues 7, no route 4, TTL expired 6, host "
+            "NIC queues 3, NIC ring 9,000, backlog 300, socket buffers 15, no "
+            "socket 1)\n") != std::string::npos);
   // A DPDK host's ring counts too.
   r["hosts"][1] = {{"name", "b"}, {"dpdk_rx", {{"ring_drops", 40}}}};
   CHECK(drops_json(r)["at"]["nic_ring"] == 40);

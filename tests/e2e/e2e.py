@@ -231,14 +231,16 @@ def tshark_fields(path, fields, display_filter=None):
 BAD_FRAMES = "_ws.malformed || _ws.short || _ws.expert.severity >= 8388608"
 # The one error Wireshark 4.0 reports on captures rdmasim cannot avoid: its
 # RPC-over-RDMA heuristic, reading a frame a second time, fails an assertion
-# on the last segment of a SEND whose reassembly it could not finish in the
-# first pass, whatever the SEND's bytes (docs/captures.md): on iwarp every
-# SEND of several DDP segments (it counts their byte offsets as fragment
-# numbers), on the IBA fabrics an RC SEND whose segments the capture does not
-# hold exactly once (one lost before the capture point, or resent after a
-# loss). Tolerated on exactly those frames.
+# on the last segment of a SEND it holds no reassembled message for, whatever
+# the SEND's bytes (docs/captures.md): on iwarp the last DDP segment of every
+# Send or Send with Invalidate of several segments (the DDP/RDMAP dissector
+# reassembles the SEND and calls the heuristic on its last segment alone;
+# Sends with Solicited Event, 0x5 and 0x6, the heuristic does not take), on
+# the IBA fabrics an RC SEND whose segments the capture does not hold exactly
+# once (one lost before the capture point, or resent after a loss).
+# Tolerated on exactly those frames.
 WS40_SEND_BUG = './epan/tvbuff.c:748: failed assertion "tvb && tvb->initialized"'
-IWARP_SENDS = ("0x03", "0x04", "0x05", "0x06")
+IWARP_SENDS = ("0x03", "0x04")  # the opcodes the heuristic reassembles
 IBA_SEND_FIRST, IBA_SEND_LASTS = "0", ("2", "22")  # RC SEND First; Last, Last with Invalidate
 
 

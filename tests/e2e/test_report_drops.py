@@ -2,7 +2,12 @@
 is lost, named, and add up to results.json's counters: a UDP flood into a
 kernel host loses datagrams in the host (NIC ring, socket buffer), not on
 the wire, and once said "drops 0"; a lossy link loses frames on the wire,
-an incast into a small buffer at the switch's queue."""
+an incast into a small buffer at the switch's queue. A routed switch
+discards what it cannot forward: a frame whose TTL runs out on a path of
+more than 63 switches, a SYN to an address no host has; both once went
+uncounted ("drops 0"). What a router is sent to a group address (the
+neighbour solicitations of the L2 domains it joins) it does not route, and
+does not lose either."""
 
 import json
 import os
@@ -30,8 +35,35 @@ workloads:
   - {name: in, kind: incast, from: [a, b], to: c, size: 16KiB, count: 30, outstanding: 8}
 capture: {pcap: none}
 """
-PLACES = {"link": "links", "switch_queue": "switch queues", "nic_queue": "host NIC queues", "nic_ring": "NIC ring",
+PLACES = {"link": "links", "switch_queue": "switch queues", "no_route": "no route", "ttl_expired": "TTL expired", "nic_queue": "host NIC queues", "nic_ring": "NIC ring",
           "backlog": "backlog", "socket": "socket buffers", "no_socket": "no socket"}
+
+# A chain of 64 L3 switches: a frame leaves a with TTL 64 and reaches the
+# 64th switch with TTL 1, which it may not forward (RFC 1812 5.3.1). UD
+# SENDs complete at the sender whatever becomes of them.
+CHAIN = [f"s{i}" for i in range(64)]
+LONG_PATH = f"""
+name: long_path
+fabric: roce_v2
+topology:
+  hosts: [a, b]
+  switches: [{", ".join(CHAIN)}]
+  links: [[a, s0], {", ".join(f"[{x}, {y}]" for x, y in zip(CHAIN, CHAIN[1:]))}, [s63, b]]
+workloads:
+  - {{name: far, kind: send, from: a, to: b, qp: ud, size: 64, count: 3}}
+capture: {{pcap: none}}
+"""
+# A real program connecting to an address no host has: the switch has no
+# route for its SYNs (and sends no ICMP), so it tries until `stop`.
+NOWHERE = """
+name: nowhere
+fabric: roce_v2
+topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
+programs:
+  - {host: a, run: "ibv_rc_pingpong -g 0 -p 18611 10.9.9.9"}
+stop: 2ms
+capture: {pcap: none}
+"""
 
 
 def summary_drops(stdout):
@@ -81,4 +113,40 @@ check(total == sum(x["drops"] for x in r["ports"]) == r["drops"]["total"], f"the
 for key, n in r["drops"]["at"].items():
     check(at.get(PLACES[key], 0) == n, f"{key}: summary {at.get(PLACES[key], 0)}, results.json {n}")
 
+
+def switch_discards(name, yaml_text, expect_rc):
+    """Runs YAML_TEXT; returns (summary total, summary places, results.json)."""
+    out = os.path.join(d, name)
+    p = rdmasim("run", write_text(os.path.join(d, name + ".yaml"), yaml_text), "--out", out)
+    check(p.returncode == expect_rc, f"{name}: exit {p.returncode}: {p.stderr}")
+    with open(os.path.join(out, "results.json")) as f:
+        r = json.load(f)
+    total, at = summary_drops(p.stdout)
+    check(total == r["drops"]["total"] == sum(at.values()), f"{name}: the places add up to the total: {p.stdout}")
+    for key, n in r["drops"]["at"].items():
+        check(at.get(PLACES[key], 0) == n, f"{name} {key}: summary {at.get(PLACES[key], 0)}, results.json {n}")
+    return total, at, r
+
+
+# TTL expired at the 64th switch: b receives nothing, the summary says where the SENDs went.
+total, at, r = switch_discards("long_path", LONG_PATH, 0)
+check(at == {"TTL expired": 3} and total == 3, f"the three SENDs' frames expired: {at}")
+check([(s["node"], s["ttl_expired"]) for s in r["switches"] if s["ttl_expired"]] == [("s63", 3)],
+      f"at the 64th switch: {r['switches']}")
+check(r["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 3}, f"UD completes at the sender: {r['workloads'][0]}")
+check(next(x["rx_frames"] for x in r["ports"] if x["node"] == "b") == 0, "b receives nothing")
+
+# No route: the program's SYN and its retries end at the switch; the program is killed at `stop` (exit 4).
+total, at, r = switch_discards("nowhere", NOWHERE, 4)
+s = next(x for x in r["switches"] if x["node"] == "s")
+check(total > 0 and at == {"no route": total} and s["no_route"] == total, f"every SYN had no route: {at}, {s}")
+check(s["no_route"] == next(x["rx_frames"] for x in r["ports"] if x["node"] == "s" and x["port"] == 0),
+      "everything a sent the switch")
+
+
+# A healthy run through a router: the hosts' neighbour solicitations reach it and are no drops.
+total, at, r = switch_discards("domains", open(os.path.join(e2e.SOURCE, "examples", "roce_v1_two_domains.yaml")).read()
+                               .replace("from: a, to: d", "from: a, to: b"), 0)
+check(total == 0 and at == {}, f"a healthy run loses nothing: {at}")
+check(any(s["node"] == "r1" for s in r["switches"]), f"the router is listed: {r['switches']}")
 e2e.finish()
