@@ -1,8 +1,10 @@
 #include "apps/csv.hpp"
 
 #include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
 #include <vector>
 
 namespace rdmasim {
@@ -40,29 +42,36 @@ std::string csv_field(const json& v) {
   return q + "\"";
 }
 
-std::string records_csv(const json& records) {
+// Two passes over the records, the columns first, then a line at a time:
+// nothing but one record's cells is held besides the output (a k = 32 fat
+// tree's port table is 49,152 records).
+void write_records_csv(std::ostream& out, const json& records) {
   std::vector<std::string> columns;
-  std::vector<std::map<std::string, json>> rows;
+  std::unordered_map<std::string, size_t> column_of;
+  std::vector<std::pair<std::string, json>> cells;
   for (const auto& r : records) {
-    std::vector<std::pair<std::string, json>> cells;
+    cells.clear();
     flatten(r, "", cells);
-    auto& row = rows.emplace_back();
-    for (auto& [k, v] : cells) {
-      if (std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
-      row[k] = std::move(v);
-    }
+    for (const auto& [k, v] : cells)
+      if (column_of.try_emplace(k, columns.size()).second) columns.push_back(k);
   }
-  std::string out;
-  for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_field(columns[i]);
-  out += "\n";
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < columns.size(); ++i) {
-      auto it = row.find(columns[i]);
-      out += (i ? "," : "") + (it == row.end() ? std::string() : csv_field(it->second));
-    }
-    out += "\n";
+  for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << csv_field(columns[i]);
+  out << "\n";
+  std::vector<const json*> row(columns.size());
+  for (const auto& r : records) {
+    cells.clear();
+    flatten(r, "", cells);
+    std::fill(row.begin(), row.end(), nullptr);
+    for (const auto& [k, v] : cells) row[column_of.at(k)] = &v;  // a key twice: its last value
+    for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << (row[i] ? csv_field(*row[i]) : "");
+    out << "\n";
   }
-  return out;
+}
+
+std::string records_csv(const json& records) {
+  std::ostringstream out;
+  write_records_csv(out, records);
+  return std::move(out).str();
 }
 
 }  // namespace rdmasim

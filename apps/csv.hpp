@@ -3,6 +3,7 @@
 // results.json's keys; a nested key is joined with dots (latency_ns.p50).
 #pragma once
 
+#include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -16,5 +17,7 @@ std::string csv_field(const nlohmann::json& v);
 // any object has, in the order first seen; nested objects flattened with
 // dots; lists of names joined with ';'.
 std::string records_csv(const nlohmann::json& records);
+// The same, written to `out` a line at a time.
+void write_records_csv(std::ostream& out, const nlohmann::json& records);
 
 }  // namespace rdmasim

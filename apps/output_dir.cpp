@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <ostream>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -280,12 +281,18 @@ void StagedDir::commit() {
 }
 
 void write_file_atomic(const fs::path& file, std::string_view content) {
+  write_file_atomic(file, [&](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  });
+}
+
+void write_file_atomic(const fs::path& file, const std::function<void(std::ostream&)>& write) {
   const fs::path tmp = sibling(file, "tmp");
   std::error_code ec;
   {
     errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    write(out);
     out.close();
     if (!out) {
       const int err = errno ? errno : EIO;

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ std::filesystem::path output_path(const std::filesystem::path& dir);
 // readers see the old file or the whole new one. Throws OutputError naming
 // the file and the system's reason.
 void write_file_atomic(const std::filesystem::path& file, std::string_view content);
+// The same, the content written by `write` as it goes (a large file is
+// never held whole in memory).
+void write_file_atomic(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
 
 // From now on SIGINT and SIGTERM end the process cleanly: the signal is
 // passed on to every child started by spawn_child() and the children are

@@ -179,10 +179,19 @@ bool Simulator::refill(uint64_t until) {
     // Every entry of this bucket agrees with m from the bucket's digit up,
     // so relative to the new last_ each lands in a lower bucket (or bucket
     // 0), and the entries of other buckets stay where they are.
-    for (const Entry* p = src.begin; p != src.end; ++p) push(*p);
-    src.reset();
+    // A cancelled entry is taken out here, its slot freed, instead of
+    // being carried down level by level until its time (PFC's pause
+    // timers, rearmed by every PAUSE frame, are most of them).
+    for (const Entry* p = src.begin; p != src.end; ++p) {
+      if (live(*p))
+        push(*p);
+      else
+        free_slot(static_cast<uint32_t>(p->slot));
+    }
+    src.release_if_large();
   }
   b0_next_ = 0;
+  if (b0_.begin == b0_.end) return refill(until);  // every entry of time m was cancelled
   // An entry's bucket is a function of its time and last_ alone, so entries
   // of one time always share a bucket: bucket 0 now holds every entry of
   // time m, in the order they were scheduled. Put them in key order.

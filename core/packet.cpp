@@ -37,6 +37,18 @@ PacketBuffer* PacketPool::carve(size_t cls) {
   return b;
 }
 
+namespace {
+// What a move between buffers keeps besides the bytes.
+void copy_header(PacketBuffer& to, const PacketBuffer& from) {
+  to.deferred_src = from.deferred_src;
+  to.deferred_offset = from.deferred_offset;
+  to.deferred_computed = from.deferred_computed;
+  to.deferred_at = from.deferred_at;
+  to.deferred_len = from.deferred_len;
+  to.meta = from.meta;
+}
+}  // namespace
+
 void Packet::grow(size_t need) {
   if (need > PacketPool::kMaxCapacity) throw std::length_error("frame larger than the largest packet buffer");
   PacketPool& pool = *buf_->pool;
@@ -44,12 +56,37 @@ void Packet::grow(size_t need) {
   // Same offsets in the new buffer: the deferred payload's place and the
   // headroom stay where they were.
   std::memcpy(b->data() + head_, buf_->data() + head_, size());
-  b->deferred_src = buf_->deferred_src;
-  b->deferred_offset = buf_->deferred_offset;
-  b->deferred_computed = buf_->deferred_computed;
-  b->deferred_at = buf_->deferred_at;
-  b->deferred_len = buf_->deferred_len;
-  b->meta = buf_->meta;
+  copy_header(*b, *buf_);
+  b->parked = false;
+  pool.recycle(buf_);
+  buf_ = b;
+}
+
+void Packet::park() {
+  if (!buf_ || buf_->parked || buf_->deferred_len < kParkedPayloadMin) return;
+  const size_t behind = behind_payload();
+  const size_t cls = PacketPool::class_of(buf_->deferred_at + behind);
+  if (cls >= buf_->size_class) return;
+  PacketPool& pool = *buf_->pool;
+  PacketBuffer* b = pool.take(cls);
+  // Offsets before the payload stay; the bytes behind it move up to its place.
+  const uint32_t at = buf_->deferred_at;
+  std::memcpy(b->data() + head_, buf_->data() + head_, at - head_);
+  std::memcpy(b->data() + at, buf_->data() + at + buf_->deferred_len, behind);
+  copy_header(*b, *buf_);
+  b->parked = true;
+  pool.recycle(buf_);
+  buf_ = b;
+}
+
+void Packet::move_out_of_park() const {
+  PacketPool& pool = *buf_->pool;
+  PacketBuffer* b = pool.take(PacketPool::class_of(tail_));
+  const uint32_t at = buf_->deferred_at;
+  std::memcpy(b->data() + head_, buf_->data() + head_, at - head_);
+  std::memcpy(b->data() + at + buf_->deferred_len, buf_->data() + at, behind_payload());
+  copy_header(*b, *buf_);
+  b->parked = false;
   pool.recycle(buf_);
   buf_ = b;
 }

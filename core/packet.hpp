@@ -10,6 +10,8 @@
 // something looks at it). Only a sender whose memory cannot change
 // while the frame is in flight may defer (an RC requester: the buffer is the
 // NIC's until the work completes, and that needs the responder's ACK).
+// While such a frame waits in a port's queue or on a wire it is parked:
+// held in a buffer without room for the payload (park()).
 #pragma once
 
 #include <algorithm>
@@ -82,7 +84,10 @@ struct alignas(64) PacketBuffer {
   uint16_t deferred_len;
   uint16_t capacity;   // bytes at data()
   uint8_t size_class;  // its free list in the pool
-  bool deferred_computed;
+  bool deferred_computed : 1;
+  // Parked (Packet::park): the deferred payload's place is not in the
+  // buffer; the bytes behind it follow the bytes before it.
+  bool parked : 1;
   // The metadata lives with the bytes, so that a Packet handle is small and
   // cheap to move through queues and events.
   PacketMeta meta;
@@ -117,15 +122,42 @@ class Packet {
   }
   // The frame's bytes as they stand: a deferred payload's place holds
   // nothing yet. For code that reads or writes headers only.
-  std::span<std::byte> raw_bytes() { return {buf_->data() + head_, size()}; }
-  std::span<const std::byte> raw_bytes() const { return {buf_->data() + head_, size()}; }
+  std::span<std::byte> raw_bytes() {
+    unpark();
+    return {buf_->data() + head_, size()};
+  }
+  std::span<const std::byte> raw_bytes() const {
+    unpark();
+    return {buf_->data() + head_, size()};
+  }
+
+  // A frame that waits (in a port's queue, on a wire) with a deferred
+  // payload need not hold room for it: park() moves the bytes before and
+  // behind the payload's place into a buffer of the smallest class that
+  // holds them (a 1 KiB-MTU data frame: 320 bytes instead of 1,344), and
+  // the frame moves back into one of its size when anything looks at its
+  // bytes (unpark(), which every accessor of the bytes calls). Only worth
+  // it for a payload of a few hundred bytes and more; a no-op otherwise.
+  void park();
+  static constexpr size_t kParkedPayloadMin = 256;
+  void unpark() const {
+    if (buf_ && buf_->parked) [[unlikely]]
+      move_out_of_park();
+  }
+  bool parked() const { return buf_ && buf_->parked; }
+  // Where the frame's first byte is now, for a prefetch: does not unpark.
+  const void* first_byte() const { return buf_->data() + head_; }
   // Bytes the buffer can hold: headroom, frame and room behind it.
-  size_t capacity() const { return buf_->capacity; }
+  size_t capacity() const {
+    unpark();
+    return buf_->capacity;
+  }
 
   // `place` (bytes of this frame) is a payload to read from `src` later.
   void defer(std::span<std::byte> place, const std::byte* src) { defer(place, Payload({src, place.size()})); }
   // `place` is `src` (of its size), stored or computed, to read in later.
   void defer(std::span<std::byte> place, const Payload& src) {
+    unpark();
     assert(place.data() >= buf_->data() && place.data() + place.size() <= buf_->data() + buf_->capacity);
     assert(src.size() == place.size());
     fill();
@@ -144,6 +176,7 @@ class Packet {
   // deferred payload, the sender's bytes themselves (or their source),
   // without a copy.
   Payload source_of(std::span<const std::byte> part) const {
+    assert(!parked());  // part was taken from raw_bytes(), which unparks
     if (deferred() && part.data() == buf_->data() + buf_->deferred_at && part.size() == buf_->deferred_len)
       return deferred_payload();
     fill();
@@ -152,6 +185,7 @@ class Packet {
 
   // Prepend n bytes (a header) into the headroom; returns them.
   std::span<std::byte> push_front(size_t n) {
+    unpark();
     assert(n <= head_);
     head_ -= static_cast<uint32_t>(n);
     return {buf_->data() + head_, n};
@@ -159,6 +193,7 @@ class Packet {
   // Append n bytes at the tail; returns them. A frame that outgrows its
   // buffer moves to a larger one (spans taken before then are stale).
   std::span<std::byte> push_back(size_t n) {
+    unpark();
     if (tail_ + n > buf_->capacity) [[unlikely]]
       grow(tail_ + n);
     std::span<std::byte> s{buf_->data() + tail_, n};
@@ -166,10 +201,12 @@ class Packet {
     return s;
   }
   void pull_front(size_t n) {
+    unpark();
     assert(n <= size());
     head_ += static_cast<uint32_t>(n);
   }
   void pull_back(size_t n) {
+    unpark();
     assert(n <= size());
     tail_ -= static_cast<uint32_t>(n);
   }
@@ -178,6 +215,7 @@ class Packet {
 
   // Room for `n` more bytes at the tail without moving (spans stay valid).
   void reserve_back(size_t n) {
+    unpark();
     if (tail_ + n > buf_->capacity) grow(tail_ + n);
   }
 
@@ -188,9 +226,13 @@ class Packet {
   friend class PacketPool;
   void release();
   void grow(size_t need);  // moves the frame into a buffer of at least `need` bytes
+  void move_out_of_park() const;
+  // The bytes behind a deferred payload's place (trailers: an ICRC).
+  size_t behind_payload() const { return tail_ - buf_->deferred_at - buf_->deferred_len; }
   // Reads a deferred payload in (logically const: the frame's bytes do not change).
   void fill() const {
     if (!deferred()) return;
+    unpark();
     deferred_payload().copy_to({buf_->data() + buf_->deferred_at, buf_->deferred_len});
     buf_->deferred_len = 0;
   }
@@ -201,7 +243,9 @@ class Packet {
     return std::span<const std::byte>(static_cast<const std::byte*>(buf_->deferred_src), buf_->deferred_len);
   }
 
-  PacketBuffer* buf_ = nullptr;
+  // Mutable: a parked frame moves back into a buffer of its size when
+  // read, which changes no byte of it.
+  mutable PacketBuffer* buf_ = nullptr;
   uint32_t head_ = 0;
   uint32_t tail_ = 0;
 };
@@ -229,6 +273,7 @@ class PacketPool {
     assert(headroom <= need);
     PacketBuffer* b = take(class_of(need));
     b->deferred_len = 0;
+    b->parked = false;
     b->meta = PacketMeta{};
     b->meta.id = ++next_id_;
     Packet p;

@@ -27,14 +27,17 @@ constexpr uint64_t kPortBytes = 2560;
 // one: 2.2 KiB an end.
 constexpr uint64_t kQpBytes = 2304;
 // A flow of `kind: flows` beyond its two QPs: its record, its programs'
-// coroutines, statistics, congestion control state. Fat trees of web-search
-// flows at 30 % load peak 16.9 KiB higher a flow started (k = 16, 1 and
-// 2 ms: 2,244 flows more, 37 MiB).
-constexpr uint64_t kFlowBytes = 17 * 1024 - 2 * kQpBytes;
-// Frames a sending host keeps in the network (data on the wires and in
-// queues, their ACKs, the events that carry them) while it sends: 128
-// hosts writing at 25 Gb/s each peak 7 MiB above the same network idle.
-constexpr uint64_t kInFlightBytes = 64 * 1024;
+// coroutines, statistics, congestion control state; and frames a sending
+// host keeps in the network (data on the wires and in queues, their ACKs,
+// the events that carry them) while it sends. Fat trees of web-search
+// flows at 30 % load, 2 ms (k = 16: 4,488 flows, 94.5 MiB peak; k = 32:
+// 35,904 flows, 681 MiB), with unacknowledged packets tracked as runs,
+// cancelled events leaving the engine early and waiting frames parked
+// without their payload's room: the two parts are 0.48 of what they were
+// (17 KiB a flow with its QPs, 64 KiB a sender), which puts the estimate
+// 1.06 times over both peaks (docs/performance.md, issue 32).
+constexpr uint64_t kFlowBytes = 6 * 1024;
+constexpr uint64_t kInFlightBytes = 32 * 1024;
 constexpr uint64_t kCaptureFileBytes = 64 * 1024;  // a capture file's stdio buffer (pcap/)
 constexpr uint64_t kPacketBytes = 256 + 64;  // a control frame's packet buffer and header (core/packet.hpp)
 

@@ -18,7 +18,7 @@ namespace {
 // it leaves, a frame time before it is needed. Address arithmetic only.
 void prefetch(const Packet& p) {
   __builtin_prefetch(&p.meta());
-  __builtin_prefetch(p.raw_bytes().data());
+  __builtin_prefetch(p.first_byte());
 }
 }  // namespace
 
@@ -53,6 +53,7 @@ bool Port::send(Packet p, Time ready) {
   stats_.max_queue_bytes = std::max(stats_.max_queue_bytes, queued_bytes_);
   ++queued_frames_;
   class_bytes_[cls] += n;
+  p.park();  // it waits: without room for a payload nobody has read yet
   queues_[cls].push_back({std::move(p), start});
   nonempty_ |= static_cast<uint8_t>(1u << cls);
   if (!busy())
@@ -162,6 +163,7 @@ void Port::transmit(Packet p) {
   // among the receiver's events at that instant is the sender's to give.
   const Time at = sim_.now() + t + params_.delay;
   const uint64_t order = sim_.next_order();
+  if (!remote_) p.park();  // another rank's frames are read as they leave (parallel/)
   wire_.push_back({std::move(p), lost, at, order});
   if (remote_)
     remote_->sent(*this);

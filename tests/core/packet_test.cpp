@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cstring>
+#include <utility>
 
 #include "core/ring.hpp"
 
@@ -62,6 +64,63 @@ TEST_CASE("a deferred payload is read in when the frame's bytes are needed") {
     CHECK(!q.deferred());
     std::memset(q.push_back(src.size()).data(), 0x55, src.size());
     CHECK(q.bytes()[0] == std::byte{0x55});
+  }
+}
+
+TEST_CASE("a parked frame holds no room for its deferred payload and reads back the same") {
+  PacketPool pool;
+  std::array<std::byte, 1024> src{};
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 13 + 5);
+  Packet p = pool.make(128, 1024 + 4);
+  p.defer(p.push_back(src.size()), src.data());
+  std::memset(p.push_back(4).data(), 0xEE, 4);     // an ICRC's place behind the payload
+  std::memset(p.push_front(60).data(), 0xAA, 60);  // headers in front
+  p.meta().priority = 3;
+  const size_t size = p.size();
+  const size_t big = p.capacity();
+  CHECK(big >= 128 + 1024 + 4);
+
+  const size_t carved = pool.carved_bytes();
+  p.park();
+  CHECK(p.parked());
+  CHECK(pool.carved_bytes() - carved == sizeof(PacketBuffer) + 256);  // the smallest class: headers and ICRC
+  CHECK(p.size() == size);
+  CHECK(p.meta().priority == 3);
+  CHECK(pool.in_use() == 1);
+  p.park();  // again: nothing changes
+  CHECK(p.parked());
+
+  SUBCASE("its headers, payload and trailer come back at their places when read") {
+    const auto b = p.bytes();
+    CHECK_FALSE(p.parked());
+    CHECK(p.capacity() >= size + 68);
+    CHECK(b[0] == std::byte{0xAA});
+    CHECK(b[59] == std::byte{0xAA});
+    CHECK(std::memcmp(b.data() + 60, src.data(), src.size()) == 0);
+    CHECK(b[60 + src.size()] == std::byte{0xEE});
+    CHECK(b[size - 1] == std::byte{0xEE});
+  }
+  SUBCASE("raw_bytes() unparks with the payload still deferred, and source_of hands it over") {
+    const auto part = p.raw_bytes().subspan(60, src.size());
+    CHECK_FALSE(p.parked());
+    CHECK(p.deferred());
+    CHECK(p.raw_bytes()[size - 4] == std::byte{0xEE});
+    CHECK(p.source_of(part).stored().data() == src.data());
+  }
+  SUBCASE("the small buffer goes back to its class; the frame keeps its id") {
+    const uint64_t id = p.meta().id;
+    p.unpark();
+    CHECK(p.meta().id == id);
+    CHECK(pool.in_use() == 1);
+  }
+  SUBCASE("a frame whose payload was read in, or small, is not parked") {
+    Packet q = pool.make(128, 64);
+    q.defer(q.push_back(64), src.data());
+    q.park();
+    CHECK_FALSE(q.parked());
+    (void)p.bytes();
+    p.park();
+    CHECK_FALSE(p.parked());
   }
 }
 

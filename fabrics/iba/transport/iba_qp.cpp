@@ -174,18 +174,50 @@ void IbaQp::track_sent(uint32_t psn, uint32_t bytes) {
   const bool retx = psn_before(psn, req_.high_psn);
   // One packet sent again alone (IRN) keeps its place, and Karn's rule holds for it.
   if (retx && recovery_->resends_in_place()) {
-    for (Sent& s : sent_)
-      if (s.psn == psn) s.retransmitted = true;
+    for (size_t i = 0; i < sent_.size(); ++i) {
+      const Sent s = sent_[i];
+      const int32_t at = psn_diff(psn, s.psn);
+      if (at < 0 || at >= static_cast<int32_t>(s.count) || s.retransmitted) continue;
+      // Split the run around the packet: [s.psn, psn), psn, (psn, end).
+      const auto before = static_cast<uint32_t>(at), after = s.count - before - 1;
+      sent_[i] = {psn, 1, s.bytes, true, s.at};
+      if (before) insert_sent(i++, {s.psn, before, s.bytes, false, s.at});
+      if (after) insert_sent(i + 1, {psn_add(psn, 1), after, s.bytes, false, s.at});
+      break;
+    }
     return;
   }
-  sent_.push_back({psn, bytes, nic_.sim().now(), retx});
+  const Time now = nic_.sim().now();
   sent_bytes_ += bytes;
+  if (!sent_.empty()) {
+    Sent& last = sent_.back();
+    if (last.bytes == bytes && last.retransmitted == retx && psn_add(last.psn, last.count) == psn &&
+        (!fb_.rtt_samples || last.at == now)) {
+      ++last.count;
+      return;
+    }
+  }
+  sent_.push_back({psn, 1, bytes, retx, now});
+}
+
+// A run put in at index i of sent_ (IRN's retransmission splits one).
+void IbaQp::insert_sent(size_t i, const Sent& s) {
+  sent_.push_back(s);
+  for (size_t j = sent_.size() - 1; j > i; --j) std::swap(sent_[j], sent_[j - 1]);
 }
 
 // Go-back-N: what is sent again from `psn` on is counted again when it goes.
 void IbaQp::forget_sent_from(uint32_t psn) {
-  while (!sent_.empty() && !psn_before(sent_.back().psn, psn)) {
-    sent_bytes_ -= sent_.back().bytes;
+  while (!sent_.empty()) {
+    Sent& last = sent_.back();
+    const int32_t keep = psn_diff(psn, last.psn);
+    if (keep >= static_cast<int32_t>(last.count)) break;
+    const uint32_t gone = keep <= 0 ? last.count : last.count - static_cast<uint32_t>(keep);
+    sent_bytes_ -= uint64_t{gone} * last.bytes;
+    if (keep > 0) {
+      last.count -= gone;
+      break;
+    }
     sent_.pop_back();
   }
 }
@@ -200,12 +232,20 @@ void IbaQp::cc_response(const IbaParsed& p, const IbaSource& src) {
   a.next_psn = req_.psn;
   a.ecn_echo = p.h.becn;
   while (!sent_.empty() && psn_before(sent_.front().psn, comp_.unacked_psn)) {
-    const Sent& s = sent_.front();
-    a.acked_bytes += s.bytes;
-    ++a.acked_packets;
+    Sent& s = sent_.front();
+    const int32_t acked =
+        std::min<int32_t>(psn_diff(comp_.unacked_psn, s.psn), static_cast<int32_t>(s.count));
     // Karn: a retransmitted packet's ACK says nothing about the RTT.
-    if (fb_.rtt_samples && s.psn == p.h.psn && !s.retransmitted) a.rtt = a.now - s.at;
-    sent_bytes_ -= s.bytes;
+    const int32_t at = psn_diff(p.h.psn, s.psn);
+    if (fb_.rtt_samples && at >= 0 && at < acked && !s.retransmitted) a.rtt = a.now - s.at;
+    a.acked_bytes += uint64_t{static_cast<uint32_t>(acked)} * s.bytes;
+    a.acked_packets += acked;
+    sent_bytes_ -= uint64_t{static_cast<uint32_t>(acked)} * s.bytes;
+    if (static_cast<uint32_t>(acked) < s.count) {
+      s.psn = psn_add(s.psn, acked);
+      s.count -= static_cast<uint32_t>(acked);
+      break;
+    }
     sent_.pop_front();
   }
   if (src.hop_limit >= 0) {
