@@ -161,19 +161,23 @@ json rank_stats_json(const message::RankPart::Stats& s) {
 }
 
 // Port (or switch) counters added up over the ranks (a frame lost on a cut
-// link is counted where it would have arrived), the queue maxima taken.
+// link is counted where it would have arrived), the queue maxima taken:
+// `out` is rank 0's results, `ranks` the others' (an entry of all zeros
+// left out, null).
 void add_up(json& out, const std::vector<json>& ranks, const char* list) {
   for (size_t p = 0; p < out[list].size(); ++p) {
     json& entry = out[list][p];
     for (auto& [key, value] : entry.items()) {
       if (key == "node" || key == "port") continue;
       if (key == "max_queue_bytes") {
-        uint64_t m = 0;
-        for (const json& r : ranks) m = std::max(m, r[list][p][key].get<uint64_t>());
+        uint64_t m = value.get<uint64_t>();
+        for (const json& r : ranks)
+          if (!r[list][p].is_null()) m = std::max(m, r[list][p][key].get<uint64_t>());
         value = m;
       } else if (value.is_number_integer()) {
-        int64_t sum = 0;  // credit_wait_ps is signed
-        for (const json& r : ranks) sum += r[list][p][key].get<int64_t>();
+        int64_t sum = value.get<int64_t>();  // credit_wait_ps is signed
+        for (const json& r : ranks)
+          if (!r[list][p].is_null()) sum += r[list][p][key].get<int64_t>();
         if (value.is_number_unsigned())
           value = static_cast<uint64_t>(sum);
         else
@@ -181,6 +185,48 @@ void add_up(json& out, const std::vector<json>& ranks, const char* list) {
       }
     }
   }
+}
+
+// What rank 0 takes from another rank's results, the rest left out (null),
+// so that what it gathers falls with the ranks: the hosts and workloads
+// this rank ran, and of the ports those whose counters are not all zero.
+void keep_for_merge(json& mine, const ParallelRun& par, const std::vector<int>& workload_rank,
+                    std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv) {
+  const int me = par.cluster().rank();
+  for (json& port : mine["ports"]) {
+    bool zero = true;
+    for (const auto& [key, value] : port.items())
+      if (key != "node" && key != "port" && value.is_number() && value != 0) zero = false;
+    if (zero) port = nullptr;
+  }
+  for (size_t h = 0; h < mine["hosts"].size(); ++h)
+    if (par.partition().rank[h] != me) mine["hosts"][h] = nullptr;
+  for (size_t w = 0; w < workload_rank.size(); ++w) {
+    if (workload_rank[w] == me) continue;
+    mine["workloads"][w] = nullptr;
+    flows_csv[w].clear();
+    latency_csv[w].clear();
+  }
+}
+
+// Into rank 0's results `out`, from the other ranks' `ranks` and `parts`:
+// the workloads and hosts each ran, its ports' counters added up.
+void take_what_ranks_ran(json& out, std::vector<json> ranks, std::vector<message::RankPart>& parts,
+                         const Network& net, const ParallelRun& par, const std::vector<int>& workload_rank,
+                         std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv) {
+  for (size_t w = 0; w < workload_rank.size(); ++w) {
+    const auto r = static_cast<size_t>(workload_rank[w]);
+    if (r == 0) continue;
+    out["workloads"][w] = std::move(ranks[r]["workloads"][w]);
+    flows_csv[w] = std::move(parts[r].flows_csv.at(w));
+    latency_csv[w] = std::move(parts[r].latency_csv.at(w));
+  }
+  for (size_t h = 0; h < net.hosts.size(); ++h)
+    if (const auto r = static_cast<size_t>(par.partition().rank[h]); r != 0)
+      out["hosts"][h] = std::move(ranks[r]["hosts"][h]);
+  ranks.erase(ranks.begin());
+  add_up(out, ranks, "ports");
+  add_up(out, ranks, "switches");
 }
 
 // The results of a run split over ranks, on rank 0 (null on the others):
@@ -192,21 +238,30 @@ void add_up(json& out, const std::vector<json>& ranks, const char* list) {
 json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
                  std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
                  const std::vector<int>& workload_rank, json* parallel_stats) {
-  const std::vector<std::string> all =
-      par.cluster().gather(codec::encode(rank_part(net, par, mine, flows_csv, latency_csv)));
-  if (par.cluster().rank() != 0) return nullptr;
+  const bool root = par.cluster().rank() == 0;
+  if (!root) keep_for_merge(mine, par, workload_rank, flows_csv, latency_csv);
+  // Rank 0's own results and tables stay here (its part carries none).
+  const std::vector<std::string> none;
+  std::vector<std::string> all = par.cluster().gather(codec::encode(
+      rank_part(net, par, root ? json() : mine, root ? none : flows_csv, root ? none : latency_csv)));
+  if (!root) return nullptr;
   std::vector<message::RankPart> parts;
-  std::vector<json> ranks;  // each rank's results
-  for (const std::string& a : all) {
+  std::vector<json> ranks;  // each rank's results; rank 0's is `out`
+  for (std::string& a : all) {
     parts.push_back(codec::decode<message::RankPart>(a));
-    ranks.push_back(json::parse(parts.back().results));
+    std::string().swap(a);
+    ranks.push_back(parts.size() == 1 ? json() : json::parse(parts.back().results));
+    std::string().swap(parts.back().results);
   }
-  json out = ranks[0];
+  std::string text = mine.dump();  // read back as the others' are: the same numbers' types
+  mine = nullptr;
+  json out = json::parse(text);
+  std::string().swap(text);
   uint64_t events = net.sim.experiment_events_run(), in_use = 0, capture_bytes = 0;
   std::optional<int64_t> full_at;
   json stats = json::array();
   for (size_t i = 0; i < ranks.size(); ++i) {
-    const json& r = ranks[i];
+    const json& r = i == 0 ? out : ranks[i];
     events += parts[i].own_events;
     in_use += r["packets_in_use"].get<uint64_t>();
     if (r.contains("capture")) {
@@ -224,16 +279,7 @@ json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& p
     out["capture"].erase("full_at_ps");
     if (full_at) out["capture"]["full_at_ps"] = *full_at;
   }
-  for (size_t w = 0; w < workload_rank.size(); ++w) {
-    const auto r = static_cast<size_t>(workload_rank[w]);
-    out["workloads"][w] = ranks[r]["workloads"][w];
-    flows_csv[w] = parts[r].flows_csv.at(w);
-    latency_csv[w] = parts[r].latency_csv.at(w);
-  }
-  for (size_t h = 0; h < net.hosts.size(); ++h)
-    out["hosts"][h] = ranks[static_cast<size_t>(par.partition().rank[h])]["hosts"][h];
-  add_up(out, ranks, "ports");
-  add_up(out, ranks, "switches");
+  take_what_ranks_ran(out, std::move(ranks), parts, net, par, workload_rank, flows_csv, latency_csv);
   // pfc_deadlocks: rank 0's, found among every rank's stuck ports at each check (parallel/split_checks.hpp).
   (void)cfg;
   if (parallel_stats)

@@ -76,17 +76,17 @@ void TimeSeries::sample() {
                std::to_string(node->queued_bytes(p)) + "\n";
     queue_lens_.push_back(static_cast<uint32_t>(queues_.size() - at));
   }
-  // Every rank holds every QP (parallel/spanning_flows.hpp); the rank of
-  // its host runs it.
+  // Every rank lists every QP (parallel/spanning_flows.hpp); the rank of
+  // its host holds and runs it.
   for (const WorkloadRun* run : runs_) {
     const std::string w = csv_field(nlohmann::json(run->config().name));
-    run->each_qp([&](const Host& h, const verbs::QueuePair& qp) {
+    run->each_qp([&](const Host& h, const verbs::QueuePair* qp) {
       const int rank = owner(h);
       if (par_ && me == 0) qp_ranks_.push_back(static_cast<uint32_t>(rank));
-      if (rank != me) return;
-      const auto l = qp.send_limits();
+      if (rank != me || !qp) return;
+      const auto l = qp->send_limits();
       const size_t at = qps_.size();
-      qps_ += t + w + "," + csv_field(nlohmann::json(h.name() + ":" + std::to_string(qp.qp_num()))) + "," +
+      qps_ += t + w + "," + csv_field(nlohmann::json(h.name() + ":" + std::to_string(qp->qp_num()))) + "," +
               std::to_string(l.rate_bps) + "," + std::to_string(l.window_bytes) + "\n";
       qp_lens_.push_back(static_cast<uint32_t>(qps_.size() - at));
     });

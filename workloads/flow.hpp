@@ -41,8 +41,9 @@ class PairFlow {
   // called (as b) when it has.
   virtual bool lands_later() const { return false; }
   void on_landed(std::function<void()> f) { on_landed_ = std::move(f); }
-  // Its QPs, requester side first, with the host each is on (none for sockets).
-  virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const = 0;
+  // Its QPs, requester side first, with the host each is on (none for
+  // sockets); null for an end another rank runs (docs/parallel.md).
+  virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>& f) const = 0;
   // Packets the transport of the end on a (`on_a`) or on b retransmitted so far.
   virtual uint64_t retransmits(bool on_a) const = 0;
 
@@ -131,45 +132,23 @@ class Flow final : public PairFlow {
   }
 
   void setup() override;
-  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const override {
-    if (sa_.qp) f(a_, *sa_.qp);
-    if (sb_.qp) f(b_, *sb_.qp);
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>& f) const override {
+    if (sa_.host) f(a_, sa_.qp);
+    if (sb_.host) f(b_, sb_.qp);
   }
-  // Each program runs as its host (core/engine.hpp: contexts), whoever starts it.
+  // Each program runs as its host (core/engine.hpp: contexts), whoever
+  // starts it, and only on its host's rank (docs/parallel.md).
   void start() override {
     const Time t = connected_ ? start_ : std::max(start_, env_.connect_time(a_, b_));
     const bool b_program = pingpong_ || (needs_receiver() && w_.post_recvs);
-    elsewhere_ = (env_.sim.runs(a_.context()) ? 0 : 1) + (b_program && !env_.sim.runs(b_.context()) ? 1 : 0);
-    if (pingpong_ && op_ == WorkloadKind::rdma_write) {
-      running_ = 2;
-      {
-        Simulator::Scope as(env_.sim, a_.context());
-        write_ping(t, sa_, sb_, *pa_, true);
-      }
-      Simulator::Scope as(env_.sim, b_.context());
-      write_ping(t, sb_, sa_, *pb_, false);
-      return;
-    }
-    if (pingpong_) {
-      running_ = 2;
-      {
-        Simulator::Scope as(env_.sim, a_.context());
-        ping(t);
-      }
-      Simulator::Scope as(env_.sim, b_.context());
-      pong(t);
-      return;
-    }
-    running_ = 1;
-    {
-      Simulator::Scope as(env_.sim, a_.context());
-      sender(t);
-    }
-    if (needs_receiver() && w_.post_recvs) {
-      ++running_;
-      Simulator::Scope as(env_.sim, b_.context());
-      receiver(t);
-    }
+    const bool at_a = here(sa_), at_b = here(sb_);
+    elsewhere_ = (at_a ? 0 : 1) + (b_program && !at_b ? 1 : 0);
+    // A ping-pong's two programs count from the start; a receiver from
+    // when it starts, after the sender (which may end at once).
+    running_ = pingpong_ ? 2 : 1;
+    if (at_a) launch(t, true);
+    if (b_program && !pingpong_) ++running_;
+    if (b_program && at_b) launch(t, false);
   }
   FlowStats result() override { return conclude(part()); }
 
@@ -243,6 +222,17 @@ class Flow final : public PairFlow {
     return inl ? msg_size() : 0;
   }
 
+  // Starts the program on a (`on_a`) or on b, as its host.
+  void launch(Time t, bool on_a) {
+    Simulator::Scope as(env_.sim, (on_a ? a_ : b_).context());
+    if (pingpong_ && op_ == WorkloadKind::rdma_write)
+      write_ping(t, on_a ? sa_ : sb_, on_a ? sb_ : sa_, on_a ? *pa_ : *pb_, on_a);
+    else if (pingpong_)
+      on_a ? ping(t) : pong(t);
+    else
+      on_a ? sender(t) : receiver(t);
+  }
+
   struct Side {
     Host* host = nullptr;
     verbs::ProtectionDomain* pd = nullptr;
@@ -254,8 +244,12 @@ class Flow final : public PairFlow {
     verbs::AddressHandle* ah = nullptr;  // UD: towards the peer
     uint64_t buf = 0, rbuf = 0;
     uint32_t psn = 0;
+    uint32_t qpn = 0, rkey = 0;  // its QP's number, its data buffer's rkey: what its peer uses
   };
+  // A side on a host another rank runs (a split run, docs/parallel.md) is
+  // only its numbers (Device::skip_qp): its objects are made on its rank.
   void make_side(Side& s, Host& h);
+  bool here(const Side& s) const { return env_.sim.runs(s.host->context()); }
   void connect(Side& s, const Side& peer);
   void post_recv(Side& s, uint64_t k);
   int post_op(uint64_t k);

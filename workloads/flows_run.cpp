@@ -165,7 +165,7 @@ void FlowsRun::ended_elsewhere(size_t id) {
 
 bool FlowsRun::finished() const { return next_ == arrivals_.size() && running_ == 0; }
 
-void FlowsRun::each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const {
+void FlowsRun::each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>& f) const {
   for (const auto& flow : flows_) flow->each_qp(f);
 }
 

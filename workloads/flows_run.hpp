@@ -32,7 +32,7 @@ class FlowsRun {
   FlowStats result() const { return result(nullptr); }
   const std::vector<FlowRecord>& records() const { return records_; }
   // The QPs of the flows in flight.
-  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const;
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>& f) const;
 
   // A run split over ranks (docs/parallel.md) runs each end of a flow on
   // its host's rank. The sender's rank (a's) keeps the flow's record and

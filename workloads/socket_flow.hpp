@@ -55,7 +55,7 @@ class SocketFlow final : public PairFlow {
   FlowStats result() override;
   bool placed_correctly() const override { return stats_.data_verified && received_ == count_; }
   void release_buffers() override;
-  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>&) const override {}
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>&) const override {}
   uint64_t retransmits(bool on_a) const override {
     const End& e = on_a ? ca_ : sb_;
     return e.tcp ? e.tcp->retransmits() : 0;

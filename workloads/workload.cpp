@@ -78,6 +78,18 @@ void Flow::count(const ibv_wc& wc) { ++stats_.completions[status_name(wc.status)
 void Flow::make_side(Side& s, Host& h) {
   verbs::Device& d = h.device();
   s.host = &h;
+  // A region has at least one byte, even for zero-length messages.
+  const uint64_t len = std::max<uint64_t>(1, slots_ * msg_size());
+  const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
+  if (!here(s)) {  // its rank makes it: here only the numbers, in the same order
+    s.qpn = d.skip_qp();
+    s.buf = h.memory().skip(len);
+    s.rkey = d.skip_mr();
+    s.rbuf = h.memory().skip(rlen);
+    d.skip_mr();
+    s.psn = static_cast<uint32_t>(rng_.next() & 0xFFFFFF);
+    return;
+  }
   s.pd = d.alloc_pd();
   const int depth = static_cast<int>(std::max<uint64_t>(w_.outstanding, 1) + rdepth_ + 4);
   s.scq = d.create_cq(depth);
@@ -92,19 +104,18 @@ void Flow::make_side(Side& s, Host& h) {
   s.qp = d.create_qp(s.pd, init);
   if (!s.qp)
     throw InputError(std::string("ibv_create_qp failed on ") + h.name() + ": " + std::strerror(errno));
-  // A region has at least one byte, even for zero-length messages.
-  const uint64_t len = std::max<uint64_t>(1, slots_ * msg_size());
   s.buf = computed_ ? h.memory().allocate_computed(len, *computed_) : h.memory().allocate(len);
   const int access =
       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   s.mr = d.reg_mr(s.pd, s.buf, len, access);
-  const uint64_t rlen = std::max<uint64_t>(1, rdepth_ * recv_slot_len());
   // Receive buffers hold the data buffer's layout only for a single
   // message (a flow's SEND); a WRITE with immediate puts no bytes there.
   s.rbuf =
       computed_ && rlen == len ? h.memory().allocate_computed(rlen, *computed_) : h.memory().allocate(rlen);
   s.rmr = d.reg_mr(s.pd, s.rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
   if (!s.mr || !s.rmr) throw std::logic_error("ibv_reg_mr failed");
+  s.qpn = s.qp->qp_num();
+  s.rkey = s.mr->rkey;
   s.psn = static_cast<uint32_t>(rng_.next() & 0xFFFFFF);
 }
 
@@ -132,7 +143,7 @@ void Flow::connect(Side& s, const Side& peer) {
   a.qp_state = IBV_QPS_RTR;
   a.ah_attr = ah;
   a.path_mtu = mtu_enum(env_.mtu);
-  a.dest_qp_num = peer.qp->qp_num();
+  a.dest_qp_num = peer.qpn;
   a.rq_psn = peer.psn;
   a.max_dest_rd_atomic = 16;
   a.min_rnr_timer = w_.min_rnr_timer;
@@ -181,23 +192,23 @@ void Flow::setup() {
     Simulator::Scope as(sim, b_.context());
     make_side(sb_, b_);
   }
-  pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));
-  if (pingpong_ || (needs_receiver() && w_.post_recvs))
+  if (here(sa_)) pa_ = &a_.spawn(w_.name + (pingpong_ ? " ping" : " sender"));
+  if ((pingpong_ || (needs_receiver() && w_.post_recvs)) && here(sb_))
     pb_ = &b_.spawn(w_.name + (pingpong_ ? " pong" : " receiver"));
-  {
+  if (here(sa_)) {
     Simulator::Scope as(sim, a_.context());
     connect(sa_, sb_);
   }
-  {
+  if (here(sb_)) {
     Simulator::Scope as(sim, b_.context());
     connect(sb_, sa_);
   }
-  if (unacknowledged_write())
+  if (unacknowledged_write() && here(sb_))
     sb_.qp->on_message_placed([this] {
       landed_ = true;
       if (on_landed_) on_landed_();
     });
-  if (is_atomic_op()) {  // the remote operand starts at 0
+  if (is_atomic_op() && here(sb_)) {  // the remote operand starts at 0
     auto target = sb_.host->memory().view(sb_.buf, 8);
     std::memset(target.data(), 0, 8);
   }
@@ -294,7 +305,7 @@ int Flow::post_op(uint64_t k) {
   if (k % mod != mod - 1 && k != count_ - 1) wr.send_flags &= ~IBV_SEND_SIGNALED;
   if (inline_bytes()) wr.send_flags |= IBV_SEND_INLINE;
   wr.imm_data = htonl(static_cast<uint32_t>(k));
-  const uint32_t rkey = w_.bad_rkey ? sb_.mr->rkey ^ 0x5A5A00 : sb_.mr->rkey;
+  const uint32_t rkey = w_.bad_rkey ? sb_.rkey ^ 0x5A5A00 : sb_.rkey;
   if (is_atomic_op()) {
     wr.wr.atomic.remote_addr = sb_.buf;
     wr.wr.atomic.rkey = rkey;
@@ -303,7 +314,7 @@ int Flow::post_op(uint64_t k) {
     wr.wr.atomic.swap = w_.swap;
   } else if (w_.qp == QpType::ud) {
     wr.wr.ud.ah = sa_.ah;
-    wr.wr.ud.remote_qpn = sb_.qp->qp_num();
+    wr.wr.ud.remote_qpn = sb_.qpn;
     wr.wr.ud.remote_qkey = kQkey;
   } else {
     wr.wr.rdma.remote_addr = sb_.buf + slot * size;
@@ -491,7 +502,7 @@ Task Flow::pong(Time t0) {
     ibv_send_wr wr = signaled_wr(k, sge, IBV_WR_SEND);
     if (w_.qp == QpType::ud) {
       wr.wr.ud.ah = sb_.ah;
-      wr.wr.ud.remote_qpn = sa_.qp->qp_num();
+      wr.wr.ud.remote_qpn = sa_.qpn;
       wr.wr.ud.remote_qkey = kQkey;
     }
     co_await b_.post(*pb_, 0);
@@ -514,7 +525,7 @@ int Flow::post_write_to_peer(Side& self, const Side& peer, uint64_t from_slot, u
   ibv_send_wr wr = signaled_wr(k, sge, IBV_WR_RDMA_WRITE);
   if (inline_bytes()) wr.send_flags |= IBV_SEND_INLINE;
   wr.wr.rdma.remote_addr = peer.buf + kPollSlot * size;
-  wr.wr.rdma.rkey = peer.mr->rkey;
+  wr.wr.rdma.rkey = peer.rkey;
   ibv_send_wr* bad = nullptr;
   return self.qp->post_send(&wr, &bad);
 }

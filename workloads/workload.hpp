@@ -100,8 +100,9 @@ class WorkloadRun {
   virtual bool finished() const = 0;
   // Its statistics at the end (checks memory, merges flows' statistics).
   virtual FlowStats result() const = 0;
-  // Each of its QPs, requester side first, with the host each is on.
-  virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>&) const {}
+  // Each of its QPs, requester side first, with the host each is on; null
+  // for one another rank runs (a split run makes it there only).
+  virtual void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>&) const {}
   // A pair workload's flows on an RDMA fabric, in order, for a split run's
   // glue (docs/parallel.md); else empty.
   virtual std::vector<Flow*> pair_flows() const { return {}; }

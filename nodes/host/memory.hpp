@@ -47,6 +47,11 @@ class HostMemory {
   // returns its address. It costs no memory however large.
   uint64_t allocate_computed(size_t len, const PatternSource& source);
 
+  // The address the next buffer of `len` bytes would have, taken without
+  // making it: in a run split over ranks (docs/parallel.md) another rank
+  // holds the buffer, and this one keeps the addresses after it its own.
+  uint64_t skip(size_t len) { return next_address(len); }
+
   // The bytes at [addr, addr+len) if they lie inside one stored buffer, else empty.
   std::span<std::byte> view(uint64_t addr, size_t len) {
     const Buffer* b = find(addr, len);

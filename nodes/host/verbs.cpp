@@ -577,6 +577,14 @@ void QueuePair::enter_error() {
 
 // --------------------------------------------------------------------- Device
 
+namespace {
+
+// Keys: an index and an 8-bit "key" byte, as IBA 10.6.3 lays them out.
+uint32_t lkey_of(uint32_t index) { return (index + 1) << 8 | 0x11; }
+uint32_t rkey_of(uint32_t index) { return (index + 1) << 8 | 0x22; }
+
+}  // namespace
+
 Device::Device(Rnic& nic, HostMemory& memory) : nic_(nic), memory_(memory) {}
 Device::~Device() = default;
 
@@ -607,9 +615,8 @@ MemoryRegion* Device::reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t lengt
   mr->pd = pd;
   mr->addr = addr;
   mr->length = length;
-  // Keys: an index and an 8-bit "key" byte, as IBA 10.6.3 lays them out.
-  mr->lkey = (index + 1) << 8 | 0x11;
-  mr->rkey = (index + 1) << 8 | 0x22;
+  mr->lkey = lkey_of(index);
+  mr->rkey = rkey_of(index);
   mr->access = access;
   mr->base = where->bytes;
   mr->computed = where->computed;
@@ -658,7 +665,7 @@ bool Device::get_async_event(AsyncEvent& out) {
 void Device::cq_overflowed(CompletionQueue& cq) {
   raise({IBV_EVENT_CQ_ERR, &cq});
   for (const auto& qp : qps_)
-    if (qp->init_attr().send_cq == &cq || qp->init_attr().recv_cq == &cq) qp->fail();
+    if (qp && (qp->init_attr().send_cq == &cq || qp->init_attr().recv_cq == &cq)) qp->fail();
 }
 
 QueuePair* Device::create_qp(ProtectionDomain* pd, const QpInitAttr& init) {
@@ -679,6 +686,16 @@ QueuePair* Device::create_qp(ProtectionDomain* pd, const QpInitAttr& init) {
   if (!qp) return nullptr;  // errno set by the fabric
   qps_.push_back(std::move(qp));
   return qps_.back().get();
+}
+
+uint32_t Device::skip_qp() {
+  qps_.emplace_back();
+  return 0x11 + static_cast<uint32_t>(qps_.size() - 1);
+}
+
+uint32_t Device::skip_mr() {
+  mrs_.emplace_back();
+  return rkey_of(static_cast<uint32_t>(mrs_.size() - 1));
 }
 
 QueuePair* Device::create_gsi_qp(ProtectionDomain* pd, const QpInitAttr& init) {
@@ -708,14 +725,14 @@ MemoryRegion* Device::mr_by_lkey(uint32_t lkey) const {
   const uint32_t index = (lkey >> 8) - 1;
   if (index >= mrs_.size()) return nullptr;
   MemoryRegion* mr = mrs_[index].get();
-  return mr->valid && mr->lkey == lkey ? mr : nullptr;
+  return mr && mr->valid && mr->lkey == lkey ? mr : nullptr;
 }
 
 MemoryRegion* Device::mr_by_rkey(uint32_t rkey) const {
   const uint32_t index = (rkey >> 8) - 1;
   if (index >= mrs_.size()) return nullptr;
   MemoryRegion* mr = mrs_[index].get();
-  return mr->valid && mr->rkey == rkey ? mr : nullptr;
+  return mr && mr->valid && mr->rkey == rkey ? mr : nullptr;
 }
 
 QueuePair* Device::qp_by_num(uint32_t qpn) const {

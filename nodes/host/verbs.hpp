@@ -439,6 +439,13 @@ class Device {
   // UD (iWARP).
   QueuePair* create_gsi_qp(ProtectionDomain* pd, const QpInitAttr& init);
   QueuePair* gsi_qp() const { return gsi_.get(); }
+  // A run split over ranks (docs/parallel.md) makes a flow end's objects on
+  // its host's rank only; the other rank takes, without making anything,
+  // the QP number and the region's rkey the next create_qp and reg_mr would
+  // give, so that the numbers its peer uses, and those of what is made
+  // after, are one process's. Nothing answers to them here.
+  uint32_t skip_qp();
+  uint32_t skip_mr();  // the rkey
   AddressHandle* create_ah(ProtectionDomain* pd, const ibv_ah_attr& attr);
   int query_port(uint8_t port, ibv_port_attr& out) const;
   int query_gid(uint8_t port, int index, ibv_gid& out) const;

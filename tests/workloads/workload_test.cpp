@@ -20,6 +20,18 @@ using namespace rdmasim;
 
 namespace {
 
+// What the workloads see of `b`: its hosts by name, connections in 5 us.
+WorkloadEnv env_of(test::BuiltNetwork& b) {
+  WorkloadEnv env{b.net.sim, b.cfg,   nullptr, b.fabric.address, nullptr, b.fabric.mtu,
+                  nullptr,   nullptr, 0,       nullptr};
+  env.host = [&b](const std::string& name) -> Host* {
+    auto n = b.net.graph.find(name);
+    return n && b.net.graph.is_host(*n) ? b.net.hosts[*n] : nullptr;
+  };
+  env.connect_time = [](Host&, Host&) { return Time::us(5); };
+  return env;
+}
+
 // Loads `yaml`, builds its network and runs every workload to the end;
 // `before` sees the network first (a test's hooks).
 // `stop` cuts the run off (the workloads then need not have finished).
@@ -30,13 +42,7 @@ std::vector<FlowStats> run(const std::string& yaml,
   for (const LoadError& e : r.errors) FAIL(e.format());
   REQUIRE(r.config);
   test::BuiltNetwork b(*r.config);
-  WorkloadEnv env{b.net.sim, b.cfg,   nullptr, b.fabric.address, nullptr, b.fabric.mtu,
-                  nullptr,   nullptr, 0,       nullptr};
-  env.host = [&b](const std::string& name) -> Host* {
-    auto n = b.net.graph.find(name);
-    return n && b.net.graph.is_host(*n) ? b.net.hosts[*n] : nullptr;
-  };
-  env.connect_time = [](Host&, Host&) { return Time::us(5); };
+  WorkloadEnv env = env_of(b);
   env.path = [](Host&, Host&) { return PathCost{Time::us(1), DataRate(100'000'000'000)}; };
   env.link_rate = [](Host&) { return DataRate(100'000'000'000); };
   if (before) before(b);
@@ -193,4 +199,68 @@ TEST_CASE(
       CHECK(corrupted == (corrupt ? 1 : 0));
     }
   }
+}
+
+TEST_CASE(
+    "workloads: a split run makes a flow end's objects on its host's rank only, with one process's numbers") {
+  // Two flows into b, then one from b: where another engine runs b, b's
+  // ends are only numbers (Device::skip_qp), and the ends made here carry
+  // the QP numbers and PSNs of b's that one process gives them.
+  const std::string yaml = two_hosts("roce_v2",
+                                     "  - {kind: rdma_write, from: a, to: b, size: 4KiB, count: 2}\n"
+                                     "  - {kind: send, from: c, to: b, size: 4KiB, count: 2}\n"
+                                     "  - {kind: rdma_write, from: b, to: a, size: 4KiB, count: 2}\n");
+  struct End {
+    std::string host;
+    const verbs::QueuePair* qp;
+    uint32_t qpn = 0, dest_qpn = 0, rq_psn = 0;
+  };
+  auto ends = [&](bool b_elsewhere, const std::function<void(test::BuiltNetwork&)>& check_b) {
+    LoadResult r = load_experiment_text(yaml, "workload_test.yaml");
+    REQUIRE(r.config);
+    test::BuiltNetwork b(*r.config);
+    Host& host_b = *b.net.hosts[*b.net.graph.find("b")];
+    if (b_elsewhere) {
+      std::vector<bool> foreign(host_b.context() + 1, false);
+      foreign[host_b.context()] = true;
+      b.net.sim.set_foreign(foreign);
+    }
+    WorkloadEnv env = env_of(b);
+    std::vector<std::unique_ptr<WorkloadRun>> runs;
+    for (size_t i = 0; i < b.cfg.workloads.size(); ++i)
+      runs.push_back(workload_of(b.cfg.workloads[i]).attach(env, b.cfg.workloads[i], i + 1));
+    std::vector<End> out;
+    for (auto& w : runs) {
+      w->start();
+      w->each_qp([&](const Host& h, const verbs::QueuePair* qp) {
+        End e{h.name(), qp};
+        if (qp) e = {h.name(), qp, qp->qp_num(), qp->attr().dest_qp_num, qp->attr().rq_psn};
+        out.push_back(e);
+      });
+    }
+    check_b(b);
+    b.net.sim.clear();
+    return out;
+  };
+  const std::vector<End> one = ends(false, [](test::BuiltNetwork&) {});
+  const std::vector<End> split = ends(true, [](test::BuiltNetwork& b) {
+    // Nothing of b's three QPs exists here, and its numbering went on.
+    const verbs::Device& d = b.net.hosts[*b.net.graph.find("b")]->device();
+    for (uint32_t qpn = 0x11; qpn < 0x14; ++qpn) CHECK(d.qp_by_num(qpn) == nullptr);
+  });
+  REQUIRE(one.size() == 6);
+  REQUIRE(split.size() == 6);
+  for (size_t i = 0; i < one.size(); ++i) {
+    CAPTURE(i);
+    CHECK(split[i].host == one[i].host);
+    REQUIRE(one[i].qp);
+    CHECK((split[i].qp == nullptr) == (one[i].host == "b"));
+    if (!split[i].qp) continue;
+    CHECK(split[i].qpn == one[i].qpn);
+    CHECK(split[i].dest_qpn == one[i].dest_qpn);  // b's QP numbers, as one process has them
+    CHECK(split[i].rq_psn == one[i].rq_psn);      // b's PSNs
+  }
+  CHECK(one[1].qpn == 0x11);
+  CHECK(one[3].qpn == 0x12);
+  CHECK(split[5].dest_qpn == 0x13);  // b's third QP, after two it did not make here
 }

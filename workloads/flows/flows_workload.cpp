@@ -107,7 +107,7 @@ class Run final : public WorkloadRun {
   void start() override { run_.start(); }
   bool finished() const override { return run_.finished(); }
   FlowStats result() const override { return run_.result(); }
-  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const override {
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>& f) const override {
     run_.each_qp(f);
   }
   FlowsRun* flows_run() const override { return &run_; }

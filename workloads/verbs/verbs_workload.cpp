@@ -139,7 +139,7 @@ class PairsRun final : public WorkloadRun {
     for (const auto& f : flows_) each.push_back(f->result());
     return result_of(each);
   }
-  void each_qp(const std::function<void(const Host&, const verbs::QueuePair&)>& f) const override {
+  void each_qp(const std::function<void(const Host&, const verbs::QueuePair*)>& f) const override {
     for (const auto& flow : flows_) flow->each_qp(f);
   }
   std::vector<Flow*> pair_flows() const override {
