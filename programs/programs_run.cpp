@@ -503,13 +503,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
     co_return;
   }
   attach::Request& r = p.req;
-  iovec iov{&r, sizeof r};
-  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctl;
-  m.msg_controllen = sizeof ctl;
+  attach::FdMessage fm(&r, sizeof r);
+  msghdr& m = fm.m;
   ssize_t got;
   do got = recvmsg(p.fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
   while (got < 0 && errno == EINTR);

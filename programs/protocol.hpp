@@ -10,7 +10,9 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <sys/socket.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace rdmasim::attach {
@@ -19,6 +21,23 @@ inline constexpr const char* kFdEnv = "RDMASIM_FD";
 inline constexpr uint32_t kMagic = 0x5244534d;  // "RDSM", the hello's check
 inline constexpr int kMaxSge = 16;
 inline constexpr int kMaxWr = 256;  // work requests one post carries at most (a longer list: several posts)
+
+// One Request header with room for one descriptor beside it (SCM_RIGHTS,
+// unix(7)): a new memory segment's fd goes to rdmasim with its reg_mr.
+struct FdMessage {
+  FdMessage(void* data, size_t len) : iov{data, len} {
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+
+  iovec iov;
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+};
 
 enum class Op : uint32_t {
   hello,  // -> HelloReply

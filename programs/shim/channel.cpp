@@ -65,13 +65,8 @@ attach::Reply call_locked(attach::Op op, uint64_t a, uint64_t b, const void* in,
   s.local_ps = 0;
   if (send_fd >= 0) {
     // The header goes with the descriptor; the payload follows.
-    iovec iov{&r, sizeof r};
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
+    attach::FdMessage fm(&r, sizeof r);
+    msghdr& m = fm.m;
     cmsghdr* c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
