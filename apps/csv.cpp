@@ -46,26 +46,67 @@ std::string csv_field(const json& v) {
 // nothing but one record's cells is held besides the output (a k = 32 fat
 // tree's port table is 49,152 records).
 void write_records_csv(std::ostream& out, const json& records) {
+  write_records_csv(out, [&records](const std::function<void(const json&)>& each) {
+    for (const auto& r : records) each(r);
+  });
+}
+
+void write_records_csv(std::ostream& out, const RecordSource& records) {
   std::vector<std::string> columns;
   std::unordered_map<std::string, size_t> column_of;
   std::vector<std::pair<std::string, json>> cells;
-  for (const auto& r : records) {
+  records([&](const json& r) {
     cells.clear();
     flatten(r, "", cells);
     for (const auto& [k, v] : cells)
       if (column_of.try_emplace(k, columns.size()).second) columns.push_back(k);
-  }
+  });
   for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << csv_field(columns[i]);
   out << "\n";
   std::vector<const json*> row(columns.size());
-  for (const auto& r : records) {
+  records([&](const json& r) {
     cells.clear();
     flatten(r, "", cells);
     std::fill(row.begin(), row.end(), nullptr);
     for (const auto& [k, v] : cells) row[column_of.at(k)] = &v;  // a key twice: its last value
     for (size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << (row[i] ? csv_field(*row[i]) : "");
     out << "\n";
+  });
+}
+
+namespace {
+// `text` (a value as dump(2) writes it) one level deeper: `spaces` more
+// in front of each line after the first, as the enclosing dump would.
+void write_indented(std::ostream& out, const std::string& text, size_t spaces) {
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
+    out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << std::string(spaces, ' ');
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+}  // namespace
+
+void write_json_with_records(std::ostream& out, const json& results, const std::string& key,
+                             const RecordSource& records) {
+  // The keys in the order dump() gives them (std::map: sorted), `key` among them.
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : results.items()) keys.push_back(k);
+  keys.insert(std::lower_bound(keys.begin(), keys.end(), key), key);
+  out << "{";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    out << (i ? ",\n  " : "\n  ") << json(keys[i]).dump() << ": ";
+    if (keys[i] != key) {
+      write_indented(out, results.at(keys[i]).dump(2), 2);
+      continue;
+    }
+    bool first = true;
+    records([&](const json& r) {
+      out << (first ? "[\n    " : ",\n    ");
+      first = false;
+      write_indented(out, r.dump(2), 4);
+    });
+    out << (first ? "[]" : "\n  ]");
   }
+  out << "\n}";
 }
 
 std::string records_csv(const json& records) {

@@ -3,6 +3,7 @@
 // results.json's keys; a nested key is joined with dots (latency_ns.p50).
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -19,5 +20,17 @@ std::string csv_field(const nlohmann::json& v);
 std::string records_csv(const nlohmann::json& records);
 // The same, written to `out` a line at a time.
 void write_records_csv(std::ostream& out, const nlohmann::json& records);
+
+// Records made one at a time, on each call as many times as asked (a
+// table too large to hold as JSON objects: a k = 64 fat tree's 393,216
+// ports): the source calls `each` with every record in turn.
+using RecordSource = std::function<void(const std::function<void(const nlohmann::json&)>& each)>;
+void write_records_csv(std::ostream& out, const RecordSource& records);
+
+// `results` as `out << std::setw(2) << results` writes it, with `key` an
+// array of `records` (which `results` does not hold) in its place among
+// the keys: the same bytes without the table in memory.
+void write_json_with_records(std::ostream& out, const nlohmann::json& results, const std::string& key,
+                             const RecordSource& records);
 
 }  // namespace rdmasim

@@ -298,15 +298,22 @@ WorkDone work_done(const json& results) {
 }
 
 json drops_json(const json& results) {
+  if (!results.contains("ports") && results.contains("drops")) return results["drops"];
+  return drops_json(results, [&results](const std::function<void(const json&)>& each) {
+    for (const auto& p : field(results, "ports")) each(p);
+  });
+}
+
+json drops_json(const json& results, const RecordSource& ports) {
   std::unordered_set<std::string> host_names;  // a k = 32 fat tree: 8,192 of them, 49,152 ports
   for (const auto& h : field(results, "hosts")) host_names.insert(text(field(h, "name")));
   uint64_t link = 0, switch_queue = 0, nic_queue = 0;
-  for (const auto& p : field(results, "ports")) {
+  ports([&](const json& p) {
     const uint64_t all = count(field(p, "drops")), on_link = std::min(all, count(field(p, "link_drops")));
     link += on_link;
     const bool host = host_names.contains(text(field(p, "node")));
     (host ? nic_queue : switch_queue) += all - on_link;
-  }
+  });
   uint64_t ring = 0, backlog = 0, no_socket = 0, socket = 0;
   for (const auto& h : field(results, "hosts"))
     for (const char* stack : {"kernel_rx", "dpdk_rx"}) {

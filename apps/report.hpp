@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "apps/csv.hpp"
 #include "cost/work.hpp"
 
 namespace rdmasim {
@@ -29,7 +30,11 @@ WorkDone work_done(const nlohmann::json& results);
 // no_socket (nothing bound to its port, or a bad header)}}, from the
 // ports', the switches', the host stacks' and the datagram workloads'
 // counters.
+// Results without a port table (a run's own, which wrote its ports to
+// results.json from the network) give the "drops" they hold.
 nlohmann::json drops_json(const nlohmann::json& results);
+// The same with the ports from `ports` (records as results.json's).
+nlohmann::json drops_json(const nlohmann::json& results, const RecordSource& ports);
 
 // One fabric's entry of compare.json, from its results.json: what the table
 // shows (throughput, latency, cpu busy, drops, end time) and where it lives.

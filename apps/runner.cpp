@@ -318,25 +318,31 @@ json end_json(const RunEnd& end) {
   return out;
 }
 
-json ports_json(const Network& net) {
-  json ports = json::array();
+// Each port's counters as a results.json record, made one at a time: a
+// k = 64 fat tree has 393,216 ports, 420 MiB as JSON objects at once.
+void each_port_record(const Network& net, const std::function<void(const json&)>& each) {
   for (const auto& node : net.nodes) {
     for (size_t p = 0; p < node->port_count(); ++p) {
       const PortStats& st = node->port(p).stats();
-      ports.push_back({{"node", node->name()},
-                       {"port", p},
-                       {"tx_frames", st.tx_frames},
-                       {"rx_frames", st.rx_frames},
-                       {"tx_bytes", st.tx_bytes},
-                       {"rx_bytes", st.rx_bytes},
-                       {"drops", st.drops},
-                       {"link_drops", st.link_drops},
-                       {"pause_frames", st.pause_frames},
-                       {"ecn_marks", st.ecn_marks},
-                       {"max_queue_bytes", st.max_queue_bytes},
-                       {"credit_wait_ps", st.credit_wait.count()}});
+      each({{"node", node->name()},
+            {"port", p},
+            {"tx_frames", st.tx_frames},
+            {"rx_frames", st.rx_frames},
+            {"tx_bytes", st.tx_bytes},
+            {"rx_bytes", st.rx_bytes},
+            {"drops", st.drops},
+            {"link_drops", st.link_drops},
+            {"pause_frames", st.pause_frames},
+            {"ecn_marks", st.ecn_marks},
+            {"max_queue_bytes", st.max_queue_bytes},
+            {"credit_wait_ps", st.credit_wait.count()}});
     }
   }
+}
+
+json ports_json(const Network& net) {
+  json ports = json::array();
+  each_port_record(net, [&ports](const json& r) { ports.push_back(r); });
   return ports;
 }
 
@@ -397,6 +403,10 @@ Run::Run(const ExperimentConfig& cfg, std::filesystem::path dir, RunOptions opti
 // serve them are gone.
 Run::~Run() {
   if (net_) net_->sim.clear();
+}
+
+RecordSource Run::port_records() const {
+  return [this](const std::function<void(const json&)>& each) { each_port_record(*net_, each); };
 }
 
 json Run::execute() {
@@ -485,13 +495,12 @@ void Run::make_env() {
   };
   // Connection management (RDMA CM's REQ, REP, RTU) crosses the path three
   // times before the QPs are ready; model it from the path's propagation delay.
-  hops_ = std::make_unique<HostPaths>(net.graph);
-  env_->connect_time = [&net, &hops = *hops_](Host& a, Host& b) {
-    const int d = hops.distance(net.host_index(a), net.host_index(b));
+  env_->connect_time = [&net](Host& a, Host& b) {
+    const int d = net.paths().distance(net.host_index(a), net.host_index(b));
     return net.cfg.link.delay * 3 * std::max(d, 1);
   };
-  env_->path = [&net, &hops = *hops_](Host& a, Host& b) {
-    return path_cost(net, hops, net.host_index(a), net.host_index(b));
+  env_->path = [&net](Host& a, Host& b) {
+    return path_cost(net, net.paths(), net.host_index(a), net.host_index(b));
   };
   env_->link_rate = [&net](Host& h) {
     const auto ports = net.graph.ports(net.host_index(h));
@@ -673,7 +682,9 @@ json Run::collect() {
   out["end"] = end_json(end_);
   out["workloads"] = workloads_json();
   for (const auto& x : extensions_) x->results(out);
-  out["ports"] = ports_json(*net_);
+  // A run in one process writes its ports from the network (port_records)
+  // and never holds them as JSON; a split run adds them up across ranks.
+  if (par_) out["ports"] = ports_json(*net_);
   out["switches"] = switches_json(*net_);
   out["pfc_deadlocks"] = deadlocks_json(deadlocks_->found());
   out["pfc_watchdog"] = watchdog_json(*net_);
@@ -686,7 +697,7 @@ json Run::collect() {
   }
   uint64_t cpu_busy_ps = 0;
   for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
-  out["drops"] = drops_json(out);
+  out["drops"] = out.contains("ports") ? drops_json(out) : drops_json(out, port_records());
   out["cost"] =
       experiment_cost(cfg_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
   return out;
@@ -759,11 +770,21 @@ void Run::write_outputs(const json& results) {
   if (parallel_stats_ && !parallel_stats_->is_null())
     write_file_atomic(dir_ / "parallel.json", parallel_stats_->dump(2) + "\n");
   // Streamed, as dump(2) gives it: the port table alone is 49,152 records at k = 32.
-  write_file_atomic(dir_ / "results.json",
-                    [&](std::ostream& out) { out << std::setw(2) << results << "\n"; });
+  const bool own_ports = !results.contains("ports");
+  write_file_atomic(dir_ / "results.json", [&](std::ostream& out) {
+    if (own_ports)
+      write_json_with_records(out, results, "ports", port_records());
+    else
+      out << std::setw(2) << results;
+    out << "\n";
+  });
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
-    write_file_atomic(dir_ / (std::string(table) + ".csv"),
-                      [&](std::ostream& out) { write_records_csv(out, results[table]); });
+    write_file_atomic(dir_ / (std::string(table) + ".csv"), [&](std::ostream& out) {
+      if (own_ports && std::string_view(table) == "ports")
+        write_records_csv(out, port_records());
+      else
+        write_records_csv(out, results[table]);
+    });
   if (results.contains("cost")) write_file_atomic(dir_ / "bom.csv", records_csv(results["cost"]["bom"]));
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/csv.hpp"
 #include "apps/progress.hpp"
 #include "core/units.hpp"
 #include "parallel/partition.hpp"
@@ -24,7 +25,6 @@ struct CpuSegment;
 struct WorkloadEnv;
 class WorkloadRun;
 class CaptureSet;
-class HostPaths;
 class ParallelRun;
 class SpanningFlows;
 class SpanningPairs;
@@ -69,7 +69,9 @@ class Run {
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
-  // Every step, in order; returns results.json's content (null on ranks but 0).
+  // Every step, in order; returns results.json's content (null on ranks but
+  // 0), but for the port table of a run in one process, which went to
+  // results.json and ports.csv straight from the network ("drops" sums it).
   nlohmann::json execute();
 
   // The steps, in the order execute() takes them; each needs those before it.
@@ -81,6 +83,7 @@ class Run {
   void finish();             // extensions end; time series, captures, CPU traces written
   nlohmann::json collect();  // results.json's content
   void write_outputs(const nlohmann::json& results);  // results.json and the files beside it
+  RecordSource port_records() const;                  // the ports' counters, as results.json lists them
 
   const Network& network() const { return *net_; }
   const RunEnd& end() const { return end_; }
@@ -108,7 +111,6 @@ class Run {
   std::unique_ptr<BuiltFabric> fabric_;
   std::unique_ptr<CaptureSet> captures_;
   std::vector<std::vector<CpuSegment>> traces_;  // by host, when capture.cpu_trace
-  std::unique_ptr<HostPaths> hops_;
   std::unique_ptr<WorkloadEnv> env_;
   std::vector<std::unique_ptr<WorkloadRun>> runs_;
   // The rank that runs each workload; whether this one does; whether its ends are on several.

@@ -243,34 +243,44 @@ void Simulator::run(Time until) {
 void Simulator::clear() {
   // Destroying a closure may run arbitrary code (a coroutine frame's
   // locals) that schedules or cancels events: take each closure out of its
-  // slot before destroying it, and repeat until nothing is left.
+  // slot before destroying it, and repeat until nothing is left. Each
+  // bucket's array is taken whole and freed once drained: a copy of every
+  // entry at once was 42 MiB at the end of a k = 32 run.
   for (;;) {
-    std::vector<Entry> all(b0_.begin + b0_next_, b0_.end);
-    all.insert(all.end(), small_.begin() + static_cast<ptrdiff_t>(small_head_),
-               small_.begin() + static_cast<ptrdiff_t>(small_head_ + small_n_));
+    size_t taken = 0;
+    Bucket first = std::exchange(b0_, Bucket{});
+    const size_t first_next = std::exchange(b0_next_, 0);
+    taken += drop_entries(first.begin + first_next, first.end);
+    delete[] first.begin;
+    const std::vector<Entry> small(small_.begin() + static_cast<ptrdiff_t>(small_head_),
+                                   small_.begin() + static_cast<ptrdiff_t>(small_head_ + small_n_));
     small_head_ = small_n_ = 0;
-    b0_.reset();
-    b0_next_ = 0;
+    taken += drop_entries(small.data(), small.data() + small.size());
     for (Bucket& b : buckets_) {
-      all.insert(all.end(), b.begin, b.end);
-      b.reset();
+      Bucket mine = std::exchange(b, Bucket{});
+      taken += drop_entries(mine.begin, mine.end);
+      delete[] mine.begin;
     }
     occupied_.fill(0);
-    if (all.empty()) return;
-    for (const Entry& e : all) {
-      const uint32_t i = static_cast<uint32_t>(e.slot);
-      Slot& s = slot(i);
-      if (s.order != 0) {
-        s.order = 0;
-        --live_;
-        EventFn fn = std::move(s.fn);
-        free_slot(i);
-        fn.reset();
-      } else {
-        free_slot(i);
-      }
+    if (taken == 0) return;
+  }
+}
+
+size_t Simulator::drop_entries(const Entry* first, const Entry* last) {
+  for (const Entry* e = first; e != last; ++e) {
+    const uint32_t i = static_cast<uint32_t>(e->slot);
+    Slot& s = slot(i);
+    if (s.order != 0) {
+      s.order = 0;
+      --live_;
+      EventFn fn = std::move(s.fn);
+      free_slot(i);
+      fn.reset();
+    } else {
+      free_slot(i);
     }
   }
+  return static_cast<size_t>(last - first);
 }
 
 }  // namespace rdmasim

@@ -268,6 +268,9 @@ class Simulator {
     return small_[small_head_++];
   }
   void compact_small();
+  // clear()'s step: frees the slots of [first, last), destroying the closures
+  // still pending there; returns how many entries that was.
+  size_t drop_entries(const Entry* first, const Entry* last);
   // Takes the next entry out if its time is at most `until`.
   [[gnu::always_inline]] inline bool take(uint64_t until, Entry& e);
   void to_radix();

@@ -64,15 +64,16 @@ void Packet::grow(size_t need) {
 
 void Packet::park() {
   if (!buf_ || buf_->parked || buf_->deferred_len < kParkedPayloadMin) return;
-  const size_t behind = behind_payload();
-  const size_t cls = PacketPool::class_of(buf_->deferred_at + behind);
+  const size_t before = buf_->deferred_at - head_, behind = behind_payload();
+  const size_t cls = PacketPool::class_of(before + behind);
   if (cls >= buf_->size_class) return;
   PacketPool& pool = *buf_->pool;
   PacketBuffer* b = pool.take(cls);
-  // Offsets before the payload stay; the bytes behind it move up to its place.
-  const uint32_t at = buf_->deferred_at;
-  std::memcpy(b->data() + head_, buf_->data() + head_, at - head_);
-  std::memcpy(b->data() + at, buf_->data() + at + buf_->deferred_len, behind);
+  // The headers start the buffer (no headroom: nothing is pushed onto a
+  // parked frame); the bytes behind the payload follow them. head_, tail_
+  // and deferred_at keep the offsets the frame has when unparked.
+  std::memcpy(b->data(), buf_->data() + head_, before);
+  std::memcpy(b->data() + before, buf_->data() + buf_->deferred_at + buf_->deferred_len, behind);
   copy_header(*b, *buf_);
   b->parked = true;
   pool.recycle(buf_);
@@ -82,9 +83,9 @@ void Packet::park() {
 void Packet::move_out_of_park() const {
   PacketPool& pool = *buf_->pool;
   PacketBuffer* b = pool.take(PacketPool::class_of(tail_));
-  const uint32_t at = buf_->deferred_at;
-  std::memcpy(b->data() + head_, buf_->data() + head_, at - head_);
-  std::memcpy(b->data() + at + buf_->deferred_len, buf_->data() + at, behind_payload());
+  const uint32_t at = buf_->deferred_at, before = at - head_;
+  std::memcpy(b->data() + head_, buf_->data(), before);
+  std::memcpy(b->data() + at + buf_->deferred_len, buf_->data() + before, behind_payload());
   copy_header(*b, *buf_);
   b->parked = false;
   pool.recycle(buf_);

@@ -130,14 +130,28 @@ class Packet {
     unpark();
     return {buf_->data() + head_, size()};
   }
+  // The bytes in front of a deferred payload's place (every byte when
+  // nothing is deferred) where they stand, parked or not: for code that
+  // reads or rewrites headers only (a switch routing, marking, pausing),
+  // which then need not move a parked frame back into a buffer of its size.
+  std::span<std::byte> header_bytes() {
+    if (!deferred()) return raw_bytes();
+    return {header_start(), buf_->deferred_at - head_};
+  }
+  std::span<const std::byte> header_bytes() const {
+    if (!deferred()) return raw_bytes();
+    return {header_start(), buf_->deferred_at - head_};
+  }
 
   // A frame that waits (in a port's queue, on a wire) with a deferred
   // payload need not hold room for it: park() moves the bytes before and
-  // behind the payload's place into a buffer of the smallest class that
-  // holds them (a 1 KiB-MTU data frame: 320 bytes instead of 1,344), and
-  // the frame moves back into one of its size when anything looks at its
-  // bytes (unpark(), which every accessor of the bytes calls). Only worth
-  // it for a payload of a few hundred bytes and more; a no-op otherwise.
+  // behind the payload's place, without the headroom, into a buffer of the
+  // smallest class that holds them (a 1 KiB-MTU RoCE v2 data frame: 192
+  // bytes instead of 1,344), and the frame moves back into one of its size,
+  // at its offsets, when anything looks at its bytes (unpark(), which
+  // every accessor of the bytes calls; header_bytes() reads them where
+  // they are). Only worth it for a payload of a few hundred bytes and
+  // more; a no-op otherwise.
   void park();
   static constexpr size_t kParkedPayloadMin = 256;
   void unpark() const {
@@ -146,7 +160,7 @@ class Packet {
   }
   bool parked() const { return buf_ && buf_->parked; }
   // Where the frame's first byte is now, for a prefetch: does not unpark.
-  const void* first_byte() const { return buf_->data() + head_; }
+  const void* first_byte() const { return header_start(); }
   // Bytes the buffer can hold: headroom, frame and room behind it.
   size_t capacity() const {
     unpark();
@@ -229,6 +243,8 @@ class Packet {
   void move_out_of_park() const;
   // The bytes behind a deferred payload's place (trailers: an ICRC).
   size_t behind_payload() const { return tail_ - buf_->deferred_at - buf_->deferred_len; }
+  // The frame's first byte: a parked frame's headers start its buffer.
+  std::byte* header_start() const { return buf_->data() + (buf_->parked ? 0 : head_); }
   // Reads a deferred payload in (logically const: the frame's bytes do not change).
   void fill() const {
     if (!deferred()) return;
@@ -257,7 +273,7 @@ class PacketPool {
   // Bytes a buffer of each class holds (headroom and frame): control
   // frames and ACKs; a 1 KiB, 2 KiB and 4 KiB IBA MTU frame (or a 1500-byte
   // IP MTU frame) with its headers and headroom; a 9000-byte IP MTU frame.
-  static constexpr std::array<uint16_t, 5> kClassCapacity = {256, 1280, 2304, 4352, 10240};
+  static constexpr std::array<uint16_t, 6> kClassCapacity = {128, 256, 1280, 2304, 4352, 10240};
   static constexpr size_t kMaxCapacity = kClassCapacity.back();
   static constexpr size_t kClasses = kClassCapacity.size();
 

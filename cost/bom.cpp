@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_set>
 
 #include "fabrics/registry.hpp"
 
@@ -19,7 +21,8 @@ std::string gbps(DataRate r) { return fmt::format("{:g} Gb/s", r.gbps()); }
 
 class BomBuilder {
  public:
-  BomBuilder(const ExperimentConfig& cfg, const PriceBook& book) : cfg_(cfg), book_(book) {}
+  BomBuilder(const ExperimentConfig& cfg, const PriceBook& book)
+      : cfg_(cfg), book_(book), hosts_(cfg.topology.hosts.begin(), cfg.topology.hosts.end()) {}
 
   Bom build() {
     std::map<std::string, uint32_t> ports;
@@ -53,10 +56,7 @@ class BomBuilder {
   }
 
  private:
-  bool is_host(const std::string& n) const {
-    const auto& h = cfg_.topology.hosts;
-    return std::find(h.begin(), h.end(), n) != h.end();
-  }
+  bool is_host(const std::string& n) const { return hosts_.contains(n); }
   void add(const CatalogueItem* i, uint64_t n) { counts_[i] += n; }
 
   // The items of a kind and family at the slowest catalogue speed that
@@ -109,6 +109,7 @@ class BomBuilder {
 
   const ExperimentConfig& cfg_;
   const PriceBook& book_;
+  std::unordered_set<std::string_view> hosts_;  // a k = 64 fat tree: 65,536, on 196,608 links
   std::map<const CatalogueItem*, uint64_t> counts_;
   std::vector<std::string> warnings_;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
+#include <unordered_set>
 
 #include "fabrics/registry.hpp"
 #include "workloads/registry.hpp"
@@ -46,12 +48,11 @@ constexpr uint64_t kPacketBytes = 256 + 64;  // a control frame's packet buffer 
 uint64_t capture_files(const ExperimentConfig& x) {
   const CaptureConfig& c = x.capture;
   if (c.mode == CaptureMode::none) return 0;
-  const auto& hosts = x.topology.hosts;
-  auto captured = [&](const std::string& n) {
-    if (c.mode == CaptureMode::all) return true;
-    if (c.mode == CaptureMode::hosts) return std::find(hosts.begin(), hosts.end(), n) != hosts.end();
-    return std::find(c.nodes.begin(), c.nodes.end(), n) != c.nodes.end();
-  };
+  const std::unordered_set<std::string_view> named =
+      c.mode == CaptureMode::hosts
+          ? std::unordered_set<std::string_view>(x.topology.hosts.begin(), x.topology.hosts.end())
+          : std::unordered_set<std::string_view>(c.nodes.begin(), c.nodes.end());
+  auto captured = [&](const std::string& n) { return c.mode == CaptureMode::all || named.contains(n); };
   uint64_t files = 0;
   for (const LinkSpec& l : x.topology.links) files += (captured(l.a) ? 1 : 0) + (captured(l.b) ? 1 : 0);
   return files;

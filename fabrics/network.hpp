@@ -64,6 +64,14 @@ struct Network {
   };
   std::vector<PfcWatchdogEvent> pfc_watchdog;
 
+  // Shortest paths between the graph's hosts (HostPaths), made on first
+  // use and shared: the fabric's routes and the workloads' path costs ask
+  // the same table (at k = 64 its making is seconds).
+  const HostPaths& paths() const {
+    if (!paths_) paths_ = std::make_unique<const HostPaths>(graph);
+    return *paths_;
+  }
+
   Host& host(int i) { return *hosts[i]; }
   // The host's index in `hosts`, or -1; hosts are only ever appended, so
   // the map catches up with the ones added since it last looked.
@@ -74,6 +82,7 @@ struct Network {
   }
 
  private:
+  mutable std::unique_ptr<const HostPaths> paths_;
   mutable std::unordered_map<const Host*, int> host_at_;
   mutable size_t indexed_ = 0;
 };

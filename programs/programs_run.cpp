@@ -308,10 +308,9 @@ ProgramsRun::ProgramsRun(Network& net, const BuiltFabric& fabric, const std::fil
   if (!oob_) {
     std::vector<uint32_t> addresses;
     for (size_t i = 0; i < net.hosts.size(); ++i) addresses.push_back(side_address(static_cast<int>(i)));
-    auto hops = std::make_shared<HostPaths>(net.graph);
     Network* n = &net;
-    oob_ = std::make_unique<SideChannel>(net.sim, std::move(addresses), [n, hops](int a, int b) {
-      const int d = std::max(hops->distance(a, b), 1);
+    oob_ = std::make_unique<SideChannel>(net.sim, std::move(addresses), [n](int a, int b) {
+      const int d = std::max(n->paths().distance(a, b), 1);
       return n->cfg.link.delay * d + n->cfg.switch_config.latency * (d - 1) + kSideChannelStack * 2;
     });
   }

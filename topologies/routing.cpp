@@ -10,6 +10,7 @@
 #include <climits>
 #include <functional>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <tuple>
 
@@ -147,6 +148,16 @@ HostPaths::HostPaths(const Graph& g) : g_(g), row_(static_cast<size_t>(g.size())
       nodes.push_back(n);
     }
   forwarding_ = nodes.size();
+  std::map<std::vector<int>, int32_t> sets;
+  std::vector<int> peers;
+  attachment_.reserve(static_cast<size_t>(g.host_count()));
+  for (int h = 0; h < g.host_count(); ++h) {
+    peers.clear();
+    for (const Graph::Port& p : g.ports(h)) peers.push_back(p.peer);
+    std::sort(peers.begin(), peers.end());
+    attachment_.push_back(sets.try_emplace(peers, static_cast<int32_t>(sets.size())).first->second);
+  }
+  attachments_ = sets.size();
   dist_.assign(forwarding_ * forwarding_, kUnreachable);
   std::vector<int> queue;
   for (size_t s = 0; s < forwarding_; ++s) {
@@ -165,6 +176,12 @@ HostPaths::HostPaths(const Graph& g) : g_(g), row_(static_cast<size_t>(g.size())
       }
     }
   }
+}
+
+bool HostPaths::adjacent(int node, int host) const {
+  for (const Graph::Port& p : g_.ports(host))
+    if (p.peer == node) return true;
+  return false;
 }
 
 uint32_t HostPaths::from_forwarding(int node, int host) const {

@@ -109,8 +109,20 @@ class HostPaths {
   void next_hops(int node, int host, std::vector<uint16_t>& out) const;
   // The first of them (ECMP's first choice), or -1 when there is none.
   int first_hop(int node, int host) const;
+  // Hosts linked to the same nodes (a leaf's hosts) have the same next
+  // hops from every node that is not one of those: attachment(host) numbers
+  // such sets of neighbours 0 to attachments() - 1, so that a caller asking
+  // for every host computes once per set (a k = 64 fat tree's switch: 2,048
+  // sets for 65,536 hosts).
+  int attachment(int host) const { return attachment_[static_cast<size_t>(host)]; }
+  size_t attachments() const { return attachments_; }
+  // Whether node is one of host's neighbours (its next hops are then its own).
+  bool adjacent(int node, int host) const;
   // Heap bytes of the table.
-  size_t bytes() const { return dist_.capacity() * sizeof(uint16_t) + row_.capacity() * sizeof(int32_t); }
+  size_t bytes() const {
+    return dist_.capacity() * sizeof(uint16_t) + row_.capacity() * sizeof(int32_t) +
+           attachment_.capacity() * sizeof(int32_t);
+  }
 
  private:
   static constexpr uint16_t kUnreachable = UINT16_MAX;
@@ -128,7 +140,9 @@ class HostPaths {
   const Graph& g_;
   std::vector<int32_t> row_;  // by node: its row among the forwarding nodes, -1 for a host
   size_t forwarding_ = 0;
-  std::vector<uint16_t> dist_;  // forwarding_ x forwarding_
+  std::vector<uint16_t> dist_;       // forwarding_ x forwarding_
+  std::vector<int32_t> attachment_;  // by host
+  size_t attachments_ = 0;
 };
 
 // L2 broadcast domains. Bridges (switches) join the links they touch into

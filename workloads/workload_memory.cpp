@@ -1,6 +1,8 @@
 #include "workloads/workload_memory.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "fabrics/registry.hpp"
 
@@ -8,11 +10,9 @@ namespace rdmasim {
 
 DataRate fastest_host_link(const ExperimentConfig& x) {
   DataRate r;
-  const auto& hosts = x.topology.hosts;
+  const std::unordered_set<std::string_view> hosts(x.topology.hosts.begin(), x.topology.hosts.end());
   for (const LinkSpec& l : x.topology.links)
-    if (std::find(hosts.begin(), hosts.end(), l.a) != hosts.end() ||
-        std::find(hosts.begin(), hosts.end(), l.b) != hosts.end())
-      r = std::max(r, l.config.bandwidth);
+    if (hosts.contains(l.a) || hosts.contains(l.b)) r = std::max(r, l.config.bandwidth);
   return r;
 }
 

@@ -301,7 +301,7 @@ PfcNode& PfcNode::attach(Node& node, PacketPool& pool, const PfcSettings& s, Pfc
 }
 
 void PfcNode::on_rx(uint16_t port, Packet& p) {
-  if (is_pfc_frame(p.raw_bytes())) {
+  if (is_pfc_frame(p.header_bytes())) {  // headers only: a parked frame stays parked
     auto eth = ConstEthernetView::check(p.raw_bytes());
     ports_[port]->on_pfc(PfcFrame::parse(*ConstPfcView::check(eth->payload())));
     return;

@@ -8,7 +8,7 @@
 
 namespace rdmasim {
 
-// Addressing plan: host i is 10.0.x.y (= 10.0.0.0 + i + 1) and fd00::i+1;
+// Addressing plan: host i is 10.x.y.z (= 10.0.0.0 + i + 1) and fd00::i+1;
 // its MAC is 02:00:00:00:xx:xx; switch n's port p has 02:00:01:nn:nn:pp.
 IpEndpoint host_endpoint(int i) {
   IpEndpoint e;
@@ -16,6 +16,7 @@ IpEndpoint host_endpoint(int i) {
   e.mac = MacAddress::local(n);
   e.ipv4 = Ipv4Address::from_u32(0x0A000000u + n);
   e.ipv6.octets[0] = 0xFD;
+  e.ipv6.octets[13] = static_cast<uint8_t>(n >> 16);  // a k = 64 fat tree's last host is the 65,536th
   e.ipv6.octets[14] = static_cast<uint8_t>(n >> 8);
   e.ipv6.octets[15] = static_cast<uint8_t>(n);
   return e;
@@ -55,19 +56,52 @@ void build_l3_switches(Network& net) {
 // Routes, neighbour MACs; returns each host's endpoint.
 std::vector<IpEndpoint> finish_l3(Network& net) {
   const Graph& g = net.graph;
-  const HostPaths paths(g);
+  const HostPaths& paths = net.paths();
+  // Consecutive hosts with the same neighbours (a leaf's: the topologies
+  // number them together) have one route at every other switch, to the
+  // range of their addresses; their next hops are computed once per set of
+  // neighbours (HostPaths::attachment) a switch, and per host only at a
+  // switch they hang off. A k = 64 fat tree's switch: 2,048 ranges for
+  // 65,536 hosts.
+  struct HostRun {
+    int first, last;
+  };
+  std::vector<HostRun> runs;
+  for (int h = 0; h < g.host_count(); ++h) {
+    if (!runs.empty() && paths.attachment(runs.back().last) == paths.attachment(h))
+      runs.back().last = h;
+    else
+      runs.push_back({h, h});
+  }
   std::vector<uint16_t> ports;
+  constexpr uint32_t kNotYet = UINT32_MAX;
+  std::vector<uint32_t> set_of(paths.attachments());  // by attachment, at this switch
   for (int n = g.host_count(); n < g.size(); ++n) {
     auto& sw = static_cast<L3Switch&>(*net.nodes[n]);
     for (uint16_t p = 0; p < g.ports(n).size(); ++p) {
       const auto& port = g.ports(n)[p];
       sw.set_neighbor(p, port_mac(net, port.peer, port.peer_port));
     }
-    for (int h = 0; h < g.host_count(); ++h) {
-      paths.next_hops(n, h, ports);
-      const IpEndpoint e = host_endpoint(h);
-      sw.add_route(e.ipv4, ports);
-      sw.add_route(e.ipv6, ports);
+    std::fill(set_of.begin(), set_of.end(), kNotYet);
+    for (const HostRun& r : runs) {
+      if (paths.adjacent(n, r.first)) {
+        for (int h = r.first; h <= r.last; ++h) {
+          paths.next_hops(n, h, ports);
+          const uint32_t set = sw.ecmp_set(ports);
+          const IpEndpoint e = host_endpoint(h);
+          sw.add_route(e.ipv4, set);
+          sw.add_route(e.ipv6, set);
+        }
+        continue;
+      }
+      uint32_t& set = set_of[static_cast<size_t>(paths.attachment(r.first))];
+      if (set == kNotYet) {
+        paths.next_hops(n, r.first, ports);
+        set = sw.ecmp_set(ports);
+      }
+      const IpEndpoint first = host_endpoint(r.first), last = host_endpoint(r.last);
+      sw.add_route(first.ipv4, last.ipv4, set);
+      sw.add_route(first.ipv6, last.ipv6, set);
     }
     sw.routes_done();
     if (net.cfg.ecn.enabled && net.cfg.ecn.at == EcnAt::dequeue) sw.enable_dequeue_marking();

@@ -49,6 +49,25 @@ void L3Switch::add_route(const Ipv6Address& dst, std::vector<uint16_t> ports) {
   v6_.set(key(dst), group(std::move(ports)));
 }
 
+void L3Switch::add_route(const Ipv4Address& dst, uint32_t set) { v4_.set(dst.to_u32(), set); }
+void L3Switch::add_route(const Ipv6Address& dst, uint32_t set) { v6_.set(key(dst), set); }
+
+void L3Switch::add_route(const Ipv4Address& first, const Ipv4Address& last, uint32_t set) {
+  v4_.set(first.to_u32(), last.to_u32(), set);
+}
+void L3Switch::add_route(const Ipv6Address& first, const Ipv6Address& last, uint32_t set) {
+  v6_.set(key(first), key(last), set);
+}
+
+const std::vector<uint16_t>* L3Switch::route(const Ipv4Address& dst) const {
+  const uint32_t* g = v4_.find(dst.to_u32());
+  return g ? &groups_[*g] : nullptr;
+}
+const std::vector<uint16_t>* L3Switch::route(const Ipv6Address& dst) const {
+  const uint32_t* g = v6_.find(key(dst));
+  return g ? &groups_[*g] : nullptr;
+}
+
 void L3Switch::routes_done() {
   v4_.shrink();
   v6_.shrink();
@@ -67,36 +86,40 @@ void L3Switch::set_neighbor(uint16_t port, const MacAddress& mac) {
 
 MacAddress L3Switch::port_mac(uint16_t port) const { return MacAddress::local(mac_base_ + port); }
 
+// A switch reads and rewrites headers only (header_bytes()): a frame whose
+// payload waits in its sender's memory stays parked from the wire it came
+// in on to the queue it leaves from.
 void L3Switch::receive(Port& in, Packet p) {
-  auto eth = EthernetView::check(p.raw_bytes());
+  auto eth = EthernetView::check(p.header_bytes());
+  const size_t ip_bytes = p.size() > EthernetView::kLen ? p.size() - EthernetView::kLen : 0;
   const std::vector<uint16_t>* ports = nullptr;
   uint32_t hash = 0;
   if (eth && eth->dst().is_multicast() && eth->ethertype() != ethertype::kMacControl) {
     ++stats_.group;  // to a group (neighbour discovery, ARP): not routed, and not lost either
   } else if (eth && eth->ethertype() == ethertype::kIpv4) {
     auto ip = Ipv4View::check(eth->payload());
-    if (!ip || !ip->valid()) {
+    if (!ip || !ip->valid_in(ip_bytes)) {
       ++stats_.not_ip;
     } else if (ip->ttl() <= 1) {
       ++stats_.ttl_expired;  // RFC 1812 5.3.1 (no ICMP is modelled)
     } else if (const uint32_t* g = v4_.find(ip->dst().to_u32()); g && !groups_[*g].empty()) {
       ports = &groups_[*g];
       if (ports->size() > 1)
-        hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload());
+        hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload_start());
       ip->decrement_ttl();
     } else {
       ++stats_.no_route;
     }
   } else if (eth && eth->ethertype() == ethertype::kIpv6) {
     auto ip = Ipv6View::check(eth->payload());
-    if (!ip || !ip->valid()) {
+    if (!ip || !ip->valid_in(ip_bytes)) {
       ++stats_.not_ip;
     } else if (ip->hop_limit() <= 1) {
       ++stats_.ttl_expired;
     } else if (const uint32_t* g = v6_.find(key(ip->dst())); g && !groups_[*g].empty()) {
       ports = &groups_[*g];
       if (ports->size() > 1)
-        hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload());
+        hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload_start());
       ip->set_hop_limit(static_cast<uint8_t>(ip->hop_limit() - 1));
     } else {
       ++stats_.no_route;
@@ -114,7 +137,7 @@ void L3Switch::receive(Port& in, Packet p) {
 }
 
 void L3Switch::forward(Port& in, uint16_t out, Packet p) {
-  auto eth = EthernetView::check(p.raw_bytes());
+  auto eth = EthernetView::check(p.header_bytes());
   eth->set_src(port_mac(out));
   if (out < neighbors_.size()) eth->set_dst(neighbors_[out]);
   // Cut-through: the frame's first bit leaves `latency` after its first bit
@@ -139,7 +162,7 @@ void L3Switch::forward(Port& in, uint16_t out, Packet p) {
 
 // CE on an ECN-capable frame (RFC 3168 5); counted on the port.
 void L3Switch::set_ce(Port& out, Packet& p) {
-  auto eth = EthernetView::check(p.raw_bytes());
+  auto eth = EthernetView::check(p.header_bytes());
   bool marked = false;
   if (eth->ethertype() == ethertype::kIpv4) {
     auto ip = Ipv4View::check(eth->payload());
@@ -177,7 +200,7 @@ void L3Switch::enable_telemetry() {
 }
 
 void L3Switch::stamp(const Port& out, Packet& p) {
-  auto eth = EthernetView::check(p.raw_bytes());
+  auto eth = EthernetView::check(p.header_bytes());
   if (!eth || eth->ethertype() != ethertype::kIpv4) return;
   auto ip = Ipv4View::check(eth->payload());
   if (!ip || ip->header_len() < Ipv4View::kLen + IntOption::kLen) return;

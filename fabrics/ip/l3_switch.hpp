@@ -28,6 +28,17 @@ class L3Switch final : public Node {
   // (fabrics/ip/route_ranges.hpp).
   void add_route(const Ipv4Address& dst, std::vector<uint16_t> ports);
   void add_route(const Ipv6Address& dst, std::vector<uint16_t> ports);
+  // The same with the set's number from ecmp_set(), for a caller that
+  // gives many addresses one set (a switch's routes to every host).
+  uint32_t ecmp_set(std::vector<uint16_t> ports) { return group(std::move(ports)); }
+  void add_route(const Ipv4Address& dst, uint32_t set);
+  void add_route(const Ipv6Address& dst, uint32_t set);
+  // To every address from `first` to `last` (a leaf's hosts).
+  void add_route(const Ipv4Address& first, const Ipv4Address& last, uint32_t set);
+  void add_route(const Ipv6Address& first, const Ipv6Address& last, uint32_t set);
+  // The ECMP set towards an address; null when there is no route.
+  const std::vector<uint16_t>* route(const Ipv4Address& dst) const;
+  const std::vector<uint16_t>* route(const Ipv6Address& dst) const;
   // Every route is in: gives back the room the tables grew beyond it.
   void routes_done();
   // The MAC of the neighbour on a port (host NIC or the next switch's port).

@@ -20,7 +20,9 @@ class RouteRanges {
  public:
   // The route to `k` leads to `value` from now on.
   void set(Key k, uint32_t value) {
-    size_t i = first_after(k);
+    // Addresses set in ascending order (a switch's routes to every host)
+    // land behind the last range: no search.
+    size_t i = ranges_.empty() || ranges_.back().last < k ? ranges_.size() : first_after(k);
     if (i > 0 && ranges_[i - 1].last >= k) {
       // Inside range i - 1: take k out of it (it may split in two).
       Range& r = ranges_[i - 1];
@@ -52,6 +54,21 @@ class RouteRanges {
       ranges_[i].first = k;
     } else {
       ranges_.insert(ranges_.begin() + static_cast<ptrdiff_t>(i), Range{k, k, value});
+    }
+  }
+
+  // The routes to [first, last] lead to `value` from now on.
+  void set(Key first, Key last, uint32_t value) {
+    if (ranges_.empty() || ranges_.back().last < first) {  // behind every range: no search
+      if (!ranges_.empty() && ranges_.back().last + 1 == first && ranges_.back().value == value)
+        ranges_.back().last = last;
+      else
+        ranges_.push_back(Range{first, last, value});
+      return;
+    }
+    for (Key k = first;; ++k) {
+      set(k, value);
+      if (k == last) return;
     }
   }
 

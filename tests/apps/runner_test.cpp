@@ -91,7 +91,13 @@ TEST_CASE("Run: each step does its part, and only write_outputs writes results.j
   CHECK(results.contains("cost"));
   CHECK_FALSE(fs::exists(scratch.dir / "results.json"));
   run.write_outputs(results);
-  CHECK(read(scratch.dir / "results.json") == results.dump(2) + "\n");
+  // The file is the results with the port table, written from the network.
+  json written = json::parse(read(scratch.dir / "results.json"));
+  CHECK(read(scratch.dir / "results.json") == written.dump(2) + "\n");
+  CHECK(written["ports"].size() == 4);  // a, b and the switch's two
+  CHECK(written["ports"][0]["tx_frames"].get<uint64_t>() > 0);
+  written.erase("ports");
+  CHECK(written == results);
   for (const char* f : {"workloads.csv", "ports.csv", "hosts.csv", "bom.csv", "latency.csv"})
     CHECK_MESSAGE(fs::exists(scratch.dir / f), f);
   CHECK_FALSE(fs::exists(scratch.dir / "flows.csv"));  // no flows workload

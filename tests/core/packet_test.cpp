@@ -83,7 +83,7 @@ TEST_CASE("a parked frame holds no room for its deferred payload and reads back 
   const size_t carved = pool.carved_bytes();
   p.park();
   CHECK(p.parked());
-  CHECK(pool.carved_bytes() - carved == sizeof(PacketBuffer) + 256);  // the smallest class: headers and ICRC
+  CHECK(pool.carved_bytes() - carved == sizeof(PacketBuffer) + 128);  // the smallest class: headers and ICRC
   CHECK(p.size() == size);
   CHECK(p.meta().priority == 3);
   CHECK(pool.in_use() == 1);
@@ -106,6 +106,18 @@ TEST_CASE("a parked frame holds no room for its deferred payload and reads back 
     CHECK(p.deferred());
     CHECK(p.raw_bytes()[size - 4] == std::byte{0xEE});
     CHECK(p.source_of(part).stored().data() == src.data());
+  }
+  SUBCASE("header_bytes() reads and rewrites the headers where they are, parked") {
+    const auto h = p.header_bytes();
+    CHECK(p.parked());
+    REQUIRE(h.size() == 60);
+    CHECK(h[0] == std::byte{0xAA});
+    h[1] = std::byte{0x55};  // a switch rewriting a header field
+    CHECK(p.parked());
+    const auto b = p.bytes();
+    CHECK(b[1] == std::byte{0x55});
+    CHECK(std::memcmp(b.data() + 60, src.data(), src.size()) == 0);
+    CHECK(b[size - 1] == std::byte{0xEE});
   }
   SUBCASE("the small buffer goes back to its class; the frame keeps its id") {
     const uint64_t id = p.meta().id;
@@ -177,6 +189,7 @@ TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
 TEST_CASE("a packet's buffer is sized by what it asks for: ACK-sized, MTU-sized, jumbo") {
   PacketPool pool;
   CHECK(pool.make(128, 64).capacity() == 256);                // an ACK: headers only
+  CHECK(pool.make(0, 64).capacity() == 128);                  // a PFC frame; a parked frame's headers
   CHECK(pool.make(146, 1024 + 64).capacity() == 1280);        // a 1 KiB-MTU data frame
   CHECK(pool.make(146, 4096 + 64).capacity() == 4352);        // a 4 KiB-MTU data frame
   CHECK(pool.make().capacity() == PacketPool::kMaxCapacity);  // room unknown: the largest
@@ -188,7 +201,7 @@ TEST_CASE("a packet's buffer is sized by what it asks for: ACK-sized, MTU-sized,
   const size_t carved = pool.carved_bytes();
   for (int i = 0; i < 10; ++i) {
     Packet a = pool.make(64, 64), b = pool.make(64, 2000);
-    CHECK(a.capacity() == 256);
+    CHECK(a.capacity() == 128);
     CHECK(b.capacity() == 2304);
   }
   CHECK(pool.carved_bytes() == carved);
@@ -200,12 +213,12 @@ TEST_CASE(
   PacketPool pool;
   const auto src = pattern();
   Packet p = pool.make(32, 16);
-  CHECK(p.capacity() == 256);
+  CHECK(p.capacity() == 128);
   std::memset(p.push_back(16).data(), 0x11, 16);
   p.defer(p.push_back(src.size()), src.data());
   p.meta().flow_hash = 77;
   const uint64_t id = p.meta().id;
-  std::memset(p.push_back(1000).data(), 0x22, 1000);  // past 256: moves
+  std::memset(p.push_back(1000).data(), 0x22, 1000);  // past 128: moves
   CHECK(p.capacity() == 1280);
   CHECK(pool.in_use() == 1);
   CHECK(p.headroom() == 32);

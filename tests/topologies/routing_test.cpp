@@ -301,6 +301,26 @@ void check_host_paths(const Graph& g) {
       CHECK(got == ports(full(n, h)));
       CHECK(paths.first_hop(n, h) == (full(n, h).empty() ? -1 : full(n, h)[0]));
     }
+  // Hosts of one attachment have one set of next hops from every node not
+  // among their neighbours (finish_l3 computes it once); other hosts are
+  // attached elsewhere.
+  std::vector<int> first_of(paths.attachments(), -1);
+  for (int h = 0; h < g.host_count(); ++h) {
+    CAPTURE(g.name(h));
+    int& first = first_of.at(static_cast<size_t>(paths.attachment(h)));
+    if (first < 0) {
+      first = h;
+      continue;
+    }
+    for (int n = 0; n < g.size(); ++n) {
+      CHECK(paths.adjacent(n, h) == paths.adjacent(n, first));
+      if (!paths.adjacent(n, h) && n != h && n != first) CHECK(ports(full(n, h)) == ports(full(n, first)));
+    }
+  }
+  for (int h = 0; h + 1 < g.host_count(); ++h)
+    for (int n = 0; n < g.size(); ++n)
+      if (paths.adjacent(n, h) != paths.adjacent(n, h + 1))
+        CHECK(paths.attachment(h) != paths.attachment(h + 1));
 }
 }  // namespace
 
@@ -324,7 +344,7 @@ TEST_CASE("routing: HostPaths gives ECMP's next hops and distances from the swit
   SUBCASE("the table is (switches and routers)^2, not nodes x hosts") {
     const Graph g(generate_fat_tree(16, {}, {}));  // 1,024 hosts, 320 switches
     const HostPaths paths(g);
-    CHECK(paths.bytes() <= 320 * 320 * 2 + g.size() * 4);
+    CHECK(paths.bytes() <= 320 * 320 * 2 + g.size() * 4 + g.host_count() * 4);
     const int h0 = *g.find("h0"), h1023 = *g.find("h1023");
     CHECK(paths.distance(h0, h1023) == 6);
     CHECK(paths.distance(*g.find("edge0"), h1023) == 5);

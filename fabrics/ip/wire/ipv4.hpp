@@ -46,9 +46,12 @@ class Ipv4ViewT {
   operator Ipv4ViewT<const std::byte>() const requires kMut { return Ipv4ViewT<const std::byte>(b_); }
 
   // Version 4, IHL at least 5, total length covering the header and inside the buffer.
-  bool valid() const {
+  bool valid() const { return valid_in(b_.size()); }
+  // valid() for a datagram of `bytes` of which the view holds the first
+  // ones, its headers at least (a switch reads no further).
+  bool valid_in(size_t bytes) const {
     return version() == 4 && ihl() >= 5 && header_len() <= b_.size() && total_length() >= header_len() &&
-           total_length() <= b_.size();
+           total_length() <= bytes;
   }
 
   uint8_t version() const { return u8(b_[0]) >> 4; }
@@ -71,6 +74,11 @@ class Ipv4ViewT {
   std::span<B> header() const { return b_.first(header_len()); }
   // From the end of the header to Total Length (requires valid()).
   std::span<B> payload() const { return b_.subspan(header_len(), total_length() - header_len()); }
+  // The first bytes of the payload the view holds (requires valid_in()):
+  // a transport header's ports, where the payload is not in the view.
+  std::span<B> payload_start() const {
+    return b_.subspan(header_len(), std::min<size_t>(b_.size(), total_length()) - header_len());
+  }
 
   // RFC 791: the checksum field taken as zero while summing.
   uint16_t compute_checksum() const {

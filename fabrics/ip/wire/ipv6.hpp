@@ -8,6 +8,7 @@
 // The Traffic Class holds DSCP (6 bits) and ECN (2 bits) (RFC 2474, RFC 3168).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,7 +42,10 @@ class Ipv6ViewT {
   operator Ipv6ViewT<const std::byte>() const requires kMut { return Ipv6ViewT<const std::byte>(b_); }
 
   // Version 6 and the payload inside the buffer.
-  bool valid() const { return version() == 6 && kLen + payload_length() <= b_.size(); }
+  bool valid() const { return valid_in(b_.size()); }
+  // valid() for a datagram of `bytes` of which the view holds the first
+  // ones, its header at least (a switch reads no further).
+  bool valid_in(size_t bytes) const { return version() == 6 && kLen + payload_length() <= bytes; }
 
   uint8_t version() const { return static_cast<uint8_t>(word0() >> 28); }
   uint8_t traffic_class() const { return static_cast<uint8_t>(word0() >> 20); }
@@ -56,6 +60,10 @@ class Ipv6ViewT {
 
   std::span<B> header() const { return b_.first(kLen); }
   std::span<B> payload() const { return b_.subspan(kLen, payload_length()); }  // requires valid()
+  // The first bytes of the payload the view holds (requires valid_in()).
+  std::span<B> payload_start() const {
+    return b_.subspan(kLen, std::min<size_t>(b_.size(), kLen + payload_length()) - kLen);
+  }
 
   void set_version_tc_flow(uint8_t traffic_class, uint32_t flow_label) requires kMut {
     set_word0(uint32_t{6} << 28 | uint32_t{traffic_class} << 20 | (flow_label & 0xFFFFF));

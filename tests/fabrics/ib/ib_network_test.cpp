@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "apps/runner.hpp"
@@ -51,7 +52,9 @@ std::filesystem::path scratch(const char* name) {
 nlohmann::json results_of(const ExperimentConfig& cfg, const char* name) {
   const auto dir = scratch(name);
   std::filesystem::create_directories(dir);
-  nlohmann::json out = Run(cfg, dir).execute();
+  Run(cfg, dir).execute();
+  std::ifstream in(dir / "results.json");
+  nlohmann::json out = nlohmann::json::parse(in);
   std::filesystem::remove_all(dir);
   return out;
 }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/random.hpp"
+#include "fabrics/ip/l3_network.hpp"
 #include "fabrics/ip/l3_switch.hpp"
 #include "tests/fixtures/network.hpp"
 #include "topologies/generate.hpp"
@@ -73,6 +74,32 @@ TEST_CASE("route ranges: any order of routes gives what a map of one entry an ad
   CHECK(r.ranges() <= ref.size());
 }
 
+TEST_CASE("routes to a range of addresses: appended behind the last range, or set one by one") {
+  Rng rng(11);
+  RouteRanges<uint32_t> r;
+  std::map<uint32_t, uint32_t> ref;
+  const auto both = [&](uint32_t first, uint32_t last, uint32_t v) {
+    r.set(first, last, v);
+    for (uint32_t a = first; a <= last; ++a) ref[a] = v;
+  };
+  both(10, 19, 1);
+  both(20, 29, 1);  // continues the last range
+  CHECK(r.ranges() == 1);
+  both(30, 30, 2);
+  both(40, 49, 2);  // a gap: a range of its own
+  CHECK(r.ranges() == 3);
+  for (int i = 0; i < 300; ++i) {  // over what is there: one address at a time
+    const auto first = static_cast<uint32_t>(rng.between(0, 60));
+    both(first, first + static_cast<uint32_t>(rng.between(0, 8)), static_cast<uint32_t>(rng.between(0, 3)));
+  }
+  for (uint32_t a = 0; a <= 75; ++a) {
+    const uint32_t* got = r.find(a);
+    const auto it = ref.find(a);
+    REQUIRE((got != nullptr) == (it != ref.end()));
+    if (got) CHECK(*got == it->second);
+  }
+}
+
 TEST_CASE("an L3 switch of a k = 8 fat tree holds its routes to 128 hosts in a few hundred bytes") {
   ExperimentConfig cfg;
   cfg.fabric = "roce_v2";
@@ -84,4 +111,29 @@ TEST_CASE("an L3 switch of a k = 8 fat tree holds its routes to 128 hosts in a f
   MESSAGE("largest switch's forwarding state: " << most << " bytes");
   // One entry an address (a hash map and a tree, IPv4 and IPv6) took about 12 KiB at 128 hosts.
   CHECK(most < 1024);
+}
+
+TEST_CASE("an L3 switch's routes, set a leaf's hosts at a time, are each host's shortest paths") {
+  for (const bool fat : {true, false}) {
+    CAPTURE(fat);
+    ExperimentConfig cfg;
+    cfg.fabric = "roce_v2";
+    cfg.topology = fat ? generate_fat_tree(4, {}, {}) : generate_leaf_spine(2, 3, 3, {}, {});
+    test::BuiltNetwork n(cfg);
+    const Graph& g = n.net.graph;
+    const HostPaths paths(g);
+    std::vector<uint16_t> want;
+    for (int s = g.host_count(); s < g.size(); ++s)
+      for (int h = 0; h < g.host_count(); ++h) {
+        CAPTURE(g.name(s));
+        CAPTURE(g.name(h));
+        paths.next_hops(s, h, want);
+        const auto& sw = static_cast<const L3Switch&>(*n.net.nodes[static_cast<size_t>(s)]);
+        const IpEndpoint e = host_endpoint(h);
+        REQUIRE(sw.route(e.ipv4));
+        CHECK(*sw.route(e.ipv4) == want);
+        REQUIRE(sw.route(e.ipv6));
+        CHECK(*sw.route(e.ipv6) == want);
+      }
+  }
 }

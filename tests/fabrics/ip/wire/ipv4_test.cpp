@@ -81,6 +81,20 @@ TEST_CASE("ipv4: check and valid reject what cannot be an IPv4 header") {
   CHECK_FALSE(v.valid());
 }
 
+TEST_CASE("ipv4: valid_in judges a datagram of which the view holds only the headers") {
+  // A switch sees a parked frame's headers: the payload is elsewhere.
+  std::vector<std::byte> b = kHeader;  // total length 0x73, 20 bytes here
+  b.resize(24);
+  auto v = *Ipv4View::check(b);
+  CHECK_FALSE(v.valid());
+  CHECK(v.valid_in(0x73));
+  CHECK_FALSE(v.valid_in(0x72));         // shorter than its total length
+  CHECK(v.payload_start().size() == 4);  // the transport ports, all the view holds
+  b.resize(0x73);
+  v = *Ipv4View::check(b);
+  CHECK(v.payload_start().size() == 0x73 - 20);
+}
+
 TEST_CASE("ipv4: options are skipped by header_len and payload") {
   auto b = hex("46 00 00 1c 00 00 00 00 40 11 00 00 0a 00 00 01 0a 00 00 02  01 01 01 00  aa bb cc dd");
   auto v = *Ipv4View::check(b);

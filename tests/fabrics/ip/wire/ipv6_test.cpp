@@ -55,6 +55,9 @@ TEST_CASE("ipv6: emit round trip and length checks") {
   CHECK(out == kHeader);
   CHECK_FALSE(Ipv6View::check(std::span<std::byte>(out).first(39)));
   CHECK_FALSE(Ipv6View::check(out)->valid());  // 16 payload bytes missing
+  CHECK(Ipv6View::check(out)->valid_in(56));   // ... held elsewhere (a parked frame's payload)
+  CHECK_FALSE(Ipv6View::check(out)->valid_in(55));
+  CHECK(Ipv6View::check(out)->payload_start().empty());
   out.resize(56);
   CHECK(Ipv6View::check(out)->valid());
   out[0] = std::byte{0x4b};
