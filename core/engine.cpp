@@ -48,7 +48,7 @@ void Simulator::grow_contexts(Context c) {
 void Simulator::sequence_exhausted() { throw std::length_error("event sequence numbers exhausted"); }
 
 void Simulator::prefetch_slot(const Entry& e) {
-  const Slot& s = slot(static_cast<uint32_t>(e.slot));
+  const Slot& s = slot(index_of(e));
   __builtin_prefetch(&s);
   __builtin_prefetch(reinterpret_cast<const char*>(&s) + 64);
 }
@@ -57,10 +57,11 @@ void Simulator::cancel(EventId id) {
   if (id.order == 0 || id.slot >= slot_count_) return;
   Slot& s = slot(id.slot);
   if (s.order != id.order) return;
-  // The queue entry stays; it is skipped and its slot freed when taken out.
-  s.order = 0;
+  // The queue entry stays, and is skipped when taken out: the slot's
+  // generation no longer matches it.
   --live_;
   s.fn.reset();
+  free_slot(id.slot);
 }
 
 Time Simulator::next_time_bound() const {
@@ -103,12 +104,8 @@ void Simulator::to_small() {
   for (size_t w = 0; w < occupied_.size(); ++w) {
     for (uint64_t bits = occupied_[w]; bits; bits &= bits - 1) {
       Bucket& b = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
-      for (const Entry* p = b.begin; p != b.end; ++p) {
-        if (live(*p))
-          small_push(*p);
-        else
-          free_slot(static_cast<uint32_t>(p->slot));  // cancelled: nothing to run, and the live ones fit
-      }
+      for (const Entry* p = b.begin; p != b.end; ++p)
+        if (live(*p)) small_push(*p);  // the cancelled ones' slots are free already
       b.reset();
     }
     occupied_[w] = 0;
@@ -179,15 +176,11 @@ bool Simulator::refill(uint64_t until) {
     // Every entry of this bucket agrees with m from the bucket's digit up,
     // so relative to the new last_ each lands in a lower bucket (or bucket
     // 0), and the entries of other buckets stay where they are.
-    // A cancelled entry is taken out here, its slot freed, instead of
-    // being carried down level by level until its time (PFC's pause
-    // timers, rearmed by every PAUSE frame, are most of them).
-    for (const Entry* p = src.begin; p != src.end; ++p) {
-      if (live(*p))
-        push(*p);
-      else
-        free_slot(static_cast<uint32_t>(p->slot));
-    }
+    // A cancelled entry is left out here instead of being carried down
+    // level by level until its time (PFC's pause timers, rearmed by every
+    // PAUSE frame, are most of them).
+    for (const Entry* p = src.begin; p != src.end; ++p)
+      if (live(*p)) push(*p);
     src.release_if_large();
   }
   b0_next_ = 0;
@@ -221,12 +214,9 @@ void Simulator::run(Time until) {
       if (live_ > 0) now_ = until;
       return;
     }
-    const uint32_t i = static_cast<uint32_t>(e.slot);
+    const uint32_t i = index_of(e);
     Slot& s = slot(i);
-    if (s.order == 0) {  // cancelled
-      free_slot(i);
-      continue;
-    }
+    if (s.gen != gen_of(e)) continue;  // cancelled: its slot was freed then
     now_ = last_event_ = Time::ps(static_cast<int64_t>(e.time));
     running_order_ = s.order;
     s.order = 0;  // running: cancelling its own id is now a no-op
@@ -268,17 +258,14 @@ void Simulator::clear() {
 
 size_t Simulator::drop_entries(const Entry* first, const Entry* last) {
   for (const Entry* e = first; e != last; ++e) {
-    const uint32_t i = static_cast<uint32_t>(e->slot);
+    if (!live(*e)) continue;  // cancelled: its slot is free already
+    const uint32_t i = index_of(*e);
     Slot& s = slot(i);
-    if (s.order != 0) {
-      s.order = 0;
-      --live_;
-      EventFn fn = std::move(s.fn);
-      free_slot(i);
-      fn.reset();
-    } else {
-      free_slot(i);
-    }
+    s.order = 0;
+    --live_;
+    EventFn fn = std::move(s.fn);
+    free_slot(i);
+    fn.reset();
   }
   return static_cast<size_t>(last - first);
 }

@@ -140,6 +140,9 @@ class Simulator {
   Time last_event_time() const { return last_event_; }
   // Events scheduled and neither run nor cancelled.
   size_t pending() const { return live_; }
+  // Slots made for closures so far (in chunks of 1,024; never given back):
+  // the most events pending at once, cancelled ones not among them.
+  size_t slots() const { return slot_count_; }
   // No live event is earlier than this (a cancelled one may be at it);
   // Time::max() when none is pending.
   Time next_time_bound() const;
@@ -154,13 +157,15 @@ class Simulator {
   static constexpr uint32_t kNoSlot = UINT32_MAX;  // end of the free list
   static constexpr int kChunkBits = 10;            // 1024 slots a chunk
 
-  // The key stays in the slot: only ties need it, and a slot is not reused
-  // while an entry names it (a cancelled event's slot is freed when its
-  // entry is taken out), so the entry is 16 bytes, as it was with one
-  // global counter.
+  // The key stays in the slot: only ties need it, so the entry is 16
+  // bytes, as it was with one global counter. A cancelled event's slot is
+  // freed at once (PFC's pause timers and DCQCN's, rearmed by every PAUSE
+  // frame and CNP, left most slots of a k = 32 run held by entries still
+  // waiting for their time): the entry names its slot's generation too,
+  // and an entry whose slot has been freed since is skipped.
   struct Entry {
     uint64_t time;  // picoseconds, never negative
-    uint64_t slot;
+    uint64_t slot;  // generation << 32 | slot index
   };
   struct Slot {
     // The live event's key (context << kSeqBits | its sequence); 0 once
@@ -168,8 +173,11 @@ class Simulator {
     uint64_t order;
     // The context it runs in; while the slot is free, the next free slot.
     Context ctx;
+    uint32_t gen;  // one more each time the slot is freed
     EventFn fn;
   };
+  static uint32_t index_of(const Entry& e) { return static_cast<uint32_t>(e.slot); }
+  static uint32_t gen_of(const Entry& e) { return static_cast<uint32_t>(e.slot >> 32); }
   Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & ((1u << kChunkBits) - 1)]; }
   uint32_t take_slot() {
     if (free_head_ == kNoSlot) grow_slots();
@@ -178,8 +186,10 @@ class Simulator {
     return i;
   }
   void free_slot(uint32_t i) {
-    slot(i).order = 0;
-    slot(i).ctx = free_head_;
+    Slot& s = slot(i);
+    s.order = 0;
+    ++s.gen;
+    s.ctx = free_head_;
     free_head_ = i;
   }
   void grow_slots();
@@ -191,7 +201,7 @@ class Simulator {
     Slot& s = slot(i);
     s.order = order;
     s.ctx = target;
-    enqueue({static_cast<uint64_t>(when.count()), i});
+    enqueue({static_cast<uint64_t>(when.count()), uint64_t{s.gen} << 32 | i});
     ++live_;
     return EventId{order, i};
   }
@@ -239,8 +249,13 @@ class Simulator {
   void mark(size_t b) { occupied_[b >> 6] |= uint64_t{1} << (b & 63); }
 
   // Entry order: time, then key.
-  uint64_t order_of(const Entry& e) { return slot(static_cast<uint32_t>(e.slot)).order; }
-  bool live(const Entry& e) { return order_of(e) != 0; }
+  // An entry whose slot was freed since (its event cancelled) is not
+  // live, and sorts first: it is skipped wherever it is.
+  uint64_t order_of(const Entry& e) {
+    const Slot& s = slot(index_of(e));
+    return s.gen == gen_of(e) ? s.order : 0;
+  }
+  bool live(const Entry& e) { return slot(index_of(e)).gen == gen_of(e); }
   bool later(const Entry& a, const Entry& b) {
     return a.time > b.time || (a.time == b.time && order_of(a) > order_of(b));
   }

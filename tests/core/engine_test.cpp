@@ -115,6 +115,25 @@ TEST_CASE("closures up to 64 bytes are stored, run once and destroyed") {
   CHECK(sim.events_run() == 1);
 }
 
+TEST_CASE("a cancelled event's slot is free at once, its queue entry skipped when its time comes") {
+  // A timer rearmed many times before it is due (a PFC pause, DCQCN's
+  // rate timer): its cancelled entries wait in the queue, their slots not.
+  Simulator sim;
+  int ran = 0;
+  EventId timer;
+  for (int i = 0; i < 10000; ++i) {
+    sim.cancel(timer);
+    timer = sim.after(Time::us(100 + i), [&ran] { ++ran; });
+    sim.after(Time::ns(i), [] {});  // something else reuses the freed slots meanwhile
+  }
+  CHECK(sim.pending() == 10001);
+  CHECK(sim.slots() <= 11 * 1024);  // not 20,000: the 9,999 cancelled ones' slots were reused
+  sim.run();
+  CHECK(ran == 1);
+  CHECK(sim.now() == Time::us(100 + 9999));
+  CHECK(sim.events_run() == 10001);
+}
+
 TEST_CASE("a closure destroyed by clear() may schedule and cancel") {
   Simulator sim;
   struct Rescheduler {
