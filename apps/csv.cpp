@@ -1,9 +1,11 @@
 #include "apps/csv.hpp"
 
 #include <algorithm>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
+#include <streambuf>
 #include <unordered_map>
 #include <vector>
 
@@ -75,13 +77,45 @@ void write_records_csv(std::ostream& out, const RecordSource& records) {
 }
 
 namespace {
-// `text` (a value as dump(2) writes it) one level deeper: `spaces` more
-// in front of each line after the first, as the enclosing dump would.
-void write_indented(std::ostream& out, const std::string& text, size_t spaces) {
-  size_t from = 0;
-  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
-    out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << std::string(spaces, ' ');
-  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+// Passes what is written on to `to` with `spaces` more after each newline:
+// a value written as dump(2) writes it comes out one level deeper, as the
+// enclosing object's dump would write it, without the text held whole
+// (a k = 64 fat tree's hosts are 31 MiB of it).
+class Indenter : public std::streambuf {
+ public:
+  Indenter(std::streambuf* to, size_t spaces) : to_(to), pad_(spaces, ' ') {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const char* end = s + n;
+    while (s != end) {
+      const char* nl = std::find(s, end, '\n');
+      const char* upto = nl == end ? end : nl + 1;
+      if (to_->sputn(s, upto - s) != upto - s) return 0;
+      if (nl != end && to_->sputn(pad_.data(), static_cast<std::streamsize>(pad_.size())) !=
+                           static_cast<std::streamsize>(pad_.size()))
+        return 0;
+      s = upto;
+    }
+    return n;
+  }
+
+ private:
+  std::streambuf* to_;
+  std::string pad_;
+};
+
+// `value` as `out << std::setw(2) << value` writes it, `spaces` deeper.
+void write_indented(std::ostream& out, const json& value, size_t spaces) {
+  Indenter buf(out.rdbuf(), spaces);
+  std::ostream deeper(&buf);
+  deeper << std::setw(2) << value;
+  if (!deeper) out.setstate(std::ios::badbit);
 }
 }  // namespace
 
@@ -95,14 +129,14 @@ void write_json_with_records(std::ostream& out, const json& results, const std::
   for (size_t i = 0; i < keys.size(); ++i) {
     out << (i ? ",\n  " : "\n  ") << json(keys[i]).dump() << ": ";
     if (keys[i] != key) {
-      write_indented(out, results.at(keys[i]).dump(2), 2);
+      write_indented(out, results.at(keys[i]), 2);
       continue;
     }
     bool first = true;
     records([&](const json& r) {
       out << (first ? "[\n    " : ",\n    ");
       first = false;
-      write_indented(out, r.dump(2), 4);
+      write_indented(out, r, 4);
     });
     out << (first ? "[]" : "\n  ]");
   }

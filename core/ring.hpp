@@ -90,6 +90,13 @@ class Ring {
     data_ = nullptr;
     mask_ = head_ = tail_ = 0;
   }
+  // Gives the memory back when the ring is empty and has room for more than
+  // `keep` elements: a queue after a burst need not hold a burst's room
+  // while it idles (a switch port that PFC made queue hundreds of frames
+  // once; summed over a k = 64 fat tree's ports, a fifth of the peak).
+  void shrink_if_empty(size_t keep) {
+    if (empty() && capacity() > keep) release();
+  }
   // Removes every element for which pred is true, keeping the others' order.
   template <typename Pred>
   void remove_if(Pred pred) {

@@ -20,28 +20,29 @@ namespace {
 // rdmasim itself, code, libraries, the price catalogue: 12.5 MiB (the
 // smallest examples peak at 11.9 to 12.6 MiB with this round's 6 MB binary).
 constexpr uint64_t kProgramBytes = 25 << 19;
-constexpr uint64_t kHostBytes = 8 * 1024;  // a host: its NIC, CPU model, memory map
+// A host: its NIC, CPU model, memory map, its node's share of the set-up
+// (heaptrack of a k = 64 fat tree: about 2.1 KiB a host).
+constexpr uint64_t kHostBytes = 3 * 1024;
 // A port (each end of a link): its queues, PFC state, its share of its
-// node; a fat tree at k = 8 and 16 set up, 2.2 and 2.3 KiB a port.
-constexpr uint64_t kPortBytes = 2560;
+// node; heaptrack of fat trees at k = 32 and 64: 1.1 KiB a port (port
+// objects, PFC's per-port state; queues that empty give their room back).
+constexpr uint64_t kPortBytes = 1536;
 // One end of a connection: QP, CQs, MRs, the program. A k=8 fat tree's
 // all-to-all (16,256 connections) peaks 69 MiB above the same tree without
-// one: 2.2 KiB an end.
+// one: 2.2 KiB an end (1.7 KiB at k = 32's peak, heaptrack).
 constexpr uint64_t kQpBytes = 2304;
 // A flow of `kind: flows` beyond its two QPs: its record, its programs'
-// coroutines, statistics, congestion control state; and frames a sending
-// host keeps in the network (data on the wires and in queues, their ACKs,
-// the events that carry them) while it sends. Fat trees of web-search
-// flows at 30 % load, 2 ms (k = 16: 4,488 flows, 94.5 MiB peak; k = 32:
-// 35,904 flows, 681 MiB), with unacknowledged packets tracked as runs,
-// cancelled events leaving the engine early and waiting frames parked
-// without their payload's room: the two parts are 0.48 of what they were
-// (17 KiB a flow with its QPs, 64 KiB a sender), which puts the estimate
-// 1.06 times over both peaks (docs/performance.md, issue 32).
-constexpr uint64_t kFlowBytes = 6 * 1024;
+// coroutines, statistics, congestion control state (2.1 KiB a flow at
+// k = 32's peak, heaptrack); and frames a sending host keeps in the
+// network (data on the wires and in queues, their ACKs, the events that
+// carry them) while it sends: 33 KiB a sender at k = 32, 2 ms, with
+// waiting frames parked without their payload's room and cancelled events
+// holding no slot. The estimate is 1.1 to 1.3 times the peaks of fat
+// trees from k = 8 to 64 (docs/performance.md, issue 32).
+constexpr uint64_t kFlowBytes = 3 * 1024;
 constexpr uint64_t kInFlightBytes = 32 * 1024;
 constexpr uint64_t kCaptureFileBytes = 64 * 1024;  // a capture file's stdio buffer (pcap/)
-constexpr uint64_t kPacketBytes = 256 + 64;  // a control frame's packet buffer and header (core/packet.hpp)
+constexpr uint64_t kPacketBytes = 256 + 64;        // an ACK's packet buffer and header (core/packet.hpp)
 
 // Capture files a run writes (each with its stdio buffer): a host's port
 // each (`hosts`), every port (`all`), the listed nodes' ports.

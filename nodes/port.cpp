@@ -77,7 +77,9 @@ void Port::send_control(Packet p) {
 
 void Port::start_next() {
   if (!control_.empty()) {
-    transmit(control_.take_front());
+    Packet p = control_.take_front();
+    control_.shrink_if_empty(0);  // PFC frames: rare, one at a time
+    transmit(std::move(p));
     return;
   }
   if (nonempty_ == 0) return;
@@ -114,10 +116,12 @@ bool Port::try_class(uint8_t cls, Time now, Time& earliest, bool& gated) {
   }
   if (gate_) gate_->sent(cls, n);
   Packet p = std::move(q.take_front().packet);
-  if (q.empty())
+  if (q.empty()) {
     nonempty_ &= static_cast<uint8_t>(~(1u << cls));
-  else
+    q.shrink_if_empty(kKeptQueue);
+  } else {
     prefetch(q.front().packet);
+  }
   queued_bytes_ -= n;
   --queued_frames_;
   class_bytes_[cls] -= n;
@@ -209,6 +213,8 @@ void Port::arrive() {
   if (!wire_.empty()) {
     prefetch(wire_.front().packet);
     schedule_arrival();
+  } else {
+    wire_.shrink_if_empty(kKeptQueue);
   }
   if (lost) {
     drop(p, true);

@@ -229,6 +229,9 @@ class Port {
     Packet packet;
     Time ready;
   };
+  // A class queue or the wire that empties gives back room beyond this
+  // many frames (Ring::shrink_if_empty): what a busy port reuses stays.
+  static constexpr size_t kKeptQueue = 64;
   Ring<Packet> control_;
   std::array<Ring<Queued>, kClasses> queues_;
   std::array<uint64_t, kClasses> class_bytes_{};

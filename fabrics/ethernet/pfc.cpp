@@ -118,8 +118,8 @@ void PfcPort::remove(uint8_t cls, uint64_t bytes) {
   held_[cls] -= std::min(held_[cls], bytes);
   if (pausing_peer(cls) && (shared_ ? under_resume(cls) : held_[cls] <= s_.xon)) {
     pausing_ &= static_cast<uint8_t>(~(1u << cls));
-    port_.owner().sim().cancel(timers().refresh[cls]);
-    timers().refresh[cls] = {};
+    port_.owner().sim().cancel(timers(cls).refresh);
+    timers(cls).refresh = {};
     send_pfc(cls, 0);
   }
 }
@@ -136,7 +136,7 @@ void PfcPort::send_pfc(uint8_t cls, uint16_t quanta) {
     ++stats_.xoff_sent;
     // Renew the pause before it runs out, while the bytes stay above XON.
     const Time t = pfc_quanta_to_time(quanta, port_.params().rate) / 2;
-    timers().refresh[cls] = port_.owner().sim().after(t, [this, cls] { refresh(cls); });
+    timers(cls).refresh = port_.owner().sim().after(t, [this, cls] { refresh(cls); });
   } else {
     ++stats_.xon_sent;
   }
@@ -144,7 +144,7 @@ void PfcPort::send_pfc(uint8_t cls, uint16_t quanta) {
 }
 
 void PfcPort::refresh(uint8_t cls) {
-  timers().refresh[cls] = {};
+  timers(cls).refresh = {};
   if (pausing_peer(cls)) send_pfc(cls, s_.pause_quanta);
 }
 
@@ -156,37 +156,37 @@ void PfcPort::on_pfc(const PfcFrame& f) {
     // Only priorities that are lossless here honour PFC (802.1Q 36.1.2).
     if (!(f.class_enable >> cls & 1) || !(s_.classes >> cls & 1)) continue;
     if (watchdog_active(cls)) {  // the watchdog ignores it; a pause still says the storm goes on
-      if (f.quanta[cls]) timers().last_ignored[cls] = sim.now();
+      if (f.quanta[cls]) timers(cls).last_ignored = sim.now();
       continue;
     }
-    sim.cancel(timers().expire[cls]);
-    timers().expire[cls] = {};
+    sim.cancel(timers(cls).expire);
+    timers(cls).expire = {};
     if (f.quanta[cls] == 0) {
       resume(cls);
       continue;
     }
     const bool began = !paused(cls);
     if (began) {
-      timers().paused_since[cls] = sim.now();
+      timers(cls).paused_since = sim.now();
       arm_watchdog(cls);
     }
     paused_ |= static_cast<uint8_t>(1u << cls);
     if (began && cls == stuck_cls_) arm_stuck_check();
-    timers().expire[cls] =
+    timers(cls).expire =
         sim.after(pfc_quanta_to_time(f.quanta[cls], port_.params().rate), [this, cls] { expire(cls); });
   }
 }
 
 void PfcPort::expire(uint8_t cls) {
-  timers().expire[cls] = {};
+  timers(cls).expire = {};
   resume(cls);
 }
 
 void PfcPort::resume(uint8_t cls) {
   if (!paused(cls)) return;
   paused_ &= static_cast<uint8_t>(~(1u << cls));
-  port_.owner().sim().cancel(timers().watchdog[cls]);
-  timers().watchdog[cls] = {};
+  port_.owner().sim().cancel(timers(cls).watchdog);
+  timers(cls).watchdog = {};
   stop_stuck_check(cls);
   port_.kick();
 }
@@ -200,47 +200,47 @@ void PfcPort::resume(uint8_t cls) {
 
 void PfcPort::arm_watchdog(uint8_t cls) {
   if (s_.watchdog <= Time{}) return;
-  timers().watchdog[cls] = port_.owner().sim().after(s_.watchdog, [this, cls] { watchdog_check(cls); });
+  timers(cls).watchdog = port_.owner().sim().after(s_.watchdog, [this, cls] { watchdog_check(cls); });
 }
 
 // Paused since at least the detection time (a resume cancels the check);
 // with nothing waiting it is not stuck: looked at again a detection time on.
 void PfcPort::watchdog_check(uint8_t cls) {
-  timers().watchdog[cls] = {};
+  timers(cls).watchdog = {};
   if (!paused(cls)) return;
   if (port_.queued_bytes(cls) == 0) {
     arm_watchdog(cls);
     return;
   }
   Simulator& sim = port_.owner().sim();
-  sim.cancel(timers().expire[cls]);
-  timers().expire[cls] = {};
+  sim.cancel(timers(cls).expire);
+  timers(cls).expire = {};
   paused_ &= static_cast<uint8_t>(~(1u << cls));
   stop_stuck_check(cls);
   ignoring_ |= static_cast<uint8_t>(1u << cls);
-  timers().last_ignored[cls] = sim.now();
+  timers(cls).last_ignored = sim.now();
   const size_t dropped = port_.drain(cls);
   ++stats_.watchdog_events;
   stats_.watchdog_drops += dropped;
   if (watchdog_fired_) watchdog_fired_(cls, dropped);
-  timers().restore[cls] = sim.after(s_.watchdog_restore, [this, cls] { restore_check(cls); });
+  timers(cls).restore = sim.after(s_.watchdog_restore, [this, cls] { restore_check(cls); });
   port_.kick();
 }
 
 void PfcPort::restore_check(uint8_t cls) {
   Simulator& sim = port_.owner().sim();
-  const Time quiet_until = timers().last_ignored[cls] + s_.watchdog_restore;
+  const Time quiet_until = timers(cls).last_ignored + s_.watchdog_restore;
   if (sim.now() < quiet_until) {
-    timers().restore[cls] = sim.at(quiet_until, [this, cls] { restore_check(cls); });
+    timers(cls).restore = sim.at(quiet_until, [this, cls] { restore_check(cls); });
     return;
   }
-  timers().restore[cls] = {};
+  timers(cls).restore = {};
   ignoring_ &= static_cast<uint8_t>(~(1u << cls));
 }
 
 Time PfcPort::stuck_since(uint8_t cls) const {
   if (!paused(cls) || port_.queued_bytes(cls) == 0) return Time::max();
-  return timers_->paused_since[cls & 7];  // paused: a PFC frame came, so it has them
+  return timers_[timer_index(cls & 7)].paused_since;  // paused: a PFC frame came, so it has them
 }
 
 void PfcPort::watch_stuck(uint8_t cls, Time detect, Time every, std::function<void()> stuck) {
@@ -256,7 +256,7 @@ void PfcPort::watch_stuck(uint8_t cls, Time detect, Time every, std::function<vo
 void PfcPort::arm_stuck_check() {
   Simulator& sim = port_.owner().sim();
   const int64_t due =
-      std::max(timers().paused_since[stuck_cls_] + stuck_detect_, sim.now() + Time::ps(1)).count();
+      std::max(timers(stuck_cls_).paused_since + stuck_detect_, sim.now() + Time::ps(1)).count();
   const int64_t every = stuck_every_.count();
   stuck_check_ = sim.at(Time::ps((due + every - 1) / every * every), [this] { stuck_check(); });
 }
@@ -287,14 +287,18 @@ PfcNode& PfcNode::attach(Node& node, PacketPool& pool, const PfcSettings& s, Pfc
     port.set_gate(pfc->ports_.back().get());
     if (accounting == PfcAccounting::until_released) port.set_meter(pfc->ports_.back().get());
   }
-  // The observers own the PfcNode: it goes when the last port does.
+  // The receive observers own the PfcNode: it goes when the last port
+  // does. A port's other observers go with it, so they hold a plain
+  // pointer (small enough for std::function to keep in place: two
+  // allocations fewer a port, 25 MiB of a k = 64 fat tree).
   for (size_t i = 0; i < node.port_count(); ++i) {
     Port& port = node.port(i);
     const auto index = static_cast<uint16_t>(i);
     port.on_rx([pfc, index](Time, Packet& p) { pfc->on_rx(index, p); });
     if (accounting == PfcAccounting::until_departed) {
-      port.on_tx([pfc](Time, Packet& p) { pfc->on_gone(p); });
-      port.on_drop([pfc](Time, Packet& p) { pfc->on_gone(p); });
+      PfcNode* const n = pfc.get();
+      port.on_tx([n](Time, Packet& p) { n->on_gone(p); });
+      port.on_drop([n](Time, Packet& p) { n->on_gone(p); });
     }
   }
   return *pfc;

@@ -43,6 +43,26 @@ TEST_CASE("an empty ring holds no memory, and its first block is sized by its el
   CHECK(big.size() == 1);
 }
 
+TEST_CASE("a ring that empties gives back room beyond what it keeps, and only when empty") {
+  Ring<uint64_t> q;
+  for (uint64_t i = 0; i < 300; ++i) q.push_back(i);  // a burst
+  CHECK(q.capacity() == 512);
+  q.shrink_if_empty(64);  // not empty: nothing happens
+  CHECK(q.capacity() == 512);
+  while (q.size() > 1) q.pop_front();
+  q.shrink_if_empty(64);
+  CHECK(q.capacity() == 512);
+  CHECK(q.front() == 299);
+  q.pop_front();
+  q.shrink_if_empty(512);  // within what it keeps
+  CHECK(q.capacity() == 512);
+  q.shrink_if_empty(64);
+  CHECK(q.capacity() == 0);
+  q.push_back(7);  // and grows again from its first block
+  CHECK(q.front() == 7);
+  CHECK(q.capacity() == Ring<uint64_t>::kFirstCapacity);
+}
+
 TEST_CASE("a ring behaves as a deque at both ends across growth and wrap-around") {
   Ring<uint64_t> r;
   std::deque<uint64_t> ref;
