@@ -409,6 +409,13 @@ RecordSource Run::port_records() const {
   return [this](const std::function<void(const json&)>& each) { each_port_record(*net_, each); };
 }
 
+RecordSource Run::ports_of(const json& results) const {
+  if (!results.contains("ports")) return port_records();
+  return [&results](const std::function<void(const json&)>& each) {
+    for (const json& p : results["ports"]) each(p);
+  };
+}
+
 json Run::execute() {
   build_network();
   attach_captures();

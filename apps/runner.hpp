@@ -84,6 +84,9 @@ class Run {
   nlohmann::json collect();  // results.json's content
   void write_outputs(const nlohmann::json& results);  // results.json and the files beside it
   RecordSource port_records() const;                  // the ports' counters, as results.json lists them
+  // The port table of execute()'s `results`: theirs when they hold one (a
+  // split run's, added up across ranks), else port_records().
+  RecordSource ports_of(const nlohmann::json& results) const;
 
   const Network& network() const { return *net_; }
   const RunEnd& end() const { return end_; }

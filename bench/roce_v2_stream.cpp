@@ -43,13 +43,14 @@ double measure(uint64_t messages, bool capture) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto t0 = std::chrono::steady_clock::now();
-  const nlohmann::json res = Run(*r.config, dir).execute();
+  Run run(*r.config, dir);
+  const nlohmann::json res = run.execute();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   uint64_t delivered = 0, hops = 0;
-  for (const auto& p : res["ports"]) {
+  run.ports_of(res)([&](const nlohmann::json& p) {
     hops += p["rx_frames"].get<uint64_t>();
     if (p["node"] == "a" || p["node"] == "b") delivered += p["rx_frames"].get<uint64_t>();
-  }
+  });
   const auto& w = res["workloads"][0];
   std::printf(
       "capture=%s messages=%llu frames_delivered=%llu hop_deliveries=%llu events=%llu wall_s=%.3f "
