@@ -137,3 +137,15 @@ TEST_CASE("an L3 switch's routes, set a leaf's hosts at a time, are each host's 
       }
   }
 }
+
+TEST_CASE("host addresses stay distinct past 65,535 hosts (a k = 64 fat tree has 65,536)") {
+  // Host i is number i + 1: the 65,536th took fd00:: when only two bytes carried it.
+  const IpEndpoint last = host_endpoint(65535), first = host_endpoint(0), past = host_endpoint(70000);
+  Ipv6Address prefix;  // fd00::
+  prefix.octets[0] = 0xFD;
+  CHECK(last.ipv6 != prefix);
+  CHECK(last.ipv6.octets[13] == 1);
+  CHECK(last.ipv6 != first.ipv6);
+  CHECK(past.ipv6 != host_endpoint(70000 - 65536).ipv6);
+  CHECK(last.ipv4.to_u32() == 0x0A000000u + 65536);
+}
