@@ -221,6 +221,22 @@ TEST_CASE("routing: IB min_hop spreads destinations over equal ports") {
   check_all_pairs_routed(g, t);
 }
 
+TEST_CASE("routing: IB min_hop, next hops shared by a leaf's hosts, is each (node, host)'s own") {
+  // Every node, hosts too (a host's own entry stays -1), towards every host.
+  for (const Graph& g : {Graph(generate_fat_tree(4, {}, {})), Graph(generate_leaf_spine(3, 3, 4, {}, {}))}) {
+    const ForwardingTable t = ib_forwarding(g, IbRouting::min_hop);
+    const HostPaths paths(g);
+    std::vector<uint16_t> hops;
+    for (int v = 0; v < g.size(); ++v)
+      for (int h = 0; h < g.host_count(); ++h) {
+        CAPTURE(g.name(v));
+        CAPTURE(g.name(h));
+        paths.next_hops(v, h, hops);
+        CHECK(t.port(v, h) == (hops.empty() ? -1 : hops[ib_lid(h) % hops.size()]));
+      }
+  }
+}
+
 TEST_CASE("routing: up*/down* roots and ranks") {
   SUBCASE("leaf-spine: the spines") {
     const Graph g(generate_leaf_spine(2, 4, 2, {}, {}));
