@@ -464,15 +464,61 @@ std::optional<std::vector<int>> ib_path(const Graph& g, const ForwardingTable& t
 
 bool credit_loop_free(const Graph& g, const ForwardingTable& t) {
   // Vertices are channels; an arc c1 -> c2 says a packet holding buffer
-  // space on c1 waits for credits on c2.
+  // space on c1 waits for credits on c2: the consecutive channels of every
+  // host pair's path (ib_path). Forwarding is by destination, so towards
+  // one destination every path that meets a node goes on as the first one
+  // through it did: each node's way on is walked once a destination (its
+  // arcs added then; a later path adds only the arc into it), where every
+  // pair's whole path was walked and added (hosts^2: a k = 32 fat tree's
+  // set-up spent most of its 29 s here).
   using Cdg = boost::adjacency_list<boost::setS, boost::vecS, boost::directedS>;
   Cdg cdg(2 * static_cast<size_t>(g.link_count()));
-  for (int s = 0; s < g.host_count(); ++s) {
-    for (int dst = 0; dst < g.host_count(); ++dst) {
+  enum : uint8_t { kUnknown, kReaches, kFails };
+  std::vector<uint8_t> way(static_cast<size_t>(g.size()));  // a forwarding node's, towards dst
+  std::vector<bool> walked(static_cast<size_t>(g.size()));
+  std::vector<int> nodes, channels;
+  auto out_channel = [&](int at, int dst) {
+    return g.channel(g.ports(at)[static_cast<size_t>(t.port(at, dst))].link, at);
+  };
+  for (int dst = 0; dst < g.host_count(); ++dst) {
+    std::fill(way.begin(), way.end(), kUnknown);
+    for (int s = 0; s < g.host_count(); ++s) {
       if (s == dst) continue;
-      const auto path = ib_path(g, t, s, dst);
-      if (!path) continue;
-      for (size_t i = 1; i < path->size(); ++i) boost::add_edge((*path)[i - 1], (*path)[i], cdg);
+      nodes.clear();
+      channels.clear();
+      // As ib_path: from s, over nodes that forward, to dst; a node known
+      // to reach dst ends the walk (joined), one known not to fails it.
+      int at = s;
+      bool reaches = false, joined = false;
+      for (;;) {
+        if (at == dst) {
+          reaches = true;
+          break;
+        }
+        if (!channels.empty()) {
+          if (at == s || g.is_host(at) || way[static_cast<size_t>(at)] == kFails ||
+              walked[static_cast<size_t>(at)])
+            break;  // back at the source, a host that does not forward, a dead end, a loop
+          if (way[static_cast<size_t>(at)] == kReaches) {
+            reaches = joined = true;
+            break;
+          }
+          walked[static_cast<size_t>(at)] = true;
+          nodes.push_back(at);
+        }
+        const int p = t.port(at, dst);
+        if (p < 0) break;
+        const Graph::Port& port = g.ports(at)[static_cast<size_t>(p)];
+        channels.push_back(g.channel(port.link, at));
+        at = port.peer;
+      }
+      for (int n : nodes) {
+        walked[static_cast<size_t>(n)] = false;
+        way[static_cast<size_t>(n)] = reaches ? kReaches : kFails;
+      }
+      if (!reaches) continue;
+      for (size_t i = 1; i < channels.size(); ++i) boost::add_edge(channels[i - 1], channels[i], cdg);
+      if (joined) boost::add_edge(channels.back(), out_channel(at, dst), cdg);
     }
   }
   std::vector<size_t> order;

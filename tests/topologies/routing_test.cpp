@@ -2,8 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <climits>
 #include <set>
 
+#include "core/random.hpp"
 #include "topologies/generate.hpp"
 
 using namespace rdmasim;
@@ -235,6 +237,64 @@ TEST_CASE("routing: IB min_hop, next hops shared by a leaf's hosts, is each (nod
         CHECK(t.port(v, h) == (hops.empty() ? -1 : hops[ib_lid(h) % hops.size()]));
       }
   }
+}
+
+namespace {
+// The credit-loop check as it was: every host pair's whole path
+// (ib_path), each two consecutive channels an arc; loop-free when the arcs
+// can be ordered (Kahn's algorithm).
+bool loop_free_by_pairs(const Graph& g, const ForwardingTable& t) {
+  std::set<std::pair<int, int>> arcs;
+  for (int s = 0; s < g.host_count(); ++s)
+    for (int d = 0; d < g.host_count(); ++d) {
+      if (s == d) continue;
+      const auto path = ib_path(g, t, s, d);
+      if (!path) continue;
+      for (size_t i = 1; i < path->size(); ++i) arcs.insert({(*path)[i - 1], (*path)[i]});
+    }
+  std::vector<int> in(2 * static_cast<size_t>(g.link_count()));
+  for (const auto& [a, b] : arcs) ++in[static_cast<size_t>(b)];
+  std::vector<int> ready;
+  for (size_t c = 0; c < in.size(); ++c)
+    if (in[c] == 0) ready.push_back(static_cast<int>(c));
+  size_t done = 0;
+  while (!ready.empty()) {
+    const int c = ready.back();
+    ready.pop_back();
+    ++done;
+    for (auto it = arcs.lower_bound({c, INT_MIN}); it != arcs.end() && it->first == c; ++it)
+      if (--in[static_cast<size_t>(it->second)] == 0) ready.push_back(it->second);
+  }
+  return done == in.size();
+}
+}  // namespace
+
+TEST_CASE(
+    "routing: the credit-loop check, a destination's ways walked once, agrees with every pair's paths") {
+  Rng rng(5);
+  int free = 0, looped = 0;
+  for (const Graph& g :
+       {Graph(ring(5)), Graph(generate_leaf_spine(2, 3, 2, {}, {})), Graph(generate_fat_tree(4, {}, {}))}) {
+    // up*/down* (loop-free) and min_hop (loops on the ring) tables with a few
+    // entries changed to another port or none: dead ends, paths through
+    // hosts or back to the source, loops made or broken.
+    for (const IbRouting routing : {IbRouting::updown, IbRouting::min_hop})
+      for (int trial = 0; trial < 100; ++trial) {
+        ForwardingTable t = ib_forwarding(g, routing);
+        const int changes = static_cast<int>(rng.between(0, 4));
+        for (int i = 0; i < changes; ++i) {
+          const int v = static_cast<int>(rng.between(0, g.size() - 1));
+          const int d = static_cast<int>(rng.between(0, g.host_count() - 1));
+          const int ports = static_cast<int>(g.ports(v).size());
+          t.set(v, d, ports == 0 ? -1 : static_cast<int>(rng.between(-1, ports - 1)));
+        }
+        const bool want = loop_free_by_pairs(g, t);
+        CHECK(credit_loop_free(g, t) == want);
+        (want ? free : looped) += 1;
+      }
+  }
+  CHECK(free > 50);  // both answers were asked for
+  CHECK(looped > 50);
 }
 
 TEST_CASE("routing: up*/down* roots and ranks") {
