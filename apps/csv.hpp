@@ -25,6 +25,8 @@ void write_records_csv(std::ostream& out, const nlohmann::json& records);
 // table too large to hold as JSON objects: a k = 64 fat tree's 393,216
 // ports): the source calls `each` with every record in turn.
 using RecordSource = std::function<void(const std::function<void(const nlohmann::json&)>& each)>;
+// The records of a JSON array (held by the caller while the source lives).
+RecordSource records_of(const nlohmann::json& records);
 void write_records_csv(std::ostream& out, const RecordSource& records);
 
 // `results` as `out << std::setw(2) << results` writes it, with `key` an

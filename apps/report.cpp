@@ -299,9 +299,7 @@ WorkDone work_done(const json& results) {
 
 json drops_json(const json& results) {
   if (!results.contains("ports") && results.contains("drops")) return results["drops"];
-  return drops_json(results, [&results](const std::function<void(const json&)>& each) {
-    for (const auto& p : field(results, "ports")) each(p);
-  });
+  return drops_json(results, records_of(field(results, "ports")));
 }
 
 json drops_json(const json& results, const RecordSource& ports) {

@@ -410,10 +410,7 @@ RecordSource Run::port_records() const {
 }
 
 RecordSource Run::ports_of(const json& results) const {
-  if (!results.contains("ports")) return port_records();
-  return [&results](const std::function<void(const json&)>& each) {
-    for (const json& p : results["ports"]) each(p);
-  };
+  return results.contains("ports") ? records_of(results["ports"]) : port_records();
 }
 
 json Run::execute() {
@@ -704,7 +701,7 @@ json Run::collect() {
   }
   uint64_t cpu_busy_ps = 0;
   for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
-  out["drops"] = out.contains("ports") ? drops_json(out) : drops_json(out, port_records());
+  out["drops"] = drops_json(out, ports_of(out));
   out["cost"] =
       experiment_cost(cfg_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
   return out;
@@ -787,10 +784,8 @@ void Run::write_outputs(const json& results) {
   });
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
     write_file_atomic(dir_ / (std::string(table) + ".csv"), [&](std::ostream& out) {
-      if (own_ports && std::string_view(table) == "ports")
-        write_records_csv(out, port_records());
-      else
-        write_records_csv(out, results[table]);
+      write_records_csv(out,
+                        std::string_view(table) == "ports" ? ports_of(results) : records_of(results[table]));
     });
   if (results.contains("cost")) write_file_atomic(dir_ / "bom.csv", records_csv(results["cost"]["bom"]));
 }

@@ -39,8 +39,8 @@ constexpr uint64_t kQpBytes = 2304;
 // network (data on the wires and in queues, their ACKs, the events that
 // carry them) while it sends: 33 KiB a sender at k = 32, 2 ms, with
 // waiting frames parked without their payload's room and cancelled events
-// holding no slot. The estimate is 1.1 to 1.3 times the peaks of fat
-// trees from k = 8 to 64 (docs/performance.md, issue 32).
+// holding no slot. The estimate is 0.94 to 1.39 times the peaks of fat
+// trees from k = 8 to 64 at loads 0.1 to 0.7 (docs/performance.md).
 constexpr uint64_t kFlowBytes = 3 * 1024;
 constexpr uint64_t kInFlightBytes = 32 * 1024;
 constexpr uint64_t kCaptureFileBytes = 64 * 1024;  // a capture file's stdio buffer (pcap/)

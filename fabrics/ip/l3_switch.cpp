@@ -36,17 +36,10 @@ L3Switch::L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const Sw
       mac_base_(mac_base),
       rng_(Rng::stream(seed, "ecn:" + name_)) {}
 
-uint32_t L3Switch::group(std::vector<uint16_t> ports) {
+uint32_t L3Switch::ecmp_set(std::vector<uint16_t> ports) {
   const auto [it, fresh] = group_index_.try_emplace(ports, static_cast<uint32_t>(groups_.size()));
   if (fresh) groups_.push_back(std::move(ports));
   return it->second;
-}
-
-void L3Switch::add_route(const Ipv4Address& dst, std::vector<uint16_t> ports) {
-  v4_.set(dst.to_u32(), group(std::move(ports)));
-}
-void L3Switch::add_route(const Ipv6Address& dst, std::vector<uint16_t> ports) {
-  v6_.set(key(dst), group(std::move(ports)));
 }
 
 void L3Switch::add_route(const Ipv4Address& dst, uint32_t set) { v4_.set(dst.to_u32(), set); }

@@ -26,11 +26,8 @@ class L3Switch final : public Node {
   // one up-group shared by every remote host, one port per local one), and
   // its routes as ranges of consecutive addresses with the same set
   // (fabrics/ip/route_ranges.hpp).
-  void add_route(const Ipv4Address& dst, std::vector<uint16_t> ports);
-  void add_route(const Ipv6Address& dst, std::vector<uint16_t> ports);
-  // The same with the set's number from ecmp_set(), for a caller that
-  // gives many addresses one set (a switch's routes to every host).
-  uint32_t ecmp_set(std::vector<uint16_t> ports) { return group(std::move(ports)); }
+  // A set's number, the same for the same ports, for add_route.
+  uint32_t ecmp_set(std::vector<uint16_t> ports);
   void add_route(const Ipv4Address& dst, uint32_t set);
   void add_route(const Ipv6Address& dst, uint32_t set);
   // To every address from `first` to `last` (a leaf's hosts).
@@ -78,7 +75,6 @@ class L3Switch final : public Node {
   EcnConfig ecn_;
   uint32_t mac_base_;
   Rng rng_;
-  uint32_t group(std::vector<uint16_t> ports);
   std::vector<std::vector<uint16_t>> groups_;              // ECMP sets, each once
   std::map<std::vector<uint16_t>, uint32_t> group_index_;  // set -> its index in groups_
   RouteRanges<uint32_t> v4_;                               // address -> group

@@ -15,12 +15,6 @@ namespace {
 json port(const char* node, int p, uint64_t drops) {
   return {{"node", node}, {"port", p}, {"drops", drops}, {"link_drops", 0}, {"ratio", 0.25 * p}};
 }
-
-RecordSource from(const json& records) {
-  return [&records](const std::function<void(const json&)>& each) {
-    for (const auto& r : records) each(r);
-  };
-}
 }  // namespace
 
 TEST_CASE("results.json with its port table written from records is what dump(2) writes of the whole") {
@@ -35,7 +29,7 @@ TEST_CASE("results.json with its port table written from records is what dump(2)
     whole["ports"] = table;
     std::ostringstream want, got;
     want << std::setw(2) << whole;
-    write_json_with_records(got, rest, "ports", from(table));
+    write_json_with_records(got, rest, "ports", records_of(table));
     CHECK(got.str() == want.str());
   }
   SUBCASE("the key first or last among the others") {
@@ -44,7 +38,7 @@ TEST_CASE("results.json with its port table written from records is what dump(2)
       whole[key] = ports;
       std::ostringstream want, got;
       want << std::setw(2) << whole;
-      write_json_with_records(got, rest, key, from(ports));
+      write_json_with_records(got, rest, key, records_of(ports));
       CHECK(got.str() == want.str());
     }
   }
@@ -53,7 +47,7 @@ TEST_CASE("results.json with its port table written from records is what dump(2)
 TEST_CASE("a CSV from records made one at a time is the CSV of the array") {
   const json ports = {port("a", 0, 1), port("s1", 3, 0)};
   std::ostringstream got;
-  write_records_csv(got, from(ports));
+  write_records_csv(got, records_of(ports));
   CHECK(got.str() == records_csv(ports));
 }
 
@@ -64,7 +58,7 @@ TEST_CASE("drops of results without a port table: the sum they hold, or the port
   CHECK(full["at"]["nic_queue"] == 1);
   CHECK(full["at"]["switch_queue"] == 4);
   r.erase("ports");
-  CHECK(drops_json(r, from(ports)) == full);
+  CHECK(drops_json(r, records_of(ports)) == full);
   r["drops"] = full;
   CHECK(drops_json(r) == full);
 }

@@ -223,22 +223,6 @@ TEST_CASE("routing: IB min_hop spreads destinations over equal ports") {
   check_all_pairs_routed(g, t);
 }
 
-TEST_CASE("routing: IB min_hop, next hops shared by a leaf's hosts, is each (node, host)'s own") {
-  // Every node, hosts too (a host's own entry stays -1), towards every host.
-  for (const Graph& g : {Graph(generate_fat_tree(4, {}, {})), Graph(generate_leaf_spine(3, 3, 4, {}, {}))}) {
-    const ForwardingTable t = ib_forwarding(g, IbRouting::min_hop);
-    const HostPaths paths(g);
-    std::vector<uint16_t> hops;
-    for (int v = 0; v < g.size(); ++v)
-      for (int h = 0; h < g.host_count(); ++h) {
-        CAPTURE(g.name(v));
-        CAPTURE(g.name(h));
-        paths.next_hops(v, h, hops);
-        CHECK(t.port(v, h) == (hops.empty() ? -1 : hops[ib_lid(h) % hops.size()]));
-      }
-  }
-}
-
 namespace {
 // The credit-loop check as it was: every host pair's whole path
 // (ib_path), each two consecutive channels an arc; loop-free when the arcs
@@ -367,6 +351,7 @@ namespace {
 void check_host_paths(const Graph& g) {
   const NextHops full = ecmp_next_hops(g);
   const HostPaths paths(g);
+  const ForwardingTable ib = ib_forwarding(g, IbRouting::min_hop);
   std::vector<uint16_t> got;
   for (int h = 0; h < g.host_count(); ++h)
     for (int n = 0; n < g.size(); ++n) {
@@ -376,6 +361,9 @@ void check_host_paths(const Graph& g) {
       paths.next_hops(n, h, got);
       CHECK(got == ports(full(n, h)));
       CHECK(paths.first_hop(n, h) == (full(n, h).empty() ? -1 : full(n, h)[0]));
+      // IB's min_hop table: among the equal ports, the one for the LID
+      // (a host's entry towards itself -1).
+      CHECK(ib.port(n, h) == (got.empty() ? -1 : got[ib_lid(h) % got.size()]));
     }
   // Hosts of one attachment have one set of next hops from every node not
   // among their neighbours (finish_l3 computes it once); other hosts are
