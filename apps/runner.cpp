@@ -4,8 +4,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
-#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -160,10 +160,8 @@ json rank_stats_json(const message::RankPart::Stats& s) {
           {"max_rss_kib", s.max_rss_kib}};
 }
 
-// Port (or switch) counters added up over the ranks (a frame lost on a cut
-// link is counted where it would have arrived), the queue maxima taken:
-// `out` is rank 0's results, `ranks` the others' (an entry of all zeros
-// left out, null).
+// Switch counters added up over the ranks: `out` is rank 0's results,
+// `ranks` the others' (an entry left out, null).
 void add_up(json& out, const std::vector<json>& ranks, const char* list) {
   for (size_t p = 0; p < out[list].size(); ++p) {
     json& entry = out[list][p];
@@ -189,16 +187,10 @@ void add_up(json& out, const std::vector<json>& ranks, const char* list) {
 
 // What rank 0 takes from another rank's results, the rest left out (null),
 // so that what it gathers falls with the ranks: the hosts and workloads
-// this rank ran, and of the ports those whose counters are not all zero.
+// this rank ran.
 void keep_for_merge(json& mine, const ParallelRun& par, const std::vector<int>& workload_rank,
                     std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv) {
   const int me = par.cluster().rank();
-  for (json& port : mine["ports"]) {
-    bool zero = true;
-    for (const auto& [key, value] : port.items())
-      if (key != "node" && key != "port" && value.is_number() && value != 0) zero = false;
-    if (zero) port = nullptr;
-  }
   for (size_t h = 0; h < mine["hosts"].size(); ++h)
     if (par.partition().rank[h] != me) mine["hosts"][h] = nullptr;
   for (size_t w = 0; w < workload_rank.size(); ++w) {
@@ -210,7 +202,7 @@ void keep_for_merge(json& mine, const ParallelRun& par, const std::vector<int>& 
 }
 
 // Into rank 0's results `out`, from the other ranks' `ranks` and `parts`:
-// the workloads and hosts each ran, its ports' counters added up.
+// the workloads and hosts each ran, its switches' counters added up.
 void take_what_ranks_ran(json& out, std::vector<json> ranks, std::vector<message::RankPart>& parts,
                          const Network& net, const ParallelRun& par, const std::vector<int>& workload_rank,
                          std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv) {
@@ -225,16 +217,15 @@ void take_what_ranks_ran(json& out, std::vector<json> ranks, std::vector<message
     if (const auto r = static_cast<size_t>(par.partition().rank[h]); r != 0)
       out["hosts"][h] = std::move(ranks[r]["hosts"][h]);
   ranks.erase(ranks.begin());
-  add_up(out, ranks, "ports");
   add_up(out, ranks, "switches");
 }
 
 // The results of a run split over ranks, on rank 0 (null on the others):
 // each rank's results cover what its nodes did. Workloads and hosts come
-// from the rank that ran them; port and switch counters are added up (a
-// frame lost on a cut link is counted where it would have arrived), the
-// queue maxima taken; events are every rank's own plus the experiment's,
-// which all ran.
+// from the rank that ran them; switch counters are added up (the ports'
+// are, before, by merged_port_counters: a frame lost on a cut link is
+// counted where it would have arrived); events are every rank's own plus
+// the experiment's, which all ran.
 json merge_ranks(const ExperimentConfig& cfg, const Network& net, ParallelRun& par, json mine,
                  std::vector<std::string>& flows_csv, std::vector<std::string>& latency_csv,
                  const std::vector<int>& workload_rank, json* parallel_stats) {
@@ -318,32 +309,63 @@ json end_json(const RunEnd& end) {
   return out;
 }
 
-// Each port's counters as a results.json record, made one at a time: a
-// k = 64 fat tree has 393,216 ports, 420 MiB as JSON objects at once.
-void each_port_record(const Network& net, const std::function<void(const json&)>& each) {
+// A port's counters in results.json's order, as numbers a split run adds
+// up across ranks (credit_wait_ps is signed: its two's complement adds
+// the same). max_queue_bytes, at kMaxQueue, is taken as the maximum.
+constexpr size_t kPortCounters = 10;
+constexpr size_t kMaxQueue = 8;
+constexpr std::array<const char*, kPortCounters> kPortCounterNames = {
+    "tx_frames",  "rx_frames",    "tx_bytes",  "rx_bytes",        "drops",
+    "link_drops", "pause_frames", "ecn_marks", "max_queue_bytes", "credit_wait_ps"};
+
+std::array<uint64_t, kPortCounters> port_counters(const PortStats& st) {
+  return {st.tx_frames,       st.rx_frames,
+          st.tx_bytes,        st.rx_bytes,
+          st.drops,           st.link_drops,
+          st.pause_frames,    st.ecn_marks,
+          st.max_queue_bytes, static_cast<uint64_t>(st.credit_wait.count())};
+}
+
+// Each port's counters as a results.json record, made one at a time (a
+// k = 64 fat tree has 393,216 ports, 420 MiB as JSON objects at once):
+// from the network, or from `merged` (a split run's table, kPortCounters
+// numbers a port in the network's order).
+void each_port_record(const Network& net, const std::vector<uint64_t>* merged,
+                      const std::function<void(const json&)>& each) {
+  size_t i = 0;
   for (const auto& node : net.nodes) {
-    for (size_t p = 0; p < node->port_count(); ++p) {
-      const PortStats& st = node->port(p).stats();
-      each({{"node", node->name()},
-            {"port", p},
-            {"tx_frames", st.tx_frames},
-            {"rx_frames", st.rx_frames},
-            {"tx_bytes", st.tx_bytes},
-            {"rx_bytes", st.rx_bytes},
-            {"drops", st.drops},
-            {"link_drops", st.link_drops},
-            {"pause_frames", st.pause_frames},
-            {"ecn_marks", st.ecn_marks},
-            {"max_queue_bytes", st.max_queue_bytes},
-            {"credit_wait_ps", st.credit_wait.count()}});
+    for (size_t p = 0; p < node->port_count(); ++p, i += kPortCounters) {
+      const auto own = merged ? std::array<uint64_t, kPortCounters>{} : port_counters(node->port(p).stats());
+      const uint64_t* c = merged ? merged->data() + i : own.data();
+      json r = {{"node", node->name()}, {"port", p}};
+      for (size_t k = 0; k < kPortCounters; ++k) {
+        if (k == kPortCounters - 1)
+          r[kPortCounterNames[k]] = static_cast<int64_t>(c[k]);
+        else
+          r[kPortCounterNames[k]] = c[k];
+      }
+      each(r);
     }
   }
 }
 
-json ports_json(const Network& net) {
-  json ports = json::array();
-  each_port_record(net, [&ports](const json& r) { ports.push_back(r); });
-  return ports;
+// Every rank's port counters added up (the queue maxima taken), on every
+// rank: a number a counter, where the same table as JSON gathered on rank 0
+// was most of its memory at the end of a split k = 32 run.
+std::vector<uint64_t> merged_port_counters(const Network& net, ParallelRun& par) {
+  std::vector<uint64_t> sums;
+  std::vector<int64_t> maxima;
+  for (const auto& node : net.nodes)
+    for (size_t p = 0; p < node->port_count(); ++p) {
+      const auto c = port_counters(node->port(p).stats());
+      sums.insert(sums.end(), c.begin(), c.end());
+      maxima.push_back(static_cast<int64_t>(c[kMaxQueue]));
+    }
+  par.cluster().sum(sums);
+  par.cluster().max(maxima);
+  for (size_t i = 0; i < maxima.size(); ++i)
+    sums[i * kPortCounters + kMaxQueue] = static_cast<uint64_t>(maxima[i]);
+  return sums;
 }
 
 // The nodes that discard frames by their own decision (switches: no route,
@@ -406,11 +428,9 @@ Run::~Run() {
 }
 
 RecordSource Run::port_records() const {
-  return [this](const std::function<void(const json&)>& each) { each_port_record(*net_, each); };
-}
-
-RecordSource Run::ports_of(const json& results) const {
-  return results.contains("ports") ? records_of(results["ports"]) : port_records();
+  return [this](const std::function<void(const json&)>& each) {
+    each_port_record(*net_, merged_ports_.empty() ? nullptr : &merged_ports_, each);
+  };
 }
 
 json Run::execute() {
@@ -686,9 +706,9 @@ json Run::collect() {
   out["end"] = end_json(end_);
   out["workloads"] = workloads_json();
   for (const auto& x : extensions_) x->results(out);
-  // A run in one process writes its ports from the network (port_records)
-  // and never holds them as JSON; a split run adds them up across ranks.
-  if (par_) out["ports"] = ports_json(*net_);
+  // The ports are written from the network (port_records) and never held
+  // as JSON; a split run first adds them up across ranks.
+  if (par_) merged_ports_ = merged_port_counters(*net_, *par_);
   out["switches"] = switches_json(*net_);
   out["pfc_deadlocks"] = deadlocks_json(deadlocks_->found());
   out["pfc_watchdog"] = watchdog_json(*net_);
@@ -701,7 +721,7 @@ json Run::collect() {
   }
   uint64_t cpu_busy_ps = 0;
   for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
-  out["drops"] = drops_json(out, ports_of(out));
+  out["drops"] = drops_json(out, port_records());
   out["cost"] =
       experiment_cost(cfg_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
   return out;
@@ -774,18 +794,14 @@ void Run::write_outputs(const json& results) {
   if (parallel_stats_ && !parallel_stats_->is_null())
     write_file_atomic(dir_ / "parallel.json", parallel_stats_->dump(2) + "\n");
   // Streamed, as dump(2) gives it: the port table alone is 49,152 records at k = 32.
-  const bool own_ports = !results.contains("ports");
   write_file_atomic(dir_ / "results.json", [&](std::ostream& out) {
-    if (own_ports)
-      write_json_with_records(out, results, "ports", port_records());
-    else
-      out << std::setw(2) << results;
+    write_json_with_records(out, results, "ports", port_records());
     out << "\n";
   });
   for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
     write_file_atomic(dir_ / (std::string(table) + ".csv"), [&](std::ostream& out) {
       write_records_csv(out,
-                        std::string_view(table) == "ports" ? ports_of(results) : records_of(results[table]));
+                        std::string_view(table) == "ports" ? port_records() : records_of(results[table]));
     });
   if (results.contains("cost")) write_file_atomic(dir_ / "bom.csv", records_csv(results["cost"]["bom"]));
 }

@@ -83,10 +83,8 @@ class Run {
   void finish();             // extensions end; time series, captures, CPU traces written
   nlohmann::json collect();  // results.json's content
   void write_outputs(const nlohmann::json& results);  // results.json and the files beside it
-  RecordSource port_records() const;                  // the ports' counters, as results.json lists them
-  // The port table of execute()'s `results`: theirs when they hold one (a
-  // split run's, added up across ranks), else port_records().
-  RecordSource ports_of(const nlohmann::json& results) const;
+  RecordSource port_records()
+      const;  // the ports' counters, as results.json lists them (a split run's added up)
 
   const Network& network() const { return *net_; }
   const RunEnd& end() const { return end_; }
@@ -128,6 +126,9 @@ class Run {
   RunEnd end_;
   std::vector<std::string> flows_csv_, latency_csv_;  // by workload
   std::unique_ptr<nlohmann::json> parallel_stats_;
+  // A split run's port counters, added up across ranks (runner.cpp's
+  // merged_port_counters); empty in one process.
+  std::vector<uint64_t> merged_ports_;
 };
 
 }  // namespace rdmasim

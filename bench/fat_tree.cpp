@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
 
   uint64_t delivered = 0;
-  run.ports_of(res)([&delivered](const nlohmann::json& p) {
+  run.port_records()([&delivered](const nlohmann::json& p) {
     if (p["node"].get<std::string>().starts_with("h")) delivered += p["rx_frames"].get<uint64_t>();
   });
   const auto& fct = res["workloads"][0]["fct"];

@@ -47,7 +47,7 @@ double measure(uint64_t messages, bool capture) {
   const nlohmann::json res = run.execute();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   uint64_t delivered = 0, hops = 0;
-  run.ports_of(res)([&](const nlohmann::json& p) {
+  run.port_records()([&](const nlohmann::json& p) {
     hops += p["rx_frames"].get<uint64_t>();
     if (p["node"] == "a" || p["node"] == "b") delivered += p["rx_frames"].get<uint64_t>();
   });
