@@ -10,14 +10,22 @@ namespace rdmasim {
 
 namespace {
 // 5-tuple hash for ECMP: the transport ports sit right after the IP header
-// for both UDP and TCP.
-uint32_t five_tuple_hash(std::span<const std::byte> addrs, uint8_t proto, std::span<const std::byte> l4) {
+// for both UDP and TCP. `salt` is the switch's own: with one function at
+// every tier, an aggregation switch would see only the flows whose hash
+// chose it at the edge and send them all up one of its core links (ECMP
+// polarization); real switches seed their hash per switch for that reason.
+// The salt mixes into a 64-bit finalizer (splitmix64's), so that the
+// value modulo a small group size depends on every bit of both.
+uint32_t five_tuple_hash(std::span<const std::byte> addrs, uint8_t proto, std::span<const std::byte> l4,
+                         uint64_t salt) {
   uint32_t h = 2166136261u;
   for (std::byte b : addrs) h = (h ^ static_cast<uint8_t>(b)) * 16777619u;
   h = (h ^ proto) * 16777619u;
   for (size_t i = 0; i < 4 && i < l4.size(); ++i) h = (h ^ static_cast<uint8_t>(l4[i])) * 16777619u;
-  h ^= h >> 16;
-  return h * 0x45d9f3bu;
+  uint64_t z = (uint64_t{h} << 32 | h) ^ salt;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
 }
 
 // An IPv6 address as one number, so that consecutive addresses are consecutive keys.
@@ -34,7 +42,10 @@ L3Switch::L3Switch(Simulator& sim, std::string name, uint32_t mac_base, const Sw
       cfg_(cfg),
       ecn_(ecn),
       mac_base_(mac_base),
-      rng_(Rng::stream(seed, "ecn:" + name_)) {}
+      rng_(Rng::stream(seed, "ecn:" + name_)),
+      // From the name, not the experiment's seed: paths stay the same under
+      // every seed (yaml.md, Randomness).
+      ecmp_salt_(Rng::stream(0, "ecmp:" + name_).next()) {}
 
 uint32_t L3Switch::ecmp_set(std::vector<uint16_t> ports) {
   const auto [it, fresh] = group_index_.try_emplace(ports, static_cast<uint32_t>(groups_.size()));
@@ -98,7 +109,7 @@ void L3Switch::receive(Port& in, Packet p) {
     } else if (const uint32_t* g = v4_.find(ip->dst().to_u32()); g && !groups_[*g].empty()) {
       ports = &groups_[*g];
       if (ports->size() > 1)
-        hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload_start());
+        hash = five_tuple_hash(ip->header().subspan(12, 8), ip->protocol(), ip->payload_start(), ecmp_salt_);
       ip->decrement_ttl();
     } else {
       ++stats_.no_route;
@@ -112,7 +123,8 @@ void L3Switch::receive(Port& in, Packet p) {
     } else if (const uint32_t* g = v6_.find(key(ip->dst())); g && !groups_[*g].empty()) {
       ports = &groups_[*g];
       if (ports->size() > 1)
-        hash = five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload_start());
+        hash =
+            five_tuple_hash(ip->header().subspan(8, 32), ip->next_header(), ip->payload_start(), ecmp_salt_);
       ip->set_hop_limit(static_cast<uint8_t>(ip->hop_limit() - 1));
     } else {
       ++stats_.no_route;

@@ -75,6 +75,7 @@ class L3Switch final : public Node {
   EcnConfig ecn_;
   uint32_t mac_base_;
   Rng rng_;
+  uint64_t ecmp_salt_;                                     // this switch's own ECMP hash salt
   std::vector<std::vector<uint16_t>> groups_;              // ECMP sets, each once
   std::map<std::vector<uint16_t>, uint32_t> group_index_;  // set -> its index in groups_
   RouteRanges<uint32_t> v4_;                               // address -> group

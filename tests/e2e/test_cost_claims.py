@@ -35,16 +35,21 @@ others = ("roce_v1", "roce_v2", "iwarp")
 check(all(tput("ib", "a2a") > tput(f, "a2a") for f in others), "IB: highest a2a throughput")
 check(all(lat("ib", "a2a", q) < lat(f, "a2a", q) for f in others for q in ("p50", "p99")), "IB: lowest a2a latency")
 check(all(lat("ib", "incast", "p99") < lat(f, "incast", "p99") for f in others), "IB: lowest incast tail")
-# "its incast runs about 2 % slower than on RoCE v2 ... over the whole run IB delivers less than RoCE v2"
-check(0.95 < tput("ib", "incast") / tput("roce_v2", "incast") < 1, "IB's incast a little slower than RoCE v2's")
-check(cost["ib"]["delivered_gbps"] < cost["roce_v2"]["delivered_gbps"], "RoCE v2 delivers more than IB")
-check(tput("roce_v2", "a2a") > 0.98 * tput("ib", "a2a"), "RoCE v2 within 2 % of IB on a2a throughput")
+# "the highest incast throughput (3 % above RoCE v2's) ... IB delivers 698
+# Gb/s against RoCE v2's 680 ... RoCE v2 is 6 % behind IB on all-to-all
+# throughput ... its incast median is the lowest"
+check(1 < tput("ib", "incast") / tput("roce_v2", "incast") < 1.05, "IB's incast a little faster than RoCE v2's")
+check(all(tput("ib", "incast") > tput(f, "incast") for f in others), "IB: highest incast throughput")
+check(0.95 < cost["roce_v2"]["delivered_gbps"] / cost["ib"]["delivered_gbps"] < 1, "IB delivers a little more")
+check(0.93 < tput("roce_v2", "a2a") / tput("ib", "a2a") < 0.95, "RoCE v2 6 % behind IB on a2a throughput")
+check(all(lat("roce_v2", "incast", "p50") < lat(f, "incast", "p50") for f in ("ib", "roce_v1", "iwarp")),
+      "RoCE v2: lowest incast median")
 per_gb = lambda f: next(u["total"] for u in cost[f]["per_unit"] if u["unit"] == "GB")
-# "InfiniBand is the most expensive: the highest capex, 30 % more per GB
-# than iWARP; on the RoCE switches RoCE v2's capex is above IB's"
+# "InfiniBand is the most expensive: the highest capex, 23 % more per GB
+# than RoCE v2; on the RoCE switches RoCE v2's capex is above IB's"
 check(max(cost, key=lambda f: cost[f]["capex"]) == "ib", "IB: the highest capex")
-check(abs(per_gb("ib") / per_gb("iwarp") - 1.30) < 0.01, f"IB 30 % dearer per GB than iWARP: "
-      f"{per_gb('ib') / per_gb('iwarp'):.3f}")
+check(abs(per_gb("ib") / per_gb("roce_v2") - 1.23) < 0.01, f"IB 23 % dearer per GB than RoCE v2: "
+      f"{per_gb('ib') / per_gb('roce_v2'):.3f}")
 check(len({cost[f]["assumptions"]["switches"] for f in others}) == 1, "the Ethernet fabrics on the same switches")
 dcb = {}
 for f in ("roce_v2", "iwarp"):
@@ -55,18 +60,21 @@ for f in ("roce_v2", "iwarp"):
 check(dcb["roce_v2"] > cost["ib"]["capex"], f"RoCE v2 on DCB switches ({dcb['roce_v2']}) above IB's capex")
 check(f"{round(dcb['roce_v2']):,} USD" in doc and f"{round(dcb['iwarp']):,}" in doc,
       f"docs/cost.md gives those capexes, {dcb}")
-# "RoCE v2 within 2 % of iWARP per GB; RoCE v1 far behind on both"
-check(1 < per_gb("roce_v2") / per_gb("iwarp") < 1.02, "RoCE v2 within 2 % of iWARP per GB")
+# "RoCE v2 the cheapest per GB moved, 15 % more delivered than iWARP; RoCE
+# v1 far behind on both"
+check(min(cost, key=per_gb) == "roce_v2", "RoCE v2 cheapest per GB moved")
+check(1.14 < cost["roce_v2"]["delivered_gbps"] / cost["iwarp"]["delivered_gbps"] < 1.16,
+      "RoCE v2 delivers 15 % more than iWARP")
 check(all(cost["roce_v1"]["delivered_gbps"] < cost[f]["delivered_gbps"] for f in ("ib", "roce_v2", "iwarp")),
       "RoCE v1 delivers the least")
 check(max(cost, key=per_gb) == "roce_v1", "RoCE v1 the dearest per GB")
-# "iWARP: cheapest per GB moved, the most power; delivers within 4 % of
-# RoCE v2, highest a2a median of ib, roce_v2, iwarp"
-check(min(cost, key=per_gb) == "iwarp", "iWARP cheapest per GB moved")
+# "iWARP: the lowest capex, 8 % dearer per GB than RoCE v2, the most power,
+# highest a2a median of ib, roce_v2, iwarp"
+check(min(cost, key=lambda f: cost[f]["capex"]) == "iwarp", "iWARP: the lowest capex")
+check(1.07 < per_gb("iwarp") / per_gb("roce_v2") < 1.09, "iWARP 8 % dearer per GB than RoCE v2")
 check(max(cost, key=lambda f: cost[f]["power_w"]) == "iwarp", "iWARP draws the most power")
-check(cost["iwarp"]["delivered_gbps"] > 0.96 * cost["roce_v2"]["delivered_gbps"], "iWARP within 4 % of RoCE v2")
 check(all(lat("iwarp", "a2a", "p50") > lat(f, "a2a", "p50") for f in ("ib", "roce_v2")), "iWARP: highest a2a median")
 m = re.search(r"cheapest per GB moved: (\w+)", p.stdout)
-check(m and m.group(1) == "iwarp", "compare names iwarp cheapest")
+check(m and m.group(1) == "roce_v2", "compare names roce_v2 cheapest")
 
 e2e.finish()
