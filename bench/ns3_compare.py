@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+from ns3_build import build
+
 here = os.path.dirname(os.path.abspath(__file__))
 ap = argparse.ArgumentParser()
 ap.add_argument("binary", nargs="?", default="build/rdmasim")
@@ -23,19 +25,8 @@ ap.add_argument("--repeat", type=int, default=3, help="rdmasim runs (the median 
 ap.add_argument("--ns3-repeat", type=int, default=1, help="ns-3 runs (the median is compared)")
 args = ap.parse_args()
 
-mods = ["ns3-applications", "ns3-internet", "ns3-point-to-point"]
-if subprocess.run(["pkg-config", "--exists", *mods]).returncode != 0:
-    sys.exit("ns-3 not found: apt-get install libns3-dev (Debian 12: ns-3 3.37)")
 exe = os.path.join(os.path.dirname(os.path.abspath(args.binary)), "ns3_leaf_spine")
-src = os.path.join(here, "ns3", "leaf_spine.cc")
-if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
-    cflags = subprocess.check_output(["pkg-config", "--cflags", *mods], text=True).split()
-    # Debian's .pc files name libgsl.so, which only libgsl-dev installs; the
-    # ns-3 libraries already link what they need of it.
-    libs = [l for l in subprocess.check_output(["pkg-config", "--libs", *mods], text=True).split()
-            if "libgsl" not in l]
-    subprocess.run(["g++", "-O2", "-o", exe, src, *cflags, *libs], check=True)
-version = subprocess.check_output(["pkg-config", "--modversion", "ns3-core"], text=True).strip()
+version = build("leaf_spine.cc", exe, ["ns3-applications", "ns3-internet", "ns3-point-to-point"])
 
 
 def timed(cmd):

@@ -60,6 +60,7 @@ void Simulator::cancel(EventId id) {
   // The queue entry stays, and is skipped when taken out: the slot's
   // generation no longer matches it.
   --live_;
+  ++dead_;
   s.fn.reset();
   free_slot(id.slot);
 }
@@ -105,7 +106,10 @@ void Simulator::to_small() {
     for (uint64_t bits = occupied_[w]; bits; bits &= bits - 1) {
       Bucket& b = buckets_[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))];
       for (const Entry* p = b.begin; p != b.end; ++p)
-        if (live(*p)) small_push(*p);  // the cancelled ones' slots are free already
+        if (live(*p))
+          small_push(*p);
+        else
+          --dead_;  // cancelled: its slot is free already
       b.reset();
     }
     occupied_[w] = 0;
@@ -179,8 +183,17 @@ bool Simulator::refill(uint64_t until) {
     // A cancelled entry is left out here instead of being carried down
     // level by level until its time (PFC's pause timers, rearmed by every
     // PAUSE frame, are most of them).
-    for (const Entry* p = src.begin; p != src.end; ++p)
-      if (live(*p)) push(*p);
+    // Where none is cancelled (dead_ == 0), no entry's slot is read here.
+    if (dead_ == 0) {
+      for (const Entry* p = src.begin; p != src.end; ++p) push(*p);
+    } else {
+      for (const Entry* p = src.begin; p != src.end; ++p) {
+        if (live(*p))
+          push(*p);
+        else
+          --dead_;
+      }
+    }
     src.release_if_large();
   }
   b0_next_ = 0;
@@ -216,7 +229,10 @@ void Simulator::run(Time until) {
     }
     const uint32_t i = index_of(e);
     Slot& s = slot(i);
-    if (s.gen != gen_of(e)) continue;  // cancelled: its slot was freed then
+    if (s.gen != gen_of(e)) {  // cancelled: its slot was freed then
+      --dead_;
+      continue;
+    }
     now_ = last_event_ = Time::ps(static_cast<int64_t>(e.time));
     running_order_ = s.order;
     s.order = 0;  // running: cancelling its own id is now a no-op
@@ -258,7 +274,10 @@ void Simulator::clear() {
 
 size_t Simulator::drop_entries(const Entry* first, const Entry* last) {
   for (const Entry* e = first; e != last; ++e) {
-    if (!live(*e)) continue;  // cancelled: its slot is free already
+    if (!live(*e)) {  // cancelled: its slot is free already
+      --dead_;
+      continue;
+    }
     const uint32_t i = index_of(*e);
     Slot& s = slot(i);
     s.order = 0;
