@@ -8,22 +8,26 @@ experiment at full size takes many minutes.
     bench/validation/validate.py [--binary build/rdmasim] [--work out/validation]
                                  [EXPERIMENT ...]
 
-EXPERIMENT is one or more of hpcc, fairness, incast, irn, ib_cca (default:
-all). `hpcc` is HPCC's figure 11 setting: its simulator's 320-host fat tree
+EXPERIMENT is one or more of hpcc, figure11, fairness, incast, irn, ib_cca
+(default: all). `hpcc` is HPCC's evaluation setting: its simulator's 320-host fat tree
 (5 pods of 4 ToRs with 16 hosts each), each algorithm with
 `congestion_control.profile: hpcc_ns3` (--profile paper for the papers'
 defaults), one run per algorithm and --workloads entry (CDF:LOAD, default
-websearch:0.3 websearch:0.5 hadoop:0.3); --pods, --hosts-per-tor and
+websearch:0.3 websearch:0.5 hadoop:0.3; CDF:LOAD+incast adds figure 11a's
+60-to-1 incasts); --pods, --hosts-per-tor and
 --duration make it smaller. It writes WORK/hpcc/tables.md (p50 / p95 / p99
 slowdown per flow-size bucket, and each run's time, events, PFC frames and
 ECN marks) and the figure. A run already in WORK with the same YAML is read
-back, not run again. Every run goes through `nice`. Each experiment also
+back, not run again. `figure11` runs figure 11's two workloads (FB_Hadoop
+30 % with incasts, 50 %) in the same setting and draws them over the values
+read from the paper's figure (hpcc_figure11.csv). Every run goes through `nice`. Each experiment also
 writes WORK/EXPERIMENT/summary.json with the numbers the page quotes.
 """
 import argparse
 import csv
 import json
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -33,9 +37,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOCS = os.path.join(ROOT, "docs")
+FIGURES = os.path.join(ROOT, "docs")  # --figures
 plt.rcParams["svg.hashsalt"] = "rdmasim"  # the same SVG for the same data
 plt.rcParams["svg.fonttype"] = "none"  # text as text: smaller files
 
@@ -77,12 +82,20 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def save(fig, name, work):
-    fig.tight_layout()
-    fig.savefig(os.path.join(DOCS, name), format="svg", metadata={"Date": None})
+def save(fig, name, work, rect=(0, 0, 1, 1)):
+    fig.tight_layout(rect=rect)
+    fig.savefig(os.path.join(FIGURES, name), format="svg", metadata={"Date": None})
     fig.savefig(os.path.join(work, name[:-4] + ".png"), dpi=60)  # a quick look
     plt.close(fig)
-    print("wrote docs/" + name)
+    print("wrote " + os.path.join(FIGURES, name))
+
+
+def log_axis(ax):
+    """A log y axis labelled 1, 2, 5, 10, ... in plain numbers."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def dump(work, summary):
@@ -118,17 +131,49 @@ def hpcc_topology(pods, tors_per_pod, hosts_per_tor):
             f"  links:\n" + "".join(f"    - {l}\n" for l in links)), len(hosts)
 
 
-def hpcc_runs(args):
-    """(cdf, load) pairs: --workloads, each CDF:LOAD (websearch:0.3)."""
+def hpcc_runs(workloads):
+    """(cdf, load, incast) triples from CDF:LOAD[+incast] (websearch:0.3, hadoop:0.3+incast)."""
     out = []
-    for w in args.workloads:
-        cdf, _, load = w.partition(":")
-        out.append((cdf, float(load)))
+    for w in workloads:
+        spec, plus, extra = w.partition("+")
+        if plus and extra != "incast":
+            sys.exit(f"--workloads {w}: only +incast may follow CDF:LOAD")
+        cdf, _, load = spec.partition(":")
+        out.append((cdf, float(load), bool(plus)))
     return out
 
 
-def run_name(algo, cdf, load):
-    return f"{algo}_{cdf}_{int(round(load * 100))}"
+def incast_workloads(hosts, duration_us, seed):
+    """Figure 11a's background incasts (HPCC paper, section 5.3): 60 random
+    senders to one random receiver, 500 KB each, as often as makes 2 % of the
+    network's capacity (every 60 x 500 KB x 8 / (2 % x hosts x 100 Gb/s))."""
+    rng = random.Random(seed)
+    senders = min(60, hosts - 1)  # a smaller tree (--pods, --hosts-per-tor): every other host
+    gap_us = senders * 500_000 * 8 / (0.02 * hosts * 100e9) * 1e6
+    out, t = [], 0.0
+    while t < duration_us:
+        picked = rng.sample(range(hosts), senders + 1)
+        senders = ", ".join(f"h{h}" for h in picked[1:])
+        out.append(f"  - {{name: incast{len(out)}, kind: incast, from: [{senders}], to: h{picked[0]}, "
+                   f"size: 500000, start: {t:.3f}us}}\n")
+        t += gap_us
+    return "".join(out)
+
+
+def micros(text):
+    """A duration as the YAML writes it (3ms, 30us) in microseconds."""
+    for unit, scale in (("ns", 1e-3), ("us", 1.0), ("ms", 1e3), ("s", 1e6)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    sys.exit(f"--duration {text}: a number and ns, us, ms or s")
+
+
+def run_name(algo, cdf, load, incast=False):
+    return f"{algo}_{cdf}_{int(round(load * 100))}" + ("_incast" if incast else "")
+
+
+def workload_title(cdf, load, incast=False):
+    return f"{cdf} {int(round(load * 100))} %" + (" + incast" if incast else "")
 
 
 BUCKETS = ["≤ 10 KB", "10 – 100 KB", "100 KB – 1 MB", "1 – 10 MB", "> 10 MB"]
@@ -138,26 +183,27 @@ HPCC_ALGOS = ("dcqcn", "timely", "dctcp", "hpcc")
 def hpcc_tables(summary, runs):
     """Markdown: per workload, p50 / p95 / p99 slowdown per bucket and algorithm."""
     out = []
-    for cdf, load in runs:
-        algos = [a for a in HPCC_ALGOS if run_name(a, cdf, load) in summary["runs"]]
+    for cdf, load, incast in runs:
+        names = {a: run_name(a, cdf, load, incast) for a in HPCC_ALGOS}
+        algos = [a for a in HPCC_ALGOS if names[a] in summary["runs"]]
         if not algos:
             continue
-        out.append(f"{cdf} {int(round(load * 100))} %, p50 / p95 / p99 slowdown:\n")
+        out.append(f"{workload_title(cdf, load, incast)}, p50 / p95 / p99 slowdown:\n")
         out.append("| flow size | flows | " + " | ".join(algos) + " |")
         out.append("|---|---|" + "---|" * len(algos))
-        first = summary["runs"][run_name(algos[0], cdf, load)]
+        first = summary["runs"][names[algos[0]]]
         for i, label in enumerate(BUCKETS):
             if i >= len(first["buckets"]):
                 break
             cells = []
             for a in algos:
-                b = summary["runs"][run_name(a, cdf, load)]["buckets"][i]
+                b = summary["runs"][names[a]]["buckets"][i]
                 s = b["slowdown"]
                 cells.append(f"{s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f}" if b["count"] else "–")
             out.append(f"| {label} | {first['buckets'][i]['count']} | " + " | ".join(cells) + " |")
         cells = []
         for a in algos:
-            s = summary["runs"][run_name(a, cdf, load)]["slowdown"]
+            s = summary["runs"][names[a]]["slowdown"]
             cells.append(f"{s['p50']:.2f} / {s['p95']:.2f} / {s['p99']:.2f}")
         out.append(f"| all | {first['started']} | " + " | ".join(cells) + " |")
         out.append("")
@@ -165,39 +211,42 @@ def hpcc_tables(summary, runs):
                    " load average |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         for a in algos:
-            r = summary["runs"][run_name(a, cdf, load)]
+            r = summary["runs"][names[a]]
             out.append(f"| {a} | {r['end_time_ps'] / 1e9:.1f} | {r['events']:,} | {r['pauses']:,} | "
                        f"{r['ecn_marks']:,} | {r['peak_queue'] / 1000:,.0f} | {r['cpu_s']:.0f} | {r['wall_s']:.0f} | {r.get('load_average') or '–'} |")
         out.append("")
     return "\n".join(out)
 
 
-def hpcc_experiment(args, work):
-    """HPCC's figure 11 setting: its simulator's fat tree (mix/fat.txt: 320
-    hosts, 20 ToR, 20 aggregation, 16 core switches, 100/400 Gb/s, 1 us
-    links), each algorithm with `congestion_control.profile` (hpcc_ns3: the
-    simulator's parameters, switch buffer, ECN and ACK priority)."""
+def percentile_buckets(flows_csv, step=5):
+    """The reference's analysis (analysis/fct_analysis.py): the `flows`
+    workload's completed flows sorted by size, cut into 100/step buckets of
+    equal count; each bucket's largest size and 95th-percentile slowdown
+    (sorted[int(n * 0.95)], slowdowns below 1 as 1)."""
+    done = sorted((int(f["size_bytes"]), max(1.0, float(f["slowdown"])))
+                  for f in rows(flows_csv) if f["workload"] == "flows" and f["slowdown"])
+    n, out = len(done), []
+    for i in range(0, 100, step):
+        part = done[i * n // 100:(i + step) * n // 100]
+        slow = sorted(x for _, x in part)
+        out.append({"max_size": part[-1][0], "p95": slow[int(len(slow) * 0.95)]} if part else  # fewer than 20 flows
+                   {"max_size": None, "p95": None})
+    return out
+
+
+def hpcc_run(args, work, algo, cdf, load, incast):
+    """One run of the HPCC evaluation's setting; its summary entry."""
     topo, nhosts = hpcc_topology(args.pods, 4, args.hosts_per_tor)
-    runs = hpcc_runs(args)
-    summary = {"hosts": nhosts, "duration": args.duration, "profile": args.profile, "runs": {}}
-    if os.path.exists(os.path.join(work, "summary.json")):  # runs of other algorithms, kept
-        with open(os.path.join(work, "summary.json")) as f:
-            old = json.load(f)
-        if (old["hosts"], old["duration"], old.get("profile")) == (nhosts, args.duration, args.profile):
-            summary["runs"] = old["runs"]
-    for cdf, load in runs:
-        for algo in args.algos:
-            # HPCC's T (and DCTCP's window) the longest path's base RTT: 6
-            # hops of 1 us each way, as the simulator's GLOBAL_T 1 takes it.
-            # With the profile the switch's ECN and buffer are its; without
-            # it, the paper-default model with ECN 100-400 KB as before.
-            switch = ("" if args.profile == "hpcc_ns3" else
-                      "link: {bandwidth: 100Gbps, delay: 1us, mtu: 1024, buffer: 4MiB}\n"
-                      "ecn: {kmin: 100KB, kmax: 400KB, pmax: 0.2}\n")
-            if args.profile == "hpcc_ns3":
-                switch = "link: {bandwidth: 100Gbps, delay: 1us, mtu: 1024}\n"
-            name = run_name(algo, cdf, load)
-            text = f"""name: hpcc_{name}
+    # HPCC's T (and DCTCP's window) the longest path's base RTT: 6 hops of
+    # 1 us each way, as the simulator's GLOBAL_T 1 takes it. With the profile
+    # the switch's ECN and buffer are its; without it, the paper-default
+    # model with ECN 100-400 KB as before.
+    switch = ("link: {bandwidth: 100Gbps, delay: 1us, mtu: 1024}\n" if args.profile == "hpcc_ns3" else
+              "link: {bandwidth: 100Gbps, delay: 1us, mtu: 1024, buffer: 4MiB}\n"
+              "ecn: {kmin: 100KB, kmax: 400KB, pmax: 0.2}\n")
+    name = run_name(algo, cdf, load, incast)
+    duration_us = micros(args.duration)
+    text = f"""name: hpcc_{name}
 fabric: roce_v2
 seed: 1
 {switch}flow_control: pfc
@@ -210,22 +259,47 @@ capture: {{pcap: none}}
 topology:
 {topo}workloads:
   - {{name: flows, kind: flows, cdf: {cdf}, load: {load}, duration: {args.duration}}}
-"""
-            r, secs = run(args.binary, work, name, text, reuse=True)
-            with open(os.path.join(work, name + ".run.json")) as f:
-                stamp = json.load(f)
-            fct = r["workloads"][0]["fct"]
-            pauses = sum(p.get("pause_frames", 0) for p in r.get("ports", [])) // 2  # counted at both ends
-            marks = sum(p.get("ecn_marks", 0) for p in r.get("ports", []))
-            peak = max(p["max_queue_bytes"] for p in r["ports"] if not p["node"].startswith("h"))  # switches'
-            summary["runs"][name] = {"wall_s": round(secs, 1), "cpu_s": round(stamp["cpu_s"], 1),
-                                     "date": stamp.get("date"), "load_average": stamp.get("load_average"),
-                                     "end_time_ps": r["end_time_ps"], "events": r.get("events"),
-                                     "started": fct["started"], "completed": fct["completed"],
-                                     "slowdown": fct["slowdown"], "buckets": fct["buckets"],
-                                     "pauses": pauses, "ecn_marks": marks, "peak_queue": peak}
-            print(f"{name}: {secs:.0f} s, {fct['completed']}/{fct['started']} flows, slowdown {fct['slowdown']}",
-                  flush=True)
+""" + (incast_workloads(nhosts, duration_us, 1) if incast else "")
+    r, secs = run(args.binary, work, name, text, reuse=True)
+    with open(os.path.join(work, name + ".run.json")) as f:
+        stamp = json.load(f)
+    fct = r["workloads"][0]["fct"]
+    pauses = sum(p.get("pause_frames", 0) for p in r.get("ports", [])) // 2  # counted at both ends
+    marks = sum(p.get("ecn_marks", 0) for p in r.get("ports", []))
+    peak = max(p["max_queue_bytes"] for p in r["ports"] if not p["node"].startswith("h"))  # switches'
+    print(f"{name}: {secs:.0f} s, {fct['completed']}/{fct['started']} flows, slowdown {fct['slowdown']}", flush=True)
+    return name, {"wall_s": round(secs, 1), "cpu_s": round(stamp["cpu_s"], 1),
+                  "date": stamp.get("date"), "load_average": stamp.get("load_average"),
+                  "end_time_ps": r["end_time_ps"], "events": r.get("events"),
+                  "started": fct["started"], "completed": fct["completed"],
+                  "slowdown": fct["slowdown"], "buckets": fct["buckets"],
+                  "percentile_p95": percentile_buckets(os.path.join(work, name, "flows.csv")),
+                  "pauses": pauses, "ecn_marks": marks, "peak_queue": peak}
+
+
+def hpcc_summary(args, work):
+    """summary.json's runs of this size and profile, kept across invocations."""
+    nhosts = args.pods * 4 * args.hosts_per_tor
+    summary = {"hosts": nhosts, "duration": args.duration, "profile": args.profile, "runs": {}}
+    if os.path.exists(os.path.join(work, "summary.json")):
+        with open(os.path.join(work, "summary.json")) as f:
+            old = json.load(f)
+        if (old["hosts"], old["duration"], old.get("profile")) == (nhosts, args.duration, args.profile):
+            summary["runs"] = old["runs"]
+    return summary
+
+
+def hpcc_experiment(args, work):
+    """HPCC's evaluation setting: its simulator's fat tree (mix/fat.txt: 320
+    hosts, 20 ToR, 20 aggregation, 16 core switches, 100/400 Gb/s, 1 us
+    links), each algorithm with `congestion_control.profile` (hpcc_ns3: the
+    simulator's parameters, switch buffer, ECN and ACK priority)."""
+    runs = hpcc_runs(args.workloads)
+    summary = hpcc_summary(args, work)
+    for cdf, load, incast in runs:
+        for algo in args.algos:
+            name, entry = hpcc_run(args, work, algo, cdf, load, incast)
+            summary["runs"][name] = entry
             dump(work, summary)
     tables = hpcc_tables(summary, runs)
     with open(os.path.join(work, "tables.md"), "w") as f:
@@ -233,21 +307,86 @@ topology:
     print(tables)
     fig, axes = plt.subplots(3, len(runs), figsize=(5 * len(runs), 9.5), squeeze=False)
     labels = ["≤10K", "≤100K", "≤1M", "≤10M", ">10M"]
-    for c, (cdf, load) in enumerate(runs):
+    for c, (cdf, load, incast) in enumerate(runs):
         for r_, pct in enumerate(("p50", "p95", "p99")):
             ax = axes[r_][c]
             for algo in HPCC_ALGOS:
-                if run_name(algo, cdf, load) not in summary["runs"]:
+                if run_name(algo, cdf, load, incast) not in summary["runs"]:
                     continue
-                b = summary["runs"][run_name(algo, cdf, load)]["buckets"]
+                b = summary["runs"][run_name(algo, cdf, load, incast)]["buckets"]
                 ys = [x["slowdown"][pct] if x["count"] else None for x in b]
                 ax.plot(labels[:len(ys)], ys, marker="o", label=algo)
-            ax.set_yscale("log")
-            ax.set_title(f"{cdf} {int(round(load * 100))}%: {pct} FCT slowdown", fontsize=10)
+            log_axis(ax)
+            ax.set_title(f"{workload_title(cdf, load, incast)}: {pct} FCT slowdown", fontsize=10)
             ax.set_xlabel("flow size (bytes)")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
     save(fig, args.figure, work)
+
+
+# Figure 11's panels: (a) FB_Hadoop 30 % with 60-to-1 incasts, (c) FB_Hadoop 50 %.
+FIGURE11 = {"a": ("hadoop", 0.3, True), "c": ("hadoop", 0.5, False)}
+FIGURE11_CSV = os.path.join(ROOT, "bench", "validation", "hpcc_figure11.csv")
+COLOURS = {"dcqcn": "#9400d3", "timely": "#009e73", "dctcp": "#c8b400", "hpcc": "#0072b2"}
+
+
+def size_label(size):
+    return f"{size}" if size < 1000 else f"{size / 1000:.0f}K" if size < 10**6 else f"{size / 1e6:.0f}M"
+
+
+def figure11_table(summary, paper, panel):
+    cdf, load, incast = FIGURE11[panel]
+    names = {a: run_name(a, cdf, load, incast) for a in HPCC_ALGOS}
+    algos = [a for a in HPCC_ALGOS if names[a] in summary["runs"]]
+    out = [f"Figure 11{panel}, {workload_title(cdf, load, incast)}: p95 slowdown, rdmasim / paper:\n",
+           "| flows (percentile of size) | up to | " + " | ".join(algos) + " |",
+           "|---|---|" + "---|" * len(algos)]
+    for i in range(20):
+        ours = {a: summary["runs"][names[a]]["percentile_p95"][i] for a in algos}
+        size = ours[algos[0]]["max_size"] if algos else 0
+        cells = [("–" if ours[a]["p95"] is None else f"{ours[a]['p95']:.2f}") + f" / {paper[(panel, a)][i]:.2f}"
+                 for a in algos]
+        out.append(f"| {5 * i}–{5 * i + 5} | " + ("–" if size is None else f"{size:,} B") + " | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def figure11_experiment(args, work):
+    """HPCC's figure 11 side by side: the same two workloads run here (FB_Hadoop
+    30 % with incasts, 50 %), plotted as the paper plots them (p95 slowdown of
+    each 5 % of flows by size) over the values read from the paper's figure
+    (hpcc_figure11.csv, read_hpcc_figure11.py)."""
+    work = os.path.join(args.work, "hpcc")  # the same runs as the hpcc experiment's
+    summary = hpcc_summary(args, work)
+    for panel, (cdf, load, incast) in FIGURE11.items():
+        for algo in args.algos:
+            name, entry = hpcc_run(args, work, algo, cdf, load, incast)
+            summary["runs"][name] = entry
+            dump(work, summary)
+    paper = {}
+    for r in rows(FIGURE11_CSV):
+        paper.setdefault((r["panel"], r["algorithm"]), [0.0] * 20)[int(r["bucket"])] = float(r["p95_slowdown"])
+    tables = "\n".join(figure11_table(summary, paper, p) for p in FIGURE11)
+    with open(os.path.join(work, "figure11.md"), "w") as f:
+        f.write(tables)
+    print(tables)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for ax, (panel, (cdf, load, incast)) in zip(axes, FIGURE11.items()):
+        for algo in HPCC_ALGOS:
+            name = run_name(algo, cdf, load, incast)
+            if name not in summary["runs"]:
+                continue
+            ax.plot(range(20), [b["p95"] or float("nan") for b in summary["runs"][name]["percentile_p95"]], marker="o",
+                    markersize=3, color=COLOURS[algo], label=f"{algo}, rdmasim")
+            ax.plot(range(20), paper[(panel, algo)], linestyle="--", color=COLOURS[algo], label=f"{algo}, paper")
+        sizes = [b["max_size"] for b in summary["runs"][run_name("hpcc", cdf, load, incast)]["percentile_p95"]]
+        ax.set_xticks(range(1, 20, 2), [size_label(s) if s else "" for s in sizes[1::2]], fontsize=8)
+        log_axis(ax)
+        ax.set_title(f"figure 11{panel}: {workload_title(cdf, load, incast)}, p95 FCT slowdown", fontsize=10)
+        ax.set_xlabel("flow size: each point 5 % of the flows, labelled with its largest")
+        ax.grid(True, which="both", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8)
+    save(fig, "validation_hpcc_figure11.svg", work, rect=(0, 0.12, 1, 1))
 
 
 # ---------------------------------------------------------------- DCQCN fairness
@@ -450,11 +589,12 @@ def ib_cca_experiment(args, work):
     save(fig, "validation_ib_cca.svg", work)
 
 
-EXPERIMENTS = {"hpcc": hpcc_experiment, "fairness": fairness_experiment, "incast": incast_experiment,
+EXPERIMENTS = {"hpcc": hpcc_experiment, "figure11": figure11_experiment, "fairness": fairness_experiment, "incast": incast_experiment,
                "irn": irn_experiment, "ib_cca": ib_cca_experiment}
 
 
 def main():
+    global FIGURES
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("experiments", nargs="*", help=", ".join(EXPERIMENTS))
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "rdmasim"))
@@ -467,7 +607,9 @@ def main():
     ap.add_argument("--profile", default="hpcc_ns3", help="hpcc: congestion_control.profile (hpcc_ns3 or paper)")
     ap.add_argument("--figure", default="validation_hpcc_fct.svg", help="hpcc: the SVG's name in docs/")
     ap.add_argument("--algos", nargs="+", default=["dcqcn", "timely", "dctcp", "hpcc"], help="hpcc: which")
+    ap.add_argument("--figures", default=FIGURES, help="where the SVGs go (docs/)")
     args = ap.parse_args()
+    FIGURES = args.figures
     for name in args.experiments:
         if name not in EXPERIMENTS:
             ap.error(f"unknown experiment {name}; one of {', '.join(EXPERIMENTS)}")
