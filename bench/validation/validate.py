@@ -153,8 +153,8 @@ def incast_workloads(hosts, duration_us, seed):
     out, t = [], 0.0
     while t < duration_us:
         picked = rng.sample(range(hosts), senders + 1)
-        senders = ", ".join(f"h{h}" for h in picked[1:])
-        out.append(f"  - {{name: incast{len(out)}, kind: incast, from: [{senders}], to: h{picked[0]}, "
+        names = ", ".join(f"h{h}" for h in picked[1:])
+        out.append(f"  - {{name: incast{len(out)}, kind: incast, from: [{names}], to: h{picked[0]}, "
                    f"size: 500000, start: {t:.3f}us}}\n")
         t += gap_us
     return "".join(out)

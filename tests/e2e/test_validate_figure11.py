@@ -74,4 +74,17 @@ for l in incasts:
           f"an incast of 15 to 1 at 0: {l}")
 with open(os.path.join(work, "hpcc", "dcqcn_hadoop_50.yaml")) as f:
     check("kind: incast" not in f.read(), "no incast at 50 % (figure 11c)")
+
+# At full size (320 hosts, 3 ms): one every 60 x 500 KB x 8 / (2 % x 320 x
+# 100 Gb/s) = 375 us, 8 of them, each of 60 distinct senders to another host.
+p = subprocess.run([python, "-c", "import sys; sys.argv = ['v']; import validate; "
+                    "print(validate.incast_workloads(320, 3000.0, 1))"],
+                   cwd=os.path.dirname(script), capture_output=True, text=True, timeout=120)
+lines = [l for l in p.stdout.splitlines() if "kind: incast" in l]
+check(p.returncode == 0 and len(lines) == 8, f"8 incasts in 3 ms on 320 hosts: {p.stderr[-500:]}{len(lines)}")
+for i, l in enumerate(lines):
+    senders = re.search(r"from: \[([^\]]*)\]", l).group(1).split(", ")
+    to = re.search(r"to: (h\d+)", l).group(1)
+    check(len(set(senders)) == 60 and to not in senders and f"start: {375 * i:.3f}us" in l,
+          f"incast {i}: 60 senders to another host at {375 * i} us: {l[:120]}")
 finish()
