@@ -44,9 +44,6 @@ std::string csv_field(const json& v) {
   return q + "\"";
 }
 
-// Two passes over the records, the columns first, then a line at a time:
-// nothing but one record's cells is held besides the output (a k = 32 fat
-// tree's port table is 49,152 records).
 RecordSource records_of(const json& records) {
   return [&records](const std::function<void(const json&)>& each) {
     for (const auto& r : records) each(r);
@@ -57,6 +54,9 @@ void write_records_csv(std::ostream& out, const json& records) {
   write_records_csv(out, records_of(records));
 }
 
+// Two passes over the records, the columns first, then a line at a time:
+// nothing but one record's cells is held besides the output (a k = 32 fat
+// tree's port table is 49,152 records).
 void write_records_csv(std::ostream& out, const RecordSource& records) {
   std::vector<std::string> columns;
   std::unordered_map<std::string, size_t> column_of;

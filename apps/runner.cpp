@@ -326,6 +326,14 @@ std::array<uint64_t, kPortCounters> port_counters(const PortStats& st) {
           st.max_queue_bytes, static_cast<uint64_t>(st.credit_wait.count())};
 }
 
+// A port's record as results.json lists it, from its counters.
+json port_record(const std::string& node, size_t port, const uint64_t* c) {
+  json r = {{"node", node}, {"port", port}};
+  for (size_t k = 0; k < kPortCounters; ++k) r[kPortCounterNames[k]] = c[k];
+  r["credit_wait_ps"] = static_cast<int64_t>(c[kPortCounters - 1]);  // signed
+  return r;
+}
+
 // Each port's counters as a results.json record, made one at a time (a
 // k = 64 fat tree has 393,216 ports, 420 MiB as JSON objects at once):
 // from the network, or from `merged` (a split run's table, kPortCounters
@@ -333,20 +341,15 @@ std::array<uint64_t, kPortCounters> port_counters(const PortStats& st) {
 void each_port_record(const Network& net, const std::vector<uint64_t>* merged,
                       const std::function<void(const json&)>& each) {
   size_t i = 0;
-  for (const auto& node : net.nodes) {
+  for (const auto& node : net.nodes)
     for (size_t p = 0; p < node->port_count(); ++p, i += kPortCounters) {
-      const auto own = merged ? std::array<uint64_t, kPortCounters>{} : port_counters(node->port(p).stats());
-      const uint64_t* c = merged ? merged->data() + i : own.data();
-      json r = {{"node", node->name()}, {"port", p}};
-      for (size_t k = 0; k < kPortCounters; ++k) {
-        if (k == kPortCounters - 1)
-          r[kPortCounterNames[k]] = static_cast<int64_t>(c[k]);
-        else
-          r[kPortCounterNames[k]] = c[k];
+      if (merged) {
+        each(port_record(node->name(), p, merged->data() + i));
+      } else {
+        const auto own = port_counters(node->port(p).stats());
+        each(port_record(node->name(), p, own.data()));
       }
-      each(r);
     }
-  }
 }
 
 // Every rank's port counters added up (the queue maxima taken), on every

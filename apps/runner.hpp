@@ -83,8 +83,8 @@ class Run {
   void finish();             // extensions end; time series, captures, CPU traces written
   nlohmann::json collect();  // results.json's content
   void write_outputs(const nlohmann::json& results);  // results.json and the files beside it
-  RecordSource port_records()
-      const;  // the ports' counters, as results.json lists them (a split run's added up)
+  // The ports' counters, as results.json lists them (a split run's added up).
+  RecordSource port_records() const;
 
   const Network& network() const { return *net_; }
   const RunEnd& end() const { return end_; }

@@ -8,17 +8,20 @@
 
 namespace rdmasim {
 
+// splitmix64's finalizer (Steele, Lea and Flood): every output bit depends
+// on every input bit, so a value's low bits alone are well spread too.
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 // xoshiro256** (Blackman and Vigna), seeded through splitmix64.
 class Rng {
   uint64_t s_[4];
 
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static uint64_t splitmix(uint64_t& x) {
-    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  static uint64_t splitmix(uint64_t& x) { return mix64(x += 0x9e3779b97f4a7c15ull); }
 
  public:
   explicit Rng(uint64_t seed = 1) {

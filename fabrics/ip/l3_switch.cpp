@@ -14,18 +14,15 @@ namespace {
 // every tier, an aggregation switch would see only the flows whose hash
 // chose it at the edge and send them all up one of its core links (ECMP
 // polarization); real switches seed their hash per switch for that reason.
-// The salt mixes into a 64-bit finalizer (splitmix64's), so that the
-// value modulo a small group size depends on every bit of both.
+// The salt mixes in through mix64, so that the value modulo a small group
+// size depends on every bit of both.
 uint32_t five_tuple_hash(std::span<const std::byte> addrs, uint8_t proto, std::span<const std::byte> l4,
                          uint64_t salt) {
   uint32_t h = 2166136261u;
   for (std::byte b : addrs) h = (h ^ static_cast<uint8_t>(b)) * 16777619u;
   h = (h ^ proto) * 16777619u;
   for (size_t i = 0; i < 4 && i < l4.size(); ++i) h = (h ^ static_cast<uint8_t>(l4[i])) * 16777619u;
-  uint64_t z = (uint64_t{h} << 32 | h) ^ salt;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<uint32_t>((z ^ (z >> 31)) >> 32);
+  return static_cast<uint32_t>(mix64((uint64_t{h} << 32 | h) ^ salt) >> 32);
 }
 
 // An IPv6 address as one number, so that consecutive addresses are consecutive keys.
