@@ -117,6 +117,8 @@ class Simulator {
   // The contexts this engine does not run (another one does): foreign[c].
   void set_foreign(std::vector<bool> foreign) { foreign_ = std::move(foreign); }
   bool runs(Context c) const { return c >= foreign_.size() || !foreign_[c]; }
+  // Whether another engine runs some contexts (the network is split).
+  bool split() const { return !foreign_.empty(); }
 
   // Runs events until none remain, stop() is called, or the next event is
   // later than `until` (then now() becomes `until`; an `until` before now()

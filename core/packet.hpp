@@ -146,8 +146,8 @@ class Packet {
   // A frame that waits (in a port's queue, on a wire) with a deferred
   // payload need not hold room for it: park() moves the bytes before and
   // behind the payload's place, without the headroom, into a buffer of the
-  // smallest class that holds them (a 1 KiB-MTU RoCE v2 data frame: 192
-  // bytes instead of 1,344), and the frame moves back into one of its size,
+  // smallest class that holds them (a 1 KiB-MTU RoCE v2 data frame: 128
+  // bytes, 192 with a RETH, instead of 1,344), and the frame moves back into one of its size,
   // at its offsets, when anything looks at its bytes (unpark(), which
   // every accessor of the bytes calls; header_bytes() reads them where
   // they are). Only worth it for a payload of a few hundred bytes and
@@ -159,8 +159,16 @@ class Packet {
       move_out_of_park();
   }
   bool parked() const { return buf_ && buf_->parked; }
-  // Where the frame's first byte is now, for a prefetch: does not unpark.
-  const void* first_byte() const { return header_start(); }
+  // Asks for the buffer's header (metadata) and the frame's first bytes
+  // ahead of use, parked or not, from the handle alone: where the headers
+  // start depends on the buffer's parked flag, and reading that flag to
+  // aim the prefetch would wait for the very miss the prefetch should hide.
+  void prefetch() const {
+    const char* b = reinterpret_cast<const char*>(buf_);
+    __builtin_prefetch(b);
+    __builtin_prefetch(b + sizeof(PacketBuffer));          // a parked frame's headers
+    __builtin_prefetch(b + sizeof(PacketBuffer) + head_);  // an unparked frame's
+  }
   // Bytes the buffer can hold: headroom, frame and room behind it.
   size_t capacity() const {
     unpark();
@@ -270,10 +278,14 @@ class Packet {
 // grows by carving chunks as buffers are first needed, never shrinks.
 class PacketPool {
  public:
-  // Bytes a buffer of each class holds (headroom and frame): control
-  // frames and ACKs; a 1 KiB, 2 KiB and 4 KiB IBA MTU frame (or a 1500-byte
-  // IP MTU frame) with its headers and headroom; a 9000-byte IP MTU frame.
-  static constexpr std::array<uint16_t, 6> kClassCapacity = {128, 256, 1280, 2304, 4352, 10240};
+  // Bytes a buffer of each class holds (headroom and frame): a parked
+  // data frame without a RETH (a RoCE v2 middle or last packet's 58 bytes
+  // of headers and ICRC: 128 bytes with the buffer's header, where the
+  // next class made them 192; most of what a loaded fabric queues);
+  // control frames, ACKs and parked first packets; a 1 KiB, 2 KiB and
+  // 4 KiB IBA MTU frame (or a 1500-byte IP MTU frame) with its headers and
+  // headroom; a 9000-byte IP MTU frame.
+  static constexpr std::array<uint16_t, 7> kClassCapacity = {64, 128, 256, 1280, 2304, 4352, 10240};
   static constexpr size_t kMaxCapacity = kClassCapacity.back();
   static constexpr size_t kClasses = kClassCapacity.size();
 

@@ -32,6 +32,9 @@ class Node {
     return *ports_.back();
   }
   Port& port(size_t i) const { return *ports_[i]; }
+  // Keeps `part` (state a fabric adds to the node, as PFC's) alive as long
+  // as the node, so that the ports' signals may reach it by a plain pointer.
+  void keep(std::shared_ptr<void> part) { parts_.push_back(std::move(part)); }
   size_t port_count() const { return ports_.size(); }
 
   // A frame has fully arrived on `in`. The node owns it now and must call
@@ -50,6 +53,7 @@ class Node {
   Simulator& sim_;
   std::string name_;
   Context ctx_ = 0;
+  std::vector<std::shared_ptr<void>> parts_;  // before ports_: the ports go first
   std::vector<std::unique_ptr<Port>> ports_;
 };
 

@@ -83,7 +83,7 @@ class RemoteLink {
   virtual void gate_update(Port& gate, Time at, uint64_t order, uint8_t cls, uint64_t amount) = 0;
 };
 
-class Port {
+class alignas(64) Port {
  public:
   static constexpr size_t kClasses = 8;
   // A frame on the wire: lost (by the loss draw or a link going down), when
@@ -208,20 +208,6 @@ class Port {
   void note_blocked(bool blocked);
   void wake_at(Time t);
 
-  Simulator& sim_;
-  Node& owner_;
-  uint16_t index_;
-  Port* peer_ = nullptr;
-  LinkParams params_;
-  mutable size_t last_tx_bytes_ = SIZE_MAX;
-  mutable Time last_tx_time_;
-  Rng loss_rng_;
-  bool up_ = true;
-  Time busy_until_;  // the wire is taken until then
-  bool tx_done_pending_ = false;
-  bool want_ready_ = false;
-  bool by_vl_ = false;
-
   // A queued frame and when it may start (also its meta().enqueued): the
   // queue's own copy spares start_next a read of the frame's buffer, which
   // has usually left the cache while the frame waited.
@@ -232,27 +218,49 @@ class Port {
   // A class queue or the wire that empties gives back room beyond this
   // many frames (Ring::shrink_if_empty): what a busy port reuses stays.
   static constexpr size_t kKeptQueue = 64;
-  Ring<Packet> control_;
-  std::array<Ring<Queued>, kClasses> queues_;
-  std::array<uint64_t, kClasses> class_bytes_{};
+
+  // In the order a frame's hop reads them: with tens of thousands of busy
+  // ports (a k = 32 fat tree) a port has usually left the cache between
+  // two of its frames, and each line a hop touches is a miss. The first
+  // two lines hold what every frame reads, the third the link and control
+  // queue, the fourth and fifth the counters and signals; the class queues
+  // (one line each as used) and what is rarely read come last.
+  Simulator& sim_;
+  Node& owner_;
+  Port* peer_ = nullptr;
+  Time busy_until_;  // the wire is taken until then
   uint64_t queued_bytes_ = 0;
   size_t queued_frames_ = 0;
+  EgressGate* gate_ = nullptr;
+  IngressMeter* meter_ = nullptr;
+
+  Ring<InFlight> wire_;  // frames serialised onto the link, oldest first
+  RemoteLink* remote_ = nullptr;
+  uint16_t index_;
+  bool up_ = true;
+  bool tx_done_pending_ = false;
+  bool want_ready_ = false;
+  bool by_vl_ = false;
   uint8_t rr_next_ = 0;   // round-robin position among classes
   uint8_t nonempty_ = 0;  // bit c set: class c has frames queued
   uint8_t strict_ = 0;    // bit c set: class c is served first
   bool blocked_ = false;
+  mutable size_t last_tx_bytes_ = SIZE_MAX;
+  mutable Time last_tx_time_;
+
+  LinkParams params_;
+  Ring<Packet> control_;
+
+  PortStats stats_;
+  std::vector<Observer> tx_observers_, rx_observers_, drop_observers_;
+
+  std::array<uint64_t, kClasses> class_bytes_{};
+  std::array<Ring<Queued>, kClasses> queues_;
+  Rng loss_rng_;
   Time blocked_since_;
   EventId wake_;  // pending re-examination for a frame not ready yet
   Time wake_time_;
-
-  Ring<InFlight> wire_;  // frames serialised onto the link, oldest first
-  RemoteLink* remote_ = nullptr;
-
-  EgressGate* gate_ = nullptr;
-  IngressMeter* meter_ = nullptr;
-  std::vector<Observer> tx_observers_, rx_observers_, drop_observers_;
   std::function<void()> tx_ready_;
-  PortStats stats_;
 };
 
 }  // namespace rdmasim

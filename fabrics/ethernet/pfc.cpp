@@ -277,28 +277,36 @@ void PfcPort::stop_stuck_check(uint8_t cls) {
 
 // ---------------------------------------------------------------- PfcNode
 
+PfcNode::PfcNode(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
+                 const std::function<MacAddress(uint16_t port)>& port_mac)
+    : accounting_(accounting), classes_(s.classes), count_(node.port_count()) {
+  ports_ = std::allocator<PfcPort>().allocate(count_);
+  for (size_t i = 0; i < count_; ++i)
+    std::construct_at(ports_ + i, node.port(i), pool, port_mac(static_cast<uint16_t>(i)), s);
+}
+
+PfcNode::~PfcNode() {
+  std::destroy_n(ports_, count_);
+  std::allocator<PfcPort>().deallocate(ports_, count_);
+}
+
 PfcNode& PfcNode::attach(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
                          const std::function<MacAddress(uint16_t port)>& port_mac) {
-  auto pfc = std::make_shared<PfcNode>(accounting);
+  auto owned = std::make_shared<PfcNode>(node, pool, s, accounting, port_mac);
+  PfcNode* const pfc = owned.get();
+  node.keep(std::move(owned));
+  // The signals hold a plain pointer: small enough for std::function to
+  // keep in place, so a frame's signal reaches the node without a further
+  // allocation to read (and two allocations fewer a port).
   for (size_t i = 0; i < node.port_count(); ++i) {
     Port& port = node.port(i);
     const auto index = static_cast<uint16_t>(i);
-    pfc->ports_.push_back(std::make_unique<PfcPort>(port, pool, port_mac(index), s));
-    port.set_gate(pfc->ports_.back().get());
-    if (accounting == PfcAccounting::until_released) port.set_meter(pfc->ports_.back().get());
-  }
-  // The receive observers own the PfcNode: it goes when the last port
-  // does. A port's other observers go with it, so they hold a plain
-  // pointer (small enough for std::function to keep in place: two
-  // allocations fewer a port, 25 MiB of a k = 64 fat tree).
-  for (size_t i = 0; i < node.port_count(); ++i) {
-    Port& port = node.port(i);
-    const auto index = static_cast<uint16_t>(i);
+    port.set_gate(&pfc->ports_[i]);
+    if (accounting == PfcAccounting::until_released) port.set_meter(&pfc->ports_[i]);
     port.on_rx([pfc, index](Time, Packet& p) { pfc->on_rx(index, p); });
     if (accounting == PfcAccounting::until_departed) {
-      PfcNode* const n = pfc.get();
-      port.on_tx([n](Time, Packet& p) { n->on_gone(p); });
-      port.on_drop([n](Time, Packet& p) { n->on_gone(p); });
+      port.on_tx([pfc](Time, Packet& p) { pfc->on_gone(p); });
+      port.on_drop([pfc](Time, Packet& p) { pfc->on_gone(p); });
     }
   }
   return *pfc;
@@ -307,30 +315,30 @@ PfcNode& PfcNode::attach(Node& node, PacketPool& pool, const PfcSettings& s, Pfc
 void PfcNode::on_rx(uint16_t port, Packet& p) {
   if (is_pfc_frame(p.header_bytes())) {  // headers only: a parked frame stays parked
     auto eth = ConstEthernetView::check(p.raw_bytes());
-    ports_[port]->on_pfc(PfcFrame::parse(*ConstPfcView::check(eth->payload())));
+    ports_[port].on_pfc(PfcFrame::parse(*ConstPfcView::check(eth->payload())));
     return;
   }
   if (accounting_ != PfcAccounting::until_departed) return;
   const uint8_t cls = p.meta().priority & 7;
-  if (!(ports_[port]->settings().classes >> cls & 1)) return;
+  if (!(classes_ >> cls & 1)) return;
   PacketMeta& m = p.meta();
   m.pfc_class = cls;
   m.pfc_port = port;
   m.pfc_bytes = static_cast<uint32_t>(p.size());
-  ports_[port]->add(cls, p.size());
+  ports_[port].add(cls, p.size());
 }
 
 void PfcNode::on_gone(Packet& p) {
   PacketMeta& m = p.meta();
   if (m.pfc_bytes == 0) return;  // not held here: a PFC frame, a flood copy, the node's own
-  ports_[m.pfc_port]->remove(m.pfc_class, m.pfc_bytes);
+  ports_[m.pfc_port].remove(m.pfc_class, m.pfc_bytes);
   m.pfc_bytes = 0;
 }
 
 void PfcNode::discarded(const Packet& p) {
   // The node frees the frame; only its count needs undoing.
   const PacketMeta& m = p.meta();
-  if (m.pfc_bytes != 0) ports_[m.pfc_port]->remove(m.pfc_class, m.pfc_bytes);
+  if (m.pfc_bytes != 0) ports_[m.pfc_port].remove(m.pfc_class, m.pfc_bytes);
 }
 
 // ---------------------------------------------------------------- a network

@@ -212,8 +212,8 @@ class PfcPort final : public EgressGate, public IngressMeter {
   Stats stats_;
 };
 
-// PFC on every port of a node. The ports own it (through their signal
-// subscriptions), so it lives exactly as long as they do.
+// PFC on every port of a node. The node keeps it (Node::keep), so it lives
+// exactly as long as the ports whose signals reach it.
 class PfcNode {
  public:
   // Gives every port of `node` a PfcPort with `s` and subscribes to the
@@ -221,25 +221,39 @@ class PfcNode {
   static PfcNode& attach(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
                          const std::function<MacAddress(uint16_t port)>& port_mac);
 
-  PfcPort& port(size_t i) { return *ports_[i]; }
-  size_t port_count() const { return ports_.size(); }
+  PfcPort& port(size_t i) { return ports_[i]; }
+  size_t port_count() const { return count_; }
   // until_departed: the node discarded a frame it had received instead of
   // forwarding it, so its bytes are free.
   void discarded(const Packet& p);
 
-  explicit PfcNode(PfcAccounting a) : accounting_(a) {}  // use attach()
+  PfcNode(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
+          const std::function<MacAddress(uint16_t port)>& port_mac);  // use attach()
+  ~PfcNode();
+  PfcNode(const PfcNode&) = delete;
+  PfcNode& operator=(const PfcNode&) = delete;
   // The node's ports share `b` (switches; SharedBuffer).
-  void share(const SharedBuffer& b) { shared_ = std::make_unique<SharedBuffer>(b); }
-  SharedBuffer* shared() const { return shared_.get(); }
+  void share(const SharedBuffer& b) {
+    shared_ = b;
+    has_shared_ = true;
+  }
+  SharedBuffer* shared() { return has_shared_ ? &shared_ : nullptr; }
 
  private:
   // until_departed: a frame's count rides in its metadata (PacketMeta::pfc_bytes).
   void on_rx(uint16_t port, Packet& p);
   void on_gone(Packet& p);
 
+  // Every frame a switch forwards passes on_rx and on_gone, which reach the
+  // frame's ingress PfcPort and the buffer: the ports side by side and the
+  // buffer in place, so that each is one cache miss from the node, not
+  // two or three (a k = 32 fat tree's frames find none of them in cache).
   PfcAccounting accounting_;
-  std::vector<std::unique_ptr<PfcPort>> ports_;
-  std::unique_ptr<SharedBuffer> shared_;
+  uint8_t classes_;  // the lossless priorities, as every port's settings say
+  bool has_shared_ = false;
+  SharedBuffer shared_;
+  size_t count_ = 0;
+  PfcPort* ports_ = nullptr;  // count_ of them, built in place
 };
 
 // Looks for PFC deadlocks: a cycle of ports, each paused (the PFC priority)

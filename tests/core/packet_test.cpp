@@ -83,7 +83,7 @@ TEST_CASE("a parked frame holds no room for its deferred payload and reads back 
   const size_t carved = pool.carved_bytes();
   p.park();
   CHECK(p.parked());
-  CHECK(pool.carved_bytes() - carved == sizeof(PacketBuffer) + 128);  // the smallest class: headers and ICRC
+  CHECK(pool.carved_bytes() - carved == sizeof(PacketBuffer) + 64);  // the smallest class: headers and ICRC
   CHECK(p.size() == size);
   CHECK(p.meta().priority == 3);
   CHECK(pool.in_use() == 1);
@@ -189,7 +189,8 @@ TEST_CASE("a ring keeps FIFO order across growth and wrap-around") {
 TEST_CASE("a packet's buffer is sized by what it asks for: ACK-sized, MTU-sized, jumbo") {
   PacketPool pool;
   CHECK(pool.make(128, 64).capacity() == 256);                // an ACK: headers only
-  CHECK(pool.make(0, 64).capacity() == 128);                  // a PFC frame; a parked frame's headers
+  CHECK(pool.make(0, 64).capacity() == 64);                   // a PFC frame; a parked middle packet's headers
+  CHECK(pool.make(0, 80).capacity() == 128);                  // a parked first packet's (with a RETH)
   CHECK(pool.make(146, 1024 + 64).capacity() == 1280);        // a 1 KiB-MTU data frame
   CHECK(pool.make(146, 4096 + 64).capacity() == 4352);        // a 4 KiB-MTU data frame
   CHECK(pool.make().capacity() == PacketPool::kMaxCapacity);  // room unknown: the largest
@@ -213,12 +214,12 @@ TEST_CASE(
   PacketPool pool;
   const auto src = pattern();
   Packet p = pool.make(32, 16);
-  CHECK(p.capacity() == 128);
+  CHECK(p.capacity() == 64);
   std::memset(p.push_back(16).data(), 0x11, 16);
   p.defer(p.push_back(src.size()), src.data());
   p.meta().flow_hash = 77;
   const uint64_t id = p.meta().id;
-  std::memset(p.push_back(1000).data(), 0x22, 1000);  // past 128: moves
+  std::memset(p.push_back(1000).data(), 0x22, 1000);  // past 64: moves
   CHECK(p.capacity() == 1280);
   CHECK(pool.in_use() == 1);
   CHECK(p.headroom() == 32);
