@@ -83,7 +83,7 @@ class RemoteLink {
   virtual void gate_update(Port& gate, Time at, uint64_t order, uint8_t cls, uint64_t amount) = 0;
 };
 
-class alignas(64) Port {
+class Port {
  public:
   static constexpr size_t kClasses = 8;
   // A frame on the wire: lost (by the loss draw or a link going down), when
@@ -221,10 +221,11 @@ class alignas(64) Port {
 
   // In the order a frame's hop reads them: with tens of thousands of busy
   // ports (a k = 32 fat tree) a port has usually left the cache between
-  // two of its frames, and each line a hop touches is a miss. The first
-  // two lines hold what every frame reads, the third the link and control
-  // queue, the fourth and fifth the counters and signals; the class queues
-  // (one line each as used) and what is rarely read come last.
+  // two of its frames, and each cache line a hop touches is a miss. The
+  // first 128 bytes hold what every frame reads, then the link and the
+  // control queue, the counters and signals; the class queues and what is
+  // rarely read come last. (Aligning the port to a line measured no
+  // faster and cost 8 bytes a port.)
   Simulator& sim_;
   Node& owner_;
   Port* peer_ = nullptr;

@@ -279,10 +279,10 @@ void PfcPort::stop_stuck_check(uint8_t cls) {
 
 PfcNode::PfcNode(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
                  const std::function<MacAddress(uint16_t port)>& port_mac)
-    : accounting_(accounting), classes_(s.classes), count_(node.port_count()) {
+    : accounting_(accounting), settings_(s), classes_(s.classes), count_(node.port_count()) {
   ports_ = std::allocator<PfcPort>().allocate(count_);
   for (size_t i = 0; i < count_; ++i)
-    std::construct_at(ports_ + i, node.port(i), pool, port_mac(static_cast<uint16_t>(i)), s);
+    std::construct_at(ports_ + i, node.port(i), pool, port_mac(static_cast<uint16_t>(i)), settings_);
 }
 
 PfcNode::~PfcNode() {
@@ -346,11 +346,14 @@ void PfcNode::discarded(const Packet& p) {
 void detect_pfc_deadlocks(Network& net, const std::vector<PfcNode*>& nodes) {
   const PfcConfig& c = net.cfg.pfc_config;
   const Time every = std::max(Time::ns(1), c.deadlock_detect / 4);
+  // Each port's callback names the network, its node and itself in 16
+  // bytes, which std::function keeps in place: no allocation a port.
   for (size_t n = 0; n < nodes.size(); ++n)
     for (size_t i = 0; nodes[n] && i < nodes[n]->port_count(); ++i)
-      nodes[n]->port(i).watch_stuck(c.priority & 7, c.deadlock_detect, every, [&net, n, i] {
-        net.pfc_stuck.push_back({net.sim.now(), static_cast<int>(n), static_cast<uint16_t>(i)});
-      });
+      nodes[n]->port(i).watch_stuck(c.priority & 7, c.deadlock_detect, every,
+                                    [&net, node = static_cast<int>(n), port = static_cast<uint16_t>(i)] {
+                                      net.pfc_stuck.push_back({net.sim.now(), node, port});
+                                    });
 }
 
 void share_buffer(PfcNode& pfc, Node& node, const PfcConfig& c, uint64_t host_rate) {

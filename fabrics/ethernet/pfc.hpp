@@ -169,7 +169,7 @@ class PfcPort final : public EgressGate, public IngressMeter {
   Port& port_;
   PacketPool& pool_;
   MacAddress mac_;
-  PfcSettings s_;
+  const PfcSettings& s_;  // its node's (PfcNode), the same for every port of it
   std::array<uint64_t, 8> held_{};
   SharedBuffer* shared_ = nullptr;
   uint32_t shift_ = 3;
@@ -249,7 +249,8 @@ class PfcNode {
   // buffer in place, so that each is one cache miss from the node, not
   // two or three (a k = 32 fat tree's frames find none of them in cache).
   PfcAccounting accounting_;
-  uint8_t classes_;  // the lossless priorities, as every port's settings say
+  PfcSettings settings_;  // every port's
+  uint8_t classes_;       // the lossless priorities, settings_.classes
   bool has_shared_ = false;
   SharedBuffer shared_;
   size_t count_ = 0;
