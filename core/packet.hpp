@@ -147,11 +147,11 @@ class Packet {
   // payload need not hold room for it: park() moves the bytes before and
   // behind the payload's place, without the headroom, into a buffer of the
   // smallest class that holds them (a 1 KiB-MTU RoCE v2 data frame: 128
-  // bytes, 192 with a RETH, instead of 1,344), and the frame moves back into one of its size,
-  // at its offsets, when anything looks at its bytes (unpark(), which
-  // every accessor of the bytes calls; header_bytes() reads them where
-  // they are). Only worth it for a payload of a few hundred bytes and
-  // more; a no-op otherwise.
+  // bytes, 192 with a RETH, instead of 1,344), and the frame moves back
+  // into one of its size, at its offsets, when anything looks at its
+  // bytes (unpark(), which every accessor of the bytes calls;
+  // header_bytes() reads them where they are). Only worth it for a payload
+  // of a few hundred bytes and more; a no-op otherwise.
   void park();
   static constexpr size_t kParkedPayloadMin = 256;
   void unpark() const {

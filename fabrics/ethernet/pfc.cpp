@@ -279,7 +279,7 @@ void PfcPort::stop_stuck_check(uint8_t cls) {
 
 PfcNode::PfcNode(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounting accounting,
                  const std::function<MacAddress(uint16_t port)>& port_mac)
-    : accounting_(accounting), settings_(s), classes_(s.classes), count_(node.port_count()) {
+    : accounting_(accounting), settings_(s), count_(node.port_count()) {
   ports_ = std::allocator<PfcPort>().allocate(count_);
   for (size_t i = 0; i < count_; ++i)
     std::construct_at(ports_ + i, node.port(i), pool, port_mac(static_cast<uint16_t>(i)), settings_);
@@ -320,7 +320,7 @@ void PfcNode::on_rx(uint16_t port, Packet& p) {
   }
   if (accounting_ != PfcAccounting::until_departed) return;
   const uint8_t cls = p.meta().priority & 7;
-  if (!(classes_ >> cls & 1)) return;
+  if (!(settings_.classes >> cls & 1)) return;
   PacketMeta& m = p.meta();
   m.pfc_class = cls;
   m.pfc_port = port;

@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <vector>
@@ -233,11 +234,8 @@ class PfcNode {
   PfcNode(const PfcNode&) = delete;
   PfcNode& operator=(const PfcNode&) = delete;
   // The node's ports share `b` (switches; SharedBuffer).
-  void share(const SharedBuffer& b) {
-    shared_ = b;
-    has_shared_ = true;
-  }
-  SharedBuffer* shared() { return has_shared_ ? &shared_ : nullptr; }
+  void share(const SharedBuffer& b) { shared_ = b; }
+  SharedBuffer* shared() { return shared_ ? &*shared_ : nullptr; }
 
  private:
   // until_departed: a frame's count rides in its metadata (PacketMeta::pfc_bytes).
@@ -250,9 +248,7 @@ class PfcNode {
   // two or three (a k = 32 fat tree's frames find none of them in cache).
   PfcAccounting accounting_;
   PfcSettings settings_;  // every port's
-  uint8_t classes_;       // the lossless priorities, settings_.classes
-  bool has_shared_ = false;
-  SharedBuffer shared_;
+  std::optional<SharedBuffer> shared_;
   size_t count_ = 0;
   PfcPort* ports_ = nullptr;  // count_ of them, built in place
 };
