@@ -123,21 +123,23 @@ void write_indented(std::ostream& out, const json& value, size_t spaces) {
 }
 }  // namespace
 
-void write_json_with_records(std::ostream& out, const json& results, const std::string& key,
-                             const RecordSource& records) {
-  // The keys in the order dump() gives them (std::map: sorted), `key` among them.
+void write_json_with_records(std::ostream& out, const json& results,
+                             const std::vector<StreamedTable>& tables) {
+  // The keys in the order dump() gives them (std::map: sorted), the tables' among them.
   std::vector<std::string> keys;
   for (const auto& [k, v] : results.items()) keys.push_back(k);
-  keys.insert(std::lower_bound(keys.begin(), keys.end(), key), key);
+  for (const StreamedTable& t : tables) keys.insert(std::lower_bound(keys.begin(), keys.end(), t.key), t.key);
   out << "{";
   for (size_t i = 0; i < keys.size(); ++i) {
     out << (i ? ",\n  " : "\n  ") << json(keys[i]).dump() << ": ";
-    if (keys[i] != key) {
+    const auto table =
+        std::find_if(tables.begin(), tables.end(), [&](const StreamedTable& t) { return t.key == keys[i]; });
+    if (table == tables.end()) {
       write_indented(out, results.at(keys[i]), 2);
       continue;
     }
     bool first = true;
-    records([&](const json& r) {
+    table->records([&](const json& r) {
       out << (first ? "[\n    " : ",\n    ");
       first = false;
       write_indented(out, r, 4);

@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 namespace rdmasim {
 
@@ -29,10 +30,16 @@ using RecordSource = std::function<void(const std::function<void(const nlohmann:
 RecordSource records_of(const nlohmann::json& records);
 void write_records_csv(std::ostream& out, const RecordSource& records);
 
-// `results` as `out << std::setw(2) << results` writes it, with `key` an
-// array of `records` (which `results` does not hold) in its place among
-// the keys: the same bytes without the table in memory.
-void write_json_with_records(std::ostream& out, const nlohmann::json& results, const std::string& key,
-                             const RecordSource& records);
+// A table written from records, not held in results.json's content: its
+// key there and where its records come from.
+struct StreamedTable {
+  std::string key;
+  RecordSource records;
+};
+// `results` as `out << std::setw(2) << results` writes it, with each of
+// `tables` an array of its records (which `results` does not hold) in its
+// place among the keys: the same bytes without the tables in memory.
+void write_json_with_records(std::ostream& out, const nlohmann::json& results,
+                             const std::vector<StreamedTable>& tables);
 
 }  // namespace rdmasim

@@ -299,12 +299,21 @@ WorkDone work_done(const json& results) {
 
 json drops_json(const json& results) {
   if (!results.contains("ports") && results.contains("drops")) return results["drops"];
-  return drops_json(results, records_of(field(results, "ports")));
+  return drops_json(results, records_of(field(results, "ports")), records_of(field(results, "hosts")));
 }
 
-json drops_json(const json& results, const RecordSource& ports) {
+json drops_json(const json& results, const RecordSource& ports, const RecordSource& hosts) {
   std::unordered_set<std::string> host_names;  // a k = 32 fat tree: 8,192 of them, 49,152 ports
-  for (const auto& h : field(results, "hosts")) host_names.insert(text(field(h, "name")));
+  uint64_t ring = 0, backlog = 0, no_socket = 0, socket = 0;
+  hosts([&](const json& h) {
+    host_names.insert(text(field(h, "name")));
+    for (const char* stack : {"kernel_rx", "dpdk_rx"}) {
+      const json& s = field(h, stack);
+      ring += count(field(s, "ring_drops"));
+      backlog += count(field(s, "backlog_drops"));
+      no_socket += count(field(s, "discarded"));
+    }
+  });
   uint64_t link = 0, switch_queue = 0, nic_queue = 0;
   ports([&](const json& p) {
     const uint64_t all = count(field(p, "drops")), on_link = std::min(all, count(field(p, "link_drops")));
@@ -312,14 +321,6 @@ json drops_json(const json& results, const RecordSource& ports) {
     const bool host = host_names.contains(text(field(p, "node")));
     (host ? nic_queue : switch_queue) += all - on_link;
   });
-  uint64_t ring = 0, backlog = 0, no_socket = 0, socket = 0;
-  for (const auto& h : field(results, "hosts"))
-    for (const char* stack : {"kernel_rx", "dpdk_rx"}) {
-      const json& s = field(h, stack);
-      ring += count(field(s, "ring_drops"));
-      backlog += count(field(s, "backlog_drops"));
-      no_socket += count(field(s, "discarded"));
-    }
   for (const auto& w : field(results, "workloads"))
     socket += count(field(field(field(w, "datagrams"), "dropped_at"), "socket"));
   uint64_t no_route = 0, ttl_expired = 0;

@@ -33,8 +33,10 @@ WorkDone work_done(const nlohmann::json& results);
 // Results without a port table (a run's own, which wrote its ports to
 // results.json from the network) give the "drops" they hold.
 nlohmann::json drops_json(const nlohmann::json& results);
-// The same with the ports from `ports` (records as results.json's).
-nlohmann::json drops_json(const nlohmann::json& results, const RecordSource& ports);
+// The same with the ports and hosts from `ports` and `hosts` (records as
+// results.json's), which `results` need not hold.
+nlohmann::json drops_json(const nlohmann::json& results, const RecordSource& ports,
+                          const RecordSource& hosts);
 
 // One fabric's entry of compare.json, from its results.json: what the table
 // shows (throughput, latency, cpu busy, drops, end time) and where it lives.

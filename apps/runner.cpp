@@ -393,27 +393,31 @@ json watchdog_json(const Network& net) {
   return watchdog;
 }
 
+// One host's entry of results.json's `hosts`.
+json host_record(const Network& net, Host& h) {
+  const auto stack = h.nic().fabric().stack_report();
+  json record = {{"name", h.name()},
+                 {"cpu_busy_ps", h.cpu_busy().count()},
+                 {"cores", cores_json(h.cpu())},
+                 {"interrupts", h.interrupts() + (stack ? stack->interrupts : 0)},
+                 {"completion", std::string(to_string(net.cfg.host.completion))},
+                 {"nic_frames_sent", h.nic().stats().frames_sent},
+                 {"nic_frames_received", h.nic().stats().frames_received},
+                 {"cnps_sent", h.nic().stats().cnps_sent},
+                 {"cnps_received", h.nic().stats().cnps_received}};
+  if (stack) {
+    // The fabric's own host stack (the kernel's receive path, a poll-mode driver): where frames went.
+    record["stack"] = stack->stack;
+    json counters = json::object();
+    for (const auto& [name, value] : stack->counters) counters[std::string(name)] = value;
+    record[std::string(stack->section)] = std::move(counters);
+  }
+  return record;
+}
+
 json hosts_json(const Network& net) {
   json hosts = json::array();
-  for (Host* h : net.hosts) {
-    const auto stack = h->nic().fabric().stack_report();
-    hosts.push_back({{"name", h->name()},
-                     {"cpu_busy_ps", h->cpu_busy().count()},
-                     {"cores", cores_json(h->cpu())},
-                     {"interrupts", h->interrupts() + (stack ? stack->interrupts : 0)},
-                     {"completion", std::string(to_string(net.cfg.host.completion))},
-                     {"nic_frames_sent", h->nic().stats().frames_sent},
-                     {"nic_frames_received", h->nic().stats().frames_received},
-                     {"cnps_sent", h->nic().stats().cnps_sent},
-                     {"cnps_received", h->nic().stats().cnps_received}});
-    if (stack) {
-      // The fabric's own host stack (the kernel's receive path, a poll-mode driver): where frames went.
-      hosts.back()["stack"] = stack->stack;
-      json counters = json::object();
-      for (const auto& [name, value] : stack->counters) counters[std::string(name)] = value;
-      hosts.back()[std::string(stack->section)] = std::move(counters);
-    }
-  }
+  for (Host* h : net.hosts) hosts.push_back(host_record(net, *h));
   return hosts;
 }
 
@@ -430,6 +434,12 @@ Run::~Run() {
   if (net_) net_->sim.clear();
 }
 
+RecordSource Run::host_records() const {
+  return [this](const std::function<void(const json&)>& each) {
+    for (const std::string& text : host_text_) each(json::parse(text));
+  };
+}
+
 RecordSource Run::port_records() const {
   return [this](const std::function<void(const json&)>& each) {
     each_port_record(*net_, merged_ports_.empty() ? nullptr : &merged_ports_, each);
@@ -444,8 +454,42 @@ json Run::execute() {
   run();
   finish();
   json results = collect();
-  if (!results.is_null()) write_outputs(results);
+  if (results.is_null()) return results;
+  write_outputs(results);
+  if (!results.contains("hosts")) {
+    // The table made only once the network is gone: at k = 64, as JSON
+    // objects, it is more than a hundred MiB that would add to the run's
+    // peak (docs/performance.md).
+    release();
+    json hosts = json::array();
+    for (std::string& text : host_text_) {
+      hosts.push_back(json::parse(text));
+      std::string().swap(text);
+    }
+    host_text_.clear();
+    results["hosts"] = std::move(hosts);
+  }
   return results;
+}
+
+// What the destructor destroys, in the order it does (the reverse of the
+// members'), but for what collect() made: the steps' state is done with.
+void Run::release() {
+  if (net_) net_->sim.clear();
+  merged_ports_.clear();
+  check_ = nullptr;
+  deadlocks_.reset();
+  series_.reset();
+  extensions_.clear();
+  pairs_.reset();
+  spanning_.reset();
+  runs_.clear();
+  env_.reset();
+  traces_.clear();
+  captures_.reset();
+  fabric_.reset();
+  par_.reset();
+  net_.reset();
 }
 
 // Takes a step on every rank at once when split: if it fails on one, it
@@ -715,16 +759,20 @@ json Run::collect() {
   out["switches"] = switches_json(*net_);
   out["pfc_deadlocks"] = deadlocks_json(deadlocks_->found());
   out["pfc_watchdog"] = watchdog_json(*net_);
-  out["hosts"] = hosts_json(*net_);
+  if (par_)
+    out["hosts"] = hosts_json(*net_);  // the ranks' are merged
+  else
+    for (Host* h : net_->hosts) host_text_.push_back(host_record(*net_, *h).dump());
   if (par_) {
     parallel_stats_ = std::make_unique<json>();
     out = merge_ranks(cfg_, *net_, *par_, std::move(out), flows_csv_, latency_csv_, workload_rank_,
                       parallel_stats_.get());
     if (out.is_null()) return out;  // not rank 0
   }
+  const RecordSource hosts = out.contains("hosts") ? records_of(out["hosts"]) : host_records();
   uint64_t cpu_busy_ps = 0;
-  for (const json& h : out["hosts"]) cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>();
-  out["drops"] = drops_json(out, port_records());
+  hosts([&](const json& h) { cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>(); });
+  out["drops"] = drops_json(out, port_records(), hosts);
   out["cost"] =
       experiment_cost(cfg_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
   return out;
@@ -797,15 +845,19 @@ void Run::write_outputs(const json& results) {
   if (parallel_stats_ && !parallel_stats_->is_null())
     write_file_atomic(dir_ / "parallel.json", parallel_stats_->dump(2) + "\n");
   // Streamed, as dump(2) gives it: the port table alone is 49,152 records at k = 32.
+  std::vector<StreamedTable> streamed{{"ports", port_records()}};
+  if (!results.contains("hosts")) streamed.push_back({"hosts", host_records()});
   write_file_atomic(dir_ / "results.json", [&](std::ostream& out) {
-    write_json_with_records(out, results, "ports", port_records());
+    write_json_with_records(out, results, streamed);
     out << "\n";
   });
-  for (const char* table : {"workloads", "ports", "hosts"})  // CSV beside it, same names
+  for (const char* table : {"workloads", "ports", "hosts"}) {  // CSV beside it, same names
+    const auto held = std::find_if(streamed.begin(), streamed.end(),
+                                   [&](const StreamedTable& t) { return t.key == table; });
     write_file_atomic(dir_ / (std::string(table) + ".csv"), [&](std::ostream& out) {
-      write_records_csv(out,
-                        std::string_view(table) == "ports" ? port_records() : records_of(results[table]));
+      write_records_csv(out, held != streamed.end() ? held->records : records_of(results[table]));
     });
+  }
   if (results.contains("cost")) write_file_atomic(dir_ / "bom.csv", records_csv(results["cost"]["bom"]));
 }
 

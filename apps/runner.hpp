@@ -72,6 +72,8 @@ class Run {
   // Every step, in order; returns results.json's content (null on ranks but
   // 0), but for the port table of a run in one process, which went to
   // results.json and ports.csv straight from the network ("drops" sums it).
+  // In one process the network is gone when it returns (the host table is
+  // made after it, so as not to add to the run's peak memory).
   nlohmann::json execute();
 
   // The steps, in the order execute() takes them; each needs those before it.
@@ -85,6 +87,9 @@ class Run {
   void write_outputs(const nlohmann::json& results);  // results.json and the files beside it
   // The ports' counters, as results.json lists them (a split run's added up).
   RecordSource port_records() const;
+  // The hosts' records of a run in one process, once collected (a split
+  // run's are in collect()'s content, merged from the ranks).
+  RecordSource host_records() const;
 
   const Network& network() const { return *net_; }
   const RunEnd& end() const { return end_; }
@@ -103,6 +108,7 @@ class Run {
   void assign_ranks();
   nlohmann::json workloads_json();
   void add_budgets(nlohmann::json& out) const;
+  void release();
 
   const ExperimentConfig& cfg_;
   std::filesystem::path dir_;
@@ -129,6 +135,10 @@ class Run {
   // A split run's port counters, added up across ranks (runner.cpp's
   // merged_port_counters); empty in one process.
   std::vector<uint64_t> merged_ports_;
+  // In one process, each host's record of results.json's `hosts` as
+  // compact JSON text (about 256 bytes), from collect() on: JSON objects
+  // are several times that, for 65,536 hosts at k = 64.
+  std::vector<std::string> host_text_;
 };
 
 }  // namespace rdmasim

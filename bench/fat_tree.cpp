@@ -100,9 +100,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
 
   uint64_t delivered = 0;
-  run.port_records()([&delivered](const nlohmann::json& p) {
-    if (p["node"].get<std::string>().starts_with("h")) delivered += p["rx_frames"].get<uint64_t>();
-  });
+  for (const auto& h : res["hosts"]) delivered += h["nic_frames_received"].get<uint64_t>();
   const auto& fct = res["workloads"][0]["fct"];
   const auto events = res["events"].get<uint64_t>();
   std::printf(

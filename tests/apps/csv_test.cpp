@@ -29,7 +29,18 @@ TEST_CASE("results.json with its port table written from records is what dump(2)
     whole["ports"] = table;
     std::ostringstream want, got;
     want << std::setw(2) << whole;
-    write_json_with_records(got, rest, "ports", records_of(table));
+    write_json_with_records(got, rest, {{"ports", records_of(table)}});
+    CHECK(got.str() == want.str());
+  }
+  SUBCASE("two tables, neither held") {
+    json whole = rest;
+    whole["ports"] = ports;
+    json without = rest;
+    without.erase("hosts");
+    std::ostringstream want, got;
+    want << std::setw(2) << whole;
+    write_json_with_records(got, without,
+                            {{"ports", records_of(ports)}, {"hosts", records_of(rest["hosts"])}});
     CHECK(got.str() == want.str());
   }
   SUBCASE("the key first or last among the others") {
@@ -38,7 +49,7 @@ TEST_CASE("results.json with its port table written from records is what dump(2)
       whole[key] = ports;
       std::ostringstream want, got;
       want << std::setw(2) << whole;
-      write_json_with_records(got, rest, key, records_of(ports));
+      write_json_with_records(got, rest, {{key, records_of(ports)}});
       CHECK(got.str() == want.str());
     }
   }
@@ -58,7 +69,10 @@ TEST_CASE("drops of results without a port table: the sum they hold, or the port
   CHECK(full["at"]["nic_queue"] == 1);
   CHECK(full["at"]["switch_queue"] == 4);
   r.erase("ports");
-  CHECK(drops_json(r, records_of(ports)) == full);
+  const json hosts = r["hosts"];
+  CHECK(drops_json(r, records_of(ports), records_of(hosts)) == full);
+  r.erase("hosts");
+  CHECK(drops_json(r, records_of(ports), records_of(hosts)) == full);
   r["drops"] = full;
   CHECK(drops_json(r) == full);
 }

@@ -91,12 +91,18 @@ TEST_CASE("Run: each step does its part, and only write_outputs writes results.j
   CHECK(results.contains("cost"));
   CHECK_FALSE(fs::exists(scratch.dir / "results.json"));
   run.write_outputs(results);
-  // The file is the results with the port table, written from the network.
+  // The file is the results with the port table, written from the
+  // network, and the host table, from the records collect() kept.
+  CHECK_FALSE(results.contains("hosts"));
   json written = json::parse(read(scratch.dir / "results.json"));
   CHECK(read(scratch.dir / "results.json") == written.dump(2) + "\n");
   CHECK(written["ports"].size() == 4);  // a, b and the switch's two
   CHECK(written["ports"][0]["tx_frames"].get<uint64_t>() > 0);
+  CHECK(written["hosts"].size() == 2);
+  CHECK(written["hosts"][1]["name"] == "b");
+  CHECK(written["hosts"][1]["nic_frames_received"].get<uint64_t>() > 0);
   written.erase("ports");
+  written.erase("hosts");
   CHECK(written == results);
   for (const char* f : {"workloads.csv", "ports.csv", "hosts.csv", "bom.csv", "latency.csv"})
     CHECK_MESSAGE(fs::exists(scratch.dir / f), f);
@@ -114,9 +120,12 @@ TEST_CASE("Run: execute() takes the steps in order, with the same results and fi
   a.start();
   a.run();
   a.finish();
-  const json stepped = a.collect();
+  json stepped = a.collect();
   a.write_outputs(stepped);
-  const json executed = Run(cfg, whole.dir).execute();
+  json executed = Run(cfg, whole.dir).execute();
+  // execute() adds the host table once the network is gone: the file's.
+  CHECK(executed["hosts"] == json::parse(read(whole.dir / "results.json"))["hosts"]);
+  executed.erase("hosts");
   CHECK(stepped == executed);
   for (const auto& e : fs::recursive_directory_iterator(by_steps.dir)) {
     if (!e.is_regular_file()) continue;
