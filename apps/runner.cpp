@@ -434,6 +434,16 @@ Run::~Run() {
   if (net_) net_->sim.clear();
 }
 
+// Each host's record as compact text, no larger than it is (dump()'s
+// string grows by doubling: 512 bytes for a 256-byte record).
+void Run::keep_host_records() {
+  host_text_.reserve(net_->hosts.size());
+  for (Host* h : net_->hosts) {
+    host_text_.push_back(host_record(*net_, *h).dump());
+    host_text_.back().shrink_to_fit();
+  }
+}
+
 RecordSource Run::host_records() const {
   return [this](const std::function<void(const json&)>& each) {
     for (const std::string& text : host_text_) each(json::parse(text));
@@ -509,6 +519,7 @@ void Run::together(Step&& step) {
 void Run::build_network() {
   Cluster& cluster = Cluster::get();
   const bool parallel = options_.split && cluster.parallel();
+  pricing_ = experiment_pricing(cfg_);
   net_ = std::make_unique<Network>(cfg_);
   // Split over ranks: before anything is scheduled (the fabric's finish
   // schedules), so that each rank keeps only its own nodes' events.
@@ -762,7 +773,7 @@ json Run::collect() {
   if (par_)
     out["hosts"] = hosts_json(*net_);  // the ranks' are merged
   else
-    for (Host* h : net_->hosts) host_text_.push_back(host_record(*net_, *h).dump());
+    keep_host_records();
   if (par_) {
     parallel_stats_ = std::make_unique<json>();
     out = merge_ranks(cfg_, *net_, *par_, std::move(out), flows_csv_, latency_csv_, workload_rank_,
@@ -774,7 +785,7 @@ json Run::collect() {
   hosts([&](const json& h) { cpu_busy_ps += h["cpu_busy_ps"].get<uint64_t>(); });
   out["drops"] = drops_json(out, port_records(), hosts);
   out["cost"] =
-      experiment_cost(cfg_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
+      experiment_cost(*pricing_, cpu_busy_ps, static_cast<uint64_t>(net_->sim.now().count()), work_done(out));
   return out;
 }
 

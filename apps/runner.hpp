@@ -19,6 +19,7 @@
 namespace rdmasim {
 
 struct ExperimentConfig;
+struct ExperimentPricing;
 struct Network;
 struct BuiltFabric;
 struct CpuSegment;
@@ -109,10 +110,12 @@ class Run {
   nlohmann::json workloads_json();
   void add_budgets(nlohmann::json& out) const;
   void release();
+  void keep_host_records();
 
   const ExperimentConfig& cfg_;
   std::filesystem::path dir_;
   RunOptions options_;
+  std::unique_ptr<const ExperimentPricing> pricing_;  // made before the network
   std::unique_ptr<Network> net_;
   std::unique_ptr<ParallelRun> par_;  // split over ranks
   std::unique_ptr<BuiltFabric> fabric_;

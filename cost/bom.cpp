@@ -222,12 +222,18 @@ PriceBook experiment_prices(const ExperimentConfig& cfg, std::vector<LoadError>&
   return apply_settings(shipped_prices(), cfg.cost, errors);
 }
 
-nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps,
-                               const WorkDone& work) {
+std::unique_ptr<const ExperimentPricing> experiment_pricing(const ExperimentConfig& cfg) {
+  auto p = std::make_unique<ExperimentPricing>();
   std::vector<LoadError> errors;  // reported when the experiment was loaded
-  const PriceBook book = experiment_prices(cfg, errors);
-  return cost_json(bill_of_materials(cfg, book), book, cpu_busy_ps, end_time_ps, work,
-                   switch_family(cfg, book));
+  p->book = experiment_prices(cfg, errors);
+  p->bom = bill_of_materials(cfg, p->book);
+  p->switches = switch_family(cfg, p->book);
+  return p;
+}
+
+nlohmann::json experiment_cost(const ExperimentPricing& pricing, uint64_t cpu_busy_ps, uint64_t end_time_ps,
+                               const WorkDone& work) {
+  return cost_json(pricing.bom, pricing.book, cpu_busy_ps, end_time_ps, work, pricing.switches);
 }
 
 }  // namespace rdmasim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -60,8 +61,18 @@ nlohmann::json cost_json(const Bom& bom, const PriceBook& book, uint64_t cpu_bus
 // The experiment's price book: the shipped catalogue with its `cost`
 // settings applied; `errors` gets those naming no catalogue item.
 PriceBook experiment_prices(const ExperimentConfig& cfg, std::vector<LoadError>& errors);
-// results.json's `cost` of a run of `cfg`.
-nlohmann::json experiment_cost(const ExperimentConfig& cfg, uint64_t cpu_busy_ps, uint64_t end_time_ps,
+// An experiment's price book and bill of materials: a function of its
+// topology alone, made before the run (counting a k = 64 fat tree's ports
+// and link speeds takes some 10 MiB, which would add to the run's peak at
+// its end). The bill points into the book: held where it was made.
+struct ExperimentPricing {
+  PriceBook book;
+  Bom bom;
+  std::string switches;  // the switch family priced
+};
+std::unique_ptr<const ExperimentPricing> experiment_pricing(const ExperimentConfig& cfg);
+// results.json's `cost` of a run priced by `pricing`.
+nlohmann::json experiment_cost(const ExperimentPricing& pricing, uint64_t cpu_busy_ps, uint64_t end_time_ps,
                                const WorkDone& work = {});
 
 }  // namespace rdmasim
