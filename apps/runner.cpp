@@ -468,8 +468,7 @@ json Run::execute() {
   write_outputs(results);
   if (!results.contains("hosts")) {
     // The table made only once the network is gone: at k = 64, as JSON
-    // objects, it is more than a hundred MiB that would add to the run's
-    // peak (docs/performance.md).
+    // objects, it added 79 MiB to the run's peak (docs/performance.md).
     release();
     json hosts = json::array();
     for (std::string& text : host_text_) {
@@ -770,11 +769,10 @@ json Run::collect() {
   out["switches"] = switches_json(*net_);
   out["pfc_deadlocks"] = deadlocks_json(deadlocks_->found());
   out["pfc_watchdog"] = watchdog_json(*net_);
-  if (par_)
+  if (!par_) {
+    keep_host_records();  // results.json's `hosts` is written from them
+  } else {
     out["hosts"] = hosts_json(*net_);  // the ranks' are merged
-  else
-    keep_host_records();
-  if (par_) {
     parallel_stats_ = std::make_unique<json>();
     out = merge_ranks(cfg_, *net_, *par_, std::move(out), flows_csv_, latency_csv_, workload_rank_,
                       parallel_stats_.get());
@@ -835,8 +833,8 @@ json Run::workloads_json() {
 }
 
 void Run::write_outputs(const json& results) {
-  // Each workload's rows in turn, not joined first: a k = 64 run's
-  // flows.csv is 5 MiB, twice more at the end of the run.
+  // Each workload's rows in turn: joining them first made two more copies
+  // of a k = 64 run's 4.7 MiB of flows.csv at the end of the run.
   auto rows = [](std::string_view header, const std::vector<std::string>& by_workload) {
     return [header, &by_workload](std::ostream& out) {
       out << header;
