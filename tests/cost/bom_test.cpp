@@ -277,4 +277,17 @@ TEST_CASE("a --set on cost: is located on the command line") {
   CHECK(errors[0].message.find("(--set cost.prices.nope=5)") != std::string::npos);
 }
 
+TEST_CASE("an experiment priced before its run costs what its book and bill cost after it") {
+  // The runner prices the topology before the network is built and the
+  // run's figures after (experiment_pricing): the same as the parts.
+  ExperimentConfig cfg = load(kTwoHosts + "cost: {prices: {roce_nic_100g: 1234}, cpu_core_hour: 0.5}\n");
+  const auto pricing = experiment_pricing(cfg);
+  std::vector<LoadError> errors;
+  const PriceBook book = experiment_prices(cfg, errors);
+  const WorkDone work{{{"GB", "bytes moved", 3}}, 0.25};
+  CHECK(experiment_cost(*pricing, 7'000'000, 9'000'000, work) ==
+        cost_json(bill_of_materials(cfg, book), book, 7'000'000, 9'000'000, work, switch_family(cfg, book)));
+  CHECK(experiment_cost(*pricing, 0, 1)["bom"][0]["unit_price"] == 1234.0);
+}
+
 }  // namespace rdmasim
