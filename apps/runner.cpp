@@ -430,9 +430,7 @@ Run::Run(const ExperimentConfig& cfg, std::filesystem::path dir, RunOptions opti
 // and hosts they point into, however the run ends; real programs
 // (programs/) are killed and reaped after the engine's coroutines that
 // serve them are gone.
-Run::~Run() {
-  if (net_) net_->sim.clear();
-}
+Run::~Run() { release(); }
 
 // Each host's record as compact text, no larger than it is (dump()'s
 // string grows by doubling: 512 bytes for a 256-byte record).
@@ -481,8 +479,9 @@ json Run::execute() {
   return results;
 }
 
-// What the destructor destroys, in the order it does (the reverse of the
-// members'), but for what collect() made: the steps' state is done with.
+// The steps' state, the engine's pending events first, then the members
+// in the reverse of their order; what collect() made stays. The
+// destructor's work, and execute()'s once the outputs are written.
 void Run::release() {
   if (net_) net_->sim.clear();
   merged_ports_.clear();

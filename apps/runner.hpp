@@ -109,7 +109,7 @@ class Run {
   void assign_ranks();
   nlohmann::json workloads_json();
   void add_budgets(nlohmann::json& out) const;
-  void release();
+  void release();  // resets the members below from net_ to merged_ports_: a new one goes there too
   void keep_host_records();
 
   const ExperimentConfig& cfg_;

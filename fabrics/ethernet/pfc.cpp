@@ -281,8 +281,16 @@ PfcNode::PfcNode(Node& node, PacketPool& pool, const PfcSettings& s, PfcAccounti
                  const std::function<MacAddress(uint16_t port)>& port_mac)
     : accounting_(accounting), settings_(s), count_(node.port_count()) {
   ports_ = std::allocator<PfcPort>().allocate(count_);
-  for (size_t i = 0; i < count_; ++i)
-    std::construct_at(ports_ + i, node.port(i), pool, port_mac(static_cast<uint16_t>(i)), settings_);
+  size_t built = 0;
+  try {
+    for (; built < count_; ++built)
+      std::construct_at(ports_ + built, node.port(built), pool, port_mac(static_cast<uint16_t>(built)),
+                        settings_);
+  } catch (...) {  // the destructor does not run for a constructor that throws
+    std::destroy_n(ports_, built);
+    std::allocator<PfcPort>().deallocate(ports_, count_);
+    throw;
+  }
 }
 
 PfcNode::~PfcNode() {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <stdexcept>
 
 #include "fabrics/ethernet/l2_bridge.hpp"
 #include "fabrics/ethernet/pfc.hpp"
@@ -311,4 +312,22 @@ TEST_CASE("pfc: without frames waiting a long pause is no storm; a resume stops 
   t.sim.run(t.sim.now() + 500_us);
   CHECK(t.at_a().stats().watchdog_events == 0);
   CHECK(t.b.got.size() == 1);
+}
+
+TEST_CASE("pfc: a node whose port's MAC cannot be had gets no PFC, and what was built is freed") {
+  // The PfcPorts are built in place one by one: the ones built before the
+  // failure are destroyed and their memory given back (the sanitizer
+  // build's leak check sees it).
+  Simulator sim;
+  PacketPool pool;
+  ProbeNode n{sim, "n"};
+  n.add_port();
+  auto no_mac_for_port_1 = [](uint16_t port) {
+    if (port == 1) throw std::runtime_error("no MAC for port 1");
+    return kA;
+  };
+  CHECK_THROWS_AS(PfcNode::attach(n, pool, small(), PfcAccounting::until_released, no_mac_for_port_1),
+                  std::runtime_error);
+  CHECK(n.port(0).gate() == nullptr);
+  CHECK(n.port(1).gate() == nullptr);
 }
