@@ -51,6 +51,10 @@ Key<X> section(const char* name, const char* type, std::string fallback, const c
 Key<X> section(const char* name, const KeyTableBase& t, const char* help) {
   return with_table(declared<X>(name, "map", "", help), t);
 }
+// A section that is a list, each item a map of `t`'s keys.
+Key<X> list_section(const char* name, const KeyTableBase& t, const char* help) {
+  return with_table(declared<X>(name, "list of maps", "", help), t);
+}
 
 // The sections read before the fabrics' (settings the fabrics' build on).
 std::vector<Key<X>> settings_sections() {
@@ -99,9 +103,10 @@ std::vector<Key<X>> network_sections() {
       with_table(declared<X>("workloads", "list of [workloads](#workloads)", "",
                              "the traffic; **required**, at least one, unless there are `programs`"),
                  workload_common_keys()),
-      section("programs", program_keys(),
-              "real verbs programs (`ibv_rc_pingpong`, ...) run on the hosts ([programs.md](programs.md))"),
-      section("faults", fault_keys(), "links going down and up"),
+      list_section(
+          "programs", program_keys(),
+          "real verbs programs (`ibv_rc_pingpong`, ...) run on the hosts ([programs.md](programs.md))"),
+      list_section("faults", fault_keys(), "links going down and up"),
       section("capture", capture_keys(), "which ports write pcap files, and what else a run records"),
       section("cost", cost_keys(), "changes to the price catalogue ([cost.md](cost.md))"),
   };

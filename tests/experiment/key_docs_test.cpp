@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "experiment/loader.hpp"
 #include "experiment/sections/sections.hpp"
 #include "topologies/key_table.hpp"
 #include "workloads/registry.hpp"
@@ -92,4 +93,23 @@ TEST_CASE("key docs: every table has a name of its own") {
   const std::vector<KeyDoc> docs = key_docs();
   for (size_t i = 0; i < docs.size(); ++i)
     for (size_t j = i + 1; j < docs.size(); ++j) CHECK_MESSAGE(docs[i].name != docs[j].name, docs[i].name);
+}
+
+TEST_CASE("key docs: a section read as a list is documented as a list") {
+  // Each section given as a map: those whose reader wants a list say so, and their row must too.
+  const std::string base =
+      "topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}\n"
+      "workloads: [{kind: send, from: a, to: b}]\n";
+  int lists = 0;
+  for (const KeySpec& k : experiment_keys().specs()) {
+    if (k.name == "topology" || k.name == "workloads" || (k.type != "map" && !k.type.starts_with("list")))
+      continue;
+    const LoadResult r = load_experiment_text(base + std::string(k.name) + ": {}\n", "exp.yaml");
+    bool wants_list = false;
+    for (const LoadError& e : r.errors)
+      wants_list |= e.message.starts_with(std::string(k.name) + ": expected a list");
+    lists += wants_list;
+    CHECK_MESSAGE(wants_list == k.type.starts_with("list"), k.name, " is documented as ", k.type);
+  }
+  CHECK(lists == 2);  // programs and faults
 }
