@@ -32,6 +32,17 @@ check(wl["wlat"]["latency_measure"] == "half_round_trip", "write_lat: half the r
 check(wl["slat"]["latency_measure"] == "half_round_trip", "send_lat: half the round trip")
 check(wl["w"]["latency_measure"] == "post_to_completion", "rdma_write: post to completion")
 check(wl["rlat"]["latency_measure"] == "post_to_completion", "read_lat: post to completion, as perftest")
+# kind: udp times a datagram from its send to the receiving program, as the socket kinds do.
+_, _, _, udp = run("""name: udp
+fabric: tcp
+link: {bandwidth: 10Gbps, delay: 1us}
+topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
+capture: {pcap: none}
+workloads: [{name: u, kind: udp, from: a, to: b, size: 64, rate: 0.1Gbps, duration: 100us}]
+""", os.path.join(d, "udp"))
+u = udp["workloads"][0] if udp else {}
+check(u.get("latency_measure") == "send_to_receive" and u["latency_ns"]["p50"] > 2000,
+      f"udp: send to receive, over the two 1 us hops: {u.get('latency_measure')}")
 for w in wl.values():
     check(w["completions"] == {"IBV_WC_SUCCESS": 200} and w["data_verified"], f"{w['name']}: all done and verified")
     lat = w["latency_ns"]
