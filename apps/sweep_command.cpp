@@ -156,6 +156,19 @@ void emit_slurm(const Options& o, const Sweep& s, const fs::path& self,
   stage.commit();
 }
 
+// A run's log names the folder the run wrote (its `output:` line), which is
+// under the staged sweep: name the one it is in once the sweep is committed.
+void name_committed_runs(const fs::path& log, const fs::path& staged, const fs::path& dir) {
+  std::ifstream in(log);
+  if (!in) return;
+  std::string text{std::istreambuf_iterator<char>(in), {}};
+  const std::string from = (staged / "runs").string() + "/", to = (dir / "runs").string() + "/";
+  size_t at = text.find(from);
+  if (at == std::string::npos) return;
+  for (; at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  write_file_atomic(log, text);
+}
+
 // Each point as `rdmasim run` in a process of its own, -j at a time, then the tables.
 void run_points(const Options& o, Sweep& s, const fs::path& self, const std::vector<std::string>& common,
                 std::ostream& out, std::ostream& err) {
@@ -172,6 +185,7 @@ void run_points(const Options& o, Sweep& s, const fs::path& self, const std::vec
     logs.push_back(stage.temp() / "runs" / (p.name + ".log"));
   }
   s.codes = run_processes(self, args, logs, o.jobs);
+  for (const fs::path& log : logs) name_committed_runs(log, stage.temp(), s.dir);
   s.summary = write_sweep_tables(stage.temp(), o, s.name, s.axes, s.points, s.codes);
   if (o.report)  // staged with the rest; a failed report keeps the sweep
     s.report_code =

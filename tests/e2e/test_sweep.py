@@ -54,6 +54,10 @@ for r in rows:
     check(float(r["w.latency_ns.p99"]) == w["latency_ns"]["p99"], f"{r['run']}: p99 as in results.json")
     check(int(r["end_time_ps"]) == res["end_time_ps"], f"{r['run']}: end time as in results.json")
     check(float(r["cost.total"]) == res["cost"]["total"], f"{r['run']}: cost as in results.json")
+    # Its log names the folder the run is in now, not the one the sweep staged it in.
+    named = [line for line in read(os.path.join(out, "runs", r["run"] + ".log")).splitlines() if line.startswith("output: ")]
+    check(len(named) == 1 and named[0].startswith(f"output: {os.path.join(out, 'runs', r['run'])} ("),
+          f"{r['run']}.log names its folder: {named}")
 
 # Over seeds: n, mean and a 95% interval (t = 12.706 for two samples).
 with open(os.path.join(out, "sweep_summary.csv")) as f:
