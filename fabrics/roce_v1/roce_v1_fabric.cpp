@@ -1,5 +1,6 @@
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "fabrics/ethernet/wire/vlan.hpp"
@@ -37,6 +38,16 @@ Gid roce_v1_gid(const MacAddress& mac) {
                        uint64_t{m[2]} << 40 | uint64_t{0xFF} << 32 | uint64_t{0xFE} << 24 |
                        uint64_t{m[3]} << 16 | uint64_t{m[4]} << 8 | m[5];
   return make_gid(kDefaultGidPrefix, iid);
+}
+
+std::optional<MacAddress> link_local_mac(const Gid& g) {
+  const auto& o = g.octets;
+  if (!(o[0] == 0xFE && o[1] == 0x80 &&
+        std::all_of(o.begin() + 2, o.begin() + 8, [](uint8_t b) { return b == 0; })))
+    return std::nullopt;
+  MacAddress mac;
+  mac.octets = {static_cast<uint8_t>(o[8] ^ 0x02), o[9], o[10], o[13], o[14], o[15]};
+  return mac;
 }
 
 ibv_gid to_ibv_gid(const Gid& g) {
@@ -106,7 +117,8 @@ void RoceV1Fabric::encap(Packet& p, const ibv_ah_attr& dest, uint32_t src_qpn, u
   grh.dgid = dgid;
   grh.emit(*GrhView::check(p.push_front(Grh::kLen)));
 
-  const std::optional<MacAddress> mac = cache_.lookup(dgid);
+  std::optional<MacAddress> mac = link_local_mac(dgid);
+  if (!mac) mac = cache_.lookup(dgid);
   push_ethernet(p, mac.value_or(MacAddress{}), ethertype::kRoce, self_.priority, true);
   if (!mac) {
     // No address yet: the frame waits in the cache and goes out (through

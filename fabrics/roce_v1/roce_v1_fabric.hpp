@@ -11,10 +11,13 @@
 // that PFC acts on; with PFC and no VLAN the frames are priority-tagged
 // (VID 0, 802.1Q 9.6).
 //
-// Before the first frame to a GID the host resolves the MAC behind it with
-// IPv6 neighbour discovery (RFC 4861 NS/NA, on the wire and in captures),
-// as the kernel does for rdma_resolve_addr: frames wait in the neighbour
-// cache until the advertisement comes, then leave in order.
+// A QP's frames to a link-local GID go to the MAC the GID is made of, as
+// Linux sets a RoCE QP's destination MAC at RTR (ib_resolve_eth_dmac, which
+// calls rdma_get_ll_mac for fe80::/64): nothing is asked of the network.
+// To any other GID, and for rdma_resolve_addr (resolve() below), the host
+// finds the MAC with IPv6 neighbour discovery (RFC 4861 NS/NA, on the wire
+// and in captures): frames wait in the neighbour cache until the
+// advertisement comes, then leave in order.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,10 @@ struct NdMessage;  // fabrics/roce_v1/wire/icmpv6_nd.hpp
 
 // fe80::/64 + modified EUI-64 of `mac` (the U/L bit flipped, ff:fe in the middle).
 Gid roce_v1_gid(const MacAddress& mac);
+// The MAC inside a link-local GID (fe80::/64): the interface identifier's
+// bytes 8-10 and 13-15, the U/L bit flipped back (rdma_get_ll_mac; like
+// rdma_link_local_addr, only the prefix is checked). None for other GIDs.
+std::optional<MacAddress> link_local_mac(const Gid& g);
 ibv_gid to_ibv_gid(const Gid& g);
 Gid from_ibv_gid(const ibv_gid& g);
 

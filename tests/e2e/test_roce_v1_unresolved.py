@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """RoCE v1 towards a neighbour that never answers (loss 1.0, or its link
-down): the frames waiting for its MAC are bounded as a real neighbour table
-bounds them (Linux's unres_qlen_bytes), so the run's memory is what RoCE v2
-uses for the same experiment, not size x outstanding x retries (it was 2.9 GB
-for 16 MiB x 8, and bad_alloc beyond)."""
+down): the run's memory is what RoCE v2 uses for the same experiment, not
+size x outstanding x retries (it was 2.9 GB for 16 MiB x 8, and bad_alloc
+beyond). The QP's frames go to the MAC in the peer's link-local GID without
+waiting; what waits for neighbour discovery (frames to other GIDs) is bounded
+as a real neighbour table bounds it (Linux's unres_qlen_bytes,
+roce_v1_fabric_test.cpp)."""
 import os
 import subprocess
 

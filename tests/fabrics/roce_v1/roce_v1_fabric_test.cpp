@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -43,6 +44,12 @@ Seen look(const Packet& p) {
   return s;
 }
 
+// Which GIDs the hosts' ports have: the link-local ones NICs derive from
+// their MACs (GID 0), whose MAC a QP reads from the GID itself, or global
+// ones (2001:db8::/64 with the same interface identifiers, as an address
+// configured on the netdev adds), whose MAC takes neighbour discovery.
+enum class Gids { link_local, global };
+
 // Hosts a and b on one link (or through a bridge), with RoCE v1 fabrics.
 struct Bench {
   Simulator sim;
@@ -51,15 +58,17 @@ struct Bench {
   std::unique_ptr<L2Bridge> bridge;
   std::vector<std::vector<Seen>> rx;  // frames each host received, in order
 
-  Bench(int n, uint8_t priority = 0, std::optional<uint16_t> vid = {}) {
+  Bench(int n, uint8_t priority = 0, std::optional<uint16_t> vid = {}, Gids gids = Gids::global) {
     rx.resize(n);
     for (int i = 0; i < n; ++i) {
       hosts.push_back(
           std::make_unique<Host>(sim, pool, std::string(1, char('a' + i)), NicConfig{}, HostConfig{}));
       Rnic& nic = hosts.back()->nic();
       const MacAddress mac = MacAddress::local(static_cast<uint32_t>(i + 1));
-      nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, RoceV1Port{mac, roce_v1_gid(mac), priority, vid}));
-      nic.set_gid(to_ibv_gid(roce_v1_gid(mac)));
+      Gid gid = roce_v1_gid(mac);
+      if (gids == Gids::global) std::copy_n(ip("2001:db8::").octets.begin(), 8, gid.octets.begin());
+      nic.set_fabric(std::make_unique<RoceV1Fabric>(nic, RoceV1Port{mac, gid, priority, vid}));
+      nic.set_gid(to_ibv_gid(gid));
       hosts.back()->port(0).on_rx([this, i](Time, Packet& p) { rx[i].push_back(look(p)); });
     }
     if (n == 2) {
@@ -93,7 +102,29 @@ TEST_CASE("roce_v1: GIDs are link-local addresses from the MAC (modified EUI-64)
   CHECK(from_ibv_gid(to_ibv_gid(ip("fe80::1"))) == ip("fe80::1"));
 }
 
-TEST_CASE("roce_v1: the first frame waits for neighbour discovery, then goes as Ethernet + GRH + BTH") {
+TEST_CASE("roce_v1: a link-local GID's MAC is read from the GID (rdma_get_ll_mac)") {
+  CHECK(link_local_mac(ip("fe80::211:22ff:fe33:4455")) == *MacAddress::parse("00:11:22:33:44:55"));
+  CHECK(link_local_mac(ip("fe80::ee0d:9aff:fe01:203")) == *MacAddress::parse("ec:0d:9a:01:02:03"));
+  CHECK(link_local_mac(roce_v1_gid(MacAddress::local(7))) == MacAddress::local(7));
+  CHECK_FALSE(link_local_mac(ip("2001:db8::211:22ff:fe33:4455")));
+  CHECK_FALSE(link_local_mac(ip("fe80:0:0:1::1")));  // not fe80::/64
+
+  // A QP's frames to a link-local GID leave at once, nothing asked of the
+  // network: a burst of them is not held (or dropped) waiting for an answer.
+  Bench b(2, 0, {}, Gids::link_local);
+  for (int i = 0; i < 500; ++i) b.send(0, 1);
+  CHECK(b.fabric(0).neighbors().stats().held == 0);
+  CHECK(b.fabric(0).neighbors().stats().solicitations == 0);
+  b.sim.run();
+  REQUIRE(b.rx[1].size() == 500);
+  for (const Seen& s : b.rx[1]) CHECK(s.type == ethertype::kRoce);
+  CHECK(b.fabric(1).stats().unknown_qp == 500);
+  CHECK(b.rx[0].empty());
+}
+
+TEST_CASE(
+    "roce_v1: the first frame to a global GID waits for neighbour discovery, then goes as Ethernet + GRH + "
+    "BTH") {
   Bench b(2);
   b.send(0, 1);
   CHECK(b.fabric(0).neighbors().stats().held == 1);
