@@ -147,9 +147,10 @@ void warn_about_end(const json& results, std::ostream& err) {
   err << "\n";
 }
 
-// A workload's operations failed although the experiment did not ask for
-// failures: it asks for them with bad_rkey, post_recvs: false (both per
-// workload) or faults (for all).
+// A workload's operations failed, or the workload could not run (its
+// `error`), although the experiment did not ask for failures: it asks for
+// them with bad_rkey, post_recvs: false (both per workload) or faults (for
+// all).
 std::string unexpected_failure(const ExperimentConfig& cfg, const json& results) {
   if (const std::string f = run_features_failure(results); !f.empty()) return f;
   if (!cfg.faults.empty()) return {};
@@ -157,6 +158,9 @@ std::string unexpected_failure(const ExperimentConfig& cfg, const json& results)
     const auto it = std::find_if(cfg.workloads.begin(), cfg.workloads.end(),
                                  [&](const WorkloadConfig& c) { return c.name == w.value("name", ""); });
     if (it == cfg.workloads.end() || it->bad_rkey || !it->post_recvs) continue;
+    // A workload that could not run at all (an NVMe queue the CM could not connect) says why.
+    if (const json& why = w.value("error", json()); why.is_string())
+      return "workload " + it->name + ": " + why.get<std::string>();
     uint64_t failed = 0;
     std::string first;
     for (const char* key : {"completions", "receiver_errors"}) {

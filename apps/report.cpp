@@ -85,6 +85,7 @@ std::string verified(const json& j) {
 // delivered was intact; `undelivered` counts the rest); "yes"; "not all
 // delivered" when it failed first.
 std::string data_check(const json& w) {
+  if (field(w, "error").is_string()) return "failed";  // it could not run: nothing to check
   const json& ok = field(w, "data_verified");
   const json& mismatch = field(w, "data_mismatch");
   if (ok.is_boolean() && !ok.get<bool>() && !mismatch.is_boolean()) return "MISMATCH";
@@ -383,6 +384,10 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
     }
   if (rows.size() > 1) out += layout(rows, "lllrlrrrl");  // none: programs only, summarised apart
   for (const auto& why : unchecked) out += "  n/a: " + why + "\n";
+  if (workloads.is_array())
+    for (const auto& w : workloads)
+      if (const json& e = field(w, "error"); e.is_string())
+        out += "  failed: " + text(field(w, "name")) + ": " + e.get<std::string>() + "\n";
   if (workloads.is_array())
     for (const auto& w : workloads) out += fct_summary(w);
   out += fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")),

@@ -109,6 +109,7 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out["bad_blocks"] = r.bad_blocks;
   out["data_verified"] = r.data_verified;
   out["finished"] = r.finished;
+  if (!r.error.empty()) out["error"] = r.error;
   json cpu = {{"window_ps", r.cpu_window.count()},
               {"ios", r.cpu_ios},
               {"initiator", cpu_json(c.initiator, r.initiator_cpu, r.cpu_ios)},
@@ -122,7 +123,8 @@ json fio_job_json(const json& entry) {
   json j;
   j["jobname"] = entry.at("name");
   j["groupid"] = 0;
-  j["error"] = entry.at("errors").get<uint64_t>() ? 5 : 0;  // EIO
+  // EIO: I/O failed, or none could be done (a queue that did not connect).
+  j["error"] = entry.at("errors").get<uint64_t>() || entry.contains("error") ? 5 : 0;
   j["job options"] = {{"rw", entry.at("rw")},
                       {"bs", std::to_string(entry.at("bs").get<uint64_t>())},
                       {"iodepth", std::to_string(entry.at("iodepth").get<uint64_t>())},

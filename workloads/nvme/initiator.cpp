@@ -130,8 +130,9 @@ Task NvmeJob::controller() {
   std::array<std::byte, kConnectDataLen> cdb{};
   Completion cqe;
   bool ok = false;
-  co_await aq.t->connect(0, ok);
-  if (!ok) failed_ = true;
+  std::string why;
+  co_await aq.t->connect(0, ok, why);
+  if (!ok) connect_failed(aq, why);
   if (!failed_) {
     cd.cntlid = kDynamicController;
     cd.emit(cdb);
@@ -143,8 +144,8 @@ Task NvmeJob::controller() {
   if (!failed_) co_await admin(aq, Command::property_get(0, kPropCsts, false), cqe);
   for (size_t j = 1; j < queues_.size() && !failed_; ++j) {
     Queue& q = *queues_[j];
-    co_await q.t->connect(cntlid_, ok);
-    if (!ok) failed_ = true;
+    co_await q.t->connect(cntlid_, ok, why);
+    if (!ok) connect_failed(q, why);
     if (failed_) break;
     cd.cntlid = cntlid_;
     cd.emit(cdb);
@@ -287,6 +288,13 @@ CpuSpent since(const Cpu& cpu, const CpuSpent& from) {
 }
 
 }  // namespace
+
+void NvmeJob::connect_failed(const Queue& q, const std::string& why) {
+  failed_ = true;
+  if (r_.error.empty())
+    r_.error = "queue " + std::to_string(q.qid) + (q.qid ? " (I/O)" : " (admin)") + ": " +
+               (why.empty() ? "could not connect" : why);
+}
 
 void NvmeJob::stopped() {
   r_.finished = true;

@@ -44,8 +44,8 @@ class HostQueue {
  public:
   virtual ~HostQueue() = default;
   // Connects the queue to the target (for an I/O queue, of controller
-  // `cntlid`); ok false: refused or failed.
-  virtual Task connect(uint16_t cntlid, bool& ok) = 0;
+  // `cntlid`); ok false: refused or failed, and `why` says what happened.
+  virtual Task connect(uint16_t cntlid, bool& ok, std::string& why) = 0;
   // Host memory of data slot `i`: the command of CID i keeps its data there.
   virtual uint64_t data(uint32_t slot) const = 0;
   // Sends `cmd` (the binding writes its SGL) whose data, `len` bytes in
@@ -87,6 +87,7 @@ struct NvmeResult {
   uint64_t bad_blocks = 0;          // blocks read that held no stamp their LBA could hold
   bool data_verified = true;
   bool finished = false;
+  std::string error;  // why the job could not run (a queue that did not connect); empty: none
   // The CPU window: the whole hosts' CPU in it and the I/Os that completed in it.
   Time cpu_window;
   uint64_t cpu_ios = 0;
@@ -130,6 +131,7 @@ class NvmeJob {
   void cpu_mark(bool open);
   void cpu_to_now(NvmeResult& r) const;  // the window's CPU from its opening to now
   void stopped();                        // the job's last queue (or its set-up) is over
+  void connect_failed(const Queue& q, const std::string& why);
 
   WorkloadEnv& env_;
   std::string name_;

@@ -16,6 +16,15 @@ constexpr uint64_t kRecvSlotLen = kGrh + kMadLen;
 // ib_cm's work per MAD, beyond the interrupt that brought it.
 constexpr Time kMadCost = Time::us(2);
 constexpr uint8_t kRdAtomic = 16;
+// rdma_cm's choices (drivers/infiniband/core/cma.c): CMA_CM_RESPONSE_TIMEOUT
+// and CMA_MAX_CM_RETRIES for every REQ, and the path's PacketLifeTime,
+// CMA_IBOE_PACKET_LIFETIME on RoCE (on InfiniBand an SA path record gives
+// it; the model has no SA and takes the same).
+constexpr uint8_t kCmResponseTimeout = 20, kMaxCmRetries = 15, kPacketLifeTime = 16;
+
+// An IBA time, 4.096 us x 2^t, as ib_cm sets its MAD timers: whole
+// milliseconds, 2^(t - 8) (cm.c, cm_convert_to_ms).
+Time cm_time(uint8_t t) { return Time::ms(int64_t{1} << std::max(t - 8, 0)); }
 
 void check(int rc, const char* what) {
   if (rc != 0) throw std::logic_error(std::string("rdma_cm: ibv_modify_qp to ") + what + " failed");
@@ -89,12 +98,18 @@ void CmAgent::post_recv(uint64_t slot) {
   if (qp_->post_recv(&wr, &bad) != 0) throw std::logic_error("rdma_cm: ibv_post_recv failed");
 }
 
-void CmAgent::send(Host& to, const MadHeader& h, const std::function<void(std::span<std::byte>)>& body) {
+CmAgent::Mad CmAgent::build(const MadHeader& h, const std::function<void(std::span<std::byte>)>& body) const {
+  Mad mad{};
+  h.emit(mad);
+  body(std::span(mad).subspan(kMadHeaderLen));
+  return mad;
+}
+
+void CmAgent::post(Host& to, const Mad& mad) {
   const uint64_t slot = next_send_++ % kSendSlots;
   const uint64_t addr = buf_ + kRecvSlots * kRecvSlotLen + slot * kMadLen;
-  std::span<std::byte> mad = host_.memory().view(addr, kMadLen);
-  h.emit(mad);
-  body(mad.subspan(kMadHeaderLen));
+  std::span<std::byte> out = host_.memory().view(addr, kMadLen);
+  std::copy(mad.begin(), mad.end(), out.begin());
   auto it = ahs_.find(&to);
   if (it == ahs_.end()) {
     verbs::AddressHandle* ah = host_.device().create_ah(pd_, env_.address(host_, to));
@@ -116,8 +131,14 @@ void CmAgent::send(Host& to, const MadHeader& h, const std::function<void(std::s
   ++stats_.sent;
 }
 
+void CmAgent::arm(Resend& r, uint32_t comm_id, void (CmAgent::*expired)(uint32_t)) {
+  r.timer = env_.sim.after(r.timeout, [this, comm_id, expired] { (this->*expired)(comm_id); });
+}
+
+uint8_t CmAgent::max_cm_retries() { return kMaxCmRetries; }
+
 void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t port,
-                      std::span<const std::byte> consumer, std::function<void(const CmRep&)> done) {
+                      std::span<const std::byte> consumer, Connected done) {
   if (qp.state() == IBV_QPS_RESET) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
@@ -127,7 +148,11 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
   }
   const uint32_t comm_id = (index_ + 1) << 20 | next_comm_id_++;
   const uint64_t tid = uint64_t{index_ + 1} << 32 | comm_id;
-  active_[comm_id] = Active{&qp, psn, &to, comm_id, tid, std::move(done)};
+  Active& act = active_[comm_id];
+  act.qp = &qp;
+  act.psn = psn;
+  act.to = &to;
+  act.done = std::move(done);
 
   const ibv_ah_attr ah = env_.address(host_, to);
   CmReq r;
@@ -136,8 +161,10 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
   r.local_ca_guid = guid();
   r.local_qpn = qp.qp_num();
   r.responder_resources = r.initiator_depth = kRdAtomic;
+  r.remote_cm_response_timeout = r.local_cm_response_timeout = kCmResponseTimeout;
   r.starting_psn = psn;
   r.path_mtu = static_cast<uint8_t>(mtu_enum(env_.mtu));
+  r.max_cm_retries = kMaxCmRetries;
   const bool global = ah.is_global;
   r.primary.local_lid = host_.nic().lid() ? host_.nic().lid() : 0xFFFF;
   r.primary.remote_lid = to.nic().lid() ? to.nic().lid() : 0xFFFF;
@@ -164,7 +191,48 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
   MadHeader h;
   h.transaction_id = tid;
   h.attribute_id = static_cast<uint16_t>(CmAttribute::req);
-  send(to, h, [&](std::span<std::byte> body) { r.emit(body); });
+  act.req.mad = build(h, [&](std::span<std::byte> body) { r.emit(body); });
+  // The REP is awaited the Remote CM Response Timeout and a round trip of
+  // the path's packet life time, for each of the REQ's sends (ib_send_cm_req).
+  act.req.timeout = cm_time(kPacketLifeTime) * 2 + cm_time(r.remote_cm_response_timeout);
+  act.req.left = r.max_cm_retries;
+  post(to, act.req.mad);
+  arm(act.req, comm_id, &CmAgent::on_req_timeout);
+}
+
+// No REP in time: the REQ goes again, byte for byte (the MAD layer's
+// retry_send); after the last wait, the connection is unreachable
+// (cm_process_send_error in REQ Sent: IB_CM_REQ_ERROR).
+void CmAgent::on_req_timeout(uint32_t comm_id) {
+  const auto it = active_.find(comm_id);
+  if (it == active_.end() || it->second.state != Active::State::req_sent) return;
+  Active& a = it->second;
+  if (a.req.left == 0) {
+    Connected done = std::move(a.done);
+    active_.erase(it);
+    done(nullptr);
+    return;
+  }
+  --a.req.left;
+  ++stats_.resent;
+  post(*a.to, a.req.mad);
+  arm(a.req, comm_id, &CmAgent::on_req_timeout);
+}
+
+// No RTU (nor a packet on the QP) in time: the REP goes again; after the
+// last wait the passive side gives the connection up (IB_CM_REP_ERROR).
+void CmAgent::on_rep_timeout(uint32_t comm_id) {
+  const auto it = passive_.find(comm_id);
+  if (it == passive_.end() || it->second.state != Passive::State::rep_sent) return;
+  Passive& p = it->second;
+  if (p.rep.left == 0) {
+    passive_.erase(it);
+    return;
+  }
+  --p.rep.left;
+  ++stats_.resent;
+  post(*p.from, p.rep.mad);
+  arm(p.rep, comm_id, &CmAgent::on_rep_timeout);
 }
 
 Task CmAgent::run() {
@@ -172,6 +240,7 @@ Task CmAgent::run() {
   const HostConfig& hc = host_.config();
   while (true) {
     co_await cq_->interrupt();
+    busy_ = true;
     co_await host_.cpu().interrupt(*process_, hc.interrupt_cost, CpuUse::softirq, hc.poll_cost);
     while (true) {
       const int n = cq_->poll(static_cast<int>(wcs.size()), wcs.data());
@@ -192,6 +261,13 @@ Task CmAgent::run() {
         }
       }
     }
+    // Communication established on a QP whose RTU was not among the MADs
+    // just handled (they came before the packet that raised it).
+    if (comm_est_pending()) {
+      co_await host_.cpu().run(*process_, CpuUse::softirq, kMadCost);
+      establish_pending();
+    }
+    busy_ = false;
   }
 }
 
@@ -219,6 +295,13 @@ void CmAgent::on_req(const MadHeader& h, const CmReq& r) {
   const auto it = listeners_.find(static_cast<uint16_t>(r.service_id & 0xFFFF));
   Host* from = dir_.by_gid(r.primary.local_gid);
   if (it == listeners_.end() || !from) return;
+  // A REQ sent again (our REP lost, or late): the connection is made, and a
+  // lost REP goes again on its own timer (cm_match_req, cm_dup_req_handler).
+  for (const auto& [id, p] : passive_)
+    if (p.remote_comm_id == r.local_comm_id && p.remote_ca_guid == r.local_ca_guid) {
+      ++stats_.duplicates;
+      return;
+    }
   std::array<std::byte, kCmReqPrivateLen> pd{};
   for (size_t i = 0; i < kCmReqPrivateLen; ++i) pd[i] = std::byte(r.private_data[i]);
   Incoming in{from, r, std::span<const std::byte>(pd).subspan(kIpCmHeaderLen)};
@@ -243,8 +326,14 @@ void CmAgent::on_req(const MadHeader& h, const CmReq& r) {
                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
         "RTR");
   const uint32_t comm_id = (index_ + 1) << 20 | next_comm_id_++;
-  passive_[comm_id] = Passive{&qp, std::move(acc.established)};
-  pending_psn_[comm_id] = {acc.psn, r.responder_resources};
+  Passive& p = passive_[comm_id];
+  p.qp = &qp;
+  p.from = from;
+  p.remote_comm_id = r.local_comm_id;
+  p.remote_ca_guid = r.local_ca_guid;
+  p.psn = acc.psn;
+  p.responder_resources = r.responder_resources;
+  p.established = std::move(acc.established);
   CmRep rep;
   rep.local_comm_id = comm_id;
   rep.remote_comm_id = r.local_comm_id;
@@ -258,14 +347,28 @@ void CmAgent::on_req(const MadHeader& h, const CmReq& r) {
     rep.private_data[i] = static_cast<uint8_t>(acc.private_data[i]);
   MadHeader out = h;
   out.attribute_id = static_cast<uint16_t>(CmAttribute::rep);
-  send(*from, out, [&](std::span<std::byte> body) { rep.emit(body); });
+  p.rep.mad = build(out, [&](std::span<std::byte> body) { rep.emit(body); });
+  // The RTU is awaited as long as the REQ says its sender takes to answer,
+  // and the REP sent as often as it says (cm_req_handler).
+  p.rep.timeout = cm_time(r.local_cm_response_timeout);
+  p.rep.left = r.max_cm_retries;
+  post(*from, p.rep.mad);
+  arm(p.rep, comm_id, &CmAgent::on_rep_timeout);
 }
 
 void CmAgent::on_rep(const MadHeader& h, const CmRep& r) {
   const auto it = active_.find(r.remote_comm_id);
   if (it == active_.end()) return;
-  Active act = std::move(it->second);
-  active_.erase(it);
+  Active& act = it->second;
+  if (act.state == Active::State::established) {
+    // The REP again: our RTU was lost, and goes again (cm_dup_rep_handler).
+    if (r.local_comm_id != act.remote_comm_id) return;
+    ++stats_.duplicates;
+    ++stats_.resent;
+    post(*act.to, act.rtu);
+    return;
+  }
+  env_.sim.cancel(act.req.timer);
   verbs::QueuePair& qp = *act.qp;
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
@@ -288,31 +391,78 @@ void CmAgent::on_rep(const MadHeader& h, const CmRep& r) {
   check(qp.modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                          IBV_QP_MAX_QP_RD_ATOMIC),
         "RTS");
-  CmRtu rtu{act.comm_id, r.local_comm_id};
+  act.state = Active::State::established;
+  act.remote_comm_id = r.local_comm_id;
+  const CmRtu rtu{it->first, r.local_comm_id};
   MadHeader out = h;
   out.attribute_id = static_cast<uint16_t>(CmAttribute::rtu);
-  send(*act.to, out, [&](std::span<std::byte> body) { rtu.emit(body); });
-  act.done(r);
+  act.rtu = build(out, [&](std::span<std::byte> body) { rtu.emit(body); });
+  post(*act.to, act.rtu);
+  const Connected done = std::move(act.done);
+  done(&r);
 }
 
 void CmAgent::on_rtu(const CmRtu& r) {
   const auto it = passive_.find(r.remote_comm_id);
-  if (it == passive_.end()) return;
-  Passive p = std::move(it->second);
-  passive_.erase(it);
-  const auto [psn, rd] = pending_psn_[r.remote_comm_id];
-  pending_psn_.erase(r.remote_comm_id);
+  if (it == passive_.end() || it->second.remote_comm_id != r.local_comm_id) return;
+  if (it->second.state ==
+      Passive::State::established) {  // established by a packet first, or an RTU sent again
+    ++stats_.duplicates;
+    return;
+  }
+  establish(it->second);
+}
+
+void CmAgent::establish(Passive& p) {
+  env_.sim.cancel(p.rep.timer);
+  p.state = Passive::State::established;
+  p.comm_est = false;
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTS;
-  a.sq_psn = psn;
+  a.sq_psn = p.psn;
   a.timeout = 14;
   a.retry_cnt = 7;
   a.rnr_retry = 7;
-  a.max_rd_atomic = std::max<uint8_t>(1, std::min<uint8_t>(kRdAtomic, rd));
+  a.max_rd_atomic = std::max<uint8_t>(1, std::min<uint8_t>(kRdAtomic, p.responder_resources));
   check(p.qp->modify(a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                             IBV_QP_MAX_QP_RD_ATOMIC),
         "RTS");
   if (p.established) p.established();
+}
+
+void CmAgent::notify_established(verbs::QueuePair& qp) {
+  for (auto& [id, p] : passive_) {
+    if (p.qp != &qp) continue;
+    if (p.state != Passive::State::rep_sent || p.comm_est) return;
+    p.comm_est = true;
+    // The event is written behind the completions of what came before the
+    // packet (PCIe keeps the device's writes in order): run() acts on it
+    // after the MADs it has, the RTU perhaps among them. With none, the
+    // event's own interrupt brings ib_cm's work (cm_establish).
+    if (!busy_ && cq_->depth() == 0) {
+      Simulator::Scope as(env_.sim, host_.context());
+      communication_established();
+    }
+    return;
+  }
+}
+
+Task CmAgent::communication_established() {
+  const HostConfig& hc = host_.config();
+  co_await host_.cpu().interrupt(*process_, hc.interrupt_cost, CpuUse::softirq, hc.poll_cost);
+  co_await host_.cpu().run(*process_, CpuUse::softirq, kMadCost);
+  establish_pending();
+}
+
+bool CmAgent::comm_est_pending() const {
+  return std::any_of(passive_.begin(), passive_.end(), [](const auto& e) {
+    return e.second.comm_est && e.second.state == Passive::State::rep_sent;
+  });
+}
+
+void CmAgent::establish_pending() {
+  for (auto& [id, p] : passive_)
+    if (p.comm_est && p.state == Passive::State::rep_sent) establish(p);
 }
 
 CmDirectory::~CmDirectory() = default;

@@ -7,10 +7,26 @@
 // RTS and sends an RTU, on which the passive side moves its QP to RTS
 // (IBA 12.9.6, 12.9.7). Wireshark learns the queue pair from this exchange.
 //
+// Lost MADs are sent again, as Linux's ib_cm has its MAD layer do (cm.c,
+// mad.c): byte for byte, with the same transaction ID. The REQ waits for a
+// REP 2 x PacketLifeTime + the Remote CM Response Timeout (the REQ's, 20:
+// rdma_cm's CMA_CM_RESPONSE_TIMEOUT) and goes out again up to Max CM
+// Retries times (the REQ's, 15: CMA_MAX_CM_RETRIES); after the last wait the
+// connection is unreachable (IB_CM_REQ_ERROR, RDMA_CM_EVENT_UNREACHABLE).
+// The REP waits for an RTU the REQ's Local CM Response Timeout and goes out
+// again as often. A duplicate REQ is dropped (its REP, if lost, comes again
+// on the REP's own timer: cm_dup_req_handler), so the passive QP is made
+// once; a duplicate REP after the RTU is answered with the RTU again
+// (cm_dup_rep_handler). With the RTU lost, the first packet the passive QP
+// gets in RTR establishes the connection (the communication established
+// event, IBA 12.9.7.2, 11.6.3.1: the consumer passes the QP's
+// IB_EVENT_COMM_EST on, as nvmet-rdma does through rdma_notify).
+//
 // Not modelled: MRA, REJ on the wire (a refused REQ is a model error),
-// retries of lost MADs (the CM response timeout), DREQ/DREP.
+// DREQ/DREP, time wait.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +35,7 @@
 #include <span>
 #include <vector>
 
+#include "core/engine.hpp"
 #include "core/task.hpp"
 #include "fabrics/iba/wire/cm.hpp"
 #include "nodes/host/host.hpp"
@@ -55,36 +72,78 @@ class CmAgent {
   using Listener = std::function<Accepted(const Incoming&)>;
   void listen(uint16_t port, Listener f) { listeners_[port] = std::move(f); }
 
+  // What connect() ends with: the REP, once the QP is in RTS and the RTU is
+  // on its way; or null, when no REP came for any of the REQ's sends
+  // (IB_CM_REQ_ERROR: rdma_cm's RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT).
+  using Connected = std::function<void(const CmRep* rep)>;
   // Connects `qp` (an RC QP in RESET or INIT, starting PSN `psn`) to the
-  // listener on `to`'s `port`; `done` is called with the REP once the QP is
-  // in RTS and the RTU is on its way.
+  // listener on `to`'s `port`.
   void connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t port,
-               std::span<const std::byte> consumer, std::function<void(const CmRep&)> done);
+               std::span<const std::byte> consumer, Connected done);
+  // The REQ's Max CM Retries: how often a lost REQ (or REP) goes out again.
+  static uint8_t max_cm_retries();
+
+  // `qp`, a passive QP in RTR, got its first packet (IB_EVENT_COMM_EST; the
+  // consumer passes it on, as with ib_cm_notify): with the RTU lost, this
+  // establishes the connection.
+  void notify_established(verbs::QueuePair& qp);
 
   struct Stats {
     uint64_t sent = 0, received = 0;
+    uint64_t resent = 0;  // MADs sent again: a REQ or REP whose answer did not come, an RTU asked for again
+    uint64_t duplicates = 0;  // MADs received again (a REQ, REP or RTU already acted on)
   };
   const Stats& stats() const { return stats_; }
 
  private:
-  struct Active {
-    verbs::QueuePair* qp;
-    uint32_t psn;
-    Host* to;
-    uint32_t comm_id;
-    uint64_t tid;
-    std::function<void(const CmRep&)> done;
+  using Mad = std::array<std::byte, kMadLen>;
+  // A MAD waiting for its answer: sent again on each timeout, `left` more times.
+  struct Resend {
+    Mad mad{};
+    Time timeout;
+    uint8_t left = 0;
+    EventId timer;
   };
+  // A connection we asked for (the active side), by our comm ID.
+  struct Active {
+    enum class State { req_sent, established } state = State::req_sent;
+    verbs::QueuePair* qp = nullptr;
+    uint32_t psn = 0;
+    Host* to = nullptr;
+    uint32_t remote_comm_id = 0;
+    Resend req;
+    Mad rtu{};  // sent again for a duplicate REP
+    Connected done;
+  };
+  // A connection a REQ asked for (the passive side), by our comm ID.
   struct Passive {
-    verbs::QueuePair* qp;
+    enum class State { rep_sent, established } state = State::rep_sent;
+    verbs::QueuePair* qp = nullptr;
+    Host* from = nullptr;
+    uint32_t remote_comm_id = 0;
+    uint64_t remote_ca_guid = 0;
+    uint32_t psn = 0;                 // what RTS needs
+    uint8_t responder_resources = 0;  // the REQ's
+    Resend rep;
     std::function<void()> established;
+    bool comm_est = false;  // IB_EVENT_COMM_EST came; not acted on yet
   };
   Task run();
-  void send(Host& to, const MadHeader& h, const std::function<void(std::span<std::byte>)>& body);
+  Task communication_established();
+  Mad build(const MadHeader& h, const std::function<void(std::span<std::byte>)>& body) const;
+  void post(Host& to, const Mad& mad);
+  // Starts `r`'s wait; `expired` is called with `comm_id` when it is over.
+  void arm(Resend& r, uint32_t comm_id, void (CmAgent::*expired)(uint32_t));
+  void on_req_timeout(uint32_t comm_id);
+  void on_rep_timeout(uint32_t comm_id);
   void on_mad(std::span<const std::byte> mad);
   void on_req(const MadHeader& h, const CmReq& r);
   void on_rep(const MadHeader& h, const CmRep& r);
   void on_rtu(const CmRtu& r);
+  void establish(Passive& p);
+  // IB_EVENT_COMM_EST came for a passive QP still waiting for its RTU; acting on it.
+  bool comm_est_pending() const;
+  void establish_pending();
   void post_recv(uint64_t slot);
   uint64_t guid() const;
 
@@ -98,17 +157,13 @@ class CmAgent {
   verbs::MemoryRegion* mr_ = nullptr;
   uint64_t buf_ = 0;
   Process* process_ = nullptr;
+  bool busy_ = false;  // run() is between its interrupt and the end of its pass over the CQ
   uint64_t next_send_ = 0;
   uint32_t next_comm_id_ = 1;
   uint16_t next_port_ = 0;
   std::map<uint16_t, Listener> listeners_;
   std::map<uint32_t, Active> active_;    // by our comm id
   std::map<uint32_t, Passive> passive_;  // by our comm id
-  struct PassivePsn {
-    uint32_t psn;
-    uint8_t responder_resources;
-  };
-  std::map<uint32_t, PassivePsn> pending_psn_;  // by our comm id: what RTS needs at the RTU
   std::map<Host*, verbs::AddressHandle*> ahs_;
   Stats stats_;
 };

@@ -193,6 +193,10 @@ void RdmaTargetPort::on_capsule(TargetQueue& q, uint32_t slot, uint32_t len) {
   Queue& r = rq(q);
   if (!r.established) {
     r.parked.emplace_back(slot, len);
+    // A packet on the QP in RTR: the HCA's communication established event,
+    // which nvmet-rdma passes to the CM (nvmet_rdma_qp_event, rdma_notify);
+    // it establishes the queue when the RTU was lost.
+    cm_->agent(host_).notify_established(*r.qp);
     return;
   }
   // The receive buffer is free again once the controller has taken the
@@ -290,7 +294,7 @@ class RdmaHostQueue final : public HostQueue {
 
   uint64_t data(uint32_t slot) const override { return data_ + uint64_t{slot} * s_.slot_bytes; }
 
-  Task connect(uint16_t cntlid, bool& ok) override {
+  Task connect(uint16_t cntlid, bool& ok, std::string& why) override {
     CmRequest req;
     req.qid = s_.qid;
     req.hrqsize = static_cast<uint16_t>(s_.entries);
@@ -303,9 +307,16 @@ class RdmaHostQueue final : public HostQueue {
       req.emit(pd);
       Trigger done(env_.sim);
       bool accepted = false;
-      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, [&](const CmRep& rep) {
-        const auto acc = CmAccept::parse(std::as_bytes(std::span(rep.private_data)));
-        accepted = acc && acc->crqsize >= s_.entries;
+      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, [&](const CmRep* rep) {
+        if (!rep) {
+          // RDMA_CM_EVENT_UNREACHABLE, which nvme_rdma_cm_handler turns into -ECONNRESET.
+          why = "rdma connection establishment failed (-104): CM REQ timed out after " +
+                std::to_string(CmAgent::max_cm_retries()) + " retries (RDMA_CM_EVENT_UNREACHABLE)";
+        } else {
+          const auto acc = CmAccept::parse(std::as_bytes(std::span(rep->private_data)));
+          accepted = acc && acc->crqsize >= s_.entries;
+          if (!accepted) why = "the target's CM REP accepts fewer entries (CRQSIZE) than the queue has";
+        }
         done.notify();
       });
       co_await done;

@@ -299,15 +299,19 @@ class TcpHostQueue final : public HostQueue, PduStream {
   uint64_t data(uint32_t slot) const override { return data_ + uint64_t{slot} * s_.slot_bytes; }
 
   // connect(), then ICReq and ICResp.
-  Task connect(uint16_t, bool& ok) override {
+  Task connect(uint16_t, bool& ok, std::string& why) override {
     open(static_cast<TcpTargetPort&>(target_.port()).accept(host_, socket(), iss_), false);
     co_await PduStream::connect(*s_.p, ok);
-    if (!ok) co_return;
+    if (!ok) {
+      why = "the TCP connection to port 4420 failed";
+      co_return;
+    }
     std::vector<std::byte> req(kIcLen);
     Ic{true, want_, 0, 0, 0}.emit(req);  // MAXR2T 0: one R2T outstanding per command
     send(std::move(req));
     while (!ic_done_ && !closed()) co_await ic_;
     ok = ic_done_ && !closed() && digests == want_;
+    if (!ok) why = ic_done_ && !closed() ? "the ICResp's digests differ from the ICReq's" : "no ICResp";
   }
 
   Task submit(Command cmd, uint32_t len, bool to_controller, bool& ok) override {
