@@ -83,11 +83,11 @@ bool check_file(const fs::path& file, std::ostream& err) {
   return false;
 }
 
-// --seed N is --set seed=N: one parser, one meaning for `seed:` and the flag.
+// --seed N is read as `seed:` is: one parser, one meaning for the key and the flag.
 LoadResult load(const Options& o, std::optional<std::string> fabric) {
-  std::vector<std::string> sets = o.sets;
-  if (o.seed) sets.push_back("seed=" + *o.seed);
-  LoadResult r = load_experiment(o.file, sets, std::move(fabric));
+  std::vector<SetOverride> sets(o.sets.begin(), o.sets.end());
+  for (const auto& v : o.point) sets.emplace_back(v, "--vary");
+  LoadResult r = load_experiment(o.file, sets, std::move(fabric), o.seed);
   // --prices FILE, then the experiment's `cost:`, change the price catalogue (docs/cost.md).
   if (!o.prices.empty()) {
     CostLoad prices = load_cost_file(o.prices);
@@ -103,15 +103,6 @@ LoadResult load(const Options& o, std::optional<std::string> fabric) {
   }
   if (!r.errors.empty()) r.config.reset();
   return r;
-}
-
-// A `stop` under a microsecond is almost always a number written without
-// its unit: a bare number is picoseconds (docs/yaml.md, "Units").
-void warn_about_stop(const ExperimentConfig& cfg, std::ostream& err) {
-  if (cfg.stop && *cfg.stop < Time::us(1))
-    err << "warning: stop is " << cfg.stop->count() << " ps (" << to_string(*cfg.stop)
-        << "); a number without a unit is picoseconds: write the unit, such as " << cfg.stop->count()
-        << "us\n";
 }
 
 void print_errors(const std::vector<LoadError>& errors, std::ostream& err) {

@@ -32,6 +32,7 @@ struct Options {
   std::string partition;     // run --partition: how to split over mpirun's ranks
   // sweep
   std::vector<std::string> vary;
+  std::vector<std::string> point;  // a sweep's point: its values of the varied keys, KEY=VALUE
   unsigned jobs = 1;
   std::string emit;
   bool collect = false;
@@ -59,7 +60,8 @@ std::string join(const std::vector<std::string>& v, std::string_view sep);
 // (a FIFO would block): else says why on `err` and returns false.
 bool check_file(const std::filesystem::path& file, std::ostream& err);
 
-// The load step: the loader with --set, --seed and `fabric` (--fabric), the
+// The load step: the loader with --set, a sweep point's values (quoted as
+// --vary), --seed and `fabric` (--fabric), the
 // price catalogue (--prices, then `cost:`) and the memory estimate against
 // --memory-limit (default 80% of RAM). A refused experiment has errors and
 // no config: nothing of it is built or written.
@@ -71,7 +73,6 @@ LoadResult load(const Options& o);
 // name cannot name a directory.
 std::filesystem::path output_dir(const Options& o, const ExperimentConfig& cfg, std::string_view suffix = "");
 
-void warn_about_stop(const ExperimentConfig& cfg, std::ostream& err);
 void print_errors(const std::vector<LoadError>& errors, std::ostream& err);
 void print_warnings(const std::vector<LoadError>& warnings, std::ostream& err);
 // What a user should know about how a run ended (results.json "end" and "capture").

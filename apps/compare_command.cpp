@@ -189,7 +189,6 @@ int do_compare(const Options& o, std::ostream& out, std::ostream& err) {
   }
   const ExperimentConfig& first = *it->load.config;
   print_warnings(it->load.warnings, err);
-  warn_about_stop(first, err);
   // The whole set (a directory a fabric, compare.json) is staged and
   // replaces `dir` at once: never fabrics of two runs side by side.
   fs::path dir;

@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   // thread that did not block it would die of it, leaving the staged
   // output behind).
   rdmasim::clean_up_on_interrupt();
+  // A file size limit or a closed stdout: failed writes, not a death that
+  // would leave the staged output behind.
+  rdmasim::fail_writes_instead_of_dying();
   rdmasim::Cluster::init(argc, argv);  // joins mpirun's ranks, if it started this one
   return rdmasim::cli_main(argc, argv, std::cout, std::cerr);
 }

@@ -1,5 +1,6 @@
 #include "apps/output_dir.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -74,14 +75,6 @@ std::vector<std::string> entries(const fs::path& dir, Keep keep, size_t limit = 
   return out;
 }
 
-std::set<std::string> read_manifest(const fs::path& dir) {
-  std::set<std::string> listed;
-  std::ifstream in(dir / kManifest);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#') listed.insert(line);
-  return listed;
-}
-
 template <typename Entries>
 void write_manifest_of(const fs::path& dir, const Entries& listed) {
   std::string text =
@@ -99,6 +92,7 @@ void write_manifest(const fs::path& dir) {
 // while a stage commits, so that an interrupt sees it before or after.
 std::mutex live_mutex;
 std::vector<StagedDir*> live;
+std::vector<StagedFile*> live_files;
 std::vector<pid_t> children;  // spawn_child()'s, until child_ended(); under live_mutex
 
 // Passes `sig` on to the children and waits for them to end (they roll back
@@ -165,11 +159,19 @@ void check_output_kind(const fs::path& dir, OutputKind kind) {
     if (k.kind != kind && fs::exists(dir / k.marker, ec))
       throw InputError(dir.string() + ": holds the output of `" + k.command + "` (" + k.marker +
                        "), which `" + mine->command +
-                       "` does not replace: give another --out, or remove it first");
+                       "` does not replace: give --out another folder, or remove it first");
+}
+
+std::set<std::string> manifest_entries(const fs::path& dir) {
+  std::set<std::string> listed;
+  std::ifstream in(dir / kManifest);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') listed.insert(line);
+  return listed;
 }
 
 void add_to_manifest(const fs::path& dir, const std::function<bool(const std::string&)>& ours) {
-  std::set<std::string> listed = read_manifest(dir);
+  std::set<std::string> listed = manifest_entries(dir);
   for (auto& e : entries(dir, [&](const std::string& rel) {
          return rel != kManifest && !listed.contains(rel) && ours(rel);
        }))
@@ -178,7 +180,7 @@ void add_to_manifest(const fs::path& dir, const std::function<bool(const std::st
 }
 
 std::vector<std::string> foreign_entries(const fs::path& dir) {
-  const std::set<std::string> listed = read_manifest(dir);
+  const std::set<std::string> listed = manifest_entries(dir);
   constexpr size_t kEnough = 4;  // to name in a message; a large foreign tree is not walked whole
   return entries(
       dir, [&](const std::string& rel) { return rel != kManifest && !listed.contains(rel); }, kEnough);
@@ -205,7 +207,7 @@ StagedDir::StagedDir(const fs::path& dir, OutputKind kind) : dir_(output_path(di
       for (size_t i = 0; i < foreign.size() && i < 3; ++i) names += (i ? ", " : "") + foreign[i];
       throw InputError(dir_.string() + ": holds " + names + (foreign.size() > 3 ? " and more" : "") +
                        ", which rdmasim did not write (not in its " + std::string(kManifest) +
-                       "); refusing to replace it: move them away or give another --out");
+                       "); refusing to replace it: move them away, or give --out another folder");
     }
     check_output_kind(dir_, kind);
   }
@@ -287,25 +289,60 @@ void write_file_atomic(const fs::path& file, std::string_view content) {
 }
 
 void write_file_atomic(const fs::path& file, const std::function<void(std::ostream&)>& write) {
-  const fs::path tmp = sibling(file, "tmp");
+  StagedFile staged(file);
+  errno = 0;
+  std::ofstream out(staged.temp(), std::ios::binary | std::ios::trunc);
+  write(out);
+  out.close();
+  if (!out) throw OutputError(file.string() + ": cannot write: " + std::strerror(errno ? errno : EIO));
+  staged.commit();
+}
+
+StagedFile::StagedFile(const fs::path& file) : file_(file) {
   std::error_code ec;
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    write(out);
-    out.close();
-    if (!out) {
-      const int err = errno ? errno : EIO;
-      fs::remove(tmp, ec);
-      throw OutputError(file.string() + ": cannot write: " + std::strerror(err));
+  existed_ = fs::exists(fs::symlink_status(file_, ec));
+  std::lock_guard lock(live_mutex);
+  // O_EXCL: a file of that name that is there already (the user's, or a
+  // killed writer's) is never written over; the next name is tried.
+  const std::string base = sibling(file_, "tmp").string();
+  for (int n = 0;; ++n) {
+    const std::string name = n == 0 ? base : base + "-" + std::to_string(n);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      temp_ = name;
+      break;
     }
+    if (errno != EEXIST || n == 100)
+      throw OutputError(file_.string() + ": cannot write: " + std::strerror(errno));
   }
-  fs::rename(tmp, file, ec);
+  live_files.push_back(this);
+}
+
+StagedFile::~StagedFile() { rollback(); }
+
+void StagedFile::commit() {
+  std::lock_guard lock(live_mutex);
+  std::error_code ec;
+  fs::rename(temp_, file_, ec);
   if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw OutputError(file.string() + ": cannot write: " + reason(ec));
+    rollback_locked();
+    throw OutputError(file_.string() + ": cannot write: " + reason(ec));
   }
+  committed_ = true;
+  std::erase(live_files, this);
+}
+
+void StagedFile::rollback() noexcept {
+  std::lock_guard lock(live_mutex);
+  rollback_locked();
+}
+
+void StagedFile::rollback_locked() noexcept {
+  std::erase(live_files, this);
+  std::error_code ec;
+  if (!committed_ && !temp_.empty()) fs::remove(temp_, ec);
+  temp_.clear();
 }
 
 pid_t spawn_child(const std::function<pid_t(const posix_spawnattr_t*)>& spawn) {
@@ -314,7 +351,14 @@ pid_t spawn_child(const std::function<pid_t(const posix_spawnattr_t*)>& spawn) {
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // This process ignores them (fail_writes_instead_of_dying); a child
+  // starts with the default actions, as from a shell.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGXFSZ);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::lock_guard lock(live_mutex);
   const pid_t pid = spawn(&attr);
   posix_spawnattr_destroy(&attr);
@@ -325,6 +369,11 @@ pid_t spawn_child(const std::function<pid_t(const posix_spawnattr_t*)>& spawn) {
 void child_ended(pid_t pid) {
   std::lock_guard lock(live_mutex);
   std::erase(children, pid);
+}
+
+void fail_writes_instead_of_dying() {
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGXFSZ, SIG_IGN);
 }
 
 void clean_up_on_interrupt() {
@@ -342,7 +391,19 @@ void clean_up_on_interrupt() {
     if (!children.empty())
       msg += "; stopped the " + std::to_string(children.size()) + " process(es) it had started";
     stop_children(sig);
-    if (live.empty()) msg += "; no output was being written";
+    if (live.empty() && live_files.empty()) msg += "; no output was being written";
+    while (!live_files.empty()) {
+      StagedFile* f = live_files.back();
+      // One inside a staged directory goes with it, said once for the directory.
+      const bool in_dir = std::any_of(live.begin(), live.end(), [&](const StagedDir* d) {
+        return f->file().string().starts_with(d->temp().string() + "/");
+      });
+      const std::string file = f->file().string();
+      const bool existed = f->existed_;
+      f->rollback_locked();
+      if (!in_dir)
+        msg += existed ? "; " + file + " keeps its previous content" : "; " + file + " was not written";
+    }
     while (!live.empty()) {
       StagedDir* s = live.back();
       const std::string dir = s->dir().string();

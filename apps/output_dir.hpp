@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,9 +75,42 @@ class StagedDir {
   friend void clean_up_on_interrupt();
 };
 
+// A file written whole or not at all: into a temporary sibling,
+// FILE.tmp-<pid> (created exclusively, so never a file that was there: on a
+// clash a -<n> is added), that commit() renames over FILE. Unless committed
+// it is removed, on an interrupt (SIGINT, SIGTERM) too. `file` is the final
+// name; a caller that must not replace some file checks it before commit().
+class StagedFile {
+ public:
+  // Creates the temporary file; throws OutputError naming `file` when the
+  // system refuses (a missing folder, permission denied).
+  explicit StagedFile(const std::filesystem::path& file);
+  ~StagedFile();
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+
+  const std::filesystem::path& file() const { return file_; }
+  const std::filesystem::path& temp() const { return temp_; }
+
+  // Renames the temporary file over `file`. Throws OutputError.
+  void commit();
+  void rollback() noexcept;
+
+ private:
+  void rollback_locked() noexcept;  // with the live list's lock held
+
+  std::filesystem::path file_, temp_;
+  bool committed_ = false;
+  bool existed_ = false;  // `file` was there before: an interrupted write leaves it as it was
+  friend void clean_up_on_interrupt();
+};
+
 // The entries of `dir` (relative paths, directories with a trailing '/')
 // that its manifest does not list, sorted; all of them when it has none.
 std::vector<std::string> foreign_entries(const std::filesystem::path& dir);
+
+// The entries `dir`'s manifest lists; none when it has no manifest.
+std::set<std::string> manifest_entries(const std::filesystem::path& dir);
 
 // Adds to `dir`'s manifest the entries under it for which `ours` is true
 // (files rdmasim wrote there outside a StagedDir: `sweep --collect`'s tables
@@ -87,8 +121,8 @@ void add_to_manifest(const std::filesystem::path& dir, const std::function<bool(
 // a path that cannot name an output directory ("", ".", "..", "/").
 std::filesystem::path output_path(const std::filesystem::path& dir);
 
-// Writes `content` to `file` through a temporary sibling and a rename, so
-// readers see the old file or the whole new one. Throws OutputError naming
+// Writes `content` to `file` through a StagedFile, so readers see the old
+// file or the whole new one. Throws OutputError naming
 // the file and the system's reason.
 void write_file_atomic(const std::filesystem::path& file, std::string_view content);
 // The same, the content written by `write` as it goes (a large file is
@@ -97,11 +131,19 @@ void write_file_atomic(const std::filesystem::path& file, const std::function<vo
 
 // From now on SIGINT and SIGTERM end the process cleanly: the signal is
 // passed on to every child started by spawn_child() and the children are
-// waited for (they clean up their own output), every live StagedDir is
-// rolled back, a line on stderr says what was kept, and the exit code is
+// waited for (they clean up their own output), every live StagedDir and
+// StagedFile is rolled back, a line on stderr says what was kept, and the exit code is
 // 128 + the signal's number. Call once, first thing in main(), before any
 // thread exists.
 void clean_up_on_interrupt();
+
+// From now on a write that passes the file size limit (SIGXFSZ) or goes to
+// a pipe nobody reads (SIGPIPE) fails with EFBIG or EPIPE instead of
+// killing the process: an output file fails as on a full disk (exit 3, the
+// staged output removed), and a closed stdout only loses what was printed
+// (docs/reliability.md). Children started by spawn_child() get the default
+// actions back.
+void fail_writes_instead_of_dying();
 
 // Starts a child process with `spawn` (which returns its pid, or -1) so
 // that an interrupt stops it too: a sweep's runs write inside the sweep's

@@ -1,9 +1,11 @@
 # rdmasim report: a self-contained HTML page with SVG figures (matplotlib)
 # from output folders of `rdmasim run`, `compare` and `sweep`. rdmasim runs
-# this script (compiled into the binary) as: python3 -c SCRIPT OUT SHOWN DIR...
-# (SHOWN: the page's name to print, where OUT is staged).
+# this script (compiled into the binary) as: python3 -c SCRIPT OUT SHOWN NOTE DIR...
+# (OUT: the file to write, which rdmasim staged and renames, or a stream;
+# SHOWN: the page's name to print; NOTE: stdout or stderr, where to say so,
+# stderr when the page itself goes to stdout).
 # Exit 2: no results in the folders given, or files there that are not
-# what rdmasim writes; 3: matplotlib is missing.
+# what rdmasim writes; 3: matplotlib is missing; 4: OUT cannot be written.
 #
 # What it draws (docs/report.md): a sweep over an ordered key (a size, a
 # rate, a load, any number) plots each metric as a line against that key,
@@ -36,6 +38,9 @@ matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["font.size"] = 9
 matplotlib.rcParams["font.family"] = "DejaVu Sans"  # the page names it too, so the browser measures alike
 
+# In every page's head: rdmasim writes over an existing file only when it
+# has it (apps/report_html.hpp, kReportMark).
+REPORT_MARK = '<meta name="generator" content="rdmasim report">'
 DETAIL_LIMIT = 8  # per-run figures (CDFs, FCT buckets, queues, cost points) up to this many runs
 MARKERS = "osD^vPX*"
 
@@ -674,8 +679,16 @@ def cost_section(runs):
     return "\n".join(out)
 
 
+NO_RUNS = {
+    "sweep": "the sweep folder holds no runs (none under runs/ with a results.json of a run that succeeded: "
+             "after --emit slurm, run the job, then the sweep command with --collect)",
+    "compare": "the comparison holds no fabric that ran (compare.json says why each did not)",
+    "none": "no results.json, compare.json or sweep.json here",
+}
+
+
 def main():
-    out, shown, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    out, shown, note, dirs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     folders = []
     for d in dirs:
         try:
@@ -683,24 +696,25 @@ def main():
         except (TypeError, KeyError, AttributeError, IndexError) as e:
             refuse(f"{d}: its compare.json or sweep.json is not what rdmasim writes ({type(e).__name__}: {e})")
         if not f.runs:
-            sys.stderr.write(f"{d}: no results.json, compare.json or sweep.json here\n")
-            sys.exit(2)
+            refuse(f"{d}: {NO_RUNS.get(f.kind, NO_RUNS['none'])}")
         folders.append(f)
     try:
         page = make_page(folders)
     except (TypeError, KeyError, AttributeError, IndexError, ValueError) as e:
         refuse(f"{', '.join(dirs)}: a results.json there is not what rdmasim writes ({type(e).__name__}: {e})")
-    tmp = out + ".tmp"
     try:
-        with open(tmp, "w") as f:
+        with open(out, "w") as f:
             f.write(page)
-        os.replace(tmp, out)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         sys.stderr.write(f"error: {shown}: cannot write the page: {e.strerror}\n")
         sys.exit(4)
-    print(f"wrote {shown} ({page.count('<figure')} figures, {sum(len(f.runs) for f in folders)} runs)")
+    said = f"wrote {shown} ({page.count('<figure')} figures, {sum(len(f.runs) for f in folders)} runs)\n"
+    try:
+        stream = sys.stderr if note == "stderr" else sys.stdout
+        stream.write(said)
+        stream.flush()
+    except BrokenPipeError:  # nobody reads it (report ... | head -0): the page is written all the same
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def make_page(folders):
@@ -728,6 +742,7 @@ def make_page(folders):
         sections.append(("Per run", detail_figures(runs)))
     title = ", ".join(sorted({run.r.get("experiment", "?") for run in runs}))
     page = ["<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+            REPORT_MARK,
             f"<title>rdmasim report: {esc(title)}</title>",
             "<style>body{font-family:'DejaVu Sans',sans-serif;max-width:64em;margin:2em auto;color:#222}"
             "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;"

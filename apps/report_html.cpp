@@ -5,10 +5,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include "apps/output_dir.hpp"
+#include "core/errors.hpp"
 
 extern char** environ;
 
@@ -25,6 +28,61 @@ std::string python() {
   return "python3";
 }
 
+// A descriptor of this process (`--out /dev/stdout > page.html`): written
+// as it is, whatever it leads to.
+bool names_descriptor(const fs::path& p) {
+  const std::string s = p.lexically_normal().string();
+  return s == "/dev/stdout" || s == "/dev/stderr" || s.starts_with("/dev/fd/") ||
+         s.starts_with("/proc/self/fd/");
+}
+
+// A page rdmasim wrote (kReportMark in its head), or an empty file (as
+// mktemp makes): nothing of the user's is lost when it is written over.
+bool replaceable(const fs::path& file) {
+  std::error_code ec;
+  if (fs::file_size(file, ec) == 0 && !ec) return true;
+  std::ifstream in(file, std::ios::binary);
+  std::string head(1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.starts_with("<!DOCTYPE html>") && head.find(kReportMark) != std::string::npos;
+}
+
+std::string not_ours(const fs::path& shown) {
+  return shown.string() + ": exists and is not a page rdmasim wrote (its head has no " +
+         std::string(kReportMark) +
+         "); refusing to write over it: move it away, or name another file with --out";
+}
+
+enum class PageTarget { file, stream };
+
+// How the page may go to `out`, or why it may not (InputError, naming it as
+// `shown`): a file (new, or one that is replaceable(); `real` is the file
+// to replace, a symbolic link's target) is staged and renamed over it; a
+// FIFO, a character device (/dev/null) or a descriptor is written as it is,
+// since renaming a file over it would replace the device itself.
+PageTarget page_target(const fs::path& out, const fs::path& shown, fs::path& real) {
+  real = out;
+  if (names_descriptor(out)) return PageTarget::stream;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(out, ec);
+  if (!fs::exists(link)) return PageTarget::file;
+  const fs::file_status st = fs::status(out, ec);
+  if (!fs::exists(st))
+    throw InputError(shown.string() + ": a symbolic link to a missing file; give the page's own file name");
+  if (fs::is_directory(st))
+    throw InputError(shown.string() + ": is a directory; give the page's file name, such as " +
+                     (shown / "report.html").string());
+  if (fs::is_fifo(st) || fs::is_character_file(st)) return PageTarget::stream;
+  if (!fs::is_regular_file(st))
+    throw InputError(shown.string() + ": is " +
+                     (fs::is_block_file(st) ? "a block device" : "not a regular file") +
+                     "; give the page's file name");
+  if (fs::is_symlink(link)) real = fs::canonical(out, ec);
+  if (ec || !replaceable(real)) throw InputError(not_ours(shown));
+  return PageTarget::file;
+}
+
 }  // namespace
 
 int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, const fs::path& shown,
@@ -36,12 +94,27 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
       return 2;
     }
   }
-  if (std::error_code ec; fs::is_directory(out, ec)) {
-    err << shown.string() << ": is a directory; give the page's file name, such as "
-        << (shown / "report.html").string() << "\n";
+  fs::path real;
+  std::unique_ptr<StagedFile> staged;
+  PageTarget target{};
+  try {
+    target = page_target(out, shown, real);
+    if (target == PageTarget::file) staged = std::make_unique<StagedFile>(real);
+  } catch (const InputError& e) {
+    err << e.what() << "\n";
     return 2;
+  } catch (const OutputError& e) {
+    err << "error: " << e.what() << "\n";
+    return 3;
   }
-  std::vector<std::string> args{python(), "-c", std::string(report_script()), out.string(), shown.string()};
+  // A page written to a stream (stdout, say) keeps the script's "wrote ..." line out of it.
+  const bool stream = target == PageTarget::stream;
+  std::vector<std::string> args{python(),
+                                "-c",
+                                std::string(report_script()),
+                                stream ? out.string() : staged->temp().string(),
+                                shown.string(),
+                                stream ? "stderr" : "stdout"};
   for (const auto& d : dirs) args.push_back(d.string());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -70,7 +143,20 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
   // page could not be written (kExitOutput); 3 (no matplotlib) and a
   // traceback are the installation's or a bug.
   const int code = WEXITSTATUS(status);
-  return code == 0 ? 0 : code == 2 ? 2 : code == 4 ? 3 : 1;
+  if (code != 0) return code == 2 ? 2 : code == 4 ? 3 : 1;  // `staged` removes its file
+  if (!staged) return 0;
+  // Someone may have put a file there while the page was drawn.
+  if (std::error_code ec; fs::exists(fs::symlink_status(real, ec)) && !replaceable(real)) {
+    err << not_ours(shown) << "\n";
+    return 2;
+  }
+  try {
+    staged->commit();
+  } catch (const OutputError& e) {
+    err << "error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
 }
 
 }  // namespace rdmasim

@@ -52,7 +52,6 @@ int do_run_ranks(const Options& o, const LoadResult& r, std::ostream& out, std::
   }
   if (!mode) mode = default_partition(*r.config);
   print_warnings(r.warnings, say);
-  warn_about_stop(*r.config, say);
   // Rank 0 makes the staged directory and tells the others where it is ("!" and why, when it cannot).
   std::unique_ptr<StagedDir> stage;
   std::string where;
@@ -111,9 +110,20 @@ int do_run(const Options& o, std::ostream& out, std::ostream& err) {
     if (!check_file(o.file, err)) return kExitBadInput;
     return do_run_ranks(o, load(o), out, err);
   }
+  // One process: a partition has nothing to split, but a wrong one is
+  // still a mistake (docs/parallel.md).
+  if (!o.partition.empty()) {
+    try {
+      partition_mode(o.partition);
+    } catch (const InputError& e) {
+      err << e.what() << "\n";
+      return kExitBadInput;
+    }
+    err << "note: --partition " << o.partition
+        << " splits a run over the ranks mpirun starts; started without it, this run is one process\n";
+  }
   LoadResult r;
   if (!load_checked(o, r, err)) return kExitBadInput;
-  warn_about_stop(*r.config, err);
   fs::path dir;
   try {
     dir = output_dir(o, *r.config);

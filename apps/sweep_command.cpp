@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "apps/commands.hpp"
 #include "apps/output_dir.hpp"
@@ -28,17 +29,15 @@ std::vector<std::string> common_run_args(const Options& o, bool seed_varied, boo
   return a;
 }
 
-// The options of one point, as load() takes them.
+// The options of one point, as load() takes them: each varied key's value
+// as the --vary that gave it (errors quote it so), over --fabric and
+// --seed when it varies them.
 Options point_options(const Options& o, const std::vector<SweepAxis>& axes, const SweepPoint& p) {
   Options po = o;
   for (size_t k = 0; k < axes.size(); ++k) {
-    if (axes[k].key == "fabric") {
-      po.fabric = p.values[k];
-    } else if (axes[k].key == "seed") {
-      po.seed = p.values[k];  // the loader checks it, located, as it checks --seed
-    } else {
-      po.sets.push_back(axes[k].key + "=" + p.values[k]);
-    }
+    if (axes[k].key == "fabric") po.fabric.clear();
+    if (axes[k].key == "seed") po.seed.reset();
+    po.point.push_back(axes[k].key + "=" + p.values[k]);
   }
   return po;
 }
@@ -123,25 +122,64 @@ std::optional<ExperimentConfig> load_points(const Options& o, const Sweep& s, st
     return std::nullopt;
   }
   print_warnings(warnings, err);
-  warn_about_stop(*first, err);  // each run says it too, but into its log
   return first;
+}
+
+// The files --collect writes at the top of the sweep's folder.
+constexpr std::string_view kCollected[] = {"sweep.csv", "sweep_summary.csv", "sweep.json", "report.html"};
+
+// --collect writes only into a sweep's folder (its manifest lists
+// sweep.json: `--emit slurm` or a sweep made it), and over none of the
+// user's files there. Throws InputError naming the folder or the file.
+void check_collect_folder(const fs::path& dir, bool report) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  const std::string what = "; --collect makes the tables in the folder `rdmasim sweep --emit slurm` wrote";
+  if (!fs::exists(st)) throw InputError(dir.string() + ": no such folder" + what);
+  if (!fs::is_directory(st)) throw InputError(dir.string() + ": not a folder" + what);
+  check_output_kind(dir, OutputKind::sweep);
+  const std::set<std::string> listed = manifest_entries(dir);
+  if (!listed.contains("sweep.json"))
+    throw InputError(dir.string() + ": not a sweep folder of rdmasim's (its " + std::string(kManifest) +
+                     " lists no sweep.json)" + what + ", and writes nowhere else");
+  for (const std::string_view f : kCollected) {
+    if (f == "report.html" && !report) continue;
+    if (fs::exists(fs::symlink_status(dir / f, ec)) && !listed.contains(std::string(f)))
+      throw InputError((dir / f).string() + ": rdmasim did not write it (not in the folder's " +
+                       std::string(kManifest) + "); refusing to write over it: move it away first");
+  }
+}
+
+// What a collected sweep's folder holds of rdmasim's, for its manifest: the
+// tables, the Slurm logs its script asked for, and each run's folder as far
+// as the run's own manifest lists it, with its log.
+bool collected(const std::string& rel, const Sweep& s, const std::vector<std::set<std::string>>& run_files,
+               bool report) {
+  for (const std::string_view f : kCollected)
+    if (rel == f && (f != "report.html" || report)) return true;
+  if (rel.starts_with("runs/slurm-") && rel.ends_with(".log") &&
+      rel.find_first_not_of("0123456789", 11) == rel.size() - 4)
+    return true;
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const std::string run = "runs/" + s.points[i].name;
+    if (rel == run + ".log" || rel == run + "/" || rel == run + "/" + std::string(kManifest)) return true;
+    if (rel.starts_with(run + "/") && run_files[i].contains(rel.substr(run.size() + 1))) return true;
+  }
+  return false;
 }
 
 // --collect: the runs are there (a Slurm array job made them): only the tables.
 void collect_runs(const Options& o, Sweep& s, std::ostream& out, std::ostream& err) {
-  check_output_kind(s.dir, OutputKind::sweep);
+  check_collect_folder(s.dir, o.report);
   for (size_t i = 0; i < s.points.size(); ++i)
     s.codes[i] = fs::exists(s.dir / "runs" / s.points[i].name / "results.json") ? 0 : -1;
   s.summary = write_sweep_tables(s.dir, o, s.name, s.axes, s.points, s.codes);
   if (o.report)
     s.report_code = write_html_report({s.dir}, s.dir / "report.html", s.dir / "report.html", out, err);
   // The tables and the runs are rdmasim's: a later sweep into `dir` may replace them.
-  add_to_manifest(s.dir, [&](const std::string& rel) {
-    if (rel.starts_with("sweep") || rel.starts_with("runs/slurm-") || rel == "report.html") return true;
-    for (const auto& p : s.points)
-      if (rel.starts_with("runs/" + p.name + "/") || rel == "runs/" + p.name + ".log") return true;
-    return false;
-  });
+  std::vector<std::set<std::string>> run_files;
+  for (const auto& p : s.points) run_files.push_back(manifest_entries(s.dir / "runs" / p.name));
+  add_to_manifest(s.dir, [&](const std::string& rel) { return collected(rel, s, run_files, o.report); });
 }
 
 // --emit slurm: DIR/sweep.slurm, run nothing.

@@ -163,6 +163,12 @@ std::optional<std::string> binary_spelling(std::string_view size) {
   return std::nullopt;
 }
 
+bool written_with_unit(std::string_view number) {
+  std::string_view rest = trim(number);
+  Decimal d;
+  return read_decimal(rest, d) && !trim(rest).empty();
+}
+
 std::optional<DataRate> parse_rate(std::string_view text, std::string* why) {
   auto v = parse_with(text, kRateUnits, UINT64_MAX,
                       "a rate such as 25Gbps or 100Mbps (whole bits per second)", why);

@@ -107,6 +107,9 @@ std::optional<DataRate> parse_rate(std::string_view text, std::string* why = nul
 // the same number with the power-of-2 unit ("16KiB"): what a reader used to
 // fio's or iperf's K may have meant. Nullopt for any other text.
 std::optional<std::string> binary_spelling(std::string_view size);
+// Whether a number is written with a unit after it ("500ns", "1 GiB"), not
+// bare ("500", "1e3"); false for text that is not a number.
+bool written_with_unit(std::string_view number);
 
 // "1.5us", "64KiB", "100Gbps": the shortest exact human form.
 std::string to_string(Time t);

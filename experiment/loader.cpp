@@ -28,10 +28,21 @@ LoadResult finish(YamlReader& c, ExperimentConfig&& x) {
   return r;
 }
 
-// YAML text to a tree; false (and the error) for a syntax error.
+// YAML text to a tree; false (and the error) for a syntax error, or for a
+// second document: YAML::Load would read the first alone and drop the rest
+// of the file without a word (docs/yaml.md).
 bool parse_yaml(YamlReader& c, std::string_view text, const std::filesystem::path& file, YAML::Node& root) {
   try {
-    root = YAML::Load(std::string(text));
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    root = documents.empty() ? YAML::Node() : documents.front();
+    for (size_t i = 1; i < documents.size(); ++i) {
+      if (documents[i].IsNull()) continue;  // a '---' with nothing after it adds nothing
+      const YAML::Mark m = documents[i].Mark();
+      c.errors().push_back({file.string(), std::max(1, m.line + 1), std::max(1, m.column + 1),
+                            "YAML: a second document begins here, after '---'; an experiment file is one "
+                            "document: move its keys into the first, or remove the '---'"});
+      return false;
+    }
     return true;
   } catch (const YAML::ParserException& ex) {
     c.errors().push_back(
@@ -68,8 +79,8 @@ std::optional<std::string> read_text(const std::filesystem::path& file, std::str
 }
 
 LoadResult load(std::optional<std::string_view> text, std::string read_error,
-                const std::filesystem::path& file, const std::vector<std::string>& sets,
-                const std::optional<std::string>& fabric, const std::optional<uint64_t>& seed) {
+                const std::filesystem::path& file, const std::vector<SetOverride>& sets,
+                const std::optional<std::string>& fabric, const std::optional<std::string>& seed) {
   YamlReader c(file.string());
   ExperimentConfig x;
   x.file = file;
@@ -91,12 +102,10 @@ LoadResult load(std::optional<std::string_view> text, std::string read_error,
     return finish(c, std::move(x));
   }
   int index = 0;
-  for (const std::string& s : sets) apply_set(c, root, s, Override{"--set " + s, "", ++index, 0, {}});
+  for (const SetOverride& s : sets)
+    apply_set(c, root, s.text, Override{s.option + " " + s.text, "", ++index, 0, {}});
   if (fabric) apply_override(c, root, "fabric", *fabric, Override{"--fabric " + *fabric, "", ++index, 0, {}});
-  if (seed) {
-    const std::string v = std::to_string(*seed);
-    apply_override(c, root, "seed", v, Override{"--seed " + v, "", ++index, 0, {}});
-  }
+  if (seed) apply_override(c, root, "seed", *seed, Override{"--seed " + *seed, "", ++index, 0, {}});
   ExperimentDraft draft{c, x};
   read_experiment(draft, root);
   return finish(c, std::move(x));
@@ -105,15 +114,15 @@ LoadResult load(std::optional<std::string_view> text, std::string read_error,
 }  // namespace
 
 LoadResult load_experiment_text(std::string_view yaml, const std::filesystem::path& file,
-                                const std::vector<std::string>& set_overrides,
+                                const std::vector<SetOverride>& set_overrides,
                                 std::optional<std::string> fabric_override,
-                                std::optional<uint64_t> seed_override) {
+                                std::optional<std::string> seed_override) {
   return load(yaml, "", file, set_overrides, fabric_override, seed_override);
 }
 
-LoadResult load_experiment(const std::filesystem::path& file, const std::vector<std::string>& set_overrides,
+LoadResult load_experiment(const std::filesystem::path& file, const std::vector<SetOverride>& set_overrides,
                            std::optional<std::string> fabric_override,
-                           std::optional<uint64_t> seed_override) {
+                           std::optional<std::string> seed_override) {
   std::string why;
   const auto text = read_text(file, why);
   return load(text, why, file, set_overrides, fabric_override, seed_override);

@@ -25,20 +25,31 @@ struct LoadResult {
   std::vector<LoadError> warnings;         // legal but likely not meant; for the user to read
 };
 
-// `set_overrides` are "key.path=value" texts (--set): the value is parsed as
-// a YAML scalar or flow node and replaces the key in the file's tree before
-// conversion; numeric path parts index lists ("workloads.0.count=10").
-// `fabric_override` (--fabric) and `seed_override` (--seed) act like --set.
+// A change to the file from the command line: `text` is "key.path=value",
+// `option` the flag the user gave it with, as errors quote it ("--set";
+// "--vary" for a point of a sweep).
+struct SetOverride {
+  std::string text;
+  std::string option = "--set";
+  SetOverride(std::string t, std::string o = "--set") : text(std::move(t)), option(std::move(o)) {}
+  SetOverride(const char* t) : text(t) {}
+};
+
+// `set_overrides` (--set): the value is parsed as a YAML scalar or flow
+// node and replaces the key in the file's tree before conversion; numeric
+// path parts index lists ("workloads.0.count=10"). `fabric_override`
+// (--fabric) and `seed_override` (--seed, its text, read as `seed:` is)
+// act like --set.
 LoadResult load_experiment(const std::filesystem::path& file,
-                           const std::vector<std::string>& set_overrides = {},
+                           const std::vector<SetOverride>& set_overrides = {},
                            std::optional<std::string> fabric_override = {},
-                           std::optional<uint64_t> seed_override = {});
+                           std::optional<std::string> seed_override = {});
 
 // The same from text in memory; `file` names it in errors and in the result.
 LoadResult load_experiment_text(std::string_view yaml, const std::filesystem::path& file,
-                                const std::vector<std::string>& set_overrides = {},
+                                const std::vector<SetOverride>& set_overrides = {},
                                 std::optional<std::string> fabric_override = {},
-                                std::optional<uint64_t> seed_override = {});
+                                std::optional<std::string> seed_override = {});
 
 // A --prices FILE (docs/cost.md): the keys of an experiment's `cost:`
 // section, at the top of the file.

@@ -414,7 +414,8 @@ void ProgramsRun::launch(Program& p) {
     dup2(efd, 2);
     dup2(sv[1], kChildFd);  // dup2 clears close-on-exec
     if (chdir(cwd.c_str()) != 0) _exit(126);
-    signal(SIGPIPE, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);  // rdmasim ignores both (apps/output_dir.hpp)
+    signal(SIGXFSZ, SIG_DFL);
     // rdmasim blocks SIGINT and SIGTERM in every thread (its interrupt
     // thread waits for them, apps/output_dir.cpp); a program starts as
     // from a shell, with nothing blocked.

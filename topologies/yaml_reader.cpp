@@ -227,11 +227,13 @@ std::optional<Bytes> YamlReader::bytes(const Entry& e, bool positive) {
   // kind written with a power-of-10 unit gets a warning with both values.
   const std::string_view key = std::string_view(e.path).substr(e.path.rfind('.') + 1);
   if (auto binary = binary_spelling(*s);
-      binary && warnings_.empty() && (key == "size" || key == "max_inline"))
+      binary && !size_unit_warned_ && (key == "size" || key == "max_inline")) {
+    size_unit_warned_ = true;
     warnings_.push_back(locate(
         e.value, e.path,
         *s + " is " + std::to_string(b->count()) + " bytes (KB, kB, MB and GB count in powers of 10); for " +
             std::to_string(parse_bytes(*binary)->count()) + " bytes write " + *binary));
+  }
   return b;
 }
 std::optional<DataRate> YamlReader::rate(const Entry& e) {

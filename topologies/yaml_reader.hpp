@@ -189,6 +189,7 @@ class YamlReader {
   std::vector<LoadError> errors_;
   std::vector<LoadError> warnings_;
   std::vector<Override> overrides_;
+  bool size_unit_warned_ = false;  // the first size written with a power-of-10 unit only
 };
 
 }  // namespace rdmasim

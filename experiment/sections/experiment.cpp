@@ -77,7 +77,9 @@ std::vector<Key<X>> settings_sections() {
           "stop", "time, above 0", "",
           "stop simulated time here even if work remains. Without it every workload must be able to end "
           "within 1000 s of simulated time: one that never can (RC SENDs with `post_recvs: false` and "
-          "`rnr_retry: 7`, or a `count` too large) is an error ([reliability.md](reliability.md#limits))"),
+          "`rnr_retry: 7`, or a `count` too large) is an error ([reliability.md](reliability.md#limits)). "
+          "A bare number (picoseconds) gets a warning at its line: `stop: 500` is 500 ps, almost always "
+          "`500us` without its unit"),
       section("link", link_keys(), "defaults for every link"),
       section("congestion_control", cc_keys(),
               "congestion control at the NICs of `ib`, `roce_v1` and `roce_v2`: DCQCN, HPCC, TIMELY, DCTCP, "
@@ -144,7 +146,19 @@ void read_experiment(ExperimentDraft& d, const YAML::Node& root) {
   d.c.read(*top, "fabric", d.x.fabric, [&](const Entry& e) {
     return d.c.one_of(e.value, e.path, "fabric", fabric_names(), ExperimentConfig{}.fabric);
   });
-  d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) { return d.c.positive_time(e); });
+  d.c.read(*top, "stop", d.x.stop, [&](const Entry& e) {
+    const std::optional<Time> t = d.c.positive_time(e);
+    // A bare number is picoseconds (docs/yaml.md, "Units"): `stop: 500` is
+    // almost always 500us or 500ms written without its unit, and ends the
+    // run before anything happened.
+    if (t && !written_with_unit(e.value.Scalar()))
+      d.c.warnings().push_back(d.c.locate(e.value, e.path,
+                                          e.value.Scalar() + " has no unit, so it is " + to_string(*t) +
+                                              " (a number without a unit is picoseconds); write the unit, "
+                                              "such as " +
+                                              e.value.Scalar() + "us"));
+    return t;
+  });
   if (auto e = top->find("link")) d.x.link = read_link(d, e->value, e->path, d.x.link);
   if (auto e = top->find("dcqcn")) read_old_dcqcn(d, *e);
   if (auto e = top->find("congestion_control")) read_congestion_control(d, *e);

@@ -206,3 +206,28 @@ TEST_CASE("leftovers of a killed run into the same directory are cleaned up") {
   { StagedDir s(dir); }  // exp exists: the stale old copy goes
   CHECK(listing(t.path) == "exp exp.tmp-1 exp.tmp-x ");
 }
+
+TEST_CASE("a staged file never takes the name of a file that is there, and is gone unless committed") {
+  TempDir t;
+  const fs::path file = t.path / "page.html";
+  const fs::path taken = t.path / ("page.html.tmp-" + std::to_string(::getpid()));
+  put(taken, "mine");
+  {
+    StagedFile s(file);
+    CHECK(s.temp() == t.path / ("page.html.tmp-" + std::to_string(::getpid()) + "-1"));
+    put(s.temp(), "page");
+  }  // not committed: removed
+  CHECK(listing(t.path) == taken.filename().string() + " ");
+  write_file_atomic(file, "page");
+  CHECK(get(file) == "page");
+  CHECK(get(taken) == "mine");
+  CHECK(listing(t.path) == "page.html " + taken.filename().string() + " ");
+  // A folder that is not there: the file named, the system's reason.
+  try {
+    StagedFile s(t.path / "missing" / "page.html");
+    FAIL("created in a missing folder");
+  } catch (const OutputError& e) {
+    CHECK(std::string(e.what()) ==
+          (t.path / "missing" / "page.html").string() + ": cannot write: No such file or directory");
+  }
+}

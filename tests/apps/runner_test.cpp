@@ -34,7 +34,7 @@ workloads:
 capture: {pcap: hosts, latency_samples: true}
 )";
 
-ExperimentConfig tiny(const std::vector<std::string>& sets = {}) {
+ExperimentConfig tiny(const std::vector<SetOverride>& sets = {}) {
   LoadResult r = load_experiment_text(kTiny, "tiny.yaml", sets);
   for (const LoadError& e : r.errors) FAIL(e.format());
   REQUIRE(r.config);

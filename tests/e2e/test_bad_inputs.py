@@ -64,6 +64,22 @@ for name, files in (("notjson", {"results.json": "not json"}), ("list", {"result
           f"report of {name}: exit {p.returncode}, expected 2 naming the folder: {p.stderr.strip()[-400:]}")
     check(not os.path.exists(page) and not os.path.exists(page + ".tmp"), f"report of {name}: no page")
 
+# report of a sweep's folder with no runs (--emit slurm, before its job ran)
+# said it held no sweep.json; of a comparison where no fabric ran, no
+# compare.json. Each says what it holds: exit 2, no page.
+emitted = os.path.join(d, "emitted")
+p = rdmasim("sweep", write_text(os.path.join(d, "emit.yaml"), e2e.TWO_HOSTS), "--vary", "seed=1,2",
+            "--emit", "slurm", "--out", emitted)
+check(p.returncode == 0, f"--emit slurm: {p.stderr}")
+failed = os.path.join(d, "failed")
+os.makedirs(failed)
+write_text(os.path.join(failed, "compare.json"), '{"fabrics": [{"fabric": "ib", "status": "failed", "reason": "x"}]}')
+for folder, says in ((emitted, "the sweep folder holds no runs"), (failed, "the comparison holds no fabric that ran")):
+    p = rdmasim("report", folder)
+    check(p.returncode == 2 and f"{folder}: {says}" in p.stderr and "Traceback" not in p.stderr,
+          f"report of {folder}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+    check(not os.path.exists(os.path.join(folder, "report.html")), f"report of {folder}: no page")
+
 # report --out: a directory is refused (it wrote DIR/.tmp and died); a page
 # in a missing folder cannot be written (exit 3), and leaves nothing.
 run = os.path.join(d, "run")

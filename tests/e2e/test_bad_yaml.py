@@ -15,6 +15,8 @@ EXPECT = {
     "unknown_key.yaml": (8, "sise"),
     "ib_buffer.yaml": (4, "too small for ib"),
     "unknown_node.yaml": (6, "s2"),
+    # A second document was dropped without a word.
+    "two_documents.yaml": (6, "second document"),
 }
 
 for name, (line, word) in sorted(EXPECT.items()):

@@ -114,6 +114,22 @@ def main():
                   r"unknown fabric 'roce' \(did you mean 'roce_v2'\?\); the fabrics are ib, roce_v1, roce_v2, iwarp")
     bad_input(rdmasim("validate", good, "--out", "x", cwd=tmp), "validate takes no --out")
     check(leftovers(tmp, "out") == [], "bad flags must not create out/")
+    # An error quotes the option as the user gave it: --seed, not the
+    # `--set seed=...` it was read as.
+    r = rdmasim("validate", good, "--seed", "0x10", cwd=tmp)
+    bad_input(r, "validate --seed 0x10", r"^<command line>:1:1: seed: expected a whole number from 0, got '0x10' "
+              r"\(--seed 0x10\)$")
+    check("--set" not in r.stderr, "--seed quoted as itself", r)
+    # --partition without mpirun: a mode that is none is refused (it ran,
+    # without a word); a valid one runs the one process, and says so.
+    part = os.path.join(tmp, "part")
+    bad_input(rdmasim("run", good, "--partition", "foo", "--out", part, cwd=tmp), "run --partition foo",
+              r"partition 'foo' \(expected pods, spread or graph\)|no MPI")
+    check(not os.path.exists(part), "--partition foo writes nothing")
+    r = rdmasim("run", good, "--partition", "spread", "--out", part, cwd=tmp)
+    if "no MPI" not in r.stderr:  # a build without MPI refuses any --partition (docs/parallel.md)
+        check(r.returncode == 0 and "note: --partition spread splits a run over the ranks mpirun starts" in r.stderr,
+              "run --partition spread without mpirun: runs, with a note", r)
 
     # Errors in the file: file:line:column: message.
     r = rdmasim("validate", bad_syntax, cwd=tmp)

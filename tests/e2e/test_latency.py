@@ -93,12 +93,16 @@ capture: {pcap: none}
 workloads: [{name: w, kind: rdma_write, from: a, to: b, size: 4KiB, bad_rkey: true}]
 """, os.path.join(d, "asked"), expect=0)
 
-# A stop without a unit is picoseconds: say so.
-_, _, err, _ = run("name: ps" + BASE + """
-stop: 500
-capture: {pcap: none}
-workloads: [{name: w, kind: rdma_write, from: a, to: b, size: 4KiB}]
+# A stop without a unit is picoseconds: say so, where it is written. One
+# with its unit is what it says, however short: no warning (`stop: 500ns`
+# was told it had no unit).
+for stop, warned in (("500", True), ("500ns", False), ("500ps", False), ("2ms", False)):
+    _, _, err, _ = run("name: ps" + BASE + f"""
+stop: {stop}
+capture: {{pcap: none}}
+workloads: [{{name: w, kind: rdma_write, from: a, to: b, size: 4KiB}}]
 """, os.path.join(d, "ps"), expect=None)
-check("warning: stop is 500 ps" in err and "500us" in err, f"warns: {err}")
+    check(("stop: 500 has no unit, so it is 500ps" in err and "such as 500us" in err) == warned
+          and ("unit" in err) == warned, f"stop: {stop}: {'a' if warned else 'no'} warning expected: {err}")
 
 e2e.finish()

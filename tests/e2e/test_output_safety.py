@@ -5,8 +5,11 @@ leaves nothing half-written behind and says what it kept, and output that
 cannot be written exits 3 with the path and the system's reason."""
 import os
 import resource
+import select
 import signal
+import stat
 import subprocess
+import threading
 import time
 
 import e2e
@@ -177,7 +180,7 @@ e2e.check(sorted(os.listdir(os.path.join(kinds, "out"))) == ["named", "named-com
           f"folders: {os.listdir(os.path.join(kinds, 'out'))}")
 r = rdmasim("run", named, "--out", "out/named-compare", cwd=kinds)
 e2e.check(r.returncode == 2 and "out/named-compare: holds the output of `rdmasim compare` (compare.json), which "
-          "`rdmasim run` does not replace: give another --out" in r.stderr, f"run into a comparison: {r.stderr}")
+          "`rdmasim run` does not replace: give --out another folder" in r.stderr, f"run into a comparison: {r.stderr}")
 for cmd, into, theirs in ((["run", named], "named-sweep", "sweep"),
                           (["compare", named, "--fabrics", "ib"], "run", "run"),
                           (["sweep", named, "--vary", "seed=3"], "named-compare", "compare"),
@@ -209,6 +212,108 @@ e2e.check(r.returncode == 3, f"results.json on a full disk: exit {r.returncode},
 e2e.check("results.json: cannot write: File too large" in r.stderr, f"results.json: path and reason: {r.stderr}")
 e2e.check(not os.path.exists(os.path.join(tmp, "full1")) and not os.path.exists(os.path.join(tmp, "full2"))
           and leftovers(tmp) == [], "a failed write leaves nothing behind")
+# The same without SIGXFSZ ignored, as `ulimit -f` leaves it: the default
+# action killed rdmasim (exit 153) and left its staging folder behind;
+# rdmasim ignores it, and the write fails with EFBIG as above.
+def size_limited(limit):
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+r = rdmasim("run", two, "--out", os.path.join(tmp, "full3"), "--set", "capture.pcap=hosts",
+            preexec_fn=size_limited(100_000))
+e2e.check(r.returncode == 3 and "cannot write capture: File too large" in r.stderr,
+          f"SIGXFSZ: exit {r.returncode}, expected 3 with the reason: {r.stderr}")
+e2e.check(not os.path.exists(os.path.join(tmp, "full3")) and leftovers(tmp) == [],
+          f"SIGXFSZ: nothing left behind: {sorted(os.listdir(tmp))}")
+
+# stdout or stderr a pipe nobody reads (`rdmasim compare ... | head -1`):
+# SIGPIPE killed rdmasim at its next line, leaving the staging folder of a
+# compare or a sweep behind. Now the line is lost and nothing else: the
+# output is written, and the exit code is the run's (docs/reliability.md).
+closed = os.path.join(tmp, "closed")
+os.mkdir(closed)
+for cmd, to in ((["run", two, "--out", os.path.join(closed, "run")], "stdout"),
+                (["run", long, "--set", "stop=200us", "--progress", "--out", os.path.join(closed, "progress")], "stderr"),
+                (["compare", two, "--fabrics", "roce_v2,ib", "--out", os.path.join(closed, "compare")], "stdout"),
+                (["sweep", two, "--vary", "seed=1,2", "--out", os.path.join(closed, "sweep")], "stdout")):
+    rfd, wfd = os.pipe()
+    os.close(rfd)
+    streams = {"stdout": wfd, "stderr": subprocess.PIPE} if to == "stdout" else \
+        {"stdout": subprocess.PIPE, "stderr": wfd}
+    p = subprocess.run([e2e.BINARY, *cmd], text=True, timeout=600, **streams)
+    os.close(wfd)
+    what = f"{cmd[0]} with {to} closed"
+    e2e.check(p.returncode == 0, f"{what}: exit {p.returncode}, expected 0: {p.stderr or p.stdout}")
+    e2e.check(os.path.exists(os.path.join(cmd[-1], ".rdmasim-manifest")), f"{what}: the output is written")
+e2e.check(leftovers(closed) == [], f"a closed stdout or stderr leaves nothing behind: {leftovers(closed)}")
+
+# report --out: a file rdmasim did not write is never written over (it
+# wrote the page over a user's file, through FILE.tmp, another one), and a
+# FIFO or a device is written into, never replaced by a file (as root,
+# `--out /dev/null` renamed a regular file over the device).
+pages = os.path.join(tmp, "pages")
+os.mkdir(pages)
+mine = write(os.path.join(pages, "mine.html"), "my page")
+write(mine + ".tmp", "my draft")
+r = rdmasim("report", out, "--out", mine)
+e2e.check(r.returncode == 2 and f"{mine}: exists and is not a page rdmasim wrote" in r.stderr,
+          f"report over a user's file: exit {r.returncode}, expected 2 naming it: {r.stderr}")
+e2e.check(read(mine) == "my page" and read(mine + ".tmp") == "my draft" and
+          sorted(os.listdir(pages)) == ["mine.html", "mine.html.tmp"], f"the user's files are as they were: {os.listdir(pages)}")
+# rdmasim's own page, and an empty file (as mktemp makes), are written over;
+# the staging file never takes the name of a file that is there.
+ours = os.path.join(pages, "ours.html")
+for before in (None, ""):
+    if before is not None:
+        write(ours, before)
+    r = rdmasim("report", out, "--out", ours)
+    e2e.check(r.returncode == 0 and '<meta name="generator" content="rdmasim report">' in read(ours),
+              f"report into {'an empty file' if before == '' else 'a new file'}: {r.stderr}")
+first = read(ours)
+r = rdmasim("report", cmp, "--out", ours,
+            preexec_fn=lambda: write(f"{ours}.tmp-{os.getpid()}", "mine, named as rdmasim's staging file"))
+squatter = [e for e in os.listdir(pages) if e.startswith("ours.html.tmp-")]
+e2e.check(r.returncode == 0 and read(ours) != first, f"rdmasim's own page is replaced: {r.stderr}")
+e2e.check(len(squatter) == 1 and read(os.path.join(pages, squatter[0])) == "mine, named as rdmasim's staging file",
+          f"a file with the staging name is left alone: {squatter}")
+# A FIFO gets the page and stays a FIFO; the "wrote" line goes to stderr.
+fifo = os.path.join(pages, "fifo")
+os.mkfifo(fifo)
+fd = os.open(fifo, os.O_RDWR)  # never blocks, and holds the FIFO open for the page's writer
+received, done = [], threading.Event()
+
+
+def drain():
+    while not done.is_set():
+        if select.select([fd], [], [], 0.1)[0]:
+            received.append(os.read(fd, 1 << 16))
+
+
+reader = threading.Thread(target=drain)
+reader.start()
+r = rdmasim("report", out, "--out", fifo)
+done.set()
+reader.join()
+os.close(fd)
+page = b"".join(received).decode()
+e2e.check(r.returncode == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode) and page.rstrip().endswith("</html>"),
+          f"report into a FIFO: exit {r.returncode}, still a FIFO: {stat.S_ISFIFO(os.stat(fifo).st_mode)}, "
+          f"{len(page)} characters read: {r.stderr}")
+e2e.check(r.stdout == "" and f"wrote {fifo}" in r.stderr, f"report into a FIFO says so on stderr: {r.stdout!r} {r.stderr!r}")
+# A descriptor (the page on stdout): written as it is.
+r = rdmasim("report", out, "--out", "/dev/fd/1")
+e2e.check(r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>") and "wrote /dev/fd/1" in r.stderr,
+          f"report --out /dev/fd/1: exit {r.returncode}: {r.stdout[:80]!r} {r.stderr}")
+if os.geteuid() == 0:  # a device of our own, the null device's numbers: writes go nowhere
+    null = os.path.join(pages, "null")
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    r = rdmasim("report", out, "--out", null)
+    e2e.check(r.returncode == 0 and stat.S_ISCHR(os.stat(null).st_mode),
+              f"report into a character device: exit {r.returncode}, still a device: "
+              f"{stat.S_ISCHR(os.stat(null).st_mode)}: {r.stderr}")
+e2e.check(sorted(e for e in os.listdir(pages) if ".tmp" in e) == ["mine.html.tmp"] + squatter,
+          f"no staging file left: {os.listdir(pages)}")
+
 # A folder the system will not let us create: exit 3, not 2.
 os.chmod(tmp, 0o555)
 try:

@@ -133,6 +133,36 @@ check("runs/run-002.log" in manifest and "runs/run-002/results.json" in manifest
 p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--emit", "slurm", "--out", slurm_dir)
 check(p.returncode == 0, f"a new sweep replaces a collected one: {p.stderr}")
 
+# --collect writes into a sweep's folder only (its manifest lists
+# sweep.json): it wrote its tables over a user's files in any folder, and
+# exited 3 for one that is not there. Exit 2, naming the folder.
+mine = os.path.join(d, "mine")
+os.mkdir(mine)
+write_text(os.path.join(mine, "sweep.csv"), "my table")
+for folder, says in ((mine, "not a sweep folder of rdmasim's"), (os.path.join(d, "nowhere"), "no such folder")):
+    p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--collect", "--out", folder)
+    check(p.returncode == 2 and f"{folder}: {says}" in p.stderr, f"--collect into {folder}: exit {p.returncode}: {p.stderr}")
+check(sorted(os.listdir(mine)) == ["sweep.csv"] and read(os.path.join(mine, "sweep.csv")) == "my table",
+      f"the user's folder is untouched: {os.listdir(mine)}")
+check(not os.path.exists(os.path.join(d, "nowhere")), "no folder made")
+# In a sweep's folder: a file of the user's where a table goes is not
+# written over, and one beside the tables is not claimed as rdmasim's (the
+# manifest took every name starting with "sweep": the next sweep deleted it).
+p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--emit", "slurm", "--out", slurm_dir)
+check(p.returncode == 0, f"--emit slurm again: {p.stderr}")
+write_text(os.path.join(slurm_dir, "sweep_summary.csv"), "my summary")
+p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--collect", "--out", slurm_dir)
+check(p.returncode == 2 and "sweep_summary.csv: rdmasim did not write it" in p.stderr, f"a user's table: {p.stderr}")
+check(read(os.path.join(slurm_dir, "sweep_summary.csv")) == "my summary" and
+      not os.path.exists(os.path.join(slurm_dir, "sweep.csv")), "nothing written")
+os.rename(os.path.join(slurm_dir, "sweep_summary.csv"), os.path.join(slurm_dir, "sweep_notes.txt"))
+p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--collect", "--out", slurm_dir)
+check("sweep_notes.txt" not in read(os.path.join(slurm_dir, ".rdmasim-manifest")).split("\n"),
+      f"a user's file is not listed as rdmasim's: {p.stderr}")
+p = rdmasim("sweep", exp, "--vary", "seed=1,4", "--emit", "slurm", "--out", slurm_dir)
+check(p.returncode == 2 and "sweep_notes.txt" in p.stderr and
+      read(os.path.join(slurm_dir, "sweep_notes.txt")) == "my summary", f"the next sweep keeps it: {p.stderr}")
+
 # SIGTERM to the sweep alone (as a batch system or `kill` sends it): the
 # runs it started stop too, and nothing staged is left behind.
 SLOW = EXPERIMENT.replace("count: 40,", "count: 400000,").replace("link: {loss: 0.002}", "")
@@ -185,14 +215,19 @@ check([r["link"] for r in rows] == ["{bandwidth: 10Gbps, delay: 1us}", "{bandwid
 
 # A `stop` without its unit: the sweep warns, as run and compare do.
 p = rdmasim("sweep", exp, "--vary", "seed=1", "--set", "stop=500", "--out", os.path.join(d, "ps"))
-check(p.returncode == 0 and "warning: stop is 500 ps" in p.stderr, f"sweep warns about stop: {p.stderr}")
+check(p.returncode == 0 and "warning: <command line>:1:6: stop: 500 has no unit, so it is 500ps" in p.stderr,
+      f"sweep warns about stop: {p.stderr}")
 
 # Bad values: located, exit 2, nothing written.
 bad = os.path.join(d, "bad")
 p = rdmasim("sweep", exp, "--vary", "link.bandwidth=25Gbps,fast", "--out", bad)
 check(p.returncode == 2, f"bad --vary: exit {p.returncode}")
-check("<command line>:1:16: link.bandwidth: expected a rate" in p.stderr and "(--set link.bandwidth=fast)" in p.stderr,
+# The value is quoted with the option that gave it: --vary, not the --set each run gets.
+check("<command line>:1:16: link.bandwidth: expected a rate" in p.stderr and "(--vary link.bandwidth=fast)" in p.stderr,
       p.stderr)
+p = rdmasim("sweep", exp, "--vary", "seed=1,0x10", "--seed", "3", "--out", bad)
+check(p.returncode == 2 and "seed: expected a whole number from 0, got '0x10' (--vary seed=0x10)" in p.stderr
+      and "--set" not in p.stderr, f"a varied seed: {p.stderr}")
 p = rdmasim("sweep", exp, "--vary", "seed", "--out", bad)
 check(p.returncode == 2 and "expected KEY=V1,V2,..." in p.stderr, p.stderr)
 check(not os.path.exists(bad), "nothing written")

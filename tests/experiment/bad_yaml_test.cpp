@@ -37,6 +37,7 @@ constexpr BadFile kBad[] = {
     {"ud_flows_too_big.yaml", 7, 11, "workloads[0].cdf",
      "4096 bytes), but the cdf hadoop draws flows of up to 10000000 bytes"},
     {"syntax.yaml", 4, 1, "YAML syntax", ""},
+    {"two_documents.yaml", 6, 1, "YAML", "a second document begins here"},
     {"wrong_type.yaml", 3, 7, "seed", "got a list"},
     {"unknown_fabric.yaml", 2, 9, "fabric", "ethernet_magic"},
     {"fabric_prefix.yaml", 2, 9, "fabric", "unknown fabric 'roce' (did you mean 'roce_v2'?)"},

@@ -13,8 +13,8 @@ using namespace rdmasim::literals;
 
 namespace {
 
-LoadResult load(std::string_view yaml, const std::vector<std::string>& sets = {},
-                std::optional<std::string> fabric = {}, std::optional<uint64_t> seed = {}) {
+LoadResult load(std::string_view yaml, const std::vector<SetOverride>& sets = {},
+                std::optional<std::string> fabric = {}, std::optional<std::string> seed = {}) {
   return load_experiment_text(yaml, "exp.yaml", sets, std::move(fabric), seed);
 }
 
@@ -24,7 +24,7 @@ std::string errors(const LoadResult& r) {
   for (const LoadError& e : r.errors) s += e.format() + "\n";
   return s;
 }
-std::string errors(std::string_view yaml, const std::vector<std::string>& sets = {}) {
+std::string errors(std::string_view yaml, const std::vector<SetOverride>& sets = {}) {
   return errors(load(yaml, sets));
 }
 
@@ -34,7 +34,7 @@ bool unit_error(const std::string& text, std::string_view head, std::string_view
   return text.starts_with(head) && text.ends_with(tail) && text.find('\n') == text.size() - 1;
 }
 
-ExperimentConfig good(std::string_view yaml, const std::vector<std::string>& sets = {}) {
+ExperimentConfig good(std::string_view yaml, const std::vector<SetOverride>& sets = {}) {
   LoadResult r = load(yaml, sets);
   INFO(errors(r));
   REQUIRE(r.errors.empty());
@@ -357,7 +357,7 @@ workloads: [{kind: send, from: h0, to: h15}]
   CHECK(c.workloads.at(0).qp == QpType::uc);
   CHECK(c.capture.nodes == std::vector<std::string>{"h0", "h1"});
 
-  LoadResult r = load(yaml, {}, "ib", 42);
+  LoadResult r = load(yaml, {}, "ib", "42");
   REQUIRE(r.config);
   CHECK(r.config->fabric == "ib");
   CHECK(r.config->seed == 42);
@@ -390,6 +390,13 @@ workloads: [{kind: send, from: h0, to: h15}]
           "<command line>:1:1: fabric: unknown fabric 'infiniband'; expected one of ib, roce_v1, roce_v2, "
           "iwarp, tcp "
           "(--fabric infiniband)\n");
+    // Each quoted as the option the user gave: --seed was quoted as the
+    // `--set seed=0x10` it became; a sweep's point as its --vary.
+    CHECK(errors(load(yaml, {}, {}, "0x10")) ==
+          "<command line>:1:1: seed: expected a whole number from 0, got '0x10' (--seed 0x10)\n");
+    CHECK(errors(yaml, {{"seed=1"}, {"link.bandwidth=fast", "--vary"}}) ==
+          "<command line>:2:16: link.bandwidth: expected a rate such as 25Gbps or 100Mbps (whole bits per "
+          "second), got 'fast' (--vary link.bandwidth=fast)\n");
   }
   SUBCASE("list elements by [index], by name, and the part of a path that is wrong") {
     const std::string named = R"(topology: {generate: {kind: fat_tree, k: 4}}
@@ -1018,4 +1025,45 @@ TEST_CASE("loader: congestion_control errors name the key and the place") {
         "dcqcn: {...}} (without 'enabled'; docs/congestion_control.md)\n");
   CHECK(errors(pair_with(w, "link: {bandwidth: 30Gbps}\ncongestion_control: {algorithm: hpcc}\n"))
             .find("a link runs at 30Gbps") != std::string::npos);
+}
+
+TEST_CASE("loader: a stop written without its unit is warned about, where it is written") {
+  const std::string yaml = R"(topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
+workloads: [{kind: send, from: a, to: b}]
+stop: STOP
+)";
+  auto warnings = [&](const std::string& stop) {
+    LoadResult r = load_experiment_text(std::string(yaml).replace(yaml.find("STOP"), 4, stop), "exp.yaml");
+    REQUIRE(r.config);
+    std::string s;
+    for (const LoadError& w : r.warnings) s += w.format() + "\n";
+    return s;
+  };
+  CHECK(warnings("500") ==
+        "exp.yaml:3:7: stop: 500 has no unit, so it is 500ps (a number without a unit is picoseconds); write "
+        "the unit, such as 500us\n");
+  CHECK(warnings("2000000000") ==
+        "exp.yaml:3:7: stop: 2000000000 has no unit, so it is 2ms (a number without a unit is picoseconds); "
+        "write the unit, such as 2000000000us\n");
+  // With a unit, however short: nothing to say (it said 500ns had no unit).
+  for (const char* stop : {"500ns", "500ps", "1us", "1.5 us", "2ms", "1s"}) {
+    INFO(stop);
+    CHECK(warnings(stop).empty());
+  }
+}
+
+TEST_CASE("loader: a second YAML document is refused where it begins") {
+  // YAML::Load read the first document alone: the rest was dropped without a word.
+  const std::string yaml = R"(topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
+workloads: [{kind: send, from: a, to: b}]
+---
+fabric: ib
+stop: 1us
+)";
+  CHECK(errors(yaml) ==
+        "exp.yaml:4:1: YAML: a second document begins here, after '---'; an experiment file is one document: "
+        "move its keys into the first, or remove the '---'\n");
+  // A first '---', and one or a '...' with nothing after them, add no document.
+  CHECK(good("---\n" + yaml.substr(0, yaml.find("---")) + "---\n").workloads.size() == 1);
+  CHECK(good(yaml.substr(0, yaml.find("---")) + "...\n").workloads.size() == 1);
 }
