@@ -587,7 +587,9 @@ void Run::make_env() {
     return ports.empty() ? DataRate{}
                          : net.cfg.topology.links[static_cast<size_t>(ports[0].link)].config.bandwidth;
   };
-  env_->frame_overhead = fabric_of(cfg_).data_frame_headers(cfg_) + fabric_of(cfg_).wire_overhead();
+  const Fabric& fabric = fabric_of(cfg_);
+  env_->frame_overhead = fabric.data_frame_headers(cfg_) + fabric.wire_overhead();
+  env_->min_wire_frame = fabric.min_frame() + fabric.wire_overhead();
 }
 
 // The rank that runs each workload: its hosts' (the partition keeps them

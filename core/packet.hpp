@@ -232,6 +232,14 @@ class Packet {
     assert(n <= size());
     tail_ -= static_cast<uint32_t>(n);
   }
+  // Appends zero bytes until the frame is `n` bytes long; a frame that
+  // long already stays as it is (and parked, if it is): a link's minimum
+  // frame (Ethernet's pad, IEEE 802.3 4.2.3.3).
+  void pad_to(size_t n) {
+    if (size() >= n) return;
+    std::span<std::byte> pad = push_back(n - size());
+    std::memset(pad.data(), 0, pad.size());
+  }
 
   Packet clone() const;  // a copy in a fresh buffer from the same pool (flooding)
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/packet.hpp"
+#include "fabrics/ethernet/wire/ethernet.hpp"
 #include "pcap/pcap_writer.hpp"
 #include "topologies/config.hpp"
 
@@ -161,6 +162,9 @@ class Fabric {
 
   // Bytes each frame takes on the wire beyond what a capture shows.
   virtual uint32_t wire_overhead() const { return kEthernetWireOverhead; }
+  // The shortest frame its links carry, as captured: the ports pad a
+  // shorter one with zeros (LinkParams::min_frame); 0 for none.
+  virtual uint32_t min_frame() const { return kEthernetMinFrame; }
   // The headers and CRCs of the fabric's leanest data frame (a middle
   // packet: no RETH, no VLAN tag, no TCP options), without the link's own
   // per-frame overhead (wire_overhead); kind: flows' ideal FCT counts them.
@@ -195,6 +199,7 @@ class Fabric {
   virtual CostFamilies cost_families() const = 0;
 
   static constexpr uint32_t kEthernetWireOverhead = 24;  // preamble and SFD 8, FCS 4, inter-frame gap 12
+  static constexpr uint32_t kEthernetMinFrame = EthernetView::kMinFrameLen;
   // Header sizes for data_frame_headers.
   static constexpr uint32_t kEthernetHeader = 14, kGrh = 40, kUdpHeader = 8, kTcpHeader = 20, kBth = 12,
                             kIcrc = 4;

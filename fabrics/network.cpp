@@ -14,7 +14,7 @@ NicConfig nic_config(const HostConfig& h) {
   return n;
 }
 
-void wire_links(Network& net, uint32_t wire_overhead) {
+void wire_links(Network& net, const Fabric& fabric) {
   const auto& links = net.cfg.topology.links;
   std::vector<int> used(net.hosts.size(), 0);
   for (size_t l = 0; l < links.size(); ++l) {
@@ -36,7 +36,8 @@ void wire_links(Network& net, uint32_t wire_overhead) {
     p.delay = c.delay;
     p.buffer_bytes = c.buffer.count();
     p.loss = c.loss;
-    p.wire_overhead = wire_overhead;
+    p.wire_overhead = fabric.wire_overhead();
+    p.min_frame = fabric.min_frame();
     Port::connect(a, b, p, net.cfg.seed ^ (0x9E3779B97F4A7C15ull * (l + 1)));
     net.links.push_back({&a, &b});
   }
@@ -56,7 +57,7 @@ BuiltFabric build_network(Network& net, const Fabric& fabric, const std::functio
   fabric.create_nodes(net);
   // Each node keys its own events (core/engine.hpp), by its graph index.
   for (size_t n = 0; n < net.nodes.size(); ++n) net.nodes[n]->set_context(static_cast<Context>(n + 1));
-  wire_links(net, fabric.wire_overhead());
+  wire_links(net, fabric);
   if (before_finish) before_finish();
   BuiltFabric built = fabric.finish(net);
   built.mtu = path_mtu(cfg);

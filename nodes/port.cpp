@@ -30,6 +30,7 @@ void Port::set_link_up(Port& a, bool up) {
 }
 
 bool Port::send(Packet p, Time ready) {
+  p.pad_to(params_.min_frame);
   const uint8_t cls = class_of(p);
   const size_t n = p.size();
   if (!peer_ || queued_bytes_ + n > params_.buffer_bytes) {
@@ -53,6 +54,7 @@ bool Port::send(Packet p, Time ready) {
 }
 
 void Port::send_control(Packet p) {
+  p.pad_to(params_.min_frame);
   if (!peer_) {
     drop(p, true);
     return;

@@ -6,6 +6,7 @@
 // Capture and statistics observe the port through its signals.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -29,6 +30,11 @@ struct LinkParams {
   uint64_t buffer_bytes = 1 << 20;  // egress queue limit, all classes together
   double loss = 0;                  // probability that a frame is lost on the wire
   uint32_t wire_overhead = 0;       // bytes per frame not in the capture (preamble, IFG, FCS)
+  // The shortest frame the link carries, as captured: a shorter one is
+  // padded with zeros to this many bytes when it is queued, so that the
+  // wire, the capture, the counters and the receiver all see the pad
+  // (Ethernet: 60, the 64-byte minimum less the FCS; 0: no minimum).
+  uint32_t min_frame = 0;
 };
 
 struct PortStats {
@@ -110,25 +116,31 @@ class Port {
   // This end's egress queue limit (a switch whose ports share a buffer).
   void set_buffer_bytes(uint64_t b) { params_.buffer_bytes = b; }
   bool connected() const { return peer_ != nullptr; }
-  // Time to serialise a frame of `bytes` (captured bytes; the link's
-  // per-frame overhead is added). Frames come in few sizes: the last answer
-  // is kept, which spares a division on most frames.
+  // The bytes a frame of `bytes` (captured bytes) takes on the wire: padded
+  // to the link's minimum frame, plus its per-frame overhead.
+  uint64_t wire_bytes(size_t bytes) const {
+    return std::max<uint64_t>(bytes, params_.min_frame) + params_.wire_overhead;
+  }
+  // Time to serialise a frame of `bytes` (captured bytes; as wire_bytes
+  // counts them). Frames come in few sizes: the last answer is kept, which
+  // spares a division on most frames.
   Time tx_time(size_t bytes) const {
     if (bytes != last_tx_bytes_) {
       last_tx_bytes_ = bytes;
-      last_tx_time_ = params_.rate.tx_time(bytes + params_.wire_overhead);
+      last_tx_time_ = params_.rate.tx_time(wire_bytes(bytes));
     }
     return last_tx_time_;
   }
   bool up() const { return up_; }
 
   // Queues a frame for transmission in class meta.priority (or meta.vl when
-  // the node says so). Returns false and counts a drop when the queue is full.
+  // the node says so), padded to the link's minimum frame first. Returns
+  // false and counts a drop when the queue is full.
   // A frame may not start before `ready` (a switch's forwarding latency): it
   // holds its buffer space from now on, and frames of one class keep their order.
   bool send(Packet p, Time ready = Time{});
-  // Like send(), ahead of every queued frame and past any gate: MAC control
-  // frames (PFC PAUSE) and IB link packets.
+  // Like send() (padded too), ahead of every queued frame and past any
+  // gate: MAC control frames (PFC PAUSE) and IB link packets.
   void send_control(Packet p);
 
   // Link state, both directions. Frames on the wire when it goes down are lost.

@@ -61,9 +61,12 @@ std::vector<FlowArrival> flow_arrivals(const FlowsConfig& f, Time start, const s
   return out;
 }
 
-Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, uint32_t frame_overhead) {
+Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, uint32_t frame_overhead,
+               uint32_t min_wire_frame) {
   const uint64_t frames = std::max<uint64_t>(1, (size + payload_per_frame - 1) / payload_per_frame);
-  return path.one_way + path.one_way + path.bottleneck.tx_time(size + frames * frame_overhead);
+  const uint64_t last = size - (frames - 1) * payload_per_frame + frame_overhead;
+  const uint64_t pad = last < min_wire_frame ? min_wire_frame - last : 0;
+  return path.one_way + path.one_way + path.bottleneck.tx_time(size + frames * frame_overhead + pad);
 }
 
 std::vector<uint64_t> fct_buckets() { return {10'000, 100'000, 1'000'000, 10'000'000, UINT64_MAX}; }

@@ -63,8 +63,10 @@ struct PathCost {
 // ACK's way back (2 * one_way), plus the serialisation of the whole flow,
 // every frame's headers included, at the bottleneck rate. `payload_per_frame`
 // is the path MTU's payload, `frame_overhead` the least bytes a data frame
-// adds on the wire (headers, CRCs, preamble and gap).
-Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, uint32_t frame_overhead);
+// adds on the wire (headers, CRCs, preamble and gap), `min_wire_frame` the
+// least bytes a frame takes there (Ethernet pads a short last frame to it).
+Time ideal_fct(uint64_t size, const PathCost& path, uint32_t payload_per_frame, uint32_t frame_overhead,
+               uint32_t min_wire_frame);
 
 // ---- results
 

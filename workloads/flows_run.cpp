@@ -39,7 +39,7 @@ void FlowsRun::arrive() {
   r.to = a.to;
   r.size = a.size;
   r.start = a.at;
-  r.ideal = ideal_fct(a.size, env_.path(from, to), env_.mtu, env_.frame_overhead);
+  r.ideal = ideal_fct(a.size, env_.path(from, to), env_.mtu, env_.frame_overhead, env_.min_wire_frame);
   records_.push_back(r);
   auto flow = make_pair_flow(env_, w_, from, to, basic_op(w_), false, id,
                              Rng::stream(seed_, w_.name + ":" + std::to_string(id)).next());

@@ -45,6 +45,9 @@ struct WorkloadEnv {
   uint32_t frame_overhead = 0;
   // kind: nvme: the storage targets and connection managers the run's jobs share (made on first use).
   std::shared_ptr<nvme::StorageRun> storage;
+  // kind: flows. The least bytes any frame takes on the wire, overhead
+  // included (Ethernet: the 60-byte minimum frame and 24): a short last frame's.
+  uint32_t min_wire_frame = 0;
 };
 
 // Per-op statistics of a flow or of a whole workload.

@@ -24,6 +24,7 @@ class IbNet final : public IbaNet {
   void validate(ExperimentDraft& d) const override;
 
   uint32_t wire_overhead() const override;
+  uint32_t min_frame() const override { return 0; }  // an IB packet is as long as its headers
   uint32_t data_frame_headers(const ExperimentConfig&) const override {
     return 8 + kBth + kIcrc + 2;
   }  // LRH, VCRC

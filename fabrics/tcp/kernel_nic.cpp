@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -108,12 +107,7 @@ Packet KernelNic::udp_frame(const SocketStack& peer, uint16_t sport, uint16_t dp
   ip.emit(*Ipv4View::check(p.push_front(Ipv4Header::kLen)));
   EthernetHeader{ip_.self().gateway_mac, ip_.self().mac, ethertype::kIpv4}.emit(
       *EthernetView::check(p.push_front(kEth)));
-  // The minimum Ethernet frame: padding after the IP packet.
-  if (p.size() < EthernetView::kMinFrameLen) {
-    auto pad = p.push_back(EthernetView::kMinFrameLen - p.size());
-    std::memset(pad.data(), 0, pad.size());
-  }
-  return p;
+  return p;  // the port pads a short one to the minimum frame
 }
 
 uint16_t KernelNic::bind_udp(UdpSocket& s) {

@@ -136,6 +136,45 @@ TEST_CASE("a parked frame holds no room for its deferred payload and reads back 
   }
 }
 
+TEST_CASE("pad_to appends zeros behind the frame, deferred payload and trailer included, up to a length") {
+  PacketPool pool;
+  const auto src = pattern();
+  Packet p = pool.make(32, 128);
+  std::memset(p.push_back(50).data(), 0xAA, 50);  // 50 bytes of headers
+  p.pad_to(60);
+  REQUIRE(p.size() == 60);
+  const auto b = std::as_const(p).bytes();
+  CHECK(b[49] == std::byte{0xAA});
+  for (size_t i = 50; i < 60; ++i) CHECK(b[i] == std::byte{0});
+  p.pad_to(60);  // as long already: unchanged
+  p.pad_to(20);
+  CHECK(p.size() == 60);
+
+  // Behind a deferred payload and its trailer; the payload is still deferred.
+  Packet q = pool.make(32, 128);
+  std::memset(q.push_back(8).data(), 0xAA, 8);
+  q.defer(q.push_back(6), src.data());
+  std::memset(q.push_back(4).data(), 0xEE, 4);
+  q.pad_to(60);
+  CHECK(q.deferred());
+  REQUIRE(q.size() == 60);
+  const auto c = q.bytes();
+  CHECK(std::memcmp(c.data() + 8, src.data(), 6) == 0);
+  CHECK(c[17] == std::byte{0xEE});
+  for (size_t i = 18; i < 60; ++i) CHECK(c[i] == std::byte{0});
+
+  // A frame long enough stays parked: padding does not read its bytes.
+  std::array<std::byte, 1024> big{};
+  Packet r = pool.make(128, 1024 + 4);
+  r.defer(r.push_back(big.size()), big.data());
+  std::memset(r.push_front(60).data(), 0xAA, 60);
+  r.park();
+  REQUIRE(r.parked());
+  r.pad_to(60);
+  CHECK(r.parked());
+  CHECK(r.size() == 1084);
+}
+
 TEST_CASE("a switch's PFC count rides with the frame, not with its copies or its next buffer") {
   PacketPool pool;
   Packet p = pool.make(32);

@@ -60,18 +60,18 @@ for f in ("roce_v2", "iwarp"):
 check(dcb["roce_v2"] > cost["ib"]["capex"], f"RoCE v2 on DCB switches ({dcb['roce_v2']}) above IB's capex")
 check(f"{round(dcb['roce_v2']):,} USD" in doc and f"{round(dcb['iwarp']):,}" in doc,
       f"docs/cost.md gives those capexes, {dcb}")
-# "RoCE v2 the cheapest per GB moved, 15 % more delivered than iWARP; RoCE
+# "RoCE v2 the cheapest per GB moved, 18 % more delivered than iWARP; RoCE
 # v1 far behind on both"
 check(min(cost, key=per_gb) == "roce_v2", "RoCE v2 cheapest per GB moved")
-check(1.14 < cost["roce_v2"]["delivered_gbps"] / cost["iwarp"]["delivered_gbps"] < 1.16,
-      "RoCE v2 delivers 15 % more than iWARP")
+check(1.17 < cost["roce_v2"]["delivered_gbps"] / cost["iwarp"]["delivered_gbps"] < 1.19,
+      "RoCE v2 delivers 18 % more than iWARP")
 check(all(cost["roce_v1"]["delivered_gbps"] < cost[f]["delivered_gbps"] for f in ("ib", "roce_v2", "iwarp")),
       "RoCE v1 delivers the least")
 check(max(cost, key=per_gb) == "roce_v1", "RoCE v1 the dearest per GB")
-# "iWARP: the lowest capex, 8 % dearer per GB than RoCE v2, the most power,
+# "iWARP: the lowest capex, 11 % dearer per GB than RoCE v2, the most power,
 # highest a2a median of ib, roce_v2, iwarp"
 check(min(cost, key=lambda f: cost[f]["capex"]) == "iwarp", "iWARP: the lowest capex")
-check(1.07 < per_gb("iwarp") / per_gb("roce_v2") < 1.09, "iWARP 8 % dearer per GB than RoCE v2")
+check(1.10 < per_gb("iwarp") / per_gb("roce_v2") < 1.11, "iWARP 11 % dearer per GB than RoCE v2")
 check(max(cost, key=lambda f: cost[f]["power_w"]) == "iwarp", "iWARP draws the most power")
 check(all(lat("iwarp", "a2a", "p50") > lat(f, "a2a", "p50") for f in ("ib", "roce_v2")), "iWARP: highest a2a median")
 m = re.search(r"cheapest per GB moved: (\w+)", p.stdout)

@@ -12,7 +12,7 @@ from e2e import check, rdmasim, write_text
 from report_probe import check_readable, probe
 
 # fabric: (total cost USD, delivered Gb/s), as docs/cost_leaf_spine.svg shows them.
-POINTS = {"ib": (109199, 697.5), "roce_v1": (81457, 396.3), "roce_v2": (86238, 679.5), "iwarp": (80350, 592.6)}
+POINTS = {"ib": (109199, 697.5), "roce_v1": (81457, 396.3), "roce_v2": (86238, 679.5), "iwarp": (80375, 576.1)}
 
 d = e2e.tmpdir()
 cmp = os.path.join(d, "cmp")

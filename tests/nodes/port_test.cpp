@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "tests/fixtures/probe_node.hpp"
@@ -60,6 +61,49 @@ TEST_CASE("port: a frame arrives after its serialisation (with the wire overhead
   CHECK(l.tx().stats().tx_frames == 2);
   CHECK(l.tx().stats().tx_bytes == 2000);
   CHECK(l.b.port(0).stats().rx_frames == 2);
+}
+
+TEST_CASE("port: a frame under the link's minimum leaves padded with zeros, counted and timed so") {
+  LinkParams p = ten_gig();
+  p.min_frame = 60;  // Ethernet's
+  Link l(p);
+  Packet short_frame = l.frame(54);  // a TCP ACK: 14 + 20 + 20
+  std::memset(short_frame.raw_bytes().data(), 0xAB, 54);
+  std::vector<size_t> seen;  // what a capture sees
+  l.tx().on_tx([&](Time, Packet& f) { seen.push_back(f.size()); });
+  REQUIRE(l.tx().send(std::move(short_frame)));
+  REQUIRE(l.tx().send(l.frame(1000)));
+  Packet pause = l.frame(40);
+  std::memset(pause.raw_bytes().data(), 0xCD, 40);
+  l.tx().send_control(std::move(pause));
+  l.sim.run();
+  // The control frame goes ahead of the queued 1000 bytes, padded too.
+  CHECK(seen == std::vector<size_t>{60, 60, 1000});
+  REQUIRE(l.b.got.size() == 3);
+  const auto& ack = l.b.got[0].bytes;
+  REQUIRE(ack.size() == 60);
+  CHECK(ack[53] == std::byte{0xAB});
+  for (size_t i = 54; i < 60; ++i) CHECK(ack[i] == std::byte{0});
+  REQUIRE(l.b.got[1].bytes.size() == 60);
+  CHECK(l.b.got[1].bytes[39] == std::byte{0xCD});
+  CHECK(l.b.got[1].bytes[40] == std::byte{0});
+  CHECK(l.b.got[2].bytes.size() == 1000);
+  CHECK(l.tx().stats().tx_bytes == 60 + 1000 + 60);
+  CHECK(l.b.port(0).stats().rx_bytes == 60 + 1000 + 60);
+  // On the wire 60 bytes and the overhead (84 bytes, 67.2 ns at 10 Gb/s), whatever size is asked about.
+  CHECK(l.tx().wire_bytes(54) == 84);
+  CHECK(l.tx().wire_bytes(1000) == 1024);
+  CHECK(l.tx().tx_time(54) == Time::ps(67'200));
+  CHECK(l.b.got[0].at == Time::ps(67'200) + 1_us);
+}
+
+TEST_CASE("port: a link without a minimum frame sends a short frame as it is") {
+  Link l(ten_gig());
+  REQUIRE(l.tx().send(l.frame(20)));
+  l.sim.run();
+  REQUIRE(l.b.got.size() == 1);
+  CHECK(l.b.got[0].bytes.size() == 20);
+  CHECK(l.tx().wire_bytes(20) == 44);
 }
 
 TEST_CASE("port: the egress queue drops what does not fit in its buffer") {

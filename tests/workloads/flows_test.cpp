@@ -122,9 +122,15 @@ TEST_CASE("flows: ideal FCT of a hand-worked case") {
   // at 1,024 payload bytes a frame: 10 frames of 82 bytes overhead each,
   // 10,820 bytes = 865.6 ns. Data there, ACK back: 2 * 2.3 us.
   const PathCost path{Time::ns(2300), DataRate(100'000'000'000)};
-  CHECK(ideal_fct(10'000, path, 1024, 82) == Time::ps(4'600'000 + 865'600));
+  CHECK(ideal_fct(10'000, path, 1024, 82, 84) == Time::ps(4'600'000 + 865'600));
   // A flow smaller than a frame is still one frame.
-  CHECK(ideal_fct(1, path, 1024, 82) == Time::ps(4'600'000 + 6'640));
+  CHECK(ideal_fct(1, path, 1024, 82, 84) == Time::ps(4'600'000 + 6'720));
+  // Ethernet pads a short last frame to 60 bytes (84 on the wire): a
+  // 1-byte flow under 54 bytes of headers (kernel TCP) takes 84, not 79;
+  // so does the last of a 10,241-byte flow's 11 frames, which carries one byte.
+  CHECK(ideal_fct(1, path, 1024, 78, 84) == Time::ps(4'600'000 + 6'720));
+  CHECK(ideal_fct(1, path, 1024, 78, 0) == Time::ps(4'600'000 + 6'320));
+  CHECK(ideal_fct(10'241, path, 1024, 78, 84) == Time::ps(4'600'000 + (10'241 + 10 * 78 + 5 + 78) * 80));
 }
 
 TEST_CASE("flows: fct summary and flows.csv rows") {

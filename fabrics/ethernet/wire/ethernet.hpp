@@ -68,7 +68,10 @@ class EthernetViewT {
 
  public:
   static constexpr size_t kLen = 14;
-  static constexpr size_t kMinFrameLen = 60;  // 64-byte minimum frame less the FCS
+  // IEEE 802.3 4.2.3.3 (minFrameSize, 64 bytes) less the FCS: a MAC pads
+  // the data field of a shorter frame (3.2.8) with zeros behind the client's
+  // bytes; the ports do (LinkParams::min_frame).
+  static constexpr size_t kMinFrameLen = 60;
 
   static std::optional<EthernetViewT> check(std::span<B> b) {
     if (b.size() < kLen) return std::nullopt;

@@ -147,8 +147,7 @@ void IbaQp::pace(size_t frame_bytes) {
   const auto rate = cc_->pacing_rate();
   if (!rate) return;
   const Time now = nic_.sim().now();
-  const uint64_t wire = frame_bytes + nic_.port().params().wire_overhead;
-  next_send_ = std::max(now, next_send_) + rate->tx_time(wire);
+  next_send_ = std::max(now, next_send_) + rate->tx_time(nic_.port().wire_bytes(frame_bytes));
 }
 
 verbs::QueuePair::SendLimits IbaQp::send_limits() const {

@@ -5,8 +5,11 @@
 // datagrams.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
+#include "fabrics/ip/wire/ipv4.hpp"
 #include "fabrics/tcp/kernel_nic.hpp"
 #include "fabrics/tcp/kernel_tcp.hpp"
 #include "nodes/host/kernel/socket_stack.hpp"
@@ -123,6 +126,29 @@ TEST_CASE("kernel stack: a stream arrives exactly; an unread socket closes the w
   REQUIRE(c.got.size() == data.size());
   CHECK(c.got == data);
   CHECK(c.client_end->retransmits() == 0);
+}
+
+TEST_CASE(
+    "kernel stack: short frames leave padded to 60 bytes; the receiver takes a segment by its IP length") {
+  Connection c;
+  // Every frame either host sends: its size, and its IP datagram's.
+  std::vector<std::pair<size_t, size_t>> frames;
+  for (int h = 0; h < 2; ++h)
+    c.n.host(h).nic().port().on_tx([&frames](Time, Packet& f) {
+      auto b = std::as_const(f).raw_bytes();
+      frames.emplace_back(b.size(), ConstIpv4View::check(b.subspan(EthernetView::kLen))->total_length());
+    });
+  const std::vector<std::byte> one = pattern(1);  // a 55-byte frame; its ACK 54
+  c.send(one);
+  c.receive(1);
+  c.run_until(Time::ms(10));
+  CHECK(c.got == one);  // one byte, not the pad behind it
+  size_t padded = 0;
+  for (const auto& [frame, datagram] : frames) {
+    CHECK(frame == std::max<size_t>(EthernetView::kLen + datagram, EthernetView::kMinFrameLen));
+    padded += frame > EthernetView::kLen + datagram;
+  }
+  CHECK(padded >= 2);  // the segment and its ACK at least
 }
 
 TEST_CASE("kernel stack: segments lost on the wire are sent again and the stream still arrives exactly") {
