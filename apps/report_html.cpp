@@ -83,6 +83,34 @@ PageTarget page_target(const fs::path& out, const fs::path& shown, fs::path& rea
   return PageTarget::file;
 }
 
+// Runs the report script with `args` (the interpreter first) and returns
+// its exit status, or -1 once `err` says why it did not run or finish.
+int run_report_script(std::vector<std::string>& args, std::ostream& err) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int rc = 0;
+  // Through spawn_child: an interrupt (compare --report) stops it too.
+  const pid_t pid = spawn_child([&](const posix_spawnattr_t* attr) {
+    pid_t p = 0;
+    rc = ::posix_spawnp(&p, argv[0], nullptr, attr, argv.data(), environ);
+    return rc == 0 ? p : pid_t{-1};
+  });
+  if (rc != 0) {
+    err << "rdmasim report: cannot run " << args[0] << ": " << std::strerror(rc)
+        << " (the report needs python3 and python3-matplotlib)\n";
+    return -1;
+  }
+  int status = 0;
+  const bool waited = ::waitpid(pid, &status, 0) == pid;
+  child_ended(pid);
+  if (!waited || !WIFEXITED(status)) {
+    err << "rdmasim report: " << args[0] << " did not finish\n";
+    return -1;
+  }
+  return WEXITSTATUS(status);
+}
+
 }  // namespace
 
 int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, const fs::path& shown,
@@ -116,33 +144,12 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
                                 shown.string(),
                                 stream ? "stderr" : "stdout"};
   for (const auto& d : dirs) args.push_back(d.string());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   out_stream.flush();
-  int rc = 0;
-  // Through spawn_child: an interrupt (compare --report) stops it too.
-  const pid_t pid = spawn_child([&](const posix_spawnattr_t* attr) {
-    pid_t p = 0;
-    rc = ::posix_spawnp(&p, argv[0], nullptr, attr, argv.data(), environ);
-    return rc == 0 ? p : pid_t{-1};
-  });
-  if (rc != 0) {
-    err << "rdmasim report: cannot run " << args[0] << ": " << std::strerror(rc)
-        << " (the report needs python3 and python3-matplotlib)\n";
-    return 1;
-  }
-  int status = 0;
-  const bool waited = ::waitpid(pid, &status, 0) == pid;
-  child_ended(pid);
-  if (!waited || !WIFEXITED(status)) {
-    err << "rdmasim report: " << args[0] << " did not finish\n";
-    return 1;
-  }
+  const int code = run_report_script(args, err);
+  if (code < 0) return 1;
   // The script's 2: the folders hold what rdmasim did not write; 4: the
   // page could not be written (kExitOutput); 3 (no matplotlib) and a
   // traceback are the installation's or a bug.
-  const int code = WEXITSTATUS(status);
   if (code != 0) return code == 2 ? 2 : code == 4 ? 3 : 1;  // `staged` removes its file
   if (!staged) return 0;
   // Someone may have put a file there while the page was drawn.
