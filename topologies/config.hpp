@@ -43,6 +43,11 @@ enum class GeneratorKind { none, leaf_spine, fat_tree, star };
 // Nodes and links. After loading it is always filled in, generated or not.
 // A node's ports are numbered in the order its links appear in `links`,
 // from 0 (topologies/routing.hpp relies on that rule; so does the model).
+// Port numbers are 16-bit (nodes/port.hpp): a node has at most 65,536
+// links, and the generators and lists at most this many hosts.
+inline constexpr size_t kMaxPortsPerNode = 65536;
+inline constexpr size_t kMaxHosts = 65536;
+
 struct TopologyConfig {
   std::vector<std::string> hosts, switches, routers;
   std::vector<LinkSpec> links;

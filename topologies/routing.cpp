@@ -33,6 +33,8 @@ Graph::Graph(const TopologyConfig& t) {
     const auto a = find(l.a), b = find(l.b);
     if (!a || !b) throw std::invalid_argument("link " + l.a + " - " + l.b + " names an unknown node");
     const int li = link_count();
+    if (ports_[*a].size() >= kMaxPortsPerNode || ports_[*b].size() >= kMaxPortsPerNode)
+      throw std::invalid_argument("link " + l.a + " - " + l.b + ": more than 65536 links at one node");
     const auto pa = static_cast<uint16_t>(ports_[*a].size()), pb = static_cast<uint16_t>(ports_[*b].size());
     ports_[*a].push_back({*b, pb, li});
     ports_[*b].push_back({*a, pa, li});
@@ -127,11 +129,11 @@ NextHops ecmp_next_hops(const Graph& g, const RouteOptions& options) {
     for (int v = 0; v < g.size(); ++v) {
       r.distance_.push_back(dist[v]);
       if (dist[v] > 0) {
-        for (uint16_t p = 0; p < g.ports(v).size(); ++p) {
+        for (size_t p = 0; p < g.ports(v).size(); ++p) {
           const Graph::Port& port = g.ports(v)[p];
           if (usable(port.link) && dist[port.peer] == dist[v] - 1 &&
               (port.peer == dst || is_transit(g, port.peer, options.through_routers)))
-            r.ports_.push_back(p);
+            r.ports_.push_back(static_cast<uint16_t>(p));
         }
       }
       r.offset_.push_back(static_cast<uint32_t>(r.ports_.size()));
@@ -212,7 +214,7 @@ int HostPaths::distance(int node, int host) const {
   return best == kUnreachable ? -1 : static_cast<int>(best);
 }
 
-bool HostPaths::on_path(int node, uint16_t p, int d, int host) const {
+bool HostPaths::on_path(int node, size_t p, int d, int host) const {
   const int peer = g_.ports(node)[p].peer;
   if (peer == host) return d == 1;
   return forwards(peer) && from_forwarding(peer, host) == static_cast<uint32_t>(d - 1);
@@ -222,15 +224,28 @@ void HostPaths::next_hops(int node, int host, std::vector<uint16_t>& out) const 
   out.clear();
   const int d = distance(node, host);
   if (d <= 0) return;
-  for (uint16_t p = 0; p < g_.ports(node).size(); ++p)
-    if (on_path(node, p, d, host)) out.push_back(p);
+  if (d ==
+      1) {  // node's own links to host, found from the host's few ports, not the node's (a star's 65,536)
+    for (const Graph::Port& p : g_.ports(host))
+      if (p.peer == node) out.push_back(p.peer_port);
+    std::sort(out.begin(), out.end());
+    return;
+  }
+  for (size_t p = 0; p < g_.ports(node).size(); ++p)
+    if (on_path(node, p, d, host)) out.push_back(static_cast<uint16_t>(p));
 }
 
 int HostPaths::first_hop(int node, int host) const {
   const int d = distance(node, host);
   if (d <= 0) return -1;
-  for (uint16_t p = 0; p < g_.ports(node).size(); ++p)
-    if (on_path(node, p, d, host)) return p;
+  if (d == 1) {
+    int first = -1;
+    for (const Graph::Port& p : g_.ports(host))
+      if (p.peer == node && (first < 0 || p.peer_port < first)) first = p.peer_port;
+    return first;
+  }
+  for (size_t p = 0; p < g_.ports(node).size(); ++p)
+    if (on_path(node, p, d, host)) return static_cast<int>(p);
   return -1;
 }
 
@@ -311,11 +326,11 @@ SpanningTree spanning_tree(const Graph& g) {
     for (int v : bd.nodes) {
       if (v == bd.root) continue;
       std::optional<std::tuple<const std::string*, uint16_t, uint16_t, int>> best;
-      for (uint16_t p = 0; p < g.ports(v).size(); ++p) {
+      for (size_t p = 0; p < g.ports(v).size(); ++p) {
         const Graph::Port& port = g.ports(v)[p];
         if (st.domains.of_link[port.link] != static_cast<int>(di) || !bridges(port.peer)) continue;
         if (cost[port.peer] + stp_path_cost(g.link(port.link).bandwidth) != cost[v]) continue;
-        auto key = std::make_tuple(&g.name(port.peer), port.peer_port, p, port.link);
+        auto key = std::make_tuple(&g.name(port.peer), port.peer_port, static_cast<uint16_t>(p), port.link);
         auto less = [](const auto& x, const auto& y) {
           return std::tie(*std::get<0>(x), std::get<1>(x), std::get<2>(x)) <
                  std::tie(*std::get<0>(y), std::get<1>(y), std::get<2>(y));
@@ -394,17 +409,17 @@ ForwardingTable updown_forwarding(const Graph& g, std::span<const int> roots) {
       const auto ports = g.ports(v);
       if (down[v] >= 0) {
         best[v] = down[v];
-        for (uint16_t p = 0; p < ports.size(); ++p)
+        for (size_t p = 0; p < ports.size(); ++p)
           if (below(ports[p].peer, v) && (ports[p].peer == dst || !g.is_host(ports[p].peer)) &&
               down[ports[p].peer] == down[v] - 1)
-            choices.push_back(p);
+            choices.push_back(static_cast<uint16_t>(p));
       } else {
         for (const Graph::Port& p : ports)
           if (below(v, p.peer) && best[p.peer] >= 0 && (best[v] < 0 || best[p.peer] + 1 < best[v]))
             best[v] = best[p.peer] + 1;
-        for (uint16_t p = 0; p < ports.size(); ++p)
+        for (size_t p = 0; p < ports.size(); ++p)
           if (below(v, ports[p].peer) && best[v] >= 0 && best[ports[p].peer] == best[v] - 1)
-            choices.push_back(p);
+            choices.push_back(static_cast<uint16_t>(p));
       }
       t.set(v, dst, spread(choices, dst));
     }
@@ -414,15 +429,16 @@ ForwardingTable updown_forwarding(const Graph& g, std::span<const int> roots) {
       if (h == dst) continue;
       const auto ports = g.ports(h);
       choices.clear();
-      for (uint16_t p = 0; p < ports.size(); ++p)
-        if (ports[p].peer == dst) choices.push_back(p);
+      for (size_t p = 0; p < ports.size(); ++p)
+        if (ports[p].peer == dst) choices.push_back(static_cast<uint16_t>(p));
       if (choices.empty()) {
         int32_t least = -1;
         for (const Graph::Port& p : ports)
           if (!g.is_host(p.peer) && best[p.peer] >= 0 && (least < 0 || best[p.peer] < least))
             least = best[p.peer];
-        for (uint16_t p = 0; p < ports.size(); ++p)
-          if (least >= 0 && !g.is_host(ports[p].peer) && best[ports[p].peer] == least) choices.push_back(p);
+        for (size_t p = 0; p < ports.size(); ++p)
+          if (least >= 0 && !g.is_host(ports[p].peer) && best[ports[p].peer] == least)
+            choices.push_back(static_cast<uint16_t>(p));
       }
       t.set(h, dst, spread(choices, dst));
     }

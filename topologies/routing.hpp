@@ -135,7 +135,7 @@ class HostPaths {
   // Hops from a node that forwards to host; kUnreachable when none.
   uint32_t from_forwarding(int node, int host) const;
   // Whether port `p` of node, its distance `d` to host, is on a shortest path.
-  bool on_path(int node, uint16_t p, int d, int host) const;
+  bool on_path(int node, size_t p, int d, int host) const;
 
   const Graph& g_;
   std::vector<int32_t> row_;  // by node: its row among the forwarding nodes, -1 for a host

@@ -111,9 +111,10 @@ void generate(ExperimentDraft& d, const Entry& g) {
   if (auto e = f->find("host_link")) host_link = read_link(d, e->value, e->path, d.x.link);
   if (auto e = f->find("fabric_link")) fabric_link = read_link(d, e->value, e->path, d.x.link);
   if (p.kind == GeneratorKind::leaf_spine) {
-    if (uint64_t{p.leaves} * p.hosts_per_leaf > 65536)
+    if (uint64_t{p.leaves} * p.hosts_per_leaf > kMaxHosts)
       return d.c.error(g.value, g.path,
-                       "at most 65536 hosts, got " + std::to_string(uint64_t{p.leaves} * p.hosts_per_leaf));
+                       "at most " + std::to_string(kMaxHosts) + " hosts, got " +
+                           std::to_string(uint64_t{p.leaves} * p.hosts_per_leaf));
     d.x.topology = generate_leaf_spine(p.spines, p.leaves, p.hosts_per_leaf, host_link, fabric_link);
   } else if (p.kind == GeneratorKind::fat_tree) {
     if (p.k % 2)
@@ -136,6 +137,7 @@ struct Lists {
   std::vector<std::string> host_paths;
   std::map<std::pair<std::string, std::string>, int> seen;  // unordered pair -> line
   std::unordered_map<std::string, int> links_of;            // node -> the line of its first link
+  std::unordered_map<std::string, size_t> link_count;       // node -> its links so far
   std::unordered_set<std::string> hosts;
 
   // hosts:, switches:, routers: names, each unique across all three.
@@ -210,6 +212,16 @@ struct Lists {
       d.c.error(l, path,
                 "host '" + *h + "' has more than one link (first at line " + std::to_string(links_of[*h]) +
                     "); a host has one NIC port");
+    for (const std::string* n : {&a, &b}) {
+      if (++link_count[*n] <= kMaxPortsPerNode) continue;
+      // Left out, as a link to an unknown node is, so that the graph can be built.
+      if (link_count[*n] == kMaxPortsPerNode + 1)
+        d.c.error(l, path,
+                  "'" + *n + "' would have more than " + std::to_string(kMaxPortsPerNode) +
+                      " links; a node has at most that many ports (port numbers are 16-bit)");
+      d.links_incomplete = true;
+      return;
+    }
     for (const std::string* n : {&a, &b}) links_of.emplace(*n, line);
     spec.line = line;
     spec.column = mark_of(l).column + 1;
@@ -226,6 +238,9 @@ void lists(ExperimentDraft& d, const Fields& f) {
   r.names(f, "routers", t.routers, false);
   if (const Entry* h = f.find("hosts"); h && h->value.IsSequence() && h->value.size() == 0)
     d.c.error(h->value, h->path, "at least one host");
+  if (const Entry* h = f.find("hosts"); h && t.hosts.size() > kMaxHosts)
+    d.c.error(h->value, h->path,
+              "at most " + std::to_string(kMaxHosts) + " hosts, got " + std::to_string(t.hosts.size()));
   if (const Entry* rt = f.find("routers"); rt && !t.routers.empty())
     if (const std::string_view why = fabric_of(d.x).routers_error(); !why.empty())
       d.c.error(rt->value, rt->path, std::string(why));

@@ -81,8 +81,10 @@ void L2Bridge::receive(Port& in, Packet p) {
   }
   // Flood: every forwarding port but the one it came in on.
   flood_.clear();
-  for (uint16_t o = 0; o < port_count(); ++o)
+  for (size_t i = 0; i < port_count(); ++i) {
+    const auto o = static_cast<uint16_t>(i);
     if (o != in.index() && !blocked(o) && port(o).connected() && carries(o, vid)) flood_.push_back(o);
+  }
   if (flood_.empty()) return discard(in, p);
   ++stats_.flooded;
   in.release_ingress(p);

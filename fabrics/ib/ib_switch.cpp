@@ -43,7 +43,8 @@ void IbSwitch::set_sl_to_vl(uint16_t out_port, const SlToVl& t) {
 void IbSwitch::attach_ports() {
   if (sl2vl_.size() < port_count()) sl2vl_.resize(port_count());
   out_.resize(port_count());
-  for (uint16_t i = 0; i < port_count(); ++i) {
+  for (size_t n = 0; n < port_count(); ++n) {
+    const auto i = static_cast<uint16_t>(n);
     Port& p = port(i);
     p.classify_by_vl(true);
     p.on_tx([this, i](Time, Packet& f) { on_tx(i, f); });

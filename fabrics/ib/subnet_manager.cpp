@@ -44,7 +44,7 @@ void SubnetManager::sweep(std::span<const std::unique_ptr<Node>> nodes) {
         throw std::logic_error("subnet manager: " + node.name() + " has " +
                                std::to_string(node.port_count()) + " ports, the topology gives it " +
                                std::to_string(g_.ports(n).size()));
-      for (uint16_t p = 0; p < node.port_count(); ++p) {
+      for (size_t p = 0; p < node.port_count(); ++p) {
         const Port* peer = node.port(p).peer();
         const Graph::Port& want = g_.ports(n)[p];
         auto it = peer ? index.find(&peer->owner()) : index.end();
@@ -88,7 +88,7 @@ void SubnetManager::bring_up(std::span<const std::unique_ptr<Node>> nodes) {
     s.clear_forwarding();
     for (int h = 0; h < g_.host_count(); ++h)
       if (const int p = table_.port(n, h); p >= 0) s.set_forwarding(lid(h), static_cast<uint16_t>(p));
-    for (uint16_t p = 0; p < s.port_count(); ++p) s.set_sl_to_vl(p, sl2vl_);
+    for (size_t p = 0; p < s.port_count(); ++p) s.set_sl_to_vl(static_cast<uint16_t>(p), sl2vl_);
   }
 }
 

@@ -78,9 +78,9 @@ std::vector<IpEndpoint> finish_l3(Network& net) {
   std::vector<uint32_t> set_of(paths.attachments());  // by attachment, at this switch
   for (int n = g.host_count(); n < g.size(); ++n) {
     auto& sw = static_cast<L3Switch&>(*net.nodes[n]);
-    for (uint16_t p = 0; p < g.ports(n).size(); ++p) {
+    for (size_t p = 0; p < g.ports(n).size(); ++p) {  // a star's switch has 65,536 ports: not uint16_t
       const auto& port = g.ports(n)[p];
-      sw.set_neighbor(p, port_mac(net, port.peer, port.peer_port));
+      sw.set_neighbor(static_cast<uint16_t>(p), port_mac(net, port.peer, port.peer_port));
     }
     std::fill(set_of.begin(), set_of.end(), kNotYet);
     for (const HostRun& r : runs) {

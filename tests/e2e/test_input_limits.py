@@ -2,8 +2,9 @@
 """Inputs that used to validate and then fail, hang or be misread
 (docs/reliability.md, "What was tried"): --seed read as `seed:` is, odd
 things given as the experiment file, a count no memory could hold per
-message."""
+message, a star of 65,536 hosts and the most hosts and ports a topology has."""
 import os
+import subprocess
 
 import e2e
 
@@ -50,5 +51,40 @@ e2e.check(r.returncode == 2 and "workloads.0.outstanding" in r.stderr and "16383
 res = e2e.run(two, os.path.join(tmp, "deep"), "--set", "workloads.0.outstanding=16383",
               "--set", "workloads.0.size=64", "--set", "workloads.0.count=20000")[3]
 e2e.check(res and res["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 20000}, "outstanding 16383 runs")
+
+# A star of 65,536 hosts: its switch's ports are 0..65535, and a 16-bit loop
+# counter over them wrapped, so that the set-up never ended. `stop: 1ns`:
+# the set-up is what is tested (about 5 s).
+star = e2e.write_text(os.path.join(tmp, "star.yaml"), """\
+name: star
+topology: {generate: {kind: star, hosts: 65536}}
+workloads: [{kind: rdma_write, from: h0, to: h65535, size: 4KiB, count: 1}]
+capture: {pcap: none}
+stop: 1ns
+""")
+try:
+    r = rdmasim("run", star, "--out", os.path.join(tmp, "star"), "-q", timeout=120)
+    e2e.check(r.returncode == 0, f"a star of 65,536 hosts runs: exit {r.returncode}: {r.stderr}")
+except subprocess.TimeoutExpired:
+    e2e.check(False, "a star of 65,536 hosts: set-up did not end in 120 s")
+# ib: a switch has at most 254 ports, a subnet 49151 unicast LIDs.
+r = rdmasim("validate", star, "--fabric", "ib")
+e2e.check(r.returncode == 2 and "at most 254" in r.stderr, f"ib star of 65,536: exit {r.returncode}: {r.stderr}")
+r = rdmasim("validate", star, "--fabric", "ib", "--set",
+            "topology.generate={kind: leaf_spine, spines: 4, leaves: 200, hosts_per_leaf: 250}",
+            "--set", "workloads.0.to=h49999")
+e2e.check(r.returncode == 2 and "at most 49151 nodes" in r.stderr,
+          f"ib with 50,204 nodes: exit {r.returncode}: {r.stderr}")
+# Listed: at most 65,536 hosts, and 65,536 links a node (the graph used to
+# number the 65,537th port 0).
+hosts = [f"h{i}" for i in range(65537)]
+for name, n, extra, words in (("many_hosts", 65537, "", "at most 65536 hosts, got 65537"),
+                              ("many_ports", 65536, ", [s0, s1]", "'s0' would have more than 65536 links")):
+    listed = e2e.write_text(os.path.join(tmp, name + ".yaml"), (
+        "topology:\n  hosts: [" + ", ".join(hosts[:n]) + "]\n  switches: [s0, s1]\n"
+        "  links: [" + ", ".join(f"[{h}, s0]" for h in hosts[:n]) + extra + "]\n"
+        "workloads: [{kind: rdma_write, from: h0, to: h1}]\n"))
+    r = rdmasim("validate", listed)
+    e2e.check(r.returncode == 2 and words in r.stderr, f"{name}: exit {r.returncode}: {r.stderr[:300]}")
 
 e2e.finish()

@@ -414,3 +414,23 @@ TEST_CASE("routing: HostPaths gives ECMP's next hops and distances from the swit
     CHECK(paths.distance(*g.find("edge0"), h1023) == 5);
   }
 }
+
+// Port numbers are 16-bit: a star of 65,536 hosts has a switch whose ports
+// are numbered 0..65535, and a loop over them with a 16-bit counter never
+// ended (the set-up of such a run hung).
+TEST_CASE("routing: the 65,536th port of a star's switch") {
+  const Graph g(generate_star(65536, {}));
+  const int s0 = *g.find("s0"), last = *g.find("h65535");
+  REQUIRE(g.ports(s0).size() == 65536);
+  const HostPaths paths(g);
+  std::vector<uint16_t> got;
+  paths.next_hops(s0, last, got);
+  CHECK(got == std::vector<uint16_t>{65535});
+  CHECK(paths.first_hop(s0, last) == 65535);
+  CHECK(paths.first_hop(*g.find("h0"), last) == 0);
+
+  TopologyConfig more = generate_star(65536, {});
+  more.switches.push_back("s1");
+  more.links.push_back({"s0", "s1", {}});
+  CHECK_THROWS_AS(Graph{more}, std::invalid_argument);
+}
