@@ -91,7 +91,9 @@ class IrqSink {
 struct CpuSegment {
   int core;
   CpuUse use;
-  const Process* process;  // whose context: null for IRQs, softirqs and idle
+  // Whose context: null for IRQs, softirqs and idle, and for polling while
+  // no process's is loaded (the last to run left the core; others spin).
+  const Process* process;
   Time start, end;
 };
 

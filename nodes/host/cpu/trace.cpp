@@ -85,12 +85,19 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
   // A colour per process (in order of first appearance), one per kernel category.
   static constexpr const char* kProcessColours[] = {"#4e79a7", "#59a14f", "#edc948",
                                                     "#b07aa1", "#76b7b2", "#9c755f"};
+  // Polling in no process's context: the program that ran last left the
+  // core while others spin (kind: flows, many programs a core); each pays
+  // its context switch when its completion comes (cpu.hpp).
+  static constexpr const char* kNoContextPoll = "#d3d3d3";
   std::map<const Process*, size_t> colour_of;
   std::vector<const Process*> order;
-  for (const CpuSegment& s : segments)
+  bool no_context_poll = false;
+  for (const CpuSegment& s : segments) {
+    if (!s.process && s.use == CpuUse::poll) no_context_poll = true;
     if (s.process && s.use != CpuUse::irq && s.use != CpuUse::softirq &&
         colour_of.emplace(s.process, order.size()).second)
       order.push_back(s.process);
+  }
   auto fill = [&](const CpuSegment& s) -> std::string {
     switch (s.use) {
       case CpuUse::irq:
@@ -100,10 +107,16 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
       case CpuUse::syscall:
         return "#bab0ac";
       default:
+        if (!s.process) return kNoContextPoll;
         return kProcessColours[colour_of.at(s.process) % std::size(kProcessColours)];
     }
   };
-  const int height = kTop + cores * kRow + 40 + static_cast<int>(order.size() + 4) * 16;
+  // A flows run has a program a flow: the legend names the first few.
+  constexpr size_t kLegendProcesses = 12;
+  const size_t legend_processes = std::min(order.size(), kLegendProcesses + 1);
+  const bool more = order.size() > legend_processes;
+  const size_t legend_lines = legend_processes + 3 + (no_context_poll ? 1 : 0);
+  const int height = kTop + cores * kRow + 40 + static_cast<int>(legend_lines + 1) * 16;
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
       "font-size=\"12\">\n",
@@ -141,8 +154,14 @@ std::string cpu_trace_svg(const std::string& host, int cores, const std::vector<
         kLeft, ly - 10, colour, kLeft + 18, ly, xml(what));
     ly += 16;
   };
-  for (const Process* p : order)
-    legend(kProcessColours[colour_of.at(p) % std::size(kProcessColours)], p->name() + " (pale: polling, p)");
+  for (size_t i = 0; i < legend_processes; ++i) {
+    if (more && i == kLegendProcesses) {
+      legend("#ffffff", fmt::format("... and {} more processes (colours repeat)", order.size() - i));
+      break;
+    }
+    legend(kProcessColours[i % std::size(kProcessColours)], order[i]->name() + " (pale: polling, p)");
+  }
+  if (no_context_poll) legend(kNoContextPoll, "polling, no process's context loaded");
   legend("#bab0ac", "context switch / system call");
   legend("#e15759", "hard IRQ");
   legend("#f28e2b", "softirq");
