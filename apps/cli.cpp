@@ -164,8 +164,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   app.set_version_flag("--version", "rdmasim " + std::string(kVersion));
   app.footer(
       "Run 'rdmasim COMMAND --help' for a command's options, 'man rdmasim' for the manual once installed.\n"
-      "Exit status: 0 done; 2 bad input (file:line:column: message; nothing run); 3 output not written;\n"
-      "4 operations failed that the experiment did not ask for; 1 an internal error; 128+N signal N.\n"
+      "Exit status: 0 done; 2 bad input (file:line:column: message; nothing run) or out of memory;\n"
+      "3 output not written; 4 operations failed that the experiment did not ask for; 1 an internal error;\n"
+      "128+N signal N.\n"
       "Example: rdmasim run examples/quickstart.yaml, then rdmasim compare examples/quickstart.yaml");
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
@@ -193,6 +194,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     if (sweep) return do_sweep(o, out, err);
     if (report) return do_report(o, out, err);
     return do_validate(o, out, err);
+  } catch (const std::bad_alloc&) {
+    err << out_of_memory_message() << "\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     err << "internal error: " << e.what() << "\n";
   } catch (...) {

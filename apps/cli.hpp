@@ -17,9 +17,10 @@ inline constexpr std::string_view kVersion = "0.1.0";
 // removing what the run had staged (apps/output_dir.hpp).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitInternal = 1,   // a failure inside rdmasim (a bug): anything not below
-  kExitBadInput = 2,   // bad flags, bad experiment file, what it asks cannot run, unusable --out (InputError)
-  kExitOutput = 3,     // output could not be written: the path and the system's reason (OutputError)
+  kExitInternal = 1,  // a failure inside rdmasim (a bug): anything not below
+  kExitBadInput = 2,  // bad flags, bad experiment file, what it asks cannot run, unusable --out (InputError);
+                      // also out of memory while running (std::bad_alloc: what it asked could not run here)
+  kExitOutput = 3,    // output could not be written: the path and the system's reason (OutputError)
   kExitOpsFailed = 4,  // the run ended and wrote everything, but operations failed that the experiment
                        // did not ask for (no bad_rkey, post_recvs: false or faults): see results.json
 };

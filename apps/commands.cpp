@@ -1,10 +1,12 @@
 #include "apps/commands.hpp"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <tuple>
 
 #include "apps/output_dir.hpp"
 #include "apps/run_extensions.hpp"
@@ -44,6 +46,39 @@ std::pair<uint64_t, std::string> memory_limit(const Options& o) {
   }
   if (total == 0) return {UINT64_MAX, "no limit known"};
   return {total / 5 * 4, "80% of " + from + "; --memory-limit sets another"};
+}
+
+// A field of /proc/self/status in bytes ("VmSize:  28892 kB"); 0 when unknown.
+uint64_t proc_status_bytes(std::string_view field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string key; status >> key;) {
+    uint64_t kib = 0;
+    if (key == field && status >> kib) return kib * 1024;
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+// ulimit -v (RLIMIT_AS: the address space) and ulimit -d (RLIMIT_DATA:
+// heap and private mappings) bound what the run can allocate whatever the
+// machine has, and past either it would die of bad_alloc mid-run: the room
+// left under the tighter one, less what is mapped already (libraries,
+// stacks, the experiment as read). Nothing set: nullopt.
+std::optional<std::pair<uint64_t, std::string>> ulimit_room() {
+  std::optional<std::pair<uint64_t, std::string>> room;
+  for (const auto& [resource, flag, what, mapped] :
+       {std::tuple{RLIMIT_AS, "-v", "address space (RLIMIT_AS)", "VmSize:"},
+        std::tuple{RLIMIT_DATA, "-d", "data (RLIMIT_DATA)", "VmData:"}}) {
+    rlimit r{};
+    if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;
+    const uint64_t used = proc_status_bytes(mapped), limit = r.rlim_cur;
+    const uint64_t left = limit > used ? limit - used : 0;
+    if (room && room->first <= left) continue;
+    room = {left,
+            fmt::format("ulimit {} {}: the {} less the {:.1f} MiB in use already; raise it with ulimit {}",
+                        flag, limit / 1024, what, static_cast<double>(used) / (1 << 20), flag)};
+  }
+  return room;
 }
 
 }  // namespace
@@ -98,7 +133,8 @@ LoadResult load(const Options& o, std::optional<std::string> fabric) {
   if (r.config) experiment_prices(*r.config, r.errors);
   // Before anything is built: would the run fit in memory?
   if (r.config && r.errors.empty()) {
-    const auto [limit, from] = memory_limit(o);
+    auto [limit, from] = memory_limit(o);
+    if (const auto room = ulimit_room(); room && room->first < limit) std::tie(limit, from) = *room;
     if (auto e = memory_error(*r.config, limit, from)) r.errors.push_back(std::move(*e));
   }
   if (!r.errors.empty()) r.config.reset();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/cli.hpp"
+#include "apps/output_dir.hpp"
 #include "core/errors.hpp"
 #include "experiment/loader.hpp"
 
@@ -99,8 +100,8 @@ Outcome guarded(Work&& work) {
     return {kExitOutput, {}, std::string("error: ") + e.what()};
   } catch (const std::filesystem::filesystem_error& e) {
     return {kExitOutput, {}, "error: " + e.path1().string() + ": " + e.code().message()};
-  } catch (const std::bad_alloc&) {
-    return {kExitInternal, {}, "internal error: out of memory"};
+  } catch (const std::bad_alloc&) {  // the staged output is gone with the stack
+    return {kExitBadInput, {}, out_of_memory_message()};
   } catch (const std::exception& e) {
     return {kExitInternal, {}, std::string("internal error: ") + e.what()};
   } catch (...) {

@@ -1,4 +1,6 @@
 // The rdmasim executable: everything is in apps/cli.cpp, so tests can drive it too.
+#include <malloc.h>
+
 #include <iostream>
 
 #include "apps/cli.hpp"
@@ -6,7 +8,12 @@
 #include "parallel/cluster.hpp"
 
 int main(int argc, char** argv) {
-  // First: it blocks SIGINT and SIGTERM for every thread started later,
+  // One malloc arena: a thread's own reserves 64 MiB of address space (128
+  // MiB while it aligns it), which counts against ulimit -v as much as the
+  // run's memory does (apps/commands.cpp compares the estimate with it).
+  mallopt(M_ARENA_MAX, 1);
+  rdmasim::exit_when_out_of_memory();
+  // Then: it blocks SIGINT and SIGTERM for every thread started later,
   // MPI's among them (mpirun ends a job with SIGTERM to every rank, and a
   // thread that did not block it would die of it, leaving the staged
   // output behind).

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +18,10 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <tuple>
+#include <utility>
 
+#include "apps/cli.hpp"
 #include "parallel/cluster.hpp"
 
 namespace rdmasim {
@@ -376,6 +380,84 @@ void fail_writes_instead_of_dying() {
   ::signal(SIGXFSZ, SIG_IGN);
 }
 
+// Stops the children with `sig` and rolls back every live StagedFile and
+// StagedDir, with live_mutex held; says what became of each.
+std::string stop_and_roll_back_locked(int sig) {
+  std::string said;
+  if (!children.empty())
+    said += "; stopped the " + std::to_string(children.size()) + " process(es) it had started";
+  stop_children(sig);
+  if (live.empty() && live_files.empty()) said += "; no output was being written";
+  while (!live_files.empty()) {
+    StagedFile* f = live_files.back();
+    // One inside a staged directory goes with it, said once for the directory.
+    const bool in_dir = std::any_of(live.begin(), live.end(), [&](const StagedDir* d) {
+      return f->file().string().starts_with(d->temp().string() + "/");
+    });
+    const std::string file = f->file().string();
+    const bool existed = f->existed_;
+    f->rollback_locked();
+    if (!in_dir) said += existed ? "; " + file + " keeps its previous content" : "; " + file + " was not written";
+  }
+  while (!live.empty()) {
+    StagedDir* s = live.back();
+    const std::string dir = s->dir().string();
+    const bool existed = s->existed_;
+    s->rollback_locked();
+    said += existed ? "; " + dir + " keeps its previous output" : "; " + dir + " was not written";
+  }
+  return said;
+}
+
+namespace {
+
+// Given back when memory runs out where no caller can catch it, so that
+// the clean-up and its message have what they allocate.
+char* oom_reserve = nullptr;
+
+}  // namespace
+
+std::string out_of_memory_message() {
+  std::string limits;
+  for (const auto& [resource, flag, what] :
+       {std::tuple{RLIMIT_AS, "-v", "its address space"}, std::tuple{RLIMIT_DATA, "-d", "its data"}}) {
+    rlimit r{};
+    if (getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+      limits += std::string(limits.empty() ? " (" : ", ") + "ulimit " + flag + " " +
+                std::to_string(r.rlim_cur / 1024) + " limits " + what;
+  }
+  if (!limits.empty()) limits += ")";
+  return "out of memory: an allocation failed while the run went on" + limits +
+         "; the estimate checked before it started (rdmasim validate FILE --memory-limit 1KiB prints it) "
+         "did not foresee it. Ask for less (message sizes, outstanding, counts, hosts) or give it more "
+         "memory";
+}
+
+void exit_when_out_of_memory() {
+  oom_reserve = new char[1 << 20];
+  static const std::terminate_handler otherwise = std::get_terminate();
+  std::set_terminate([] {
+    bool out_of_memory = false;
+    if (const std::exception_ptr e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
+      } catch (...) {
+      }
+    }
+    if (!out_of_memory) otherwise();
+    delete[] std::exchange(oom_reserve, nullptr);
+    // A thread that holds the lock is the interrupt's, which ends the process itself.
+    if (!live_mutex.try_lock()) ::pause();
+    const std::string msg = "rdmasim: " + out_of_memory_message() + stop_and_roll_back_locked(SIGTERM) + "\n";
+    if (Cluster::launched_rank() == 0) {
+      [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    }
+    ::_exit(kExitBadInput);
+  });
+}
+
 void clean_up_on_interrupt() {
   sigset_t set;
   sigemptyset(&set);
@@ -387,31 +469,8 @@ void clean_up_on_interrupt() {
     int sig = 0;
     if (sigwait(&set, &sig) != 0) return;
     std::lock_guard lock(live_mutex);  // never released: the process ends here
-    std::string msg = std::string("rdmasim: interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
-    if (!children.empty())
-      msg += "; stopped the " + std::to_string(children.size()) + " process(es) it had started";
-    stop_children(sig);
-    if (live.empty() && live_files.empty()) msg += "; no output was being written";
-    while (!live_files.empty()) {
-      StagedFile* f = live_files.back();
-      // One inside a staged directory goes with it, said once for the directory.
-      const bool in_dir = std::any_of(live.begin(), live.end(), [&](const StagedDir* d) {
-        return f->file().string().starts_with(d->temp().string() + "/");
-      });
-      const std::string file = f->file().string();
-      const bool existed = f->existed_;
-      f->rollback_locked();
-      if (!in_dir)
-        msg += existed ? "; " + file + " keeps its previous content" : "; " + file + " was not written";
-    }
-    while (!live.empty()) {
-      StagedDir* s = live.back();
-      const std::string dir = s->dir().string();
-      const bool existed = s->existed_;
-      s->rollback_locked();
-      msg += existed ? "; " + dir + " keeps its previous output" : "; " + dir + " was not written";
-    }
-    msg += "\n";
+    const std::string msg = std::string("rdmasim: interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                            ")" + stop_and_roll_back_locked(sig) + "\n";
     // Under mpirun every rank gets the signal; rank 0 holds the staged
     // output and says what became of it, the others stay quiet and end
     // after it. (The launched rank: from the environment, as Cluster may

@@ -73,6 +73,7 @@ class StagedDir {
   bool committed_ = false;
   bool existed_ = false;  // `dir` was there before: an interrupted run leaves it as it was
   friend void clean_up_on_interrupt();
+  friend std::string stop_and_roll_back_locked(int sig);
 };
 
 // A file written whole or not at all: into a temporary sibling,
@@ -103,6 +104,7 @@ class StagedFile {
   bool committed_ = false;
   bool existed_ = false;  // `file` was there before: an interrupted write leaves it as it was
   friend void clean_up_on_interrupt();
+  friend std::string stop_and_roll_back_locked(int sig);
 };
 
 // The entries of `dir` (relative paths, directories with a trailing '/')
@@ -155,5 +157,16 @@ void fail_writes_instead_of_dying();
 // a child the caller has reaped.
 pid_t spawn_child(const std::function<pid_t(const posix_spawnattr_t*)>& spawn);
 void child_ended(pid_t pid);
+
+// What a run that ran out of memory says (std::bad_alloc, or a host
+// memory mapping refused), naming the ulimits that bound it.
+std::string out_of_memory_message();
+// From now on a std::bad_alloc that no caller can catch (in a coroutine, a
+// noexcept function, a thread) ends the process as guarded() ends a run
+// that ran out of memory: the children stopped, every live StagedDir
+// rolled back, out_of_memory_message() and what was kept on stderr, exit
+// 2. Other uncaught exceptions keep the default handler. Call once, from
+// main().
+void exit_when_out_of_memory();
 
 }  // namespace rdmasim

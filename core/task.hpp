@@ -38,6 +38,7 @@
 #include <coroutine>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <utility>
 
 #include "core/engine.hpp"
@@ -84,6 +85,8 @@ class Task {
     [[noreturn]] void unhandled_exception() noexcept {
       try {
         throw;
+      } catch (const std::bad_alloc&) {
+        // Out of memory: the terminate handler the program sets says so.
       } catch (const std::exception& e) {
         std::fprintf(stderr, "rdmasim: exception escaped a coroutine: %s\n", e.what());
       } catch (...) {

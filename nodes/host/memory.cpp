@@ -9,9 +9,10 @@ namespace rdmasim {
 
 namespace {
 // A host's first mapping; each further one is twice as large (up to 4 GiB),
-// so a host that allocates much makes few mappings. Address space is cheap:
-// only touched pages cost memory.
-constexpr size_t kFirstArena = size_t{64} << 20;
+// so a host that allocates much makes few mappings. Only touched pages cost
+// memory, but every mapping counts against ulimit -v: a first one of 64 MiB
+// made a 64-host all-to-all of SENDs (40 MiB) need 4 GiB of address space.
+constexpr size_t kFirstArena = size_t{1} << 20;
 constexpr size_t kLargestArena = size_t{4} << 30;
 constexpr size_t kAlign = 64;  // buffers smaller than a page share pages, cache-line aligned
 

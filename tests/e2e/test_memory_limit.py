@@ -2,10 +2,12 @@
 """A run too large for memory is refused before anything is built (exit 2,
 the estimate and its largest part, at the place that asks for it), where it
 used to die of bad_alloc after building: `size: 2GiB` with 4 outstanding,
-a 1,024-host all-to-all, 10,000 declared hosts. The estimate is checked
-against the peak RSS of real runs (docs/reliability.md, "Memory")."""
+a 1,024-host all-to-all, 10,000 declared hosts; under ulimit -v, the room
+it leaves. The estimate is checked against the peak RSS of real runs
+(docs/reliability.md, "Memory")."""
 import os
 import re
+import resource
 
 import e2e
 
@@ -81,6 +83,46 @@ capture: {pcap: none}
 r = rdmasim("validate", huge)
 e2e.check(r.returncode == 2 and re.search(r"limit of [\d.]+ GiB \(80% of (MemTotal in /proc/meminfo|the cgroup)",
                                           r.stderr), f"default limit: exit {r.returncode}: {r.stderr}")
+
+
+# ulimit -v (RLIMIT_AS) bounds a run whatever the machine has: the estimate
+# is held to the room left under it too, before anything is built, where
+# the run used to end in "internal error: out of memory". (Not under a
+# sanitizer: its shadow memory is terabytes of address space.)
+def ulimit_v(kib):
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (kib * 1024, kib * 1024))
+
+
+if not e2e.SANITIZED:
+    gib2 = ["--set", "workloads.0.size=512MiB", "--set", "workloads.0.count=4", "--set",
+            "workloads.0.outstanding=2", "--set", "workloads.0.payload=memory"]
+    for cmd in ("validate", "run"):
+        out = os.path.join(tmp, "out-ulimit")
+        r = rdmasim(cmd, two, *gib2, *(["--out", out] if cmd == "run" else []), preexec_fn=ulimit_v(2000000))
+        e2e.check(r.returncode == 2 and r.stderr.startswith(two + ":2:13: workloads[0]: this run would need about 2.0 GiB")
+                  and "(ulimit -v 2000000: the address space (RLIMIT_AS) less the" in r.stderr
+                  and not os.path.exists(out), f"{cmd} 2 GiB under ulimit -v 2000000: exit {r.returncode}: {r.stderr}")
+    # What is reserved counts too: each host's buffers came from a first
+    # mapping of 64 MiB, so that 64 hosts sending (about 40 MiB) needed 4 GiB
+    # of address space; now 1 MiB.
+    sends = e2e.write_text(os.path.join(tmp, "sends.yaml"), """\
+topology: {generate: {kind: star, hosts: 64}}
+workloads: [{kind: all_to_all, op: send, size: 64, count: 2}]
+capture: {pcap: none}
+""")
+    r = rdmasim("run", sends, "--out", os.path.join(tmp, "sends"), preexec_fn=ulimit_v(2000000))
+    e2e.check(r.returncode == 0, f"64 hosts' SENDs under ulimit -v 2000000: exit {r.returncode}: {r.stderr}")
+    # Past the check, memory can still run out: here buffers registered
+    # whole (4 slots of 1 GiB at each end: 8 GiB of address space) of which
+    # `stop` lets the estimate count 2 GiB. The run ends with exit 2 and
+    # says why; its staged folder is removed.
+    out = os.path.join(tmp, "out-oom")
+    r = rdmasim("run", two, "--out", out, "--set", "workloads.0.size=1GiB", "--set", "workloads.0.count=4",
+                "--set", "workloads.0.outstanding=4", "--set", "workloads.0.payload=memory", "--set", "stop=1us",
+                preexec_fn=ulimit_v(3000000))
+    e2e.check(r.returncode == 2 and r.stderr.startswith("out of memory: ") and "ulimit -v 3000000" in r.stderr
+              and "internal error" not in r.stderr, f"out of memory mid-run: exit {r.returncode}: {r.stderr}")
+    e2e.check(not [n for n in os.listdir(tmp) if n.startswith("out-oom")], f"no staged folder left: {os.listdir(tmp)}")
 
 
 # The estimate against the peak RSS of real runs: within a factor of 1.5.
