@@ -546,7 +546,7 @@ def cost_scatter(runs):
     pts = []
     for run in runs:
         c = run.r.get("cost") or {}
-        if "total" in c:
+        if finite(c.get("total")) is not None:
             pts.append((c["total"], delivered(run.r)[0], run.label, c.get("currency", "")))
     fig, ax = plt.subplots(figsize=(6, 3.4))
     for k, (x, y, label, _) in enumerate(pts):
@@ -570,7 +570,7 @@ def detail_figures(runs):
         figs.append(("fct", "FCT slowdown per size bucket", fct_buckets(runs)))
     if any(rows_of(os.path.join(run.dir, "timeseries", "queues.csv")) for run in runs):
         figs.append(("queues", "Queue length over time", queues(runs)))
-    if any("cost" in run.r for run in runs):
+    if any(finite((run.r.get("cost") or {}).get("total")) is not None for run in runs):
         figs.append(("cost", "Cost against performance", cost_scatter(runs)))
     return figs
 
@@ -589,10 +589,20 @@ def html_table(head, rows, cls=""):
     return out + "</table>\n"
 
 
+def finite(x):
+    """x when it is a finite number, else None: a cost that overflowed is null in JSON (an older
+    rdmasim took prices up to 1e308), and the page shows "-" for it."""
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
 def money(x):
-    if x is None:
+    if finite(x) is None:
         return "-"
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.2f}" if abs(x) >= 1 else f"{x:.3g}"
+
+
+def num(x, spec="g"):
+    return "-" if finite(x) is None else format(x, spec)
 
 
 def runs_table(runs):
@@ -642,7 +652,7 @@ def cost_section(runs):
         names = ", ".join(r.label for r in members) if len(members) <= 3 else f"{len(members)} runs"
         out.append(f"<h3>{esc(fabrics)}{'' if names == fabrics else ': ' + esc(names)}</h3>")
         rows = [[l["item"], l.get("kind", ""), l.get("product", ""), l["count"], money(l["unit_price"]),
-                 money(l["price"]), f"{l.get('unit_watts', 0):g}", f"{l.get('watts', 0):g}",
+                 money(l["price"]), num(l.get("unit_watts", 0)), num(l.get("watts", 0)),
                  l.get("source", "") + (" (estimate)" if l.get("estimate") else ""), l.get("date", "")]
                 for l in c.get("bom", [])]
         out.append(html_table(["part", "kind", "product", "count", f"unit {cur}", cur, "unit W", "W",
@@ -652,11 +662,11 @@ def cost_section(runs):
         out.append(f"<p>Switches priced as <code>{esc(switches)}</code>"
                    + (" (<code>cost.ethernet_switches</code> chooses for every Ethernet fabric alike). "
                       if switches.startswith("ethernet") else ". ") +
-                   f"Capex {money(c.get('capex'))} {esc(cur)}. Opex = {c.get('power_w', 0):g} W &times; PUE {pue:g} "
-                   f"&times; 8760 h &times; {years:g} years &times; {kwh:g} {esc(cur)}/kWh = "
+                   f"Capex {money(c.get('capex'))} {esc(cur)}. Opex = {num(c.get('power_w', 0))} W &times; PUE "
+                   f"{num(pue)} &times; 8760 h &times; {num(years)} years &times; {num(kwh)} {esc(cur)}/kWh = "
                    f"{money(c.get('opex'))} {esc(cur)}.</p>")
-        out.append(f"<p>CPU cost of a run = its hosts' busy core-hours &times; {a.get('cpu_core_hour', 0):g} "
-                   f"{esc(cur)} per core-hour (cost.cpu.run_cost). Over the {years:g} years, the cores it kept "
+        out.append(f"<p>CPU cost of a run = its hosts' busy core-hours &times; {num(a.get('cpu_core_hour', 0))} "
+                   f"{esc(cur)} per core-hour (cost.cpu.run_cost). Over the {num(years)} years, the cores it kept "
                    "busy on average at that price make cost.cpu.cost, part of the total; the comparison is per "
                    "unit of work.</p>")
         if len(members) > DETAIL_LIMIT:
@@ -667,11 +677,11 @@ def cost_section(runs):
             cc = r.r["cost"].get("cpu", {})
             busy_h = cc.get("busy_ps", 0) / 1e12 / 3600
             cells = [r.label, f"{cc.get('busy_ps', 0) / 1e9:.3f}",
-                     f"{busy_h:.3g} h x {cc.get('core_hour', 0):g} = {money(cc.get('run_cost'))}"]
+                     f"{busy_h:.3g} h x {num(cc.get('core_hour', 0))} = {money(cc.get('run_cost'))}"]
             for unit in ("GB", "Mop"):
                 u = per_unit(r.r, unit)
-                cells.append("-" if not u else f"{u['amount']:.4g} {unit}: {money(u['network'])} + "
-                                               f"{money(u['cpu'])} = {money(u['total'])}")
+                cells.append("-" if not u else f"{num(u.get('amount'), '.4g')} {unit}: {money(u.get('network'))} + "
+                                               f"{money(u.get('cpu'))} = {money(u.get('total'))}")
             cpu_rows.append(cells)
         out.append(html_table(["run", "CPU busy ms", f"CPU cost of the run {cur}",
                                f"per GB: network + CPU {cur}", f"per million ops: network + CPU {cur}"],

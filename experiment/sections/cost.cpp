@@ -1,9 +1,6 @@
 // `cost:` and a --prices FILE (docs/cost.md): changes to the price
 // catalogue, each with where it was written; cost/ checks the item names.
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 
 #include "experiment/sections/sections.hpp"
 
@@ -11,20 +8,27 @@ namespace rdmasim {
 
 namespace {
 
-// An amount of money, watts or years: a number from 0 (above 0 if `positive`).
-std::optional<double> amount(YamlReader& c, const YAML::Node& v, const std::string& path, bool positive) {
-  const std::string what = positive ? "a number above 0" : "a number from 0";
-  auto s = c.scalar(v, path, what);
-  if (!s) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(s->c_str(), &end);
-  if (s->empty() || end != s->c_str() + s->size() || errno != 0 || !std::isfinite(x) || x < 0 ||
-      (positive && x == 0)) {
-    c.error(v, path, "expected " + what + ", got " + describe(v));
-    return std::nullopt;
-  }
-  return x;
+using namespace keys;
+
+// What each amount may be. The sums (docs/cost.md) multiply up to four of
+// them and the node and link counts, and divide by the years: bounded so,
+// they stay finite (a price of 1e308 made capex inf, which JSON writes as
+// null). A trillion is more than any part costs in any currency.
+ValueType<double> money() { return number(0, 1e12); }
+ValueType<double> watts() { return number(0, 1e6); }  // a megawatt an item
+ValueType<double> pue() { return number(0, 10, true); }
+ValueType<double> years() { return number(0.001, 100); }  // from about nine hours
+
+// An amount read as `vt` says.
+std::optional<double> amount(YamlReader& c, const YAML::Node& v, const std::string& path,
+                             const ValueType<double>& vt) {
+  return vt.parse(c, Entry{YAML::Node(), v, path});
+}
+
+template <class C>
+Key<C> amount_key(std::string name, const ValueType<double>& vt, std::string fallback, std::string help,
+                  std::string type = "number") {
+  return row<C>(std::move(name), std::move(type), std::move(fallback), vt.range, std::move(help), "");
 }
 
 void add_cost(YamlReader& c, std::vector<CostSetting>& out, const YAML::Node& at, const std::string& path,
@@ -47,17 +51,17 @@ const KeyTable<std::vector<CostSetting>>& cost_keys() {
       {
           declared<C>("currency", "name", "USD",
                       "the currency the prices are in (a label: nothing is converted)"),
-          declared<C>("energy_price", "number from 0", "0.127", "price of a kWh"),
-          declared<C>("pue", "number above 0", "1.58", "facility watts per IT watt"),
-          declared<C>("years", "number above 0", "5", "years of operation that opex and CPU cost cover"),
-          declared<C>("cpu_core_hour", "number from 0", "0.089", "price of one core busy for an hour"),
+          amount_key<C>("energy_price", money(), "0.127", "price of a kWh"),
+          amount_key<C>("pue", pue(), "1.58", "facility watts per IT watt"),
+          amount_key<C>("years", years(), "5", "years of operation that opex and CPU cost cover"),
+          amount_key<C>("cpu_core_hour", money(), "0.089", "price of one core busy for an hour"),
           declared<C>("ethernet_switches", "`ethernet` or `ethernet_dcb`", "ethernet",
                       "the switches every Ethernet fabric (`roce_v1`, `roce_v2`, `iwarp`, `tcp`) is priced "
                       "on: commodity, "
                       "or sold for RoCE"),
-          declared<C>("prices", "map of item to number from 0", "",
-                      "unit price of catalogue items, e.g. `{roce_nic_100g: 850}`"),
-          declared<C>("watts", "map of item to number from 0", "", "power of catalogue items"),
+          amount_key<C>("prices", money(), "", "unit price of catalogue items, e.g. `{roce_nic_100g: 850}`",
+                        "map of item to number"),
+          amount_key<C>("watts", watts(), "", "power of catalogue items", "map of item to number"),
       }};
   return t;
 }
@@ -85,9 +89,10 @@ void read_cost(YamlReader& c, const YAML::Node& v, const std::string& path, std:
         auto item = c.name(it->first, e.path, "a catalogue item name");
         if (!item) continue;
         const std::string p = key_path(e.path, *item);
-        if (auto x = amount(c, it->second, p, false)) add_cost(c, out, it->first, p, k + "." + *item, *x);
+        if (auto x = amount(c, it->second, p, k == "prices" ? money() : watts()))
+          add_cost(c, out, it->first, p, k + "." + *item, *x);
       }
-    } else if (auto x = amount(c, e.value, e.path, k == "years" || k == "pue")) {
+    } else if (auto x = amount(c, e.value, e.path, k == "years" ? years() : k == "pue" ? pue() : money())) {
       add_cost(c, out, e.key, e.path, k, *x);
     }
   }

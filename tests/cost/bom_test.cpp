@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "experiment/loader.hpp"
@@ -250,13 +251,41 @@ TEST_CASE("cost per unit of work: the network over what it moves in its life, th
   CHECK(per_unit_json(t, book, busy, WorkDone{{{"GB", "bytes moved", 0}}, 1}).empty());
 }
 
+// A price of 1e308 made capex inf, null in results.json. At the largest
+// amounts allowed, on 65,536 hosts, every sum is finite, and per unit of
+// work too with the fewest years and the least work.
+TEST_CASE("cost: the largest amounts keep every sum finite") {
+  std::string most = "cost: {energy_price: 1e12, pue: 10, years: 100, cpu_core_hour: 1e12, prices: {";
+  std::string watts = "watts: {";
+  for (const CatalogueItem& i : shipped_prices().items) {
+    most += i.key + ": 1e12, ";
+    watts += i.key + ": 1e6, ";
+  }
+  most += "}, " + watts + "}}\n";
+  ExperimentConfig cfg = load(R"(
+fabric: roce_v2
+topology: {generate: {kind: star, hosts: 65536}}
+workloads: [{kind: rdma_write, from: h0, to: h1}]
+)" + most);
+  std::vector<LoadError> errors;
+  PriceBook book = experiment_prices(cfg, errors);
+  REQUIRE(errors.empty());
+  const Bom bom = bill_of_materials(cfg, book);
+  const uint64_t busy = UINT64_MAX / 2;
+  const CostTotals t = cost_totals(bom, book, busy, 1);
+  for (double x : {t.capex, t.power_w, t.opex, t.cpu_cost, t.total}) CHECK(std::isfinite(x));
+  book.years = 0.001;
+  const nlohmann::json j = cost_json(bom, book, busy, 1, WorkDone{{{"GB", "bytes moved", 1e-9}}, 1000}, "s");
+  CHECK(j.dump().find("null") == std::string::npos);
+}
+
 TEST_CASE("cost settings: an unknown item and a bad amount are located errors") {
   const LoadResult bad =
       load_experiment_text(kTwoHosts + "cost: {years: 0, prices: {roce_nic_100g: cheap}}\n", "t.yaml");
   REQUIRE(bad.errors.size() == 2);
-  CHECK(bad.errors[0].format() == "t.yaml:5:15: cost.years: expected a number above 0, got '0'");
+  CHECK(bad.errors[0].format() == "t.yaml:5:15: cost.years: expected a number from 0.001 to 100, got '0'");
   CHECK(bad.errors[1].format() ==
-        "t.yaml:5:42: cost.prices.roce_nic_100g: expected a number from 0, got 'cheap'");
+        "t.yaml:5:42: cost.prices.roce_nic_100g: expected a number from 0 to 1000000000000, got 'cheap'");
 
   const ExperimentConfig cfg = load(kTwoHosts + "cost:\n  prices: {roce_nic_99g: 1}\n");
   std::vector<LoadError> errors;

@@ -4,8 +4,9 @@ are directories, FIFOs, devices, or hold sizes past a message's 2 GiB;
 a load so small the gap between flows passes the clock; `--prices` a FIFO
 or a device; `rdmasim report` on folders whose JSON rdmasim did not write,
 or with a directory as the page; `sweep` grids too large to make or varying a key
-twice. Each: exit 2 (the page: 3 when it cannot be written), a clear
+twice; cost amounts that overflow (and a report of the null costs they made). Each: exit 2 (the page: 3 when it cannot be written), a clear
 message, and nothing left behind."""
+import json
 import os
 
 import e2e
@@ -94,6 +95,31 @@ check(p.returncode == 2 and "is a directory" in p.stderr and os.listdir(target) 
 p = rdmasim("report", run, "--out", os.path.join(d, "missing", "r.html"))
 check(p.returncode == 3 and "cannot write" in p.stderr and "Traceback" not in p.stderr,
       f"report --out in a missing folder: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+
+# cost: a price of 1e308 overflowed capex to inf, null in results.json,
+# and the report then failed (TypeError). Amounts are bounded, at the
+# place they were written (the file, --prices, --set); a results.json
+# with null costs still makes a page.
+prices = write_text(os.path.join(d, "prices.yaml"), "watts: {roce_nic_100g: 1e7}\n")
+for args, where in ((["--set", "cost.prices.roce_nic_100g=1e308"], "<command line>:1:27: cost.prices.roce_nic_100g: "),
+                    (["--set", "cost.years=1e-300"], "<command line>:1:12: cost.years: "),
+                    (["--set", "cost.pue=1e308"], "<command line>:1:10: cost.pue: "),
+                    (["--prices", prices], prices + ":1:24: watts.roce_nic_100g: ")):
+    p = rdmasim("validate", exp, *args)
+    check(p.returncode == 2 and p.stderr.startswith(where) and "expected a number" in p.stderr,
+          f"cost {args}: exit {p.returncode}, expected 2 at {where}: {p.stderr}")
+with open(os.path.join(run, "results.json")) as f:
+    results = json.load(f)
+c = results["cost"]
+c["capex"] = c["total"] = c["bom"][0]["price"] = c["bom"][0]["unit_price"] = c["assumptions"]["years"] = None
+for u in c["per_unit"]:
+    u["network"] = u["total"] = None
+nulls = os.path.join(d, "nullcost")
+os.makedirs(nulls)
+write_text(os.path.join(nulls, "results.json"), json.dumps(results))
+p = rdmasim("report", nulls, "--out", os.path.join(d, "nullcost.html"))
+check(p.returncode == 0 and "Capex - USD" in open(os.path.join(d, "nullcost.html")).read(),
+      f"report of null costs: exit {p.returncode}: {p.stderr.strip()[-300:]}")
 
 # sweep: a grid of 10^10 points (bad_alloc), or 2^64 (wrapped to none: exit 2 and no word).
 args = sum([["--vary", f"k{i}=" + ",".join(str(v) for v in range(10))] for i in range(10)], [])

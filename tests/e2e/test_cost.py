@@ -121,7 +121,7 @@ with open(prices, "w") as f:
     f.write("prices:\n  roce_nic_25g: -3\n  no_such_item: 4\n")
 p = rdmasim("validate", exp, "--prices", prices)
 check(p.returncode == 2, f"bad --prices: exit {p.returncode}")
-check(f"{prices}:2:17: prices.roce_nic_25g: expected a number from 0, got '-3'" in p.stderr, p.stderr)
+check(f"{prices}:2:17: prices.roce_nic_25g: expected a number from 0 to 1000000000000, got '-3'" in p.stderr, p.stderr)
 p = rdmasim("run", exp, "--set", "cost.ethernet_switches=fancy", "--out", os.path.join(d, "c"))
 check(p.returncode == 2 and "<command line>:1:" in p.stderr and "no Ethernet switches of family 'fancy'" in p.stderr,
       f"an unknown switch family: {p.stderr}")
