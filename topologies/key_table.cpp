@@ -44,6 +44,14 @@ ValueType<Bytes> size_at_most(Bytes hi, std::string what) {
   });
 }
 
+ValueType<Time> time_from(Time lo, std::string why) {
+  return refusing<Time>(
+      time(), "at least " + to_string(lo), [lo](const Time& t) { return t < lo; },
+      [lo, why](const Entry& e) {
+        return "at least " + to_string(lo) + " (" + why + "), got " + describe(e.value);
+      });
+}
+
 ValueType<DataRate> rate_or_zero() {
   return {"rate or `0`", "", "", [](YamlReader& c, const Entry& e) -> std::optional<DataRate> {
             if (e.value.IsScalar() && e.value.Scalar() == "0") return DataRate(0);

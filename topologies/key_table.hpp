@@ -50,6 +50,15 @@ inline ValueType<Time> time() {
 inline ValueType<Time> positive_time() {
   return {"time", "above 0", "", [](YamlReader& c, const Entry& e) { return c.positive_time(e); }};
 }
+// The shortest period or timeout a timer key takes: a timer set to fire
+// every picosecond made a run crawl (IRN's RTO of 1ps: an event a
+// picosecond a QP), and no NIC, switch or kernel times anything finer
+// than a microsecond (IBA's shortest local ACK timeout is 8.192 us; mlx5's
+// DCQCN and IRN timers are set in microseconds).
+inline constexpr Time kShortestTimer = Time::us(1);
+// A time of at least `lo`, a timer's: docs/yaml.md's range says "at least
+// LO"; below it the error says `why` ("the PFC watchdog's polling").
+ValueType<Time> time_from(Time lo, std::string why);
 // A size; `above 0` unless told.
 inline ValueType<Bytes> size(bool positive = true) {
   return {"size", positive ? "above 0" : "", "",

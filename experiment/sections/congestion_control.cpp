@@ -59,6 +59,9 @@ void apply_hpcc_ns3(ExperimentDraft& d) {
 
 using namespace keys;
 
+// mlx5 sets DCQCN's timers in whole microseconds (rpg_time_reset, the alpha update period).
+ValueType<Time> dcqcn_timer() { return time_from(kShortestTimer, "a NIC's DCQCN timer"); }
+
 const KeyTable<DcqcnConfig>& dcqcn_keys() {
   using C = DcqcnConfig;
   static const KeyTable<C> t{
@@ -67,9 +70,9 @@ const KeyTable<DcqcnConfig>& dcqcn_keys() {
       {
           key("cnp_interval", &C::cnp_interval, time(), "50us", "least time between two CNPs to one QP"),
           key("g", &C::g, number(0, 1, true), "0.00390625", "gain of the congestion estimate alpha (1/256)"),
-          key("alpha_period", &C::alpha_period, positive_time(), "55us",
+          key("alpha_period", &C::alpha_period, dcqcn_timer(), "55us",
               "alpha decays by (1 − g) after each period without a CNP"),
-          key("rate_period", &C::rate_period, positive_time(), "55us", "a rate-increase step every period"),
+          key("rate_period", &C::rate_period, dcqcn_timer(), "55us", "a rate-increase step every period"),
           key("decrease_period", &C::decrease_period, time(), "0s",
               "CNPs within this time of the last cut are one cut, taken when it passes"),
           key("byte_counter", &C::byte_counter, size(false), "10000000B",
@@ -191,7 +194,10 @@ const KeyTable<IbCcaConfig>& ib_cca_keys() {
           key("threshold", &C::threshold, size(), "64KiB",
               "a switch sets FECN on packets leaving a port with more queued than this"),
           key("increase", &C::increase, whole(1, 127), "1", "CCTI_Increase: index steps per BECN"),
-          key("timer", &C::timer, positive_time(), "10us", "CCTI_Timer: the index falls by one each"),
+          // IBA annex A10: CCTI_Timer counts units of 1.024 us.
+          key("timer", &C::timer,
+              time_from(Time::ns(1024), "CCTI_Timer counts 1.024 us units, IBA annex A10"), "10us",
+              "CCTI_Timer: the index falls by one each"),
           key("limit", &C::limit, whole(0, 127), "127", "CCTI_Limit: the table's last index"),
           key("min", &C::min, whole(0, 127), "0", "CCTI_Min; at most `limit`"),
           key("delay_step", &C::delay_step, positive_time(), "100ns",

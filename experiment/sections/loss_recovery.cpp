@@ -6,15 +6,18 @@ namespace rdmasim {
 
 using namespace keys;
 
+// IRN's timeouts are a NIC's retransmission timer: the paper's are 100 us and 320 us.
+ValueType<Time> irn_timeout() { return time_from(kShortestTimer, "a NIC's retransmission timer"); }
+
 const KeyTable<IrnConfig>& irn_keys() {
   static const KeyTable<IrnConfig> t{
       "irn",
       "IRN settings",
       {
-          key("rto_low", &IrnConfig::rto_low, positive_time(), "100us",
+          key("rto_low", &IrnConfig::rto_low, irn_timeout(), "100us",
               "RTO_low: the retransmission timeout with `rto_low_packets` or fewer packets in flight; at "
               "most `rto_high`"),
-          key("rto_high", &IrnConfig::rto_high, positive_time(), "320us", "RTO_high: the timeout otherwise"),
+          key("rto_high", &IrnConfig::rto_high, irn_timeout(), "320us", "RTO_high: the timeout otherwise"),
           key("rto_low_packets", &IrnConfig::rto_low_packets, whole(0, 1u << 20, "packets"), "3", "N"),
           key("base_rtt", &IrnConfig::base_rtt, positive_time(), "10us",
               "BDP-FC: at most line rate × `base_rtt` of packets (path MTU) unacknowledged"),

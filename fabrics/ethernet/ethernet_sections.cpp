@@ -25,11 +25,12 @@ const KeyTable<PfcConfig>& watchdog_keys() {
       "PFC watchdog settings",
       {
           required(
-              key("detect", &P::watchdog_detect, positive_time(), "",
+              key("detect", &P::watchdog_detect,
+                  time_from(kShortestTimer, "a paused queue is looked at this often"), "",
                   "a port's queue of the PFC priority paused this long with frames waiting is drained (its "
                   "frames dropped)"),
               "how long a paused queue with frames waits before it is drained"),
-          key("restore", &P::watchdog_restore, positive_time(), "",
+          key("restore", &P::watchdog_restore, time_from(kShortestTimer, "the watchdog's timer"), "",
               "PFC frames for the drained queue are ignored until none came for this long (default: "
               "`detect`)"),
       }};
@@ -47,7 +48,8 @@ const KeyTable<PfcConfig>& pfc_keys() {
           key("xoff", &P::xoff, size(), "256KiB",
               "ingress bytes held for the priority at which a PAUSE is sent upstream"),
           key("xon", &P::xon, size(), "128KiB", "... and at which the pause is lifted; at most `xoff`"),
-          key("deadlock_detect", &P::deadlock_detect, positive_time(), "1ms",
+          key("deadlock_detect", &P::deadlock_detect,
+              time_from(kShortestTimer, "a paused port is looked at every quarter of it"), "1ms",
               "a cycle of ports each paused this long with frames waiting is reported in results.json "
               "`pfc_deadlocks` ([reliability.md](reliability.md#pfc-deadlocks))"),
           with_table(declared<P>("watchdog", "`{detect: TIME, restore: TIME}`", "",

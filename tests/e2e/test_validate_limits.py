@@ -2,7 +2,8 @@
 """Values the model cannot hold, refused by `validate` at their place with
 the limit in the message (docs/reliability.md, "Limits"): times and rates
 past the 64-bit picosecond arithmetic, names too long for file names, YAML
-nested too deep, and workloads that cannot end without `stop`. Each used to
+nested too deep, workloads that cannot end without `stop`, and timers
+shorter than a microsecond. Each used to
 validate and then run wrong (a 0 serialisation time, a delay clamped to
 "now"), fail late, or quote a whole 50 MB value back."""
 import os
@@ -47,6 +48,23 @@ line = refused([], "link.delay", "at most 1000s", path=delay_file)
 e2e.check(line.startswith(delay_file + ":1:15: "), f"located at the value: {line}")
 # TCP clamps its RTO to [min_rto, 1s]: a larger floor was silently lost.
 refused(["--set", "tcp.min_rto=2s"], "tcp.min_rto", "at most 1s")
+
+# Timers: at least 1us (IB CCA's CCTI_Timer one 1.024 us unit). IRN's RTO
+# of 1ps armed a timer event every picosecond a QP, and the example ran
+# for minutes instead of a tenth of a second; a watchdog, a deadlock
+# check, a compute chunk alike.
+for key, least in (("irn.rto_low", "1us"), ("irn.rto_high", "1us"), ("congestion_control.dcqcn.alpha_period", "1us"),
+                   ("congestion_control.dcqcn.rate_period", "1us"), ("congestion_control.ib_cca.timer", "1.024us"),
+                   ("pfc.deadlock_detect", "1us"), ("pfc.watchdog.detect", "1us"), ("pfc.watchdog.restore", "1us"),
+                   ("tcp.min_rto", "1us"), ("workloads.0.chunk", "1us")):
+    path = two
+    if key.startswith("workloads"):
+        path = e2e.write_text(os.path.join(tmp, "compute.yaml"), TWO.replace(
+            "workloads: [", "workloads: [{kind: compute, on: a, work: 20us}, "))
+    sets = ["--set", "pfc.watchdog.detect=1ms"] if key == "pfc.watchdog.restore" else []
+    refused(sets + ["--set", f"{key}=1ps"], key.replace(".0.", "[0]."), f"at least {least}", "1ps", path=path)
+    both = ["--set", "irn.rto_low=1us", "--set", "irn.rto_high=1us"] if key.startswith("irn") else []
+    accepted(sets + both + ["--set", f"{key}={least}"], path=path)
 
 # Every rate: 1Kbps to 1000Tbps. 2^64 - 1 bit/s used to make serialisation time 0.
 for key in ("link.bandwidth", "host.pcie.bandwidth", "host.pio_bandwidth", "congestion_control.dcqcn.additive",

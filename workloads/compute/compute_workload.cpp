@@ -16,16 +16,20 @@ namespace {
 const KeyTable<WorkloadConfig>& compute_keys() {
   using namespace keys;
   using W = WorkloadConfig;
-  static const KeyTable<W> t{"workloads.compute",
-                             "a workload",
-                             {
-                                 declared<W>("on", "host name", "", "the host it runs on; required"),
-                                 required(key("work", &W::work, positive_time(), "", "CPU time it needs"),
-                                          "the CPU time it needs, such as 500us"),
-                                 key("chunk", &W::chunk, positive_time(), "10us",
-                                     "it runs this long, then lets another compute process on its core run"),
-                                 key("start", &W::start, time(), "0", "when it starts"),
-                             }};
+  static const KeyTable<W> t{
+      "workloads.compute",
+      "a workload",
+      {
+          declared<W>("on", "host name", "", "the host it runs on; required"),
+          required(key("work", &W::work, positive_time(), "", "CPU time it needs"),
+                   "the CPU time it needs, such as 500us"),
+          key("chunk", &W::chunk,
+              time_from(kShortestTimer,
+                        "the core takes turns every chunk; Linux's CFS "
+                        "gives at least 0.75 ms"),
+              "10us", "it runs this long, then lets another compute process on its core run"),
+          key("start", &W::start, time(), "0", "when it starts"),
+      }};
   return t;
 }
 

@@ -20,16 +20,24 @@ ValueType<Time> time_or_false() {
           }};
 }
 
-// min_rto: the RTO is clamped to [min_rto, max_rto]: a floor above the ceiling would be lost.
+// min_rto: the RTO is clamped to [min_rto, max_rto]: a floor above the
+// ceiling would be lost, and one under a microsecond is no kernel's timer
+// (Linux's is 200 ms; data centres lower it to about 1 ms, research to 200 us).
 ValueType<Time> min_rto() {
   const Time ceiling = TcpEndpointConfig{}.max_rto;
-  return {"time", "at most " + to_string(ceiling), "",
+  return {"time", to_string(kShortestTimer) + ".." + to_string(ceiling), "",
           [ceiling](YamlReader& c, const Entry& e) -> std::optional<Time> {
             auto t = c.time(e);
             if (t && *t > ceiling) {
               c.error(e.value, e.path,
                       "at most " + to_string(ceiling) +
                           ", the TCP model's largest retransmission timeout; got " + describe(e.value));
+              return std::nullopt;
+            }
+            if (t && *t < kShortestTimer) {
+              c.error(e.value, e.path,
+                      "at least " + to_string(kShortestTimer) + " (a kernel's retransmission timer), got " +
+                          describe(e.value));
               return std::nullopt;
             }
             return t;
