@@ -54,7 +54,7 @@ inline ValueType<Time> positive_time() {
 // every picosecond made a run crawl (IRN's RTO of 1ps: an event a
 // picosecond a QP), and no NIC, switch or kernel times anything finer
 // than a microsecond (IBA's shortest local ACK timeout is 8.192 us; mlx5's
-// DCQCN and IRN timers are set in microseconds).
+// DCQCN timers are set in microseconds).
 inline constexpr Time kShortestTimer = Time::us(1);
 // A time of at least `lo`, a timer's: docs/yaml.md's range says "at least
 // LO"; below it the error says `why` ("the PFC watchdog's polling").
