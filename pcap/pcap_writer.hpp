@@ -1,5 +1,7 @@
 // A capture file writer over libpcap: classic pcap with nanosecond
-// timestamps (magic 0xa1b23c4d), one linktype a file.
+// timestamps (magic 0xa1b23c4d), one linktype a file. It holds a 64 KiB
+// buffer and no file descriptor: the file is opened for each write of the
+// buffer, so that a run may capture more ports than it may open files.
 #pragma once
 
 #include <cstddef>

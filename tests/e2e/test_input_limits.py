@@ -2,8 +2,10 @@
 """Inputs that used to validate and then fail, hang or be misread
 (docs/reliability.md, "What was tried"): --seed read as `seed:` is, odd
 things given as the experiment file, a count no memory could hold per
-message, a star of 65,536 hosts and the most hosts and ports a topology has."""
+message, a star of 65,536 hosts and the most hosts and ports a topology has,
+captures on more ports than the process may open files."""
 import os
+import resource
 import subprocess
 
 import e2e
@@ -51,6 +53,26 @@ e2e.check(r.returncode == 2 and "workloads.0.outstanding" in r.stderr and "16383
 res = e2e.run(two, os.path.join(tmp, "deep"), "--set", "workloads.0.outstanding=16383",
               "--set", "workloads.0.size=64", "--set", "workloads.0.count=20000")[3]
 e2e.check(res and res["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 20000}, "outstanding 16383 runs")
+
+# Captures on 2,000 hosts under ulimit -n 1024: each capture held its file
+# open, and the run failed at set-up (exit 3, "Too many open files"); a
+# capture now opens its file only to write its 64 KiB buffer out.
+def nofile(n):
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+caps = e2e.write_text(os.path.join(tmp, "caps.yaml"), """\
+topology: {generate: {kind: star, hosts: 2000}}
+workloads: [{kind: rdma_write, from: h0, to: h1, size: 4KiB, count: 20}]
+capture: {pcap: hosts}
+""")
+out = os.path.join(tmp, "caps")
+r = rdmasim("run", caps, "--out", out, "-q", preexec_fn=nofile(1024))
+pcaps = os.listdir(os.path.join(out, "pcap")) if os.path.isdir(os.path.join(out, "pcap")) else []
+e2e.check(r.returncode == 0 and len(pcaps) == 2000, f"2,000 captures under ulimit -n 1024: exit {r.returncode}: {r.stderr}")
+if r.returncode == 0:
+    frames = e2e.read_pcap(os.path.join(out, "pcap", "h1-0.pcap"))[1]
+    e2e.check(len(frames) >= 40, f"h1's capture holds the WRITEs and ACKs: {len(frames)} frames")
 
 # A star of 65,536 hosts: its switch's ports are 0..65535, and a 16-bit loop
 # counter over them wrapped, so that the set-up never ended. `stop: 1ns`:

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,37 @@ TEST_CASE("writing to a closed capture and opening an impossible path are errors
   w.close();
   CHECK_THROWS_AS(w.write(0_ns, bytes_of({1, 2, 3})), std::logic_error);
   CHECK_THROWS_AS(PcapWriter(dir.path / "no" / "such" / "dir.pcap", Linktype::Ethernet), std::runtime_error);
+}
+
+// A capture held its file open: 2,000 hosts' ports passed ulimit -n's
+// 1,024 descriptors and the run failed at set-up (exit 3). A writer now
+// opens its file only to write its buffer out.
+TEST_CASE("captures hold no file descriptor between writes") {
+  TempDir dir;
+  auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                         std::filesystem::directory_iterator{});
+  };
+  const auto before = open_fds();
+  std::vector<std::unique_ptr<PcapWriter>> writers;
+  const auto frame = bytes_of({0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00});
+  for (int i = 0; i < 100; ++i) {
+    writers.push_back(
+        std::make_unique<PcapWriter>(dir.path / (std::to_string(i) + ".pcap"), Linktype::Ethernet));
+    writers.back()->write(Time::ns(i), frame);
+  }
+  CHECK(open_fds() == before);
+  std::vector<std::byte> big(60000, std::byte{0x33});  // past the 64 KiB buffer: written out
+  writers[7]->write(1_us, big);
+  writers[7]->write(2_us, big);
+  CHECK(open_fds() == before);
+  for (auto& w : writers) w->close();
+  for (int i : {0, 7, 99}) {
+    const auto r = read_back(dir.path / (std::to_string(i) + ".pcap"));
+    REQUIRE(r.records.size() == (i == 7 ? 3u : 1u));
+    CHECK(r.records[0].data == frame);
+    if (i == 7) CHECK(r.records[2].data == big);
+  }
 }
 
 TEST_CASE("ib frames in ERF records: 16-byte header of type INFINIBAND, then the frame") {
