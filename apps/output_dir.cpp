@@ -448,9 +448,12 @@ void exit_when_out_of_memory() {
     }
     if (!out_of_memory) otherwise();
     delete[] std::exchange(oom_reserve, nullptr);
-    // A thread that holds the lock is the interrupt's, which ends the process itself.
-    if (!live_mutex.try_lock()) ::pause();
-    const std::string msg = "rdmasim: " + out_of_memory_message() + stop_and_roll_back_locked(SIGTERM) + "\n";
+    // The lock is held when memory ran out while a staged folder was being
+    // rolled back, or by the interrupt's clean-up: the staged folder is then
+    // left, as a kill -9 leaves it, for the next run into DIR to remove.
+    const std::string cleaned =
+        live_mutex.try_lock() ? stop_and_roll_back_locked(SIGTERM) : "; its staged folder may be left behind";
+    const std::string msg = "rdmasim: " + out_of_memory_message() + cleaned + "\n";
     if (Cluster::launched_rank() == 0) {
       [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg.data(), msg.size());
     }
