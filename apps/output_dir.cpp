@@ -397,7 +397,8 @@ std::string stop_and_roll_back_locked(int sig) {
     const std::string file = f->file().string();
     const bool existed = f->existed_;
     f->rollback_locked();
-    if (!in_dir) said += existed ? "; " + file + " keeps its previous content" : "; " + file + " was not written";
+    if (!in_dir)
+      said += existed ? "; " + file + " keeps its previous content" : "; " + file + " was not written";
   }
   while (!live.empty()) {
     StagedDir* s = live.back();
