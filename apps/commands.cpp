@@ -165,6 +165,17 @@ void warn_about_end(const json& results, std::ostream& err) {
         << series["max_bytes"].get<uint64_t>()
         << " bytes); a longer interval or fewer ports and qps keep them whole\n";
   const json& end = results.value("end", json::object());
+  // Nothing left to happen, and a workload still waiting for what will not
+  // come: lost datagrams of an unreliable service (UD, UC are never resent)
+  // or a protocol that gave up without a word. The summary's "cut off"
+  // alone would read like a stop.
+  if (end.value("reason", "") == "idle")
+    for (const json& w : results.value("workloads", json::array()))
+      if (!w.value("finished", true))
+        err << "warning: workload " << w.value("name", std::string("?")) << " did not finish: at "
+            << ms(results["end_time_ps"])
+            << " nothing was left to happen (no frame, timer or work pending) while it still waited for what "
+               "will not come\n";
   if (end.value("reason", "") != "stalled") return;
   err << "warning: every workload had finished at " << ms(end["workloads_done_ps"])
       << ", but frames were still flowing; the run was stopped at " << ms(results["end_time_ps"]);

@@ -26,6 +26,22 @@ if res:
     e2e.check(ring <= set(paused), f"the ring's ports, still pausing, are named: {paused}")
     e2e.check("PFC deadlock" in err, f"the summary reports the deadlock: {err}")
 
+# A run that goes idle with a workload still waiting (UD datagrams lost: nothing resends them) says so, naming
+# the workload, beside the summary's "cut off".
+UD = """\
+name: ud
+topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}
+link: {loss: 1.0}
+workloads: [{name: lost, kind: send, qp: ud, from: a, to: b, size: 64, count: 4}]
+capture: {pcap: none}
+"""
+code, out, err, res = e2e.run(UD, tmp + "/ud")
+if res:
+    e2e.check(res["end"]["reason"] == "idle" and not res["workloads"][0]["finished"],
+              f"the UD run ends idle, unfinished: {res['end']}")
+    e2e.check("warning: workload lost did not finish" in err and "nothing was left to happen" in err,
+              f"it is warned of: {err}")
+
 # Without the cycle (one switch) the same traffic drains and the queue empties.
 STAR = RING.replace("[s0, s1], [s1, s2], [s2, s3], [s3, s0]", "[s0, s1], [s1, s2], [s2, s3]")
 code, out, err, res = e2e.run(STAR, tmp + "/line")
