@@ -119,4 +119,26 @@ check(f"error: workload r: {why}" in err, f"loss: the error on stderr names the 
 if res:
     check(why in res["workloads"][0].get("error", ""), "loss: results.json's error")
 
+# A queue whose RC connection fails once the CM connected it (a link losing 45 % of its frames: the admin queue's
+# Property Get goes unanswered until its retries are exhausted) fails the job saying which queue and why, and the
+# run exits 4; it used to end with no error and exit 0, the summary saying only MISMATCH.
+LOSSY = """name: lossy45
+fabric: roce_v2
+seed: 1
+link: {bandwidth: 100Gbps, delay: 1us, mtu: 4096, loss: 0.45}
+topology: {hosts: [initiator, target], switches: [s1], links: [[initiator, s1], [target, s1]]}
+storage:
+  targets:
+    - {host: target, namespaces: [{nsid: 1, size: 1GiB, block_size: 512}], cpu: poll, cores: 1}
+workloads:
+  - {name: r, kind: nvme, initiator: initiator, target: target, rw: randread, bs: 4KiB, iodepth: 16, runtime: 2ms}
+capture: {pcap: none}
+"""
+code, _, err, res = run(LOSSY, os.path.join(d, "lossy45"), expect=4)
+if res:
+    w = res["workloads"][0]
+    check(w["finished"] and w.get("error", "").startswith("queue 0 (admin): its RDMA connection failed")
+          and not w["data_verified"], f"lossy45: the job fails naming the queue and the reason: {w.get('error')}")
+    check("error: workload r: queue 0 (admin): its RDMA connection failed" in err, f"lossy45: on stderr: {err}")
+
 e2e.finish()

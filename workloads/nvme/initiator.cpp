@@ -13,6 +13,12 @@
 
 namespace rdmasim::nvme {
 namespace {
+// A queue's RC connection failed under it: a work completion in error (its
+// retries exhausted, say), after which nothing on it completes; nvme-rdma
+// then sees the queue as lost (nvme_rdma_wr_error).
+const char* const kConnectionLost =
+    "its RDMA connection failed (a work completion in error, such as IBV_WC_RETRY_EXC_ERR: the "
+    "transport's retries exhausted); nvme-rdma's controller reset is not modelled";
 
 constexpr uint32_t kAdminEntries = 32;  // NVME_AQ_DEPTH
 constexpr uint32_t kKato = 0;           // no keep-alive
@@ -94,7 +100,7 @@ Task NvmeJob::admin(Queue& q, Command cmd, Completion& out, std::span<const std:
   bool ok = false;
   co_await q.t->submit(cmd, static_cast<uint32_t>(data.size()), !data.empty(), ok);
   if (!ok) {
-    failed_ = true;
+    queue_failed(q, kConnectionLost);
     co_return;
   }
   Slot& s = q.slots[0];
@@ -109,14 +115,16 @@ Task NvmeJob::admin(Queue& q, Command cmd, Completion& out, std::span<const std:
     bool failed = false;
     co_await q.t->reap(done, errors, failed);
     if (failed) {
-      failed_ = true;
+      queue_failed(q, kConnectionLost);
       co_return;
     }
   }
   s.busy = false;
   --q.inflight;
   out = *mine();
-  if (!out.ok()) failed_ = true;
+  if (!out.ok())
+    queue_failed(q, "an admin or fabrics command completed with an error (status code type " +
+                        std::to_string(out.sct) + ", status code " + std::to_string(out.sc) + ")");
 }
 
 Task NvmeJob::controller() {
@@ -132,7 +140,7 @@ Task NvmeJob::controller() {
   bool ok = false;
   std::string why;
   co_await aq.t->connect(0, ok, why);
-  if (!ok) connect_failed(aq, why);
+  if (!ok) queue_failed(aq, why);
   if (!failed_) {
     cd.cntlid = kDynamicController;
     cd.emit(cdb);
@@ -145,7 +153,7 @@ Task NvmeJob::controller() {
   for (size_t j = 1; j < queues_.size() && !failed_; ++j) {
     Queue& q = *queues_[j];
     co_await q.t->connect(cntlid_, ok, why);
-    if (!ok) connect_failed(q, why);
+    if (!ok) queue_failed(q, why);
     if (failed_) break;
     cd.cntlid = cntlid_;
     cd.emit(cdb);
@@ -204,7 +212,7 @@ Task NvmeJob::io(Queue& q) {
       s.posted = env_.sim.now();
       q.issued_bytes += c_.bs;
       if (!ok) {
-        failed_ = true;
+        queue_failed(q, kConnectionLost);
         ++r_.errors;
         --q.inflight;
         s.busy = false;
@@ -219,7 +227,7 @@ Task NvmeJob::io(Queue& q) {
     for (const Completion& cqe : done)
       if (cqe.cid < q.entries && q.slots[cqe.cid].busy) complete(q, q.slots[cqe.cid], cqe);
     if (cpu_window_ == CpuWindow::before && env_.sim.now() >= r_.measure_start) cpu_mark(true);
-    if (failed) failed_ = true;
+    if (failed) queue_failed(q, kConnectionLost);
     if (failed_) {
       // Nothing more will complete on a failed connection.
       for (Slot& s : q.slots) s.busy = false;
@@ -289,7 +297,7 @@ CpuSpent since(const Cpu& cpu, const CpuSpent& from) {
 
 }  // namespace
 
-void NvmeJob::connect_failed(const Queue& q, const std::string& why) {
+void NvmeJob::queue_failed(const Queue& q, const std::string& why) {
   failed_ = true;
   if (r_.error.empty())
     r_.error = "queue " + std::to_string(q.qid) + (q.qid ? " (I/O)" : " (admin)") + ": " +

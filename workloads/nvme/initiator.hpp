@@ -131,7 +131,8 @@ class NvmeJob {
   void cpu_mark(bool open);
   void cpu_to_now(NvmeResult& r) const;  // the window's CPU from its opening to now
   void stopped();                        // the job's last queue (or its set-up) is over
-  void connect_failed(const Queue& q, const std::string& why);
+  // The job fails on queue q; the first reason is the one results.json gives (`error`).
+  void queue_failed(const Queue& q, const std::string& why);
 
   WorkloadEnv& env_;
   std::string name_;
