@@ -131,7 +131,8 @@ void CmAgent::post(Host& to, const Mad& mad) {
   ++stats_.sent;
 }
 
-void CmAgent::arm(Resend& r, uint32_t comm_id, void (CmAgent::*expired)(uint32_t)) {
+void CmAgent::send_awaiting(Host& to, Resend& r, uint32_t comm_id, void (CmAgent::*expired)(uint32_t)) {
+  post(to, r.mad);
   r.timer = env_.sim.after(r.timeout, [this, comm_id, expired] { (this->*expired)(comm_id); });
 }
 
@@ -196,8 +197,7 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
   // the path's packet life time, for each of the REQ's sends (ib_send_cm_req).
   act.req.timeout = cm_time(kPacketLifeTime) * 2 + cm_time(r.remote_cm_response_timeout);
   act.req.left = r.max_cm_retries;
-  post(to, act.req.mad);
-  arm(act.req, comm_id, &CmAgent::on_req_timeout);
+  send_awaiting(to, act.req, comm_id, &CmAgent::on_req_timeout);
 }
 
 // No REP in time: the REQ goes again, byte for byte (the MAD layer's
@@ -215,8 +215,7 @@ void CmAgent::on_req_timeout(uint32_t comm_id) {
   }
   --a.req.left;
   ++stats_.resent;
-  post(*a.to, a.req.mad);
-  arm(a.req, comm_id, &CmAgent::on_req_timeout);
+  send_awaiting(*a.to, a.req, comm_id, &CmAgent::on_req_timeout);
 }
 
 // No RTU (nor a packet on the QP) in time: the REP goes again; after the
@@ -231,8 +230,7 @@ void CmAgent::on_rep_timeout(uint32_t comm_id) {
   }
   --p.rep.left;
   ++stats_.resent;
-  post(*p.from, p.rep.mad);
-  arm(p.rep, comm_id, &CmAgent::on_rep_timeout);
+  send_awaiting(*p.from, p.rep, comm_id, &CmAgent::on_rep_timeout);
 }
 
 Task CmAgent::run() {
@@ -352,8 +350,7 @@ void CmAgent::on_req(const MadHeader& h, const CmReq& r) {
   // and the REP sent as often as it says (cm_req_handler).
   p.rep.timeout = cm_time(r.local_cm_response_timeout);
   p.rep.left = r.max_cm_retries;
-  post(*from, p.rep.mad);
-  arm(p.rep, comm_id, &CmAgent::on_rep_timeout);
+  send_awaiting(*from, p.rep, comm_id, &CmAgent::on_rep_timeout);
 }
 
 void CmAgent::on_rep(const MadHeader& h, const CmRep& r) {

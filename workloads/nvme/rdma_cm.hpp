@@ -132,8 +132,9 @@ class CmAgent {
   Task communication_established();
   Mad build(const MadHeader& h, const std::function<void(std::span<std::byte>)>& body) const;
   void post(Host& to, const Mad& mad);
-  // Starts `r`'s wait; `expired` is called with `comm_id` when it is over.
-  void arm(Resend& r, uint32_t comm_id, void (CmAgent::*expired)(uint32_t));
+  // Sends `r`'s MAD to `to` and starts its wait; `expired` is called with
+  // `comm_id` when it is over.
+  void send_awaiting(Host& to, Resend& r, uint32_t comm_id, void (CmAgent::*expired)(uint32_t));
   void on_req_timeout(uint32_t comm_id);
   void on_rep_timeout(uint32_t comm_id);
   void on_mad(std::span<const std::byte> mad);

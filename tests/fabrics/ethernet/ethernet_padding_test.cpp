@@ -21,6 +21,7 @@
 #include "fabrics/roce_v1/roce_v1_fabric.hpp"
 #include "fabrics/roce_v2/roce_v2_fabric.hpp"
 #include "nodes/host/kernel/socket_stack.hpp"
+#include "tests/fixtures/iba_request.hpp"
 #include "tests/fixtures/network.hpp"
 
 using namespace rdmasim;
@@ -28,17 +29,6 @@ using namespace rdmasim;
 namespace {
 
 constexpr size_t kMinFrame = EthernetView::kMinFrameLen;
-
-// An RC SEND ONLY with no payload to QP 0x123: its BTH alone.
-Packet empty_send(Rnic& nic) {
-  Packet p = nic.alloc(0);
-  IbaHeaders h;
-  h.opcode = RC_SEND_ONLY;
-  h.dest_qp = 0x123;
-  h.psn = 7;
-  REQUIRE(iba_emit(p, h));
-  return p;
-}
 
 // What host a's port puts on the wire when it sends `p`, sealed as a
 // capture seals it.
@@ -76,7 +66,7 @@ TEST_CASE(
   test::BuiltNetwork n(test::two_hosts("roce_v2"));
   Host &a = n.host(0), &b = n.host(1);
   auto& fa = static_cast<RoceV2Fabric&>(a.nic().fabric());
-  Packet p = empty_send(a.nic());
+  Packet p = test::rc_send_only(a.nic(), "");
   fa.encap(p, n.fabric.address(a, b), 0x42, 0x123);
   REQUIRE(p.size() == 58);  // Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4
   Packet unpadded = p.clone();
@@ -107,7 +97,7 @@ TEST_CASE(
   test::BuiltNetwork n(test::two_hosts("roce_v1"));
   Host &a = n.host(0), &b = n.host(1);
   // Ethernet 14, GRH 40, BTH 12, ICRC 4: 70 bytes, the least RoCE v1 frame.
-  Packet p = empty_send(a.nic());
+  Packet p = test::rc_send_only(a.nic(), "");
   std::memset(p.push_back(kIcrcLen).data(), 0, kIcrcLen);
   Grh grh;
   grh.pay_len = static_cast<uint16_t>(p.size());
