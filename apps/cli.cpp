@@ -150,9 +150,33 @@ bool known_command(int argc, const char* const* argv, std::ostream& err) {
              : first == "run" || first == "compare" || first == "validate" || first == "sweep" ||
                    first == "report")
     return true;
-  err << "rdmasim: unknown " << (option ? "option" : "command") << " '" << first
-      << "' (expected run, compare, sweep, report or validate)\nRun 'rdmasim --help' for usage.\n";
+  const std::string guess =
+      option
+          ? suggestion(first, std::vector<std::string_view>{"--help", "--version"})
+          : suggestion(first, std::vector<std::string_view>{"run", "compare", "validate", "sweep", "report"});
+  err << "rdmasim: unknown " << (option ? "option" : "command") << " '" << first << "'" << guess
+      << " (expected run, compare, sweep, report or validate)\nRun 'rdmasim --help' for usage.\n";
   return false;
+}
+
+// The first option a command was given that it does not have ("--sed" for
+// "--set"), named with the one meant and the command's options; empty when
+// nothing the user typed looks like an option (CLI11's own message then).
+std::string unknown_option_message(const CLI::App& app) {
+  for (const CLI::App* cmd : app.get_subcommands()) {
+    for (const std::string& arg : cmd->remaining()) {
+      if (!arg.starts_with('-') || arg == "-") continue;
+      const std::string typed = arg.substr(0, arg.find('='));
+      std::vector<std::string> names;
+      for (const CLI::Option* opt : cmd->get_options()) {
+        for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+        for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+      }
+      return "unknown option '" + typed + "' for 'rdmasim " + cmd->get_name() + "'" +
+             suggestion(typed, names) + "; its options are " + join(names, ", ");
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -169,8 +193,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       "128+N signal N.\n"
       "Example: rdmasim run examples/quickstart.yaml, then rdmasim compare examples/quickstart.yaml");
   app.require_subcommand(1);
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "rdmasim: " + std::string(e.what()) + "\nRun 'rdmasim --help' for usage.\n";
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string message = dynamic_cast<const CLI::ExtrasError*>(&e) ? unknown_option_message(*a) : "";
+    if (message.empty()) message = e.what();
+    return "rdmasim: " + message + "\nRun 'rdmasim --help' for usage.\n";
   });
   const CLI::App& run = add_run(app, o);
   const CLI::App& compare = add_compare(app, o);

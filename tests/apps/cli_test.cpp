@@ -64,6 +64,19 @@ TEST_CASE("cli: unknown commands, options and bad values exit 2 with a message")
   CHECK(cli({"frobnicate"}).err.find("unknown command 'frobnicate'") != std::string::npos);
 }
 
+TEST_CASE("cli: a mistyped command or option is named with the one meant") {
+  CHECK(cli({"rn", "x.yaml"}).err.find("unknown command 'rn' (did you mean 'run'?)") != std::string::npos);
+  const Call set = cli({"run", "x.yaml", "--sed", "link.loss=0"});
+  CHECK(set.code == kExitBadInput);
+  CHECK(set.err.find("unknown option '--sed' for 'rdmasim run' (did you mean '--set'?); its options are ") !=
+        std::string::npos);
+  CHECK(cli({"compare", "x.yaml", "--fabric=ib"})
+            .err.find("unknown option '--fabric' for 'rdmasim compare' "
+                      "(did you mean '--fabrics'?)") != std::string::npos);
+  // Nothing like an option: CLI11's own words.
+  CHECK(cli({"run", "x.yaml", "extra"}).err.find("not expected: extra") != std::string::npos);
+}
+
 TEST_CASE("cli: a missing experiment file is named") {
   const Call c = cli({"validate", "/no/such/experiment.yaml"});
   CHECK(c.code == kExitBadInput);
