@@ -212,6 +212,10 @@ std::string unexpected_failure(const ExperimentConfig& cfg, const json& results)
     if (failed)
       return "workload " + it->name + ": " + std::to_string(failed) + " operation(s) failed (" + first +
              ", ...)";
+    // kind: nvme: I/O that completed with an error status (docs/storage.md).
+    if (w.value("kind", "") == "nvme" && w.value("errors", uint64_t{0}) > 0)
+      return "workload " + it->name + ": " + std::to_string(w["errors"].get<uint64_t>()) +
+             " NVMe command(s) completed with an error status or failed";
   }
   return {};
 }

@@ -135,6 +135,14 @@ std::string slowdowns(const json& s) {
                      number(field(s, "p99"), 2));
 }
 
+// kind: nvme: the host's error recovery, when it ran (docs/storage.md).
+std::string recovery_summary(const json& w) {
+  if (!field(w, "reconnects").is_number()) return "";
+  return fmt::format("  recovery: {}: {} command timeout(s), {} reconnect(s), {} I/O error(s)\n",
+                     text(field(w, "name")), field(w, "timeouts").get<uint64_t>(),
+                     field(w, "reconnects").get<uint64_t>(), field(w, "errors").get<uint64_t>());
+}
+
 // A flows workload's FCT slowdown, over all flows and by size.
 std::string fct_summary(const json& w) {
   const json& fct = field(w, "fct");
@@ -389,7 +397,7 @@ std::string format_run_summary(const json& results, const fs::path& dir) {
       if (const json& e = field(w, "error"); e.is_string())
         out += "  failed: " + text(field(w, "name")) + ": " + e.get<std::string>() + "\n";
   if (workloads.is_array())
-    for (const auto& w : workloads) out += fct_summary(w);
+    for (const auto& w : workloads) out += fct_summary(w) + recovery_summary(w);
   out += fmt::format("end time {}, drops {}\n", duration(field(results, "end_time_ps")),
                      drops_text(drops_json(results)));
   const size_t captures = count_captures(dir);

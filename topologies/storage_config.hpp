@@ -76,6 +76,14 @@ struct NvmeJobConfig {
   Time start_time;            // when the host connects (the workload's `start`)
   bool hdgst = false;         // NVMe/TCP: header digests (nvme connect --hdr-digest)
   bool ddgst = false;         // NVMe/TCP: data digests (nvme connect --data-digest)
+  // Error recovery, Linux's defaults: nvme_core's io_timeout and admin_timeout
+  // (NVME_IO_TIMEOUT, NVME_ADMIN_TIMEOUT) and max_retries, nvme connect's
+  // reconnect_delay and ctrl_loss_tmo (NVMF_DEF_RECONNECT_DELAY, NVMF_DEF_CTRL_LOSS_TMO).
+  Time io_timeout = Time::s(30);
+  Time admin_timeout = Time::s(60);
+  uint32_t max_retries = 5;
+  Time reconnect_delay = Time::s(10);
+  Time ctrl_loss_tmo = Time::s(600);
 };
 
 }  // namespace rdmasim

@@ -110,6 +110,10 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out["data_verified"] = r.data_verified;
   out["finished"] = r.finished;
   if (!r.error.empty()) out["error"] = r.error;
+  if (r.timeouts || r.reconnects) {  // error recovery ran (a loss-free run's results are unchanged)
+    out["timeouts"] = r.timeouts;
+    out["reconnects"] = r.reconnects;
+  }
   json cpu = {{"window_ps", r.cpu_window.count()},
               {"ios", r.cpu_ios},
               {"initiator", cpu_json(c.initiator, r.initiator_cpu, r.cpu_ios)},

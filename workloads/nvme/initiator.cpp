@@ -1,11 +1,14 @@
 #include "workloads/nvme/initiator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include "workloads/nvme/block_pattern.hpp"
 #include "workloads/nvme/rdma_transport.hpp"
+#include "workloads/nvme/recovery.hpp"
 #include "workloads/nvme/tcp_transport.hpp"
 #include "workloads/nvme/wire/connect_data.hpp"
 #include "workloads/socket_flow.hpp"
@@ -13,12 +16,6 @@
 
 namespace rdmasim::nvme {
 namespace {
-// A queue's RC connection failed under it: a work completion in error (its
-// retries exhausted, say), after which nothing on it completes; nvme-rdma
-// then sees the queue as lost (nvme_rdma_wr_error).
-const char* const kConnectionLost =
-    "its RDMA connection failed (a work completion in error, such as IBV_WC_RETRY_EXC_ERR: the "
-    "transport's retries exhausted); nvme-rdma's controller reset is not modelled";
 
 constexpr uint32_t kAdminEntries = 32;  // NVME_AQ_DEPTH
 constexpr uint32_t kKato = 0;           // no keep-alive
@@ -27,13 +24,22 @@ bool writes_only(NvmeRw rw) { return rw == NvmeRw::write || rw == NvmeRw::randwr
 bool mixed(NvmeRw rw) { return rw == NvmeRw::randrw || rw == NvmeRw::readwrite; }
 bool sequential(NvmeRw rw) { return rw == NvmeRw::read || rw == NvmeRw::write || rw == NvmeRw::readwrite; }
 
+std::string seconds(Time t) { return fmt::format("{:g} s", static_cast<double>(t.count()) / 1e12); }
+
+std::string queue_name(uint16_t qid) {
+  return "queue " + std::to_string(qid) + (qid ? " (I/O)" : " (admin)");
+}
+
 }  // namespace
 
 struct NvmeJob::Slot {
   bool busy = false, write = false;
+  bool requeued = false;  // cancelled by error recovery: sent again once the controller is live
+  uint32_t retries = 0;   // times it was sent again (nvme_req(rq)->retries)
+  const char* what = "";  // the command, as the timeout's message names it
   uint64_t lba = 0;
   uint32_t blocks = 0;
-  Time issued, posted;
+  Time issued, posted, deadline;
   std::vector<uint32_t> gens;  // write: each block's generation; read: the least each may hold
 };
 
@@ -41,13 +47,20 @@ struct NvmeJob::Queue {
   uint16_t qid = 0;
   uint32_t job = 0;
   uint32_t entries = 0;
+  uint32_t data_slots = 0;
+  uint64_t slot_bytes = 0;
   Process* p = nullptr;
   std::unique_ptr<HostQueue> t;  // its transport binding
-  std::vector<Slot> slots;       // by CID
+  // Earlier associations' bindings: their coroutines may still hold them.
+  std::vector<std::unique_ptr<HostQueue>> retired;
+  std::vector<Slot> slots;  // by CID
   uint32_t inflight = 0;
   Rng rng;
   uint64_t next_seq = 0;  // sequential jobs: the next position
   uint64_t issued_bytes = 0;
+  EventId timer;
+  bool timer_set = false;
+  std::string aborted;  // a command on it timed out while connecting: why it was stopped
 };
 
 NvmeJob::NvmeJob(WorkloadEnv& env, std::string name, const NvmeJobConfig& c, Host& initiator,
@@ -75,13 +88,22 @@ NvmeJob::~NvmeJob() = default;
 void NvmeJob::make_queue(Queue& q, uint16_t qid, uint32_t entries, uint32_t data_slots, uint64_t slot_bytes) {
   q.qid = qid;
   q.entries = entries;
+  q.data_slots = data_slots;
+  q.slot_bytes = slot_bytes;
   q.slots.resize(entries);
   q.p = &host_.spawn(qid ? name_ + "/" + std::to_string(q.job) : name_ + "/admin");
-  const HostQueueSpec spec{name_, qid, entries, data_slots, slot_bytes, q.p};
+  bind(q);
+}
+
+void NvmeJob::bind(Queue& q) {
+  if (q.t) q.retired.push_back(std::move(q.t));
+  HostQueue* previous = q.retired.empty() ? nullptr : q.retired.back().get();
+  const HostQueueSpec spec{name_, q.qid, q.entries, q.data_slots, q.slot_bytes, q.p, previous};
   if (tcp_)
     q.t = make_tcp_host_queue(env_, spec, host_, target_, c_, seed_);
   else
     q.t = make_rdma_host_queue(env_, spec, host_, target_, cm_, *pd_, seed_);
+  q.aborted.clear();
 }
 
 void NvmeJob::start() {
@@ -91,44 +113,93 @@ void NvmeJob::start() {
   controller();
 }
 
+std::string NvmeJob::controller_name() const {
+  return "controller " + std::to_string(cntlid_) + " of " + target_.host().name();
+}
+
+// ---- the command timer
+
+void NvmeJob::arm(Queue& q, Time deadline) {
+  if (q.timer_set) return;  // set for an earlier deadline
+  q.timer_set = true;
+  Simulator::Scope as(env_.sim, host_.context());
+  const uint32_t association = association_;
+  q.timer = env_.sim.at(deadline, [this, &q, association] { on_timer(q, association); });
+}
+
+void NvmeJob::disarm(Queue& q) {
+  if (!q.timer_set) return;
+  q.timer_set = false;
+  env_.sim.cancel(q.timer);
+}
+
+// blk_mq_timeout_work: the earliest command in flight has run out of time,
+// or the timer is set again for it.
+void NvmeJob::on_timer(Queue& q, uint32_t association) {
+  q.timer_set = false;
+  if (association != association_) return;
+  Slot* first = nullptr;
+  for (Slot& s : q.slots)
+    if (s.busy && (!first || s.deadline < first->deadline)) first = &s;
+  if (!first) return;
+  if (first->deadline > env_.sim.now()) return arm(q, first->deadline);
+  ++r_.timeouts;
+  const auto cid = static_cast<uint32_t>(first - q.slots.data());
+  const std::string why = "command " + std::to_string(cid) + " (" + first->what + ") timed out after " +
+                          seconds(command_timeout(q.qid, c_)) +
+                          (q.qid ? " (io_timeout)" : " (admin_timeout)");
+  if (state_ == State::live) {
+    // nvme_rdma_timeout on a live controller: error recovery.
+    error_recovery(queue_name(q.qid) + ": " + why);
+    return;
+  }
+  // While connecting the command completes at once, aborted by the host
+  // (nvme_rdma_complete_timed_out stops the queue): the connect fails.
+  q.aborted = why + " and was aborted by the host";
+  q.t->stop();
+}
+
+// ---- connecting
+
 Task NvmeJob::admin(Queue& q, Command cmd, Completion& out, std::span<const std::byte> data) {
   cmd.cid = 0;
+  q.slots[0].what = cmd.fctype == FabricsType::connect        ? "Connect"
+                    : cmd.fctype == FabricsType::property_set ? "Property Set"
+                                                              : "Property Get";
   if (!data.empty()) {
     auto slot = host_.memory().view(q.t->data(0), data.size());
     std::copy(data.begin(), data.end(), slot.begin());
   }
-  bool ok = false;
-  co_await q.t->submit(cmd, static_cast<uint32_t>(data.size()), !data.empty(), ok);
-  if (!ok) {
-    queue_failed(q, kConnectionLost);
-    co_return;
-  }
   Slot& s = q.slots[0];
   s.busy = true;
-  ++q.inflight;
+  s.deadline = env_.sim.now() + command_timeout(q.qid, c_);
+  arm(q, s.deadline);
+  bool ok = false;
+  co_await q.t->submit(cmd, static_cast<uint32_t>(data.size()), !data.empty(), ok);
   std::vector<Completion> done;
   auto mine = [&] {
     return std::find_if(done.begin(), done.end(), [](const Completion& c) { return c.cid == 0; });
   };
-  while (mine() == done.end()) {
+  while (ok && mine() == done.end()) {
     uint64_t errors = 0;
     bool failed = false;
     co_await q.t->reap(done, errors, failed);
-    if (failed) {
-      queue_failed(q, kConnectionLost);
-      co_return;
-    }
+    ok = !failed;
   }
   s.busy = false;
-  --q.inflight;
+  disarm(q);
+  if (!ok) {
+    queue_failed(q, q.aborted.empty() ? q.t->lost() : q.aborted);
+    co_return;
+  }
   out = *mine();
   if (!out.ok())
     queue_failed(q, "an admin or fabrics command completed with an error (status code type " +
                         std::to_string(out.sct) + ", status code " + std::to_string(out.sc) + ")");
 }
 
-Task NvmeJob::controller() {
-  co_await sleep_until(env_.sim, c_.start_time);
+Task NvmeJob::setup(bool& ok) {
+  attempt_error_.clear();
   Queue& aq = *queues_[0];
   ConnectData cd;
   for (size_t i = 0; i < 16; ++i)
@@ -137,38 +208,166 @@ Task NvmeJob::controller() {
   cd.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:rdmasim-" + host_.name();
   std::array<std::byte, kConnectDataLen> cdb{};
   Completion cqe;
-  bool ok = false;
   std::string why;
   co_await aq.t->connect(0, ok, why);
   if (!ok) queue_failed(aq, why);
-  if (!failed_) {
+  if (attempt_error_.empty()) {
     cd.cntlid = kDynamicController;
     cd.emit(cdb);
     co_await admin(aq, Command::connect(0, 0, static_cast<uint16_t>(aq.entries - 1), kKato, {}), cqe, cdb);
     cntlid_ = static_cast<uint16_t>(cqe.dw0);
   }
   // Enable the controller (CC.EN with 64-byte SQEs and 16-byte CQEs), then see it ready.
-  if (!failed_) co_await admin(aq, Command::property_set(0, kPropCc, 0x00460001, false), cqe);
-  if (!failed_) co_await admin(aq, Command::property_get(0, kPropCsts, false), cqe);
-  for (size_t j = 1; j < queues_.size() && !failed_; ++j) {
+  if (attempt_error_.empty()) co_await admin(aq, Command::property_set(0, kPropCc, 0x00460001, false), cqe);
+  if (attempt_error_.empty()) co_await admin(aq, Command::property_get(0, kPropCsts, false), cqe);
+  for (size_t j = 1; j < queues_.size() && attempt_error_.empty(); ++j) {
     Queue& q = *queues_[j];
     co_await q.t->connect(cntlid_, ok, why);
     if (!ok) queue_failed(q, why);
-    if (failed_) break;
+    if (!attempt_error_.empty()) break;
     cd.cntlid = cntlid_;
     cd.emit(cdb);
     co_await admin(q, Command::connect(0, q.qid, static_cast<uint16_t>(q.entries - 1), kKato, {}), cqe, cdb);
   }
+  ok = attempt_error_.empty();
+}
+
+Task NvmeJob::controller() {
+  co_await sleep_until(env_.sim, c_.start_time);
+  bool ok = false;
+  co_await setup(ok);
   io_start_ = env_.sim.now();
   r_.measure_start = io_start_ + c_.ramp_time;
-  if (!failed_) {
-    for (size_t j = 1; j < queues_.size(); ++j) {
-      ++running_;
-      Simulator::Scope as(env_.sim, host_.context());
-      io(*queues_[j]);
-    }
+  if (ok) {
+    state_ = State::live;
+    start_io();
+  } else {
+    // The first connect failed: so does nvme connect (nvme_rdma_create_ctrl).
+    state_ = State::deleting;
+    failed_ = true;
+    r_.error = attempt_error_;
   }
   if (--running_ == 0) stopped();
+}
+
+void NvmeJob::start_io() {
+  Simulator::Scope as(env_.sim, host_.context());
+  for (size_t j = 1; j < queues_.size(); ++j) {
+    ++running_;
+    io(*queues_[j]);
+  }
+}
+
+// ---- error recovery
+
+void NvmeJob::queue_failed(const Queue& q, const std::string& why) {
+  const std::string what = queue_name(q.qid) + ": " + (why.empty() ? "could not connect" : why);
+  if (state_ == State::live) return error_recovery(what);
+  if (attempt_error_.empty()) attempt_error_ = what;
+}
+
+void NvmeJob::error_recovery(const std::string& why) {
+  if (state_ != State::live) return;  // recovering already
+  state_ = State::resetting;
+  recovery_why_ = why;
+  teardown();
+  ++running_;
+  Simulator::Scope as(env_.sim, host_.context());
+  recover();
+}
+
+void NvmeJob::teardown() {
+  ++association_;
+  for (auto& q : queues_) {
+    disarm(*q);
+    q->t->stop();
+  }
+}
+
+// nvme_rdma_error_recovery_work, nvme_rdma_reconnect_ctrl_work and
+// nvme_rdma_reconnect_or_remove: the queues are down (the commands in
+// flight are cancelled as each queue's job sees its queue stopped); a
+// reconnect after reconnect_delay, again after each failure while
+// nvmf_should_reconnect allows, else the controller is removed.
+Task NvmeJob::recover() {
+  uint64_t attempts = 0;
+  while (should_reconnect(attempts, c_)) {
+    co_await sleep_until(env_.sim, env_.sim.now() + c_.reconnect_delay);
+    ++attempts;
+    state_ = State::connecting;
+    for (auto& q : queues_) bind(*q);
+    bool ok = false;
+    co_await setup(ok);
+    if (ok) break;
+    teardown();
+  }
+  if (attempt_error_.empty() && attempts > 0) {
+    state_ = State::live;
+    ++r_.reconnects;
+    start_io();
+  } else {
+    remove("removed after " + std::to_string(attempts) + " failed reconnect attempt(s) (ctrl_loss_tmo " +
+           seconds(c_.ctrl_loss_tmo) + ", reconnect_delay " + seconds(c_.reconnect_delay) + ")" +
+           (attempts ? "; the last: " + attempt_error_ : ""));
+  }
+  if (--running_ == 0) stopped();
+}
+
+void NvmeJob::remove(const std::string& why) {
+  state_ = State::deleting;
+  failed_ = true;
+  if (r_.error.empty())
+    r_.error = controller_name() + ": " + why + "; error recovery began after " + recovery_why_;
+  for (auto& q : queues_)
+    for (Slot& s : q->slots)
+      if (s.requeued) {
+        s.requeued = false;
+        complete(*q, s, host_aborted(static_cast<uint16_t>(&s - q->slots.data())));
+      }
+}
+
+void NvmeJob::cancel(Queue& q) {
+  for (Slot& s : q.slots) {
+    if (!s.busy) continue;
+    const auto cid = static_cast<uint16_t>(&s - q.slots.data());
+    if (state_ == State::deleting ||
+        decide_disposition(host_aborted(cid), s.retries, c_.max_retries) == Disposition::complete) {
+      complete(q, s, host_aborted(cid));
+      continue;
+    }
+    s.busy = false;
+    --q.inflight;
+    s.requeued = true;
+    ++s.retries;
+  }
+}
+
+// ---- I/O
+
+void NvmeJob::load(Queue& q, uint32_t cid) {
+  Slot& s = q.slots[cid];
+  if (!s.write) return;
+  const uint32_t bsz = ns_->cfg.block_size;
+  const uint64_t data = q.t->data(cid);
+  for (uint32_t i = 0; i < s.blocks; ++i)
+    fill_block(host_.memory().view(data + uint64_t{i} * bsz, bsz), {s.lba + i, s.gens[i], c_.nsid});
+}
+
+Task NvmeJob::post(Queue& q, uint32_t cid) {
+  Slot& s = q.slots[cid];
+  load(q, cid);
+  const Command cmd = Command::io(s.write ? Opcode::write : Opcode::read, static_cast<uint16_t>(cid), c_.nsid,
+                                  s.lba, s.blocks, Sgl{});
+  s.busy = true;
+  s.what = s.write ? "Write" : "Read";
+  s.requeued = false;
+  ++q.inflight;
+  s.deadline = env_.sim.now() + command_timeout(q.qid, c_);
+  arm(q, s.deadline);
+  bool ok = false;
+  co_await q.t->submit(cmd, static_cast<uint32_t>(c_.bs), s.write, ok);
+  s.posted = env_.sim.now();
+  if (!ok) queue_failed(q, q.t->lost());
 }
 
 Task NvmeJob::io(Queue& q) {
@@ -180,45 +379,31 @@ Task NvmeJob::io(Queue& q) {
   const uint64_t lba0 = c_.offset / bsz;
   const bool timed = c_.runtime.count() > 0;
   const Time end_at = io_start_ + c_.ramp_time + c_.runtime;
+  const uint32_t association = association_;
+  auto live = [&] { return state_ == State::live && association == association_; };
+  // What error recovery cancelled goes first (nvme_retry_req's requeue).
+  for (uint32_t cid = 0; cid < q.entries && live(); ++cid)
+    if (q.slots[cid].requeued) co_await post(q, cid);
   std::vector<Completion> done;
   while (true) {
-    while (q.inflight < c_.iodepth && !failed_ && q.issued_bytes < io_bytes &&
+    while (q.inflight < c_.iodepth && live() && q.issued_bytes < io_bytes &&
            !(timed && env_.sim.now() >= end_at)) {
       uint32_t cid = 0;
-      while (q.slots[cid].busy) ++cid;
+      while (q.slots[cid].busy || q.slots[cid].requeued) ++cid;
       Slot& s = q.slots[cid];
       s.write = writes_only(c_.rw) || (mixed(c_.rw) && q.rng.between(1, 100) > c_.rwmixread);
       const uint64_t k = sequential(c_.rw) ? q.next_seq++ % positions : q.rng.between(0, positions - 1);
       s.lba = lba0 + k * blocks;
       s.blocks = blocks;
+      s.retries = 0;
       s.gens.assign(blocks, 0);
-      const uint64_t data = q.t->data(cid);
-      for (uint32_t i = 0; i < blocks; ++i) {
-        const uint64_t lba = s.lba + i;
-        if (s.write) {
-          s.gens[i] = ++ns_->issued[lba];
-          fill_block(host_.memory().view(data + uint64_t{i} * bsz, bsz), {lba, s.gens[i], c_.nsid});
-        } else {
-          s.gens[i] = Namespace::get(ns_->committed, lba);
-        }
-      }
-      const Command cmd = Command::io(s.write ? Opcode::write : Opcode::read, static_cast<uint16_t>(cid),
-                                      c_.nsid, s.lba, blocks, Sgl{});
+      for (uint32_t i = 0; i < blocks; ++i)
+        s.gens[i] = s.write ? ++ns_->issued[s.lba + i] : Namespace::get(ns_->committed, s.lba + i);
       s.issued = env_.sim.now();
-      s.busy = true;
-      ++q.inflight;
-      bool ok = false;
-      co_await q.t->submit(cmd, static_cast<uint32_t>(c_.bs), s.write, ok);
-      s.posted = env_.sim.now();
+      co_await post(q, cid);
       q.issued_bytes += c_.bs;
-      if (!ok) {
-        queue_failed(q, kConnectionLost);
-        ++r_.errors;
-        --q.inflight;
-        s.busy = false;
-      }
     }
-    if (q.inflight == 0) break;
+    if (q.inflight == 0 || !live()) break;
     done.clear();
     uint64_t errors = 0;
     bool failed = false;
@@ -227,19 +412,16 @@ Task NvmeJob::io(Queue& q) {
     for (const Completion& cqe : done)
       if (cqe.cid < q.entries && q.slots[cqe.cid].busy) complete(q, q.slots[cqe.cid], cqe);
     if (cpu_window_ == CpuWindow::before && env_.sim.now() >= r_.measure_start) cpu_mark(true);
-    if (failed) queue_failed(q, kConnectionLost);
-    if (failed_) {
-      // Nothing more will complete on a failed connection.
-      for (Slot& s : q.slots) s.busy = false;
-      q.inflight = 0;
-    }
+    if (failed) queue_failed(q, q.t->lost());
   }
+  if (!live()) cancel(q);  // the queue is down: nothing in flight will complete
+  disarm(q);
   if (--running_ == 0) stopped();
 }
 
 void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
+  if (s.busy) --q.inflight;
   s.busy = false;
-  --q.inflight;
   const Time now = env_.sim.now();
   const uint32_t bsz = ns_->cfg.block_size;
   const uint32_t cid = static_cast<uint32_t>(&s - q.slots.data());
@@ -296,13 +478,6 @@ CpuSpent since(const Cpu& cpu, const CpuSpent& from) {
 }
 
 }  // namespace
-
-void NvmeJob::queue_failed(const Queue& q, const std::string& why) {
-  failed_ = true;
-  if (r_.error.empty())
-    r_.error = "queue " + std::to_string(q.qid) + (q.qid ? " (I/O)" : " (admin)") + ": " +
-               (why.empty() ? "could not connect" : why);
-}
 
 void NvmeJob::stopped() {
   r_.finished = true;

@@ -11,6 +11,14 @@
 // tcp_transport.hpp (nvme-tcp: a kernel TCP connection to port 4420, PDUs,
 // R2T and H2CData, C2HData).
 //
+// Error recovery, as nvme-core and the fabrics drivers do it (recovery.hpp):
+// a command past its timeout, or a queue's connection failing, has the live
+// controller tear its queues down, cancel what is in flight (sent again
+// later, up to max_retries times), wait reconnect_delay and connect again
+// as the first time (a new association: a new controller ID); after
+// ctrl_loss_tmo / reconnect_delay failed attempts it is removed and the job
+// fails. The first connect is not retried (nvme connect fails).
+//
 // Statistics in fio's terms: slat (issuing a command: building it and
 // handing it to the transport), clat (from then until the host program has
 // the completion), lat (both); I/O completing before ramp_time is not counted.
@@ -57,6 +65,11 @@ class HostQueue {
   // completion for no command); `failed`: the connection is gone, nothing in
   // flight will complete.
   virtual Task reap(std::vector<Completion>& done, uint64_t& errors, bool& failed) = 0;
+  // Stops the queue (nvme_rdma_stop_queue, nvme_tcp_stop_queue): nothing in
+  // flight will complete, and a reap waiting returns `failed`.
+  virtual void stop() = 0;
+  // Why the queue failed when its reap said `failed` and stop() was not called.
+  virtual std::string lost() const = 0;
 };
 
 // What a binding needs to make a queue.
@@ -67,6 +80,9 @@ struct HostQueueSpec {
   uint32_t data_slots = 0;
   uint64_t slot_bytes = 0;
   Process* p = nullptr;  // the job's process on the host
+  // The queue's binding of the controller's previous association, whose
+  // buffers a reconnect reuses (as the driver keeps its tag set); null: new ones.
+  HostQueue* previous = nullptr;
 };
 
 // One direction's numbers (fio's read or write object).
@@ -83,11 +99,15 @@ struct CpuSpent {
 struct NvmeResult {
   DirStats read, write;
   Time measure_start, measure_end;  // the counted window: ramp end to the last counted completion
-  uint64_t errors = 0;              // completions with an error status, failed work requests
-  uint64_t bad_blocks = 0;          // blocks read that held no stamp their LBA could hold
+  // Commands that completed with an error status (the target's, or aborted
+  // by the host and not sent again), completions for no command, PDUs in error.
+  uint64_t errors = 0;
+  uint64_t bad_blocks = 0;  // blocks read that held no stamp their LBA could hold
   bool data_verified = true;
   bool finished = false;
-  std::string error;  // why the job could not run (a queue that did not connect); empty: none
+  std::string error;        // why the job could not run (a queue that did not connect); empty: none
+  uint64_t timeouts = 0;    // commands that did not complete within io_timeout or admin_timeout
+  uint64_t reconnects = 0;  // associations made again after error recovery
   // The CPU window: the whole hosts' CPU in it and the I/Os that completed in it.
   Time cpu_window;
   uint64_t cpu_ios = 0;
@@ -122,17 +142,42 @@ class NvmeJob {
  private:
   struct Queue;
   struct Slot;
+  // nvme_ctrl_state, as far as the job needs it.
+  enum class State { connecting, live, resetting, deleting };
   Task controller();
+  // nvme_rdma_setup_ctrl: the admin queue (Connect, CC.EN, CSTS.RDY), then
+  // each I/O queue's connection and Connect; ok false: attempt_error_ says why.
+  Task setup(bool& ok);
   Task admin(Queue& q, Command cmd, Completion& out, std::span<const std::byte> data = {});
   Task io(Queue& q);
+  Task post(Queue& q, uint32_t cid);  // sends slot cid's I/O (again, after a reconnect)
   void make_queue(Queue& q, uint16_t qid, uint32_t entries, uint32_t data_slots, uint64_t slot_bytes);
+  void bind(Queue& q);                // a new transport binding for the queue (its previous one's buffers)
+  void load(Queue& q, uint32_t cid);  // a write's data into slot cid's buffer
+  void start_io();
   void complete(Queue& q, Slot& s, const Completion& cqe);
+  // Every command in flight on q cancelled by the teardown: sent again after
+  // the reconnect, or completed with an error (nvme_decide_disposition).
+  void cancel(Queue& q);
   // Opens the CPU window (at the first completion after ramp_time) or closes it (the job's end).
   void cpu_mark(bool open);
   void cpu_to_now(NvmeResult& r) const;  // the window's CPU from its opening to now
   void stopped();                        // the job's last queue (or its set-up) is over
-  // The job fails on queue q; the first reason is the one results.json gives (`error`).
+  // Queue q failed: while the controller connects, the attempt fails (the
+  // first reason is kept); once it is live, error recovery starts.
   void queue_failed(const Queue& q, const std::string& why);
+  // nvme_rdma_error_recovery: the live controller resets and reconnects.
+  void error_recovery(const std::string& why);
+  Task recover();
+  void teardown();  // every queue stopped
+  // The controller gives up: the job fails, what waits to be sent again too.
+  void remove(const std::string& why);
+  // The command timer (blk-mq's request timeout): one per queue, set for
+  // the earliest deadline of the commands in flight.
+  void arm(Queue& q, Time deadline);
+  void disarm(Queue& q);
+  void on_timer(Queue& q, uint32_t association);
+  std::string controller_name() const;
 
   WorkloadEnv& env_;
   std::string name_;
@@ -150,6 +195,10 @@ class NvmeJob {
   int running_ = 0;
   bool started_ = false;
   bool failed_ = false;
+  State state_ = State::connecting;
+  uint32_t association_ = 0;   // counts the controller's associations (the first connect's is 0)
+  std::string attempt_error_;  // why the current connect attempt failed
+  std::string recovery_why_;   // what started error recovery
   NvmeResult r_;
   enum class CpuWindow { before, open, closed } cpu_window_ = CpuWindow::before;
   Time cpu_from_;

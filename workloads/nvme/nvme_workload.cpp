@@ -50,6 +50,18 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
               "entries of each I/O queue (nvme connect -Q)"),
           key("hdgst", &J::hdgst, boolean(), "false", "NVMe/TCP: header digests (nvme connect --hdr-digest)"),
           key("ddgst", &J::ddgst, boolean(), "false", "NVMe/TCP: data digests (nvme connect --data-digest)"),
+          key("io_timeout", &J::io_timeout, positive_time(), "30s",
+              "an I/O queue's command not completed in this time: error recovery (while connecting: the "
+              "connect fails) (nvme_core.io_timeout)"),
+          key("admin_timeout", &J::admin_timeout, positive_time(), "60s",
+              "the same for the admin queue's commands (nvme_core.admin_timeout)"),
+          key("max_retries", &J::max_retries, whole(0, 1000), "5",
+              "times a command cancelled by error recovery is sent again (nvme_core.max_retries)"),
+          key("reconnect_delay", &J::reconnect_delay, positive_time(), "10s",
+              "wait before each reconnect attempt (nvme connect --reconnect-delay)"),
+          key("ctrl_loss_tmo", &J::ctrl_loss_tmo, time(), "600s",
+              "reconnect attempts stop after ctrl_loss_tmo / reconnect_delay of them, rounded up, and the "
+              "job fails (nvme connect --ctrl-loss-tmo)"),
       }};
   return t;
 }

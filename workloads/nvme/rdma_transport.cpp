@@ -38,6 +38,7 @@ struct RdmaTargetPort::Queue final : PortQueue {
   // after its RTU): it waits, as in nvmet-rdma, until the queue is established.
   bool established = false;
   std::vector<std::pair<uint32_t, uint32_t>> parked;  // receive slot, length
+  bool released = false;                              // the host disconnected: its QP is in the error state
 };
 
 RdmaTargetPort::Queue& RdmaTargetPort::rq(const TargetQueue& q) { return static_cast<Queue&>(*q.port); }
@@ -173,7 +174,7 @@ void RdmaTargetPort::handle(const ibv_wc& wc) {
   if (qi >= t_.queues()) return;
   TargetQueue& q = t_.queue(static_cast<uint32_t>(qi));
   if (wc.status != IBV_WC_SUCCESS) {
-    t_.count_error();  // a flushed or failed work request: the connection is gone
+    if (!rq(q).released) t_.count_error();  // a flushed or failed work request: the connection is gone
     return;
   }
   switch (kind) {
@@ -186,6 +187,18 @@ void RdmaTargetPort::handle(const ibv_wc& wc) {
     case kSend:
     case kWrite:
       break;
+  }
+}
+
+void RdmaTargetPort::release(uint32_t qp_num) {
+  for (uint32_t i = 0; i < t_.queues(); ++i) {
+    Queue& r = rq(t_.queue(i));
+    if (r.qp->qp_num() != qp_num || r.released) continue;
+    r.released = true;
+    r.parked.clear();
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_ERR;
+    r.qp->modify(a, IBV_QP_STATE);
   }
 }
 
@@ -275,14 +288,26 @@ class RdmaHostQueue final : public HostQueue {
     init.cap.max_inline_data = 0;
     qp_ = d.create_qp(&pd, init);
     if (!qp_) throw std::logic_error("nvme: ibv_create_qp failed on " + host_.name());
+    // A reconnect's queue has a new PSN (nvme-rdma's new cm_id and QP) and keeps the buffers.
     psn_ =
-        static_cast<uint32_t>(Rng::stream(seed, s.name + "/psn" + std::to_string(s.qid)).next() & 0xFFFFFF);
-    const uint64_t len = uint64_t{s.entries} * (kSqeLen + kCqeLen) + uint64_t{s.data_slots} * s.slot_bytes;
-    const uint64_t buf = host_.memory().allocate(len);
-    sqes_ = buf;
-    resps_ = buf + uint64_t{s.entries} * kSqeLen;
-    data_ = resps_ + uint64_t{s.entries} * kCqeLen;
-    mr_ = d.reg_mr(&pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+        static_cast<uint32_t>(Rng::stream(seed, s.name + "/psn" + std::to_string(s.qid) +
+                                                    (s.previous ? "/" + std::to_string(qp_->qp_num()) : ""))
+                                  .next() &
+                              0xFFFFFF);
+    if (const auto* before = static_cast<const RdmaHostQueue*>(s.previous)) {
+      sqes_ = before->sqes_;
+      resps_ = before->resps_;
+      data_ = before->data_;
+      mr_ = before->mr_;
+    } else {
+      const uint64_t len = uint64_t{s.entries} * (kSqeLen + kCqeLen) + uint64_t{s.data_slots} * s.slot_bytes;
+      const uint64_t buf = host_.memory().allocate(len);
+      sqes_ = buf;
+      resps_ = buf + uint64_t{s.entries} * kSqeLen;
+      data_ = resps_ + uint64_t{s.entries} * kCqeLen;
+      mr_ =
+          d.reg_mr(&pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+    }
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.port_num = 1;
@@ -372,14 +397,35 @@ class RdmaHostQueue final : public HostQueue {
     ok = post_command(cmd, in_capsule ? len : 0, at) == 0;
   }
 
+  // nvme_rdma_stop_queue: rdma_disconnect and the QP drained. The QP goes to
+  // the error state, flushing what is posted; the DREQ is not on the wire:
+  // the target frees its queue at once, as nvmet-rdma does on the
+  // disconnect (nvmet_rdma_queue_disconnect).
+  void stop() override {
+    if (stopped_) return;
+    stopped_ = true;
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_ERR;
+    qp_->modify(a, IBV_QP_STATE);
+    if (qp_->attr().dest_qp_num)
+      static_cast<RdmaTargetPort&>(target_.port()).release(qp_->attr().dest_qp_num);
+  }
+
+  // A work completion in error (its retries exhausted, say), after which
+  // nothing on the QP completes: nvme_rdma_wr_error.
+  std::string lost() const override {
+    return "its RDMA connection failed (a work completion in error, such as IBV_WC_RETRY_EXC_ERR: the "
+           "transport's retries exhausted)";
+  }
+
   Task reap(std::vector<Completion>& done, uint64_t& errors, bool& failed) override {
     co_await host_.wait(*s_.p, *cq_);
     const int n = cq_->poll(static_cast<int>(wcs_.size()), wcs_.data());
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs_[i];
       if (wc.status != IBV_WC_SUCCESS) {
-        // The connection failed: what is in flight is lost.
-        ++errors;
+        // The connection failed (or was stopped): what is in flight is lost,
+        // and error recovery decides what becomes of its commands.
         failed = true;
         if (wc.wr_id & kSendKind) slots_[wc.wr_id & 0xFFFF].busy = false;
         continue;
@@ -450,6 +496,7 @@ class RdmaHostQueue final : public HostQueue {
   verbs::QueuePair* qp_ = nullptr;
   verbs::MemoryRegion* mr_ = nullptr;
   uint32_t psn_ = 0;
+  bool stopped_ = false;                      // stop() was called
   uint64_t sqes_ = 0, resps_ = 0, data_ = 0;  // the command capsules, the response buffers, the data slots
 };
 

@@ -36,6 +36,10 @@ class RdmaTargetPort final : public TargetPort {
   TargetQueue& accept(Host& from, const CmRequest& req);
   verbs::QueuePair& qp_of(const TargetQueue& q) const;
   uint32_t psn_of(const TargetQueue& q) const;  // its starting PSN
+  // The host disconnected the queue whose QP is `qp_num`
+  // (RDMA_CM_EVENT_DISCONNECTED): its QP goes to the error state, what it
+  // holds flushed (nvmet_rdma_queue_disconnect).
+  void release(uint32_t qp_num);
 
   void fetch(TargetQueue& q, TargetCmd& c) override;
   bool send_data(TargetQueue& q, TargetCmd& c) override;

@@ -57,6 +57,11 @@ class PduStream {
     reader(server);
     writer();
   }
+  // Ends the connection (kernel_sock_shutdown: a FIN) and stops using it.
+  void shut() {
+    lose();
+    if (tcp_) tcp_->close();
+  }
   // The client's connect(), in process `p`.
   Task connect(Process& p, bool& ok) { co_await socket_.connect(host_.cpu(), p, ok); }
   void send(std::vector<std::byte> pdu) {
@@ -293,7 +298,15 @@ class TcpHostQueue final : public HostQueue, PduStream {
         busy_(s.entries),
         completed_(env.sim),
         ic_(env.sim) {
-    data_ = host_.memory().allocate(uint64_t{s.data_slots} * s.slot_bytes);
+    // A reconnect's queue keeps the buffers (the driver's tag set).
+    const auto* before = static_cast<const TcpHostQueue*>(s.previous);
+    data_ = before ? before->data_ : host_.memory().allocate(uint64_t{s.data_slots} * s.slot_bytes);
+  }
+
+  // nvme_tcp_stop_queue: the socket shut down.
+  void stop() override { shut(); }
+  std::string lost() const override {
+    return "its TCP connection failed (reset, timed out, or a PDU that broke the protocol)";
   }
 
   uint64_t data(uint32_t slot) const override { return data_ + uint64_t{slot} * s_.slot_bytes; }
