@@ -215,7 +215,7 @@ Task NvmeJob::setup(bool& ok) {
     cd.cntlid = kDynamicController;
     cd.emit(cdb);
     co_await admin(aq, Command::connect(0, 0, static_cast<uint16_t>(aq.entries - 1), kKato, {}), cqe, cdb);
-    cntlid_ = static_cast<uint16_t>(cqe.dw0);
+    if (attempt_error_.empty()) cntlid_ = static_cast<uint16_t>(cqe.dw0);
   }
   // Enable the controller (CC.EN with 64-byte SQEs and 16-byte CQEs), then see it ready.
   if (attempt_error_.empty()) co_await admin(aq, Command::property_set(0, kPropCc, 0x00460001, false), cqe);
