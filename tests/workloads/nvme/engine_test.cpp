@@ -123,3 +123,46 @@ TEST_CASE("nvme engine: IOPS saturates at the SSD's ceiling at high queue depth"
   CHECK(iops == doctest::Approx(700000).epsilon(0.05));
   CHECK(r.data_verified);
 }
+
+// io_timeout below the SSD's read latency: every read times out on a live
+// controller, which recovers (teardown, reconnect after reconnect_delay, a
+// new association) and sends it again; after max_retries sends it fails,
+// aborted by the host. Each read: 1 + max_retries timeouts and reconnects.
+TEST_CASE("nvme engine: a command past io_timeout is retried after each reconnect, then fails") {
+  for (const char* fabric : {"roce_v2", "ib", "roce_v1", "iwarp", "tcp"}) {
+    CAPTURE(fabric);
+    Bench bench(fabric, target_config());
+    NvmeJobConfig c;
+    c.rw = NvmeRw::randread;
+    c.iodepth = 1;
+    c.size = 4 * 4096;
+    c.io_timeout = Time::us(60);  // the SSD takes 82 us
+    c.reconnect_delay = Time::ms(1);
+    c.max_retries = 2;
+    const NvmeResult r = bench.run(c, Time::s(1));
+    CHECK(r.error.empty());
+    CHECK(r.read.ios == 0);
+    CHECK(r.timeouts == 4 * 3);
+    CHECK(r.reconnects == 4 * 3);
+    CHECK(r.errors == 4);  // Command Aborted By Host
+    CHECK_FALSE(r.data_verified);
+  }
+}
+
+// ctrl_loss_tmo bounds the failed attempts of one recovery (nr_reconnects
+// starts again at 0 once a reconnect succeeds): 2 ms / 1 ms allows two, and
+// 24 recoveries that each reconnect at once remove nothing.
+TEST_CASE("nvme engine: ctrl_loss_tmo counts failed reconnect attempts, not recoveries") {
+  Bench bench("roce_v2", target_config());
+  NvmeJobConfig c;
+  c.iodepth = 1;
+  c.size = 4 * 4096;
+  c.io_timeout = Time::us(60);
+  c.reconnect_delay = Time::ms(1);
+  c.ctrl_loss_tmo = Time::ms(2);
+  const NvmeResult r = bench.run(c, Time::s(1));
+  CHECK(r.error.empty());
+  CHECK(r.reconnects == 4 * 6);  // max_retries 5: six sends a read
+  CHECK(r.timeouts == 4 * 6);
+  CHECK(r.errors == 4);
+}
