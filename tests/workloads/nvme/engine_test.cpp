@@ -56,17 +56,22 @@ StorageTargetConfig target_config(bool ram = false) {
   return t;
 }
 
+// `reads` 4 KiB random reads, one at a time.
+NvmeJobConfig qd1_reads(uint64_t reads) {
+  NvmeJobConfig c;
+  c.rw = NvmeRw::randread;
+  c.iodepth = 1;
+  c.size = reads * 4096;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("nvme engine: QD 1 random reads; IOPS is 1 / latency") {
   for (const char* fabric : {"roce_v2", "ib", "roce_v1", "iwarp", "tcp"}) {
     CAPTURE(fabric);
     Bench bench(fabric, target_config());
-    NvmeJobConfig c;
-    c.rw = NvmeRw::randread;
-    c.iodepth = 1;
-    c.size = 400 * 4096;
-    const NvmeResult r = bench.run(c);
+    const NvmeResult r = bench.run(qd1_reads(400));
     CHECK(r.data_verified);
     CHECK(r.errors == 0);
     REQUIRE(r.read.ios == 400);
@@ -132,10 +137,7 @@ TEST_CASE("nvme engine: a command past io_timeout is retried after each reconnec
   for (const char* fabric : {"roce_v2", "ib", "roce_v1", "iwarp", "tcp"}) {
     CAPTURE(fabric);
     Bench bench(fabric, target_config());
-    NvmeJobConfig c;
-    c.rw = NvmeRw::randread;
-    c.iodepth = 1;
-    c.size = 4 * 4096;
+    NvmeJobConfig c = qd1_reads(4);
     c.io_timeout = Time::us(60);  // the SSD takes 82 us
     c.reconnect_delay = Time::ms(1);
     c.max_retries = 2;
@@ -154,9 +156,7 @@ TEST_CASE("nvme engine: a command past io_timeout is retried after each reconnec
 // 24 recoveries that each reconnect at once remove nothing.
 TEST_CASE("nvme engine: ctrl_loss_tmo counts failed reconnect attempts, not recoveries") {
   Bench bench("roce_v2", target_config());
-  NvmeJobConfig c;
-  c.iodepth = 1;
-  c.size = 4 * 4096;
+  NvmeJobConfig c = qd1_reads(4);
   c.io_timeout = Time::us(60);
   c.reconnect_delay = Time::ms(1);
   c.ctrl_loss_tmo = Time::ms(2);
