@@ -489,15 +489,15 @@ Task Flow::pong(Time t0) {
     if (wcs[0].status != IBV_WC_SUCCESS) break;
     post_recv(sb_, k + 1);
     // Answer with the same bytes from b's own buffer (what it just received),
-    // compared with the ping's slot 0 as it is now: the last message posted
-    // through it (computed, as the receiver does).
+    // compared with the ping's slot of message k as it is now (post_op:
+    // slot k % slots_; computed, as the receiver does).
     // A UD receive buffer starts with the 40-byte GRH (IBA 11.4.1.1), the
     // message after it: that is what is compared and echoed.
     const uint64_t len = msg_size();
     const uint64_t at = sb_.rbuf + (k % rdepth_) * recv_slot_len() + (w_.qp == QpType::ud ? kGrhLen : 0);
     auto got = b_.memory().view(at, len);
-    sent.put(k - k % slots_);
-    if (!sent.matches(0, got)) stats_.data_verified = false;
+    sent.put(k);
+    if (!sent.matches((k % slots_) * len, got)) stats_.data_verified = false;
     ibv_sge sge{at, static_cast<uint32_t>(len), sb_.rmr->lkey};
     ibv_send_wr wr = signaled_wr(k, sge, IBV_WR_SEND);
     if (w_.qp == QpType::ud) {
