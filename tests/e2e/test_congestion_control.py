@@ -114,12 +114,12 @@ if r:
 # it, and results.json and a warning say when.
 out = os.path.join(base, "fine")
 _, _, err, r = run(INCAST.replace("capture: {pcap: none, timeseries: {interval: 5us}}",
-                                "capture: {pcap: none, max_bytes: 64KiB, timeseries: {interval: 1ps}}"), out)
+                                "capture: {pcap: none, max_bytes: 64KiB, timeseries: {interval: 1ns}}"), out)
 if r:
     q = os.path.getsize(os.path.join(out, "timeseries", "queues.csv"))
     qp = os.path.getsize(os.path.join(out, "timeseries", "qps.csv"))
     check(r["timeseries"]["bytes"] == q + qp and 65536 <= q + qp < 65536 + 4096,
-          f"1ps samples stop at the 64 KiB budget: {q + qp} bytes")
+          f"1ns samples stop at the 64 KiB budget: {q + qp} bytes")
     check(0 < r["timeseries"]["full_at_ps"] < 1_000_000, f"full at {r['timeseries']['full_at_ps']} ps")
     check(r["workloads"][0]["completions"] == {"IBV_WC_SUCCESS": 128}, "the run goes on to the end")
     check("warning: time series end at" in err, f"a warning: {err}")

@@ -66,6 +66,11 @@ for key, least in (("irn.rto_low", "1us"), ("irn.rto_high", "1us"), ("congestion
     both = ["--set", "irn.rto_low=1us", "--set", "irn.rto_high=1us"] if key.startswith("irn") else []
     accepted(sets + both + ["--set", f"{key}={least}"], path=path)
 
+# A time series: at least 1ns. 1ps took 16 s and 1 GiB of rows on the
+# quickstart before its budget stopped it.
+refused(["--set", "capture.timeseries.interval=999ps"], "capture.timeseries.interval", "at least 1ns", "999ps")
+accepted(["--set", "capture.timeseries.interval=1ns"])
+
 # Every rate: 1Kbps to 1000Tbps. 2^64 - 1 bit/s used to make serialisation time 0.
 for key in ("link.bandwidth", "host.pcie.bandwidth", "host.pio_bandwidth", "congestion_control.dcqcn.additive",
             "congestion_control.dcqcn.hyper", "congestion_control.dcqcn.min_rate"):
