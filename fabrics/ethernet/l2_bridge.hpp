@@ -37,7 +37,7 @@ class L2Bridge final : public Node {
  public:
   static constexpr Time kDefaultAgeing = Time::s(300);
 
-  // Port p's own MAC is MacAddress::local(mac_base + p) (PFC frames' source).
+  // Port p's own MAC is MacAddress::switch_port(mac_base, p) (PFC frames' source).
   L2Bridge(Simulator& sim, std::string name, uint32_t mac_base, const SwitchConfig& cfg,
            Time ageing = kDefaultAgeing);
 
@@ -51,7 +51,7 @@ class L2Bridge final : public Node {
   bool carries(uint16_t port, uint16_t vid) const {
     return vid == 0 || port >= access_vlan_.size() || access_vlan_[port] == 0 || access_vlan_[port] == vid;
   }
-  MacAddress port_mac(uint16_t port) const { return MacAddress::local(mac_base_ + port); }
+  MacAddress port_mac(uint16_t port) const { return MacAddress::switch_port(mac_base_, port); }
 
   // Filtering database: the port a (VID, MAC) was learned on, if not aged out.
   // Untagged and priority-tagged frames (VID 0) share VID 0.

@@ -9,7 +9,8 @@
 namespace rdmasim {
 
 // Addressing plan: host i is 10.x.y.z (= 10.0.0.0 + i + 1) and fd00::i+1;
-// its MAC is 02:00:00:00:xx:xx; switch n's port p has 02:00:01:nn:nn:pp.
+// its MAC is 02:00:00:00:xx:xx; switch n's port p has 02:00:01:nn:nn:pp
+// (MacAddress::switch_port: above port 255, 02:8n:nn:nn:pp:pp).
 IpEndpoint host_endpoint(int i) {
   IpEndpoint e;
   const uint32_t n = static_cast<uint32_t>(i + 1);

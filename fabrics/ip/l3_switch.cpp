@@ -85,7 +85,7 @@ void L3Switch::set_neighbor(uint16_t port, const MacAddress& mac) {
   neighbors_[port] = mac;
 }
 
-MacAddress L3Switch::port_mac(uint16_t port) const { return MacAddress::local(mac_base_ + port); }
+MacAddress L3Switch::port_mac(uint16_t port) const { return MacAddress::switch_port(mac_base_, port); }
 
 // A switch reads and rewrites headers only (header_bytes()): a frame whose
 // payload waits in its sender's memory stays parked from the wire it came

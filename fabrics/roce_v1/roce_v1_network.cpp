@@ -20,13 +20,14 @@ namespace rdmasim {
 namespace {
 // Addressing plan, the same as the IP fabrics' (fabrics/ip/l3_network.hpp):
 // host i has MAC 02:00:00:00:xx:xx (= i + 1); a switch or router n has
-// 02:00:01:nn:nn:pp on port p.
+// 02:00:01:nn:nn:pp on port p (MacAddress::switch_port: above port 255,
+// 02:8n:nn:nn:pp:pp).
 MacAddress host_mac(int h) { return MacAddress::local(static_cast<uint32_t>(h + 1)); }
 uint32_t switch_mac_base(int node) { return 0x01000000u + (static_cast<uint32_t>(node) << 8); }
 
 MacAddress port_mac(const Network& net, int node, uint16_t port) {
   if (net.graph.is_host(node)) return host_mac(node);
-  return MacAddress::local(switch_mac_base(node) + port);
+  return MacAddress::switch_port(switch_mac_base(node), port);
 }
 
 RoceV1Fabric& fabric_of(Host& h) { return static_cast<RoceV1Fabric&>(h.nic().fabric()); }

@@ -26,6 +26,18 @@ struct MacAddress {
   static constexpr MacAddress local(uint32_t n) {
     return {{0x02, 0x00, uint8_t(n >> 24), uint8_t(n >> 16), uint8_t(n >> 8), uint8_t(n)}};
   }
+  // Port `port` of the switch or router whose ports are numbered from
+  // `base` (a multiple of 256, fabrics/ip/l3_network.cpp's plan): local(base +
+  // port) for the first 256, 02:00:01:nn:nn:pp. A port above 255 (a star's
+  // switch, a wide leaf) would take the next node's addresses that way, so
+  // it is 02:8n:nn:nn:pp:pp, which no local(n) is: the U/L bit's address
+  // space has room for the node and a 16-bit port side by side.
+  static constexpr MacAddress switch_port(uint32_t base, uint16_t port) {
+    if (port < 256) return local(base + port);
+    const uint64_t n = (static_cast<uint64_t>(base >> 8) << 16) | port;
+    return {{0x02, uint8_t(0x80 | ((n >> 32) & 0x7F)), uint8_t(n >> 24), uint8_t(n >> 16), uint8_t(n >> 8),
+             uint8_t(n)}};
+  }
   constexpr bool is_multicast() const { return octets[0] & 0x01; }  // I/G bit; broadcast too
   constexpr bool is_broadcast() const { return *this == broadcast(); }
 

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "tests/fabrics/wire_bytes.hpp"
 
 using namespace rdmasim;
@@ -21,6 +23,23 @@ TEST_CASE("ethernet: MAC address text forms") {
   CHECK(MacAddress::broadcast().is_broadcast());
   CHECK(MacAddress::broadcast().is_multicast());
   CHECK(MacAddress::parse("01:80:c2:00:00:01")->is_multicast());
+}
+
+TEST_CASE("ethernet: switch port MACs are unique past port 255") {
+  // The plan's bases (fabrics/ip/l3_network.cpp): node n's ports from
+  // 0x01000000 + n * 256. The first 256 are what they always were.
+  const auto base = [](uint32_t node) { return 0x01000000u + (node << 8); };
+  CHECK(MacAddress::switch_port(base(600), 255).to_string() == "02:00:01:02:58:ff");
+  CHECK(MacAddress::switch_port(base(601), 0).to_string() == "02:00:01:02:59:00");
+  CHECK(MacAddress::switch_port(base(600), 256).to_string() == "02:81:02:58:01:00");
+  std::set<MacAddress> seen;
+  for (uint32_t node : {600u, 601u, 65536u + 5119u})
+    for (uint32_t port : {0u, 1u, 255u, 256u, 257u, 300u, 65535u}) {
+      const MacAddress m = MacAddress::switch_port(base(node), static_cast<uint16_t>(port));
+      CHECK(seen.insert(m).second);
+      CHECK((m.octets[0] == 0x02 && !m.is_multicast()));    // locally administered unicast
+      CHECK((m.octets[1] != 0x00 || m.octets[2] != 0x00));  // no host's (02:00:00:...)
+    }
 }
 
 TEST_CASE("ethernet: header round trip") {
