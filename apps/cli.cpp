@@ -35,6 +35,12 @@ CLI::Validator one_of(std::vector<std::string> names, const std::string& what) {
       "{" + join(names, ",") + "}");
 }
 
+// --out given an empty path (`--out "$DIR"` with DIR unset) meant the
+// default folder without a word; the option's default is to leave it out.
+std::string path_given(const std::string& path) {
+  return path.empty() ? "an empty path; leave --out out for the default" : std::string();
+}
+
 // Options that `run`, `compare` and `validate` share.
 void add_experiment_options(CLI::App& cmd, Options& o) {
   cmd.add_option("experiment", o.file, "the experiment file")->required()->type_name("EXPERIMENT.yaml");
@@ -59,7 +65,9 @@ void add_experiment_options(CLI::App& cmd, Options& o) {
 CLI::App& add_run(CLI::App& app, Options& o) {
   CLI::App* run = app.add_subcommand("run", "run an experiment: DIR/results.json and captures in DIR/pcap/");
   add_experiment_options(*run, o);
-  run->add_option("--out,-o", o.out, "output directory (default out/<experiment name>)")->type_name("DIR");
+  run->add_option("--out,-o", o.out, "output directory (default out/<experiment name>)")
+      ->type_name("DIR")
+      ->check(path_given);
   run->add_option(
          "--partition", o.partition,
          "under mpirun: how to split the network over the ranks: pods (default for a generated topology), "
@@ -82,7 +90,8 @@ CLI::App& add_compare(CLI::App& app, Options& o) {
       ->add_option(
           "--out,-o", o.out,
           "output directory: DIR/<fabric>/ each, DIR/compare.json (default out/<experiment name>-compare)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(path_given);
   compare
       ->add_option("--fabrics", o.fabrics,
                    "fabrics to compare (default: " + join(default_compare_fabrics(), ",") +
@@ -101,7 +110,8 @@ CLI::App& add_report(CLI::App& app, Options& o) {
       ->required()
       ->type_name("DIR...");
   report->add_option("--out,-o", o.out, "the page (default DIR/report.html of the first DIR)")
-      ->type_name("FILE.html");
+      ->type_name("FILE.html")
+      ->check(path_given);
   return *report;
 }
 
@@ -116,7 +126,8 @@ CLI::App& add_sweep(CLI::App& app, Options& o) {
       ->add_option(
           "--out,-o", o.out,
           "output directory: DIR/runs/<run>/, DIR/sweep.csv, DIR/sweep.json (default out/<name>-sweep)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(path_given);
   sweep->add_option("--fabric", o.fabric, "run on this fabric instead of the file's")
       ->check(one_of(fabric_list(), "fabric"))
       ->type_name("FABRIC");

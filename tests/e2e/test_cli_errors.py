@@ -206,6 +206,12 @@ def main():
     bad_input(rdmasim("run", good, "--out", os.path.join(a_file, "sub"), cwd=tmp), "--out under a file")
     bad_input(rdmasim("run", good, "--out", ".", cwd=tmp), "--out .")
     check(open(a_file).read() == "x", "--out must not touch a file in the way")
+    # An empty --out (`--out "$DIR"` with DIR unset) wrote to the default
+    # out/<name> without a word.
+    for cmd in (["run", good], ["compare", good], ["sweep", good, "--vary", "seed=1,2"], ["report", precious]):
+        r = rdmasim(*cmd, "--out", "", cwd=tmp)
+        bad_input(r, f"{cmd[0]} --out ''", r"--out: an empty path")
+    check(not os.path.exists(os.path.join(tmp, "out")), "an empty --out writes nothing")
 
 
 main()
