@@ -68,7 +68,7 @@ std::vector<Key<X>> settings_sections() {
           "`roce_v1`, `roce_v2`, `iwarp` or `tcp`; `tcp` is no RDMA: plain Ethernet NICs and the kernel's "
           "network stack on the host CPU (its receive path: [host "
           "model](host.md#the-kernel-receive-path-fabric-tcp)); it runs `send` (and `send_bw`, `send_lat`, "
-          "and `pingpong`, `incast`, `all_to_all`, `flows` with `op: send`) over kernel TCP sockets ([host "
+          "`pingpong`, and `incast`, `all_to_all`, `flows` with `op: send`) over kernel TCP sockets ([host "
           "model](host.md#kernel-tcp-sockets-fabric-tcp)), `udp` and `compute` workloads"),
       key("seed", &X::seed, keys::whole(0, UINT64_MAX), "1",
           "seeds every random stream ([what it drives](#what-the-seed-drives)); same file + same seed = same "

@@ -46,8 +46,8 @@ bool TcpNet::check_workload(ExperimentDraft& d, const WorkloadConfig& w, const W
     d.c.error(at.op.value, at.op.path,
               "fabric: tcp has no RDMA: " + std::string(to_string(w.kind)) +
                   (w.kind == op ? "" : " with op: " + w.op) +
-                  " needs ib, roce_v1, roce_v2 or iwarp; on tcp run send (and send_bw, send_lat, or "
-                  "pingpong, incast, all_to_all and flows with op: send), udp or compute workloads");
+                  " needs ib, roce_v1, roce_v2 or iwarp; on tcp run send (and send_bw, send_lat, pingpong, "
+                  "or incast, all_to_all and flows with op: send), udp or compute workloads");
     return true;
   }
   if (w.qp != QpType::rc)

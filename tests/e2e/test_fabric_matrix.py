@@ -65,7 +65,7 @@ UNRELIABLE = {"send_uc", "send_ud", "rdma_write_uc", "pingpong_ud"}
 # What each fabric refuses (docs/yaml.md "What the transports allow"), and a
 # word the refusal must give as its reason.
 RDMA_ONLY = {"send_imm", "rdma_write", "rdma_write_uc", "rdma_write_imm", "rdma_read", "atomic_cas",
-             "atomic_fadd", "incast", "all_to_all", "all_to_all_read", "pingpong", "write_bw", "write_lat",
+             "atomic_fadd", "incast", "all_to_all", "all_to_all_read", "write_bw", "write_lat",
              "read_bw", "read_lat", "atomic_bw", "atomic_lat", "flows"}
 REFUSED = {
     "ib": {"udp": "fabric: tcp"},

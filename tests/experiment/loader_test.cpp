@@ -294,7 +294,7 @@ workloads:
   CHECK(c.workloads[2].to == c.workloads[2].from);
   CHECK(c.workloads[3].from == std::vector<std::string>{"h1", "h2"});
   CHECK(c.workloads[3].op == "rdma_read");
-  CHECK(c.workloads[4].op == "rdma_write");
+  CHECK(c.workloads[4].op == "send");  // a SEND ping-pong, reported as one (it said rdma_write)
   CHECK(c.workloads[5].op == "rdma_read");
   CHECK(c.workloads[6].op == "atomic_cas");
   CHECK(c.workloads[6].size == 8_B);
@@ -604,6 +604,17 @@ workloads: [{kind: send, from: h0, to: h1}]
   CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {buffer: 4KiB}\n")) == "");
 }
 
+TEST_CASE("loader: a ping-pong is of SENDs, so its op is send") {
+  // op: rdma_write, its default, ran SENDs and said rdma_write; on tcp a
+  // ping-pong without op was refused as RDMA.
+  CHECK(errors(pair_with("  - {kind: pingpong, from: a, to: b}\n", "fabric: tcp\n")) == "");
+  CHECK(errors(pair_with("  - {kind: pingpong, from: a, to: b, op: send}\n")) == "");
+  for (const char* op : {"rdma_write", "rdma_read", "atomic_fadd", "send_imm"})
+    CHECK(errors(pair_with("  - {kind: pingpong, from: a, to: b, op: " + std::string(op) + "}\n")) ==
+          "exp.yaml:6:42: workloads[0].op: pingpong is a SEND ping-pong and takes op: send (write_lat is "
+          "the RDMA WRITE ping-pong)\n");
+}
+
 TEST_CASE("loader: what the fabrics and transports cannot do") {
   SUBCASE("mtu") {
     CHECK(errors(pair_with("  - {kind: send, from: a, to: b}\n", "link: {mtu: 1500}\n")) ==
@@ -688,7 +699,7 @@ workloads: [{kind: send, from: a, to: b}]
     CHECK(errors(pair_with("  - {kind: send_imm, from: a, to: b}\n", head)) ==
           "exp.yaml:7:12: workloads[0].kind: iwarp has no immediate data (RFC 5040); send_imm is not "
           "available\n");
-    CHECK(errors(pair_with("  - {kind: pingpong, from: a, to: b, op: rdma_write_imm}\n", head)) ==
+    CHECK(errors(pair_with("  - {kind: incast, from: [a], to: b, op: rdma_write_imm}\n", head)) ==
           "exp.yaml:7:42: workloads[0].op: iwarp has no immediate data (RFC 5040); rdma_write_imm is not "
           "available\n");
     CHECK(errors(pair_with("  - {kind: rdma_read, from: a, to: b}\n", head)) == "");

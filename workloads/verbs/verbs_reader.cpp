@@ -79,9 +79,10 @@ const KeyTable<WorkloadConfig>& atomic_operand_keys() {
 
 WorkloadKind implied_op(WorkloadKind kind) {
   switch (kind) {
+    case WorkloadKind::pingpong:  // a SEND ping-pong, as ib_send_lat (Flow::ping)
+      return WorkloadKind::send;
     case WorkloadKind::incast:
     case WorkloadKind::all_to_all:
-    case WorkloadKind::pingpong:
     case WorkloadKind::flows:
     case WorkloadKind::write_bw:
     case WorkloadKind::write_lat:
@@ -112,6 +113,13 @@ std::optional<WorkloadKind> read_op(ExperimentDraft& d, const Fields& f, Workloa
       d.c.error(ope->value, ope->path,
                 "op must be a basic operation: send, send_imm, rdma_write, rdma_write_imm, "
                 "rdma_read, atomic_cas or atomic_fadd");
+      return std::nullopt;
+    }
+    // A ping-pong's messages are SENDs whatever op said (rdma_write, its
+    // default, ran SENDs and reported rdma_write).
+    if (w.kind == WorkloadKind::pingpong && *o != WorkloadKind::send) {
+      d.c.error(ope->value, ope->path,
+                "pingpong is a SEND ping-pong and takes op: send (write_lat is the RDMA WRITE ping-pong)");
       return std::nullopt;
     }
     if (flows && *o != WorkloadKind::rdma_write && *o != WorkloadKind::send) {

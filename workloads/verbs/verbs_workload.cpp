@@ -53,9 +53,11 @@ const KeyTable<WorkloadConfig>& verbs_keys() {
             row<W>("cq_moderation", "whole number", "100, 1 above 8KiB", "1..1024",
                    "perftest `*_bw` kinds: one send work request in N is signalled (perftest's `-Q`)", ""),
             key("start", &W::start, time(), "0", "when the senders begin"),
-            declared<W>("op", "a basic kind", "rdma_write",
-                        "patterns (`incast`, `all_to_all`, `pingpong`): the operation each message uses. "
-                        "`atomic_bw`/`atomic_lat`: `atomic_fadd` (default) or `atomic_cas`"),
+            declared<W>(
+                "op", "a basic kind", "rdma_write",
+                "patterns (`incast`, `all_to_all`): the operation each message uses; `pingpong`: `send` "
+                "(its default), a SEND ping-pong (`write_lat` is the RDMA WRITE one). "
+                "`atomic_bw`/`atomic_lat`: `atomic_fadd` (default) or `atomic_cas`"),
         };
         for (const Key<W>& r : atomic_operand_keys().keys()) k.push_back(r);
         k.push_back(declared<W>("payload", "`pattern` or `memory`", "",
