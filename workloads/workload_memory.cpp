@@ -31,13 +31,19 @@ uint64_t message_buffer_bytes(const ExperimentConfig& x, const WorkloadConfig& w
     landing = 0;
     if (!fabric_of(x).memory_costs().sender_copies_payload) slots = 0;
   }
-  const uint64_t all = sat_mul(pairs, sat_mul(size, slots + landing));
-  if (!x.stop || *x.stop <= w.start) return x.stop ? 0 : all;
+  // A sender writes a slot whole as it posts its message, and posts a
+  // window of them at once: its slots are touched however soon `stop` comes
+  // (counting them as what it could send by then gave 140 MiB for a run
+  // that took 2 GiB). Where they land, `stop` bounds it.
+  const uint64_t at_senders = sat_mul(pairs, sat_mul(size, slots));
+  const uint64_t landed = sat_mul(pairs, sat_mul(size, landing));
+  if (!x.stop) return sat_add(at_senders, landed);
+  if (*x.stop <= w.start) return 0;
   const long double sendable =
       static_cast<long double>(fastest_host_link(x).bps()) / 8 * (*x.stop - w.start).to_s();
-  const long double by_stop =
-      2 * static_cast<long double>(senders) * (sendable + static_cast<long double>(size));
-  return by_stop < static_cast<long double>(all) ? static_cast<uint64_t>(by_stop) : all;
+  const long double by_stop = static_cast<long double>(senders) * (sendable + static_cast<long double>(size));
+  return sat_add(at_senders,
+                 by_stop < static_cast<long double>(landed) ? static_cast<uint64_t>(by_stop) : landed);
 }
 
 }  // namespace rdmasim

@@ -113,17 +113,29 @@ capture: {pcap: none}
     r = rdmasim("run", sends, "--out", os.path.join(tmp, "sends"), preexec_fn=ulimit_v(2000000))
     e2e.check(r.returncode == 0, f"64 hosts' SENDs under ulimit -v 2000000: exit {r.returncode}: {r.stderr}")
     # Past the check, memory can still run out: here buffers registered
-    # whole (4 slots of 1 GiB at each end: 8 GiB of address space) of which
-    # `stop` lets the estimate count 2 GiB. The run ends with exit 2 and
-    # says why; its staged folder is removed.
+    # whole (4 slots of 512 MiB at each end: 4 GiB of address space) of which
+    # `stop` lets the estimate count 2.5 GiB (the sender's slots, 512 MiB
+    # landed). The run ends with exit 2 and says why; its staged folder is
+    # removed.
     out = os.path.join(tmp, "out-oom")
-    r = rdmasim("run", two, "--out", out, "--set", "workloads.0.size=1GiB", "--set", "workloads.0.count=4",
+    r = rdmasim("run", two, "--out", out, "--set", "workloads.0.size=512MiB", "--set", "workloads.0.count=4",
                 "--set", "workloads.0.outstanding=4", "--set", "workloads.0.payload=memory", "--set", "stop=1us",
                 preexec_fn=ulimit_v(3000000))
     e2e.check(r.returncode == 2 and r.stderr.startswith("out of memory: ") and "ulimit -v 3000000" in r.stderr
               and "internal error" not in r.stderr, f"out of memory mid-run: exit {r.returncode}: {r.stderr}")
     e2e.check(not [n for n in os.listdir(tmp) if n.startswith("out-oom")], f"no staged folder left: {os.listdir(tmp)}")
 
+
+# With `stop` the senders' slots count whole: each is written as its
+# message is posted, a window at once. They were counted as what a sender
+# could send by the stop, so 64 SENDs of 64 MiB stopped at 10 us were
+# estimated at 140 MiB and took 2 GiB (messages of 1 GiB: the kernel's
+# OOM killer, not exit 2).
+stopped = ["--set", "workloads.0.size=64MiB", "--set", "workloads.0.count=64", "--set", "workloads.0.outstanding=64",
+           "--set", "workloads.0.payload=memory", "--set", "stop=10us"]
+r = rdmasim("validate", two, *stopped, "--memory-limit", "1GiB")
+e2e.check(r.returncode == 2 and "would need about 4.1 GiB" in r.stderr,
+          f"64 slots of 64 MiB, stop 10us: refused under 1 GiB: exit {r.returncode}: {r.stderr}")
 
 # The estimate against the peak RSS of real runs: within a factor of 1.5.
 def peak_mib(path, *args):
