@@ -38,7 +38,9 @@ const KeyTable<IbConfig>& ib_keys() {
       {
           key("routing", &I::routing, choice<IbRouting>("IB routing"), "min_hop",
               "how the subnet manager fills forwarding tables (below)"),
-          key("vls", &I::vls, data_vls(), "2", "data virtual lanes per port"),
+          key("vls", &I::vls, data_vls(), "2",
+              "data virtual lanes per port; the model runs at most 8 (a port's egress classes), so `15` "
+              "runs as 8"),
           key("sl", &I::sl, whole(0, 15), "0", "service level of every QP"),
           declared<I>("roots", "list of switch names", "",
                       "`updown` roots; default: the switches farthest from every host"),
