@@ -487,14 +487,29 @@ Task ProgramsRun::serve(Program& p) {
   while (keep && !p.ended) co_await handle(p, keep);
 }
 
+namespace {
+
+// Whether the program made its next request within `silence` of real time. Past kNudgeAfterMs it is
+// nudged: the pages its own writes opened close, so a spin on one of them is seen (memory_watch.hpp).
+bool wait_for_request(const ProgramsRun::Program& p) {
+  pollfd pf{p.fd, POLLIN, 0};
+  const int64_t limit_ms = std::min<int64_t>(p.cfg->silence.count() / 1'000'000'000, INT32_MAX);
+  const int64_t nudge_ms = std::min<int64_t>(attach::kNudgeAfterMs, limit_ms);
+  int ready;
+  do ready = ::poll(&pf, 1, static_cast<int>(nudge_ms));
+  while (ready < 0 && errno == EINTR);
+  if (ready != 0 || nudge_ms == limit_ms) return ready != 0;
+  sigqueue(p.pid, SIGTRAP, sigval{.sival_int = attach::kNudge});
+  do ready = ::poll(&pf, 1, static_cast<int>(limit_ms - nudge_ms));
+  while (ready < 0 && errno == EINTR);
+  return ready != 0;
+}
+
+}  // namespace
+
 Task ProgramsRun::handle(Program& p, bool& keep) {
   // The next request: the program runs until it makes one (the engine waits).
-  pollfd pf{p.fd, POLLIN, 0};
-  const int64_t limit_ms = p.cfg->silence.count() / 1'000'000'000;
-  int ready;
-  do ready = ::poll(&pf, 1, static_cast<int>(std::min<int64_t>(limit_ms, INT32_MAX)));
-  while (ready < 0 && errno == EINTR);
-  if (ready == 0) {
+  if (!wait_for_request(p)) {
     p.reason = "made no intercepted call for " + to_string(p.cfg->silence) +
                " of real time; killed (a program that waits by reading memory with no call cannot run, "
                "unless the memory is a region the peer may write: docs/programs.md)";

@@ -19,6 +19,10 @@ namespace rdmasim::attach {
 
 inline constexpr const char* kFdEnv = "RDMASIM_FD";
 inline constexpr uint32_t kMagic = 0x5244534d;  // "RDSM", the hello's check
+// The value of the SIGTRAP rdmasim sigqueues to a program silent for kNudgeAfterMs of real time: the
+// pages its writes opened close again (shim/memory_watch.hpp).
+inline constexpr int kNudge = 0x4e554447;  // "NUDG"
+inline constexpr int kNudgeAfterMs = 1000;
 inline constexpr int kMaxSge = 16;
 inline constexpr int kMaxWr = 256;  // work requests one post carries at most (a longer list: several posts)
 

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -152,6 +153,9 @@ __attribute__((constructor)) void attach_to_rdmasim() {
   sa.sa_sigaction = on_segv;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;
   sigaction(SIGSEGV, &sa, nullptr);
+  rdmasim::shim::install_trap_handler();
+  // As on a terminal: what a program printed before rdmasim killed it (at `stop`, or silent) is in its .out.
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0);
 }
 

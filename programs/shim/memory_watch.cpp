@@ -23,6 +23,10 @@ int g_count = 0;
 constexpr int kMaxOpen = 8;
 uint64_t g_open[kMaxOpen];
 int g_opened = 0;
+// The pages a write outside a call opened, until the next call (or the nudge) closes them.
+constexpr int kMaxWritten = 8;
+uint64_t g_written[kMaxWritten];
+int g_written_count = 0;
 // The address of the last read of a region since the last intercepted call (0: none).
 uint64_t g_last_read = 0;
 constexpr greg_t kTrapFlag = 0x100;  // EFLAGS.TF: a debug trap after the next instruction
@@ -47,8 +51,25 @@ bool on_watched_page(uint64_t page) {
                      [page](const Region& r) { return page >= r.first && page < r.end; });
 }
 
-// After the single-stepped instruction: its pages close again.
-void on_trap(int sig, siginfo_t*, void* ctx) {
+void close_written() {
+  for (int i = 0; i < g_written_count; ++i)
+    if (on_watched_page(g_written[i]))
+      mprotect(reinterpret_cast<void*>(g_written[i]), page_size(), PROT_NONE);
+  g_written_count = 0;
+}
+
+void open_written(uint64_t page) {
+  if (g_written_count == kMaxWritten) close_written();
+  g_written[g_written_count++] = page;
+  mprotect(reinterpret_cast<void*>(page), page_size(), PROT_READ | PROT_WRITE);
+}
+
+// After the single-stepped instruction: its pages close again. Or rdmasim's nudge.
+void on_trap(int sig, siginfo_t* info, void* ctx) {
+  if (info->si_code == SI_QUEUE && info->si_value.sival_int == attach::kNudge) {
+    close_written();
+    return;
+  }
   if (g_opened == 0) {  // not ours: as it would have been without the library
     signal(sig, SIG_DFL);
     return;
@@ -60,15 +81,14 @@ void on_trap(int sig, siginfo_t*, void* ctx) {
 
 }  // namespace
 
+void install_trap_handler() {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_trap;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigaction(SIGTRAP, &sa, nullptr);
+}
+
 void watch(uint64_t addr, uint64_t length) {
-  static bool trap_installed = false;
-  if (!trap_installed) {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_trap;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigaction(SIGTRAP, &sa, nullptr);
-    trap_installed = true;
-  }
   if (g_count == kMaxRegions) return;  // beyond: not watched (a program spinning on it is reported as silent)
   // Only the pages the region covers whole: the others hold the program's other data too (a small
   // malloc'd region shares its page with the heap, stdio's buffers...), which the kernel must reach.
@@ -94,6 +114,10 @@ bool watched_access(void* at, ucontext_t* uc) {
   const uint64_t page = page_of(addr);
   if (!on_watched_page(page) || g_opened == kMaxOpen) return false;
   const bool write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;  // the page fault's W/R bit
+  if (write && !in_call()) {
+    open_written(page);
+    return true;
+  }
   if (!write && !in_call() && in_region(addr)) {
     // The same byte again with no call between: the program spins on it.
     if (addr == g_last_read) call(attach::Op::mem_wait, addr);
@@ -105,6 +129,9 @@ bool watched_access(void* at, ucontext_t* uc) {
   return true;
 }
 
-void forget_last_read() { g_last_read = 0; }
+void forget_last_read() {
+  g_last_read = 0;
+  if (g_written_count > 0) close_written();
+}
 
 }  // namespace rdmasim::shim
