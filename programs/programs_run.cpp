@@ -190,6 +190,9 @@ const char* refusable_verb(Op op) {
       return "ibv_modify_qp";
     case Op::create_ah:
       return "ibv_create_ah";
+    case Op::post_send:  // an opcode the transport has not (atomics on iwarp): the program only says it
+                         // failed
+      return "ibv_post_send";
     default:
       return nullptr;
   }
@@ -205,6 +208,27 @@ const char* qp_type_name(uint32_t t) {
       return "IBV_QPT_UD";
     default:
       return "another QP type";
+  }
+}
+
+const char* wr_opcode_name(uint32_t op) {
+  switch (op) {
+    case IBV_WR_RDMA_WRITE:
+      return "IBV_WR_RDMA_WRITE";
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return "IBV_WR_RDMA_WRITE_WITH_IMM";
+    case IBV_WR_SEND:
+      return "IBV_WR_SEND";
+    case IBV_WR_SEND_WITH_IMM:
+      return "IBV_WR_SEND_WITH_IMM";
+    case IBV_WR_RDMA_READ:
+      return "IBV_WR_RDMA_READ";
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+      return "IBV_WR_ATOMIC_CMP_AND_SWP";
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      return "IBV_WR_ATOMIC_FETCH_AND_ADD";
+    default:
+      return "another opcode";
   }
 }
 
@@ -1053,12 +1077,19 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       ret = -ENOSYS;
       break;
   }
-  if (const char* verb = ret < 0 ? refusable_verb(r.op) : nullptr) {
+  // A failed call is -errno; a post returns the errno itself, as ibv_post_send does.
+  const int64_t err = r.op == Op::post_send ? ret : -ret;
+  if (const char* verb = err > 0 ? refusable_verb(r.op) : nullptr) {
     std::string what = verb;
     attach::CreateQp q{};
     if (r.op == Op::create_qp && arg(q)) what += std::string(" (") + qp_type_name(q.qp_type) + ")";
-    const char* e = strerrorname_np(static_cast<int>(-ret));
-    what += ": " + (e ? std::string(e) : std::to_string(-ret));
+    attach::WireSend bad{};
+    if (r.op == Op::post_send && (c + 1) * sizeof bad <= p.in.size()) {
+      std::memcpy(&bad, p.in.data() + c * sizeof bad, sizeof bad);
+      what += std::string(" (") + wr_opcode_name(bad.opcode) + ")";
+    }
+    const char* e = strerrorname_np(static_cast<int>(err));
+    what += ": " + (e ? std::string(e) : std::to_string(err));
     if (std::find(p.refused.begin(), p.refused.end(), what) == p.refused.end()) p.refused.push_back(what);
   }
   attach::Reply rep{ret, static_cast<uint64_t>(net_.sim.now().count()), c, static_cast<uint32_t>(out.size()),
@@ -1160,25 +1191,43 @@ std::string format_programs_summary(const json& results) {
   return s;
 }
 
+namespace {
+
+// Why program `p` failed ("" if it did not); `named` is set when a verb the model lacks or the device
+// refused explains it.
+std::string failure_of(const json& p, bool& named) {
+  const std::string who =
+      "program " + p["stdout"].get<std::string>().substr(9, p["stdout"].get<std::string>().size() - 13) +
+      " (" + p["run"].get<std::string>() + ")";
+  named = false;
+  if (p.contains("killed")) return who + " " + p["killed"].get<std::string>();
+  if (!p["signal"].is_null()) return who + " was killed by " + p["signal"].get<std::string>();
+  if (!p["exit_code"].is_null() && p["exit_code"].get<int>() == 0) return {};
+  std::string s = who + " exited with " +
+                  (p["exit_code"].is_null() ? "no code" : std::to_string(p["exit_code"].get<int>()));
+  named = true;
+  if (!p["unsupported_verbs"].empty())
+    s += " after calling " + p["unsupported_verbs"][0].get<std::string>() +
+         ", which the model does not implement";
+  else if (!p.value("refused_verbs", json::array()).empty())
+    s += " after the device refused " + p["refused_verbs"][0].get<std::string>();
+  else
+    named = false;
+  return s + " (its output: " + p["stderr"].get<std::string>() + ")";
+}
+
+}  // namespace
+
+// The first failure a verb explains (its peer's exit is the consequence), else the first failure.
 std::string program_failure(const json& results) {
+  std::string first;
   for (const json& p : results.value("programs", json::array())) {
-    const std::string who =
-        "program " + p["stdout"].get<std::string>().substr(9, p["stdout"].get<std::string>().size() - 13) +
-        " (" + p["run"].get<std::string>() + ")";
-    if (p.contains("killed")) return who + " " + p["killed"].get<std::string>();
-    if (!p["signal"].is_null()) return who + " was killed by " + p["signal"].get<std::string>();
-    if (p["exit_code"].is_null() || p["exit_code"].get<int>() != 0) {
-      std::string s = who + " exited with " +
-                      (p["exit_code"].is_null() ? "no code" : std::to_string(p["exit_code"].get<int>()));
-      if (!p["unsupported_verbs"].empty())
-        s += " after calling " + p["unsupported_verbs"][0].get<std::string>() +
-             ", which the model does not implement";
-      else if (!p.value("refused_verbs", json::array()).empty())
-        s += " after the device refused " + p["refused_verbs"][0].get<std::string>();
-      return s + " (its output: " + p["stderr"].get<std::string>() + ")";
-    }
+    bool named = false;
+    std::string why = failure_of(p, named);
+    if (named) return why;
+    if (first.empty()) first = std::move(why);
   }
-  return {};
+  return first;
 }
 
 }  // namespace rdmasim

@@ -204,15 +204,49 @@ int op_query_port(ibv_context*, uint8_t port, ibv_port_attr* attr, size_t len) {
   return 0;
 }
 
-// Ops of the extended context the model does not implement stay null, so
-// verbs.h's inline functions give their callers EOPNOTSUPP (or ENOSYS) as
-// libibverbs does for a provider without them.
+// An op of the extended context the model does not implement, called through verbs.h's inline function:
+// it fails with EOPNOTSUPP, as libibverbs's does for a provider without it, and rdmasim lists it.
+template <class T>
+T* not_implemented(const char* verb) {
+  unsupported(verb);
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+
+// Those a program needs (XRC, the extended QP, SRQ and CQ, memory windows, ...) report themselves; those
+// verbs.h falls back from when missing (ibv_query_device_ex, ibv_query_rt_values_ex) stay null.
+void set_unimplemented_ops(verbs_context& v) {
+  v.open_xrcd = [](ibv_context*, ibv_xrcd_init_attr*) { return not_implemented<ibv_xrcd>("ibv_open_xrcd"); };
+  v.create_srq_ex = [](ibv_context*, ibv_srq_init_attr_ex*) {
+    return not_implemented<ibv_srq>("ibv_create_srq_ex");
+  };
+  v.create_qp_ex = [](ibv_context*, ibv_qp_init_attr_ex*) {
+    return not_implemented<ibv_qp>("ibv_create_qp_ex");
+  };
+  v.open_qp = [](ibv_context*, ibv_qp_open_attr*) { return not_implemented<ibv_qp>("ibv_open_qp"); };
+  v.create_cq_ex = [](ibv_context*, ibv_cq_init_attr_ex*) {
+    return not_implemented<ibv_cq_ex>("ibv_create_cq_ex");
+  };
+  v.ibv_create_flow = [](ibv_qp*, ibv_flow_attr*) { return not_implemented<ibv_flow>("ibv_create_flow"); };
+  v.create_wq = [](ibv_context*, ibv_wq_init_attr*) { return not_implemented<ibv_wq>("ibv_create_wq"); };
+  v.alloc_td = [](ibv_context*, ibv_td_init_attr*) { return not_implemented<ibv_td>("ibv_alloc_td"); };
+  v.alloc_parent_domain = [](ibv_context*, ibv_parent_domain_init_attr*) {
+    return not_implemented<ibv_pd>("ibv_alloc_parent_domain");
+  };
+  v.alloc_dm = [](ibv_context*, ibv_alloc_dm_attr*) { return not_implemented<ibv_dm>("ibv_alloc_dm"); };
+  v.create_counters = [](ibv_context*, ibv_counters_init_attr*) {
+    return not_implemented<ibv_counters>("ibv_create_counters");
+  };
+  v.context.ops.alloc_mw = [](ibv_pd*, ibv_mw_type) { return not_implemented<ibv_mw>("ibv_alloc_mw"); };
+}
+
 Context* new_context() {
   auto* c = new (std::nothrow) Context{};
   if (!c) return nullptr;
   verbs_context& v = c->v;
   v.sz = sizeof(verbs_context);
   v.query_port = op_query_port;
+  set_unimplemented_ops(v);
   ibv_context& ctx = v.context;
   ctx.device = &g_device;
   ctx.ops.poll_cq = op_poll_cq;

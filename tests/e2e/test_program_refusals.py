@@ -1,0 +1,33 @@
+"""What a program asks of the model that it does not implement is named
+(docs/programs.md): ibv_xsrq_pingpong's XRC domain (ibv_open_xrcd, an op of
+the extended context verbs.h calls inline) fails with EOPNOTSUPP and is in
+unsupported_verbs and the summary, not a bare exit 1; ib_atomic_bw on iwarp,
+whose RNIC has no atomics, names the post the device refused, and the run's
+error names that program rather than its peer, which only lost its
+connection."""
+from e2e import check, finish, run, tmpdir
+
+TOPOLOGY = "topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}\ncapture: {pcap: none}\n"
+PORT = 18612
+
+d = tmpdir()
+rc, stdout, stderr, res = run(f"name: xrc\nfabric: ib\nseed: 1\n{TOPOLOGY}programs:\n"
+                              f"  - {{host: b, run: \"ibv_xsrq_pingpong -n 10 -p {PORT}\"}}\n"
+                              f"  - {{host: a, run: \"ibv_xsrq_pingpong -n 10 -p {PORT} {{b}}\", start: 10us}}\n",
+                              f"{d}/xsrq", expect=None)
+check(rc == 4 and res and all(p["unsupported_verbs"] == ["ibv_open_xrcd"] for p in res["programs"]),
+      f"ibv_xsrq_pingpong: ibv_open_xrcd listed as unsupported ({res and res['programs']})")
+check("called ibv_open_xrcd, which the model does not implement" in stdout,
+      f"ibv_xsrq_pingpong: the summary names ibv_open_xrcd:\n{stdout}")
+
+rc, stdout, stderr, res = run(f"name: atomic\nfabric: iwarp\nseed: 1\n{TOPOLOGY}programs:\n"
+                              f"  - {{host: b, run: \"ib_atomic_bw -n 10 -p {PORT}\"}}\n"
+                              f"  - {{host: a, run: \"ib_atomic_bw -n 10 -p {PORT} {{b}}\", start: 10us}}\n",
+                              f"{d}/atomic", expect=None)
+refused = "ibv_post_send (IBV_WR_ATOMIC_FETCH_AND_ADD): EINVAL"
+check(rc == 4 and res and res["programs"][1]["refused_verbs"] == [refused],
+      f"ib_atomic_bw on iwarp: the refused post is listed ({res and res['programs']})")
+check(f"the device refused {refused}" in stdout, f"ib_atomic_bw on iwarp: the summary names the post:\n{stdout}")
+check(f"error: program a-1 (ib_atomic_bw -n 10 -p {PORT} {{b}}) exited with 1 after the device refused {refused}"
+      in stderr, f"ib_atomic_bw on iwarp: the error names the client, whose post was refused ({stderr.strip()})")
+finish()
