@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "programs/programs_run.hpp"
+#include "topologies/yaml_reader.hpp"
 
 namespace rdmasim {
 
@@ -11,8 +12,17 @@ namespace {
 
 class ProgramsExtension : public RunExtension {
  public:
-  explicit ProgramsExtension(const RunContext& run) : programs_(run.net, run.fabric, run.dir) {}
+  explicit ProgramsExtension(const RunContext& run)
+      : programs_(run.net, run.fabric, run.dir), stop_set_(run.cfg.stop.has_value()) {}
   void start() override { programs_.start(); }
+  // Without `stop`, programs get the 1000 s of simulated time a workload may take (docs/yaml.md, stop):
+  // a server whose client left early polls its CQ for ever, and that run would never end.
+  Time before_advance(Time now, Time upto) override {
+    if (stop_set_ || programs_.finished()) return upto;
+    if (now < kMaxTimeValue) return std::min(upto, kMaxTimeValue);
+    programs_.end(to_string(kMaxTimeValue) + " of simulated time had passed and the experiment sets no stop");
+    return upto;
+  }
   bool finished() const override { return programs_.finished(); }
   // Those still running are killed, with the reason.
   void after_run(std::string_view reason) override {
@@ -23,6 +33,7 @@ class ProgramsExtension : public RunExtension {
 
  private:
   ProgramsRun programs_;
+  bool stop_set_;
 };
 
 }  // namespace
