@@ -40,8 +40,13 @@ class ProgramsExtension : public RunExtension {
 
 std::unique_ptr<RunExtension> programs_extension(const RunContext& run) {
   if (run.cfg.programs.empty()) return nullptr;
-  if (run.split)
-    throw InputError("programs: a run with programs cannot be split over ranks (docs/programs.md)");
+  if (run.split) {
+    const ProgramConfig& first = run.cfg.programs.front();
+    throw InputError(run.cfg.file.string() + ":" + std::to_string(first.line) + ":" +
+                     std::to_string(first.column) +
+                     ": programs: a run with programs cannot be split over ranks: run it without mpirun "
+                     "(docs/programs.md)");
+  }
   return std::make_unique<ProgramsExtension>(run);
 }
 

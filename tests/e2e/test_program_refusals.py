@@ -4,8 +4,12 @@ the extended context verbs.h calls inline) fails with EOPNOTSUPP and is in
 unsupported_verbs and the summary, not a bare exit 1; ib_atomic_bw on iwarp,
 whose RNIC has no atomics, names the post the device refused, and the run's
 error names that program rather than its peer, which only lost its
-connection."""
+connection. Under mpirun a run with programs is refused, exit 2, at the
+file's line and column as every other refusal."""
+import shutil
+
 from e2e import check, finish, run, tmpdir
+from mpi_e2e import mpirun
 
 TOPOLOGY = "topology: {hosts: [a, b], switches: [s1], links: [[a, s1], [b, s1]]}\ncapture: {pcap: none}\n"
 PORT = 18612
@@ -30,4 +34,12 @@ check(rc == 4 and res and res["programs"][1]["refused_verbs"] == [refused],
 check(f"the device refused {refused}" in stdout, f"ib_atomic_bw on iwarp: the summary names the post:\n{stdout}")
 check(f"error: program a-1 (ib_atomic_bw -n 10 -p {PORT} {{b}}) exited with 1 after the device refused {refused}"
       in stderr, f"ib_atomic_bw on iwarp: the error names the client, whose post was refused ({stderr.strip()})")
+
+if shutil.which("mpirun"):
+    path = f"{d}/split.yaml"
+    with open(path, "w") as f:
+        f.write(f"name: split\nfabric: roce_v2\n{TOPOLOGY}programs:\n  - {{host: a, run: ibv_devices}}\n")
+    p = mpirun(2, "run", path, "-q", "--out", f"{d}/split")
+    check("no MPI" in p.stderr or p.returncode == 2 and f"{path}:6:5: programs: a run with programs cannot be split over ranks" in p.stderr,
+          f"programs under mpirun: a located refusal, exit 2 ({p.returncode}: {p.stderr.strip()[:400]})")
 finish()
