@@ -205,6 +205,16 @@ WORKLOAD_METRICS = [
 ]
 
 
+def currencies(runs):
+    """The cost currencies of the runs, in order of first use (several: runs priced with other files)."""
+    out = []
+    for run in runs:
+        cur = (run.r.get("cost") or {}).get("currency")
+        if cur and cur not in out:
+            out.append(cur)
+    return out
+
+
 def run_metrics(currency):
     return [
         ("drops", "Frames and datagrams dropped (every place)", "drops", lambda r: drops(r)[0]),
@@ -254,8 +264,10 @@ def metric_panels(runs):
     """[(id, title, axis label, [(panel title, {run index: value})])] of every metric some run has."""
     out = [(fid, title, unit, p) for fid, title, unit, value in WORKLOAD_METRICS
            if (p := panels_of(runs, fid, value))]
-    currency = next(((run.r.get("cost") or {}).get("currency") for run in runs if run.r.get("cost")), "USD")
-    for fid, title, unit, value in run_metrics(currency):
+    curs = currencies(runs)
+    for fid, title, unit, value in run_metrics(curs[0] if curs else "USD"):
+        if fid.startswith("cost") and len(curs) > 1:
+            continue  # amounts in different currencies share no axis: the table gives each with its own
         vals = {i: v for i, run in enumerate(runs) if (v := value(run.r)) is not None}
         if vals and (fid != "drops" or any(vals.values())):
             out.append((fid, title, unit, [("all workloads", vals)]))
@@ -570,7 +582,8 @@ def detail_figures(runs):
         figs.append(("fct", "FCT slowdown per size bucket", fct_buckets(runs)))
     if any(rows_of(os.path.join(run.dir, "timeseries", "queues.csv")) for run in runs):
         figs.append(("queues", "Queue length over time", queues(runs)))
-    if any(finite((run.r.get("cost") or {}).get("total")) is not None for run in runs):
+    if len(currencies(runs)) == 1 and any(finite((run.r.get("cost") or {}).get("total")) is not None
+                                          for run in runs):
         figs.append(("cost", "Cost against performance", cost_scatter(runs)))
     return figs
 
@@ -606,7 +619,14 @@ def num(x, spec="g"):
 
 
 def runs_table(runs):
-    currency = next(((run.r.get("cost") or {}).get("currency") for run in runs if run.r.get("cost")), "USD")
+    curs = currencies(runs)
+    # One currency: in the head. Several (runs priced with other files): each amount names its own.
+    currency = curs[0] if len(curs) == 1 else "USD" if not curs else "cost"
+
+    def cost(run, unit):
+        x = money((per_unit(run.r, unit) or {}).get("total"))
+        return f"{x} {run.r['cost']['currency']}" if len(curs) > 1 and x != "-" else x
+
     head = ["run", "fabric", "Gb/s delivered", "Mop/s", f"{currency} per GB moved",
             f"{currency} per million ops", "drops", "data verified"]
     rows, notes = [], []
@@ -618,8 +638,7 @@ def runs_table(runs):
         if why and why not in notes:
             notes.append(why)
         rows.append([run.label, fabric_label(run.r), f"{g:.2f}", f"{m:.3f}",
-                     money((per_unit(run.r, "GB") or {}).get("total")),
-                     money((per_unit(run.r, "Mop") or {}).get("total")),
+                     cost(run, "GB"), cost(run, "Mop"),
                      f"{n} ({where})" if where else str(n), ok])
     return html_table(head, rows) + "".join(f"<p class=\"note\">n/a: {esc(w)}</p>\n" for w in notes)
 
