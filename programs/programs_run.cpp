@@ -56,6 +56,9 @@ struct ProgramsRun::Program {
   std::vector<verbs::SharedReceiveQueue*> srqs;
   std::vector<verbs::QueuePair*> qps;
   std::vector<verbs::AddressHandle*> ahs;
+  // Its registered pages, at its own addresses: its PDs' address space (another program on the host may
+  // have the same addresses).
+  HostMemory memory;
   struct Segment {
     void* map = nullptr;
     size_t len = 0;
@@ -190,8 +193,7 @@ const char* refusable_verb(Op op) {
       return "ibv_modify_qp";
     case Op::create_ah:
       return "ibv_create_ah";
-    case Op::post_send:  // an opcode the transport has not (atomics on iwarp): the program only says it
-                         // failed
+    case Op::post_send:  // an opcode the transport lacks (atomics on iwarp)
       return "ibv_post_send";
     default:
       return nullptr;
@@ -681,7 +683,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       break;
     }
     case Op::alloc_pd:
-      ret = add_handle(p.pds, dev.alloc_pd());
+      ret = add_handle(p.pds, dev.alloc_pd(&p.memory));
       break;
     case Op::dealloc_pd:
       ret = by_handle(p.pds, r.a) ? 0 : -EINVAL;
@@ -703,8 +705,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
           break;
         }
         p.segments.push_back({at, mr.seg_length});
-        if (!host.memory().adopt(mr.seg_addr, static_cast<std::byte*>(at), mr.seg_length)) {
-          ret = -EFAULT;  // another program of this host has memory at these addresses
+        if (!p.memory.adopt(mr.seg_addr, static_cast<std::byte*>(at), mr.seg_length)) {
+          ret = -EFAULT;
           break;
         }
       }

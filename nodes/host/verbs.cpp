@@ -329,7 +329,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       w.inline_data.resize(w.length);
       size_t off = 0;
       for (const ibv_sge& s : w.sges) {
-        const auto where = device_.memory().locate(s.addr, s.length);
+        const auto where = pd_.memory().locate(s.addr, s.length);
         if (!where) {
           if (bad_wr) *bad_wr = wr;
           return EFAULT;
@@ -590,10 +590,13 @@ Device::~Device() = default;
 
 Simulator& Device::sim() const { return nic_.sim(); }
 
-ProtectionDomain* Device::alloc_pd() {
-  pds_.push_back(std::make_unique<ProtectionDomain>(*this, static_cast<uint32_t>(pds_.size() + 1)));
+ProtectionDomain* Device::alloc_pd(HostMemory* own_memory) {
+  pds_.push_back(
+      std::make_unique<ProtectionDomain>(*this, static_cast<uint32_t>(pds_.size() + 1), own_memory));
   return pds_.back().get();
 }
+
+HostMemory& ProtectionDomain::memory() const { return own_memory ? *own_memory : device.memory(); }
 
 MemoryRegion* Device::reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t length, int access) {
   if (!pd || &pd->device != this) {
@@ -605,7 +608,7 @@ MemoryRegion* Device::reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t lengt
     errno = EINVAL;
     return nullptr;
   }
-  const auto where = memory_.locate(addr, length);
+  const auto where = pd->memory().locate(addr, length);
   if (length == 0 || !where) {
     errno = EFAULT;  // the pages cannot be pinned
     return nullptr;

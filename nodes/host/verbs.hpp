@@ -87,9 +87,14 @@ class CompletionChannel {
 
 class ProtectionDomain {
  public:
-  ProtectionDomain(Device& d, uint32_t handle) : device(d), handle(handle) {}
+  ProtectionDomain(Device& d, uint32_t handle, HostMemory* own)
+      : device(d), handle(handle), own_memory(own) {}
   Device& device;
   const uint32_t handle;
+  // The address space its regions' addresses are in: a real program's own (programs/: two programs on a
+  // host have the same addresses, each its own pages), or null: the host's, where the workloads are.
+  HostMemory* const own_memory;
+  HostMemory& memory() const;
 };
 
 struct MemoryRegion {
@@ -423,7 +428,7 @@ class Device {
   HostMemory& memory() const { return memory_; }
   Simulator& sim() const;
 
-  ProtectionDomain* alloc_pd();
+  ProtectionDomain* alloc_pd(HostMemory* own_memory = nullptr);
   // ibv_reg_mr: nullptr with errno EINVAL for bad flags or a range outside host memory.
   MemoryRegion* reg_mr(ProtectionDomain* pd, uint64_t addr, uint64_t length, int access);
   int dereg_mr(MemoryRegion* mr);
