@@ -161,6 +161,15 @@ bool read_run(ExperimentDraft& d, const Entry& re, ProgramConfig& p, bool& ok) {
     d.c.error(re.value, re.path, "the command line is empty");
     return false;
   }
+  // No shell runs the line: a quote, pipe, redirection or variable would reach the program as written.
+  if (const size_t at = run->find_first_of("'\"|;&<>$`"); at != std::string::npos) {
+    d.c.error(re.value, re.path,
+              std::string("shell syntax (") + (*run)[at] +
+                  ") is not interpreted: the command line is split at white space and run with no shell (no "
+                  "quotes, pipes, redirections or variables); write the arguments bare (its output is in "
+                  "programs/<host>-<index>.out)");
+    return false;
+  }
   ok = host_references(d, re, p.argv) && ok;
   const std::string path = find_program(p.argv[0]);
   if (path.empty()) {

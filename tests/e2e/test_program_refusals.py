@@ -5,7 +5,10 @@ unsupported_verbs and the summary, not a bare exit 1; ib_atomic_bw on iwarp,
 whose RNIC has no atomics, names the post the device refused, and the run's
 error names that program rather than its peer, which only lost its
 connection. Under mpirun a run with programs is refused, exit 2, at the
-file's line and column as every other refusal."""
+file's line and column as every other refusal. A `run` with shell syntax
+(quotes, a pipe, a redirection: no shell runs it) is refused at its place
+instead of reaching the program as written ("IB device ''rdmasim0'' wasn't
+found")."""
 import shutil
 
 from e2e import check, finish, run, tmpdir
@@ -34,6 +37,13 @@ check(rc == 4 and res and res["programs"][1]["refused_verbs"] == [refused],
 check(f"the device refused {refused}" in stdout, f"ib_atomic_bw on iwarp: the summary names the post:\n{stdout}")
 check(f"error: program a-1 (ib_atomic_bw -n 10 -p {PORT} {{b}}) exited with 1 after the device refused {refused}"
       in stderr, f"ib_atomic_bw on iwarp: the error names the client, whose post was refused ({stderr.strip()})")
+
+for line in ("ibv_devinfo -d 'rdmasim0'", 'ibv_devinfo -d \\"rdmasim0\\"', "ibv_devinfo > info.txt",
+             "ibv_devinfo | grep port", "ibv_devinfo -d $DEV"):
+    rc, _, stderr, _ = run(f"name: shell\nfabric: roce_v2\n{TOPOLOGY}programs:\n  - {{host: a, run: \"{line}\"}}\n",
+                           f"{d}/shell", expect=None)
+    check(rc == 2 and ":6:20: programs[0].run: shell syntax (" in stderr and "is not interpreted" in stderr,
+          f"run: {line!r}: refused at its place ({rc}: {stderr.strip()})")
 
 if shutil.which("mpirun"):
     path = f"{d}/split.yaml"
