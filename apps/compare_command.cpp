@@ -122,9 +122,11 @@ bool run_trial(const Trial& t, const fs::path& stage, Tally& tally, std::ostream
     return Run(*t.load.config, fabric_dir).execute();
   });
   if (res.code == kExitOk) {
-    if (const std::string f = unexpected_failure(*t.load.config, res.results); !f.empty())
-      tally.ops_failed.push_back(t.fabric + ": " + f);
     tally.entries.push_back(compare_entry(t.fabric, res.results, t.fabric));
+    if (const std::string f = unexpected_failure(*t.load.config, res.results); !f.empty()) {
+      tally.ops_failed.push_back(t.fabric + ": " + f);
+      tally.entries.back()["error"] = f;  // the run's exit 4, said in compare.json too
+    }
     tally.any_ok = true;
     return true;
   }

@@ -418,6 +418,25 @@ uint64_t total_cpu_ps(const json& results, const std::string& category) {
   return total;
 }
 
+namespace {
+
+// How each program (`programs:`) ended: its output's name (<host>-<index>), exit code or signal.
+json compare_programs(const json& results) {
+  json out = json::array();
+  const json& ps = field(results, "programs");
+  if (ps.is_array())
+    for (const auto& p : ps) {
+      const std::string file = text(field(p, "stdout"));  // programs/<host>-<index>.out
+      out.push_back({{"name", file.size() > 13 ? file.substr(9, file.size() - 13) : file},
+                     {"run", field(p, "run")},
+                     {"exit_code", field(p, "exit_code")},
+                     {"signal", field(p, "signal")}});
+    }
+  return out;
+}
+
+}  // namespace
+
 json compare_entry(std::string_view fabric, const json& results, std::string_view dir) {
   json workloads = json::array();
   uint64_t bytes = 0;
@@ -459,18 +478,20 @@ json compare_entry(std::string_view fabric, const json& results, std::string_vie
   auto per_gb = [&](uint64_t ps) {
     return gb > 0 ? json(static_cast<double>(ps) / 1e9 / gb) : json(nullptr);
   };
-  return {{"fabric", fabric},
-          {"status", "ok"},
-          {"dir", dir},
-          {"end_time_ps", field(results, "end_time_ps")},
-          {"drops", field(drops, "total")},
-          {"drops_at", field(drops, "at")},
-          {"cpu_busy_ps", busy},
-          {"bytes", bytes},
-          {"cpu_work_ms_per_gb", per_gb(busy - std::min(busy, spin))},
-          {"cpu_spin_ms_per_gb", per_gb(spin)},
-          {"workloads", std::move(workloads)},
-          {"cost", compare_cost(results)}};
+  json entry = {{"fabric", fabric},
+                {"status", "ok"},
+                {"dir", dir},
+                {"end_time_ps", field(results, "end_time_ps")},
+                {"drops", field(drops, "total")},
+                {"drops_at", field(drops, "at")},
+                {"cpu_busy_ps", busy},
+                {"bytes", bytes},
+                {"cpu_work_ms_per_gb", per_gb(busy - std::min(busy, spin))},
+                {"cpu_spin_ms_per_gb", per_gb(spin)},
+                {"workloads", std::move(workloads)},
+                {"cost", compare_cost(results)}};
+  if (field(results, "programs").is_array()) entry["programs"] = compare_programs(results);
+  return entry;
 }
 
 json compare_skipped(std::string_view fabric, std::string_view reason) {
@@ -526,6 +547,18 @@ class CompareTable {
         row(std::string("  at ") + shown,
             [&](const json& f) { return text(field(field(f, "drops_at"), key)); });
     row("end time us", [](const json& f) { return number(field(f, "end_time_ps"), 3, 1e6); });
+  }
+
+  // How each program ended on each fabric: its exit code, or the signal that ended it.
+  void programs() {
+    const json& first = field(*ran_.front(), "programs");
+    for (size_t i = 0; first.is_array() && i < first.size(); ++i)
+      row("program " + text(field(first[i], "name")) + " exit", [i](const json& f) {
+        const json& p = field(f, "programs");
+        if (!p.is_array() || i >= p.size()) return std::string("-");
+        return field(p[i], "signal").is_string() ? text(field(p[i], "signal"))
+                                                 : text(field(p[i], "exit_code"));
+      });
   }
 
   // The cost rows, when the runs were priced (docs/cost.md).
@@ -627,6 +660,7 @@ std::string format_compare_table(const json& compare) {
   if (!ran.empty()) {
     CompareTable table(std::move(ran));
     table.workloads();
+    table.programs();
     table.hosts_and_drops();
     table.costs();
     out += table.formatted();
