@@ -515,16 +515,17 @@ Task ProgramsRun::serve(Program& p) {
 
 namespace {
 
-// Whether the program made its next request within `silence` of real time. Past kNudgeAfterMs it is
-// nudged: the pages its own writes opened close, so a spin on one of them is seen (memory_watch.hpp).
+// Whether the program made its next request within `silence` of real time. Past kNudgeAfterMs (or half
+// of silence, if shorter) it is nudged: the pages its own writes opened close, so a spin on one of them
+// is seen (memory_watch.hpp).
 bool wait_for_request(const ProgramsRun::Program& p) {
   pollfd pf{p.fd, POLLIN, 0};
   const int64_t limit_ms = std::min<int64_t>(p.cfg->silence.count() / 1'000'000'000, INT32_MAX);
-  const int64_t nudge_ms = std::min<int64_t>(attach::kNudgeAfterMs, limit_ms);
+  const int64_t nudge_ms = std::min<int64_t>(attach::kNudgeAfterMs, limit_ms / 2);
   int ready;
-  do ready = ::poll(&pf, 1, static_cast<int>(nudge_ms));
+  do ready = ::poll(&pf, 1, static_cast<int>(nudge_ms > 0 ? nudge_ms : limit_ms));
   while (ready < 0 && errno == EINTR);
-  if (ready != 0 || nudge_ms == limit_ms) return ready != 0;
+  if (ready != 0 || nudge_ms == 0) return ready != 0;
   sigqueue(p.pid, SIGTRAP, sigval{.sival_int = attach::kNudge});
   do ready = ::poll(&pf, 1, static_cast<int>(limit_ms - nudge_ms));
   while (ready < 0 && errno == EINTR);

@@ -84,7 +84,8 @@ void on_trap(int sig, siginfo_t* info, void* ctx) {
 void install_trap_handler() {
   struct sigaction sa {};
   sa.sa_sigaction = on_trap;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sa.sa_flags =
+      SA_SIGINFO | SA_NODEFER | SA_RESTART;  // the nudge does not cut the program's own system calls
   sigaction(SIGTRAP, &sa, nullptr);
 }
 

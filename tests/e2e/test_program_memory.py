@@ -67,12 +67,15 @@ probe = os.path.join(d, "write_then_spin")
 cc = subprocess.run(["cc", "-x", "c", "-", "-o", probe, "-libverbs"], input=PROBE, capture_output=True, text=True)
 if check(cc.returncode == 0, "the write-then-spin probe compiles", cc):
     out = os.path.join(d, "write_then_spin_run")
-    rc, _, stderr, res = run(f"name: spin\nfabric: roce_v2\nstop: 3ms\n{TOPOLOGY}programs:\n"
-                             f"  - {{host: a, run: {probe}, silence: 8s}}\n", out, expect=None)
-    killed = res["programs"][0]["killed"] if res else None
-    check(rc == 4 and killed is not None and "stop time" in killed,
-          f"a spin on a byte the program wrote: polled until stop, not silent ({killed}; {stderr.strip()})")
-    printed = open(os.path.join(out, "programs", "a-0.out")).read()
-    check(printed == "waiting for the peer\n", f"a killed program's output is in its .out ({printed!r})")
+    # With a silence under the nudge's second too: the nudge comes at half of it.
+    for silence in ("8s", "1s"):
+        rc, _, stderr, res = run(f"name: spin\nfabric: roce_v2\nstop: 3ms\n{TOPOLOGY}programs:\n"
+                                 f"  - {{host: a, run: {probe}, silence: {silence}}}\n", out, expect=None)
+        killed = res["programs"][0]["killed"] if res else None
+        check(rc == 4 and killed is not None and "stop time" in killed,
+              f"silence {silence}: a spin on a byte the program wrote: polled until stop, not silent ({killed}; "
+              f"{stderr.strip()})")
+        printed = open(os.path.join(out, "programs", "a-0.out")).read()
+        check(printed == "waiting for the peer\n", f"a killed program's output is in its .out ({printed!r})")
 
 finish()
