@@ -73,14 +73,15 @@ std::vector<Key<X>> settings_sections() {
       key("seed", &X::seed, keys::whole(0, UINT64_MAX), "1",
           "seeds every random stream ([what it drives](#what-the-seed-drives)); same file + same seed = same "
           "results and pcaps"),
-      section("stop", "time, above 0", "",
-              "stop simulated time here even if work remains. Without it every workload must be able to end "
-              "within 1000 s of simulated time: one that never can (RC SENDs with `post_recvs: false` and "
-              "`rnr_retry: 7`, or a `count` too large) is an error "
-              "([reliability.md](reliability.md#limits)), and "
-              "a program still running then is killed ([programs.md](programs.md#what-you-get)). "
-              "A bare number (picoseconds) gets a warning at its line: `stop: 500` is 500 ps, almost always "
-              "`500us` without its unit"),
+      section(
+          "stop", "time, above 0", "",
+          "stop simulated time here even if work remains. Without it every workload must be able to end "
+          "within 1000 s of simulated time: one that never can (RC SENDs with `post_recvs: false` and "
+          "`rnr_retry: 7`, or a `count` too large) is an error "
+          "([reliability.md](reliability.md#limits)), and "
+          "a program still running then is killed ([programs.md](programs.md#what-you-get)). "
+          "A bare number (picoseconds) gets a warning at its line: `stop: 500` is 500 ps, almost always "
+          "`500us` without its unit; so does a workload whose `start` is not before it (it runs nothing)"),
       section("link", link_keys(), "defaults for every link"),
       section("congestion_control", cc_keys(),
               "congestion control at the NICs of `ib`, `roce_v1` and `roce_v2`: DCQCN, HPCC, TIMELY, DCTCP, "

@@ -208,6 +208,22 @@ void loss_recovery(ExperimentDraft& d, const Fabric& fabric) {
                 runs_on(to_string(r), [r](const Fabric& f) { return f.recovery_error(r); }));
 }
 
+// A workload that starts at or after the stop runs nothing (a program
+// there ends "never started", exit 4). Legal, as a sweep over `stop` may
+// make it so, but rarely meant: said as a warning at its `start`.
+void starts_after_stop(ExperimentDraft& d) {
+  if (!d.x.stop) return;
+  for (const auto& w : d.workloads_read) {
+    const WorkloadConfig& c = d.x.workloads[w.index];
+    if (c.start < *d.x.stop) continue;
+    const YAML::Node at = w.node.IsMap() ? w.node["start"] : YAML::Node();
+    d.c.warnings().push_back(d.c.locate(at ? at : w.node, at ? w.path + ".start" : w.path,
+                                        "workload '" + c.name + "' starts at " + to_string(c.start) +
+                                            ", not before stop (" + to_string(*d.x.stop) +
+                                            "): it will not run"));
+  }
+}
+
 }  // namespace
 
 void validate(ExperimentDraft& d, const std::vector<std::unique_ptr<Section>>& sections) {
@@ -226,6 +242,7 @@ void validate(ExperimentDraft& d, const std::vector<std::unique_ptr<Section>>& s
   timeseries_qps(d);
   fabric.validate(d);
   clock_range(d);
+  starts_after_stop(d);
   for (size_t i = 0; i < d.workloads_read.size(); ++i)
     workload_of(d.x.workloads[d.workloads_read[i].index]).validate(d, i);
 }

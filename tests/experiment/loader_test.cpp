@@ -1064,6 +1064,28 @@ stop: STOP
   }
 }
 
+TEST_CASE("loader: a workload that starts at or after the stop is warned about at its start") {
+  const std::string yaml = R"(topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
+workloads:
+  - {kind: send, from: a, to: b}
+  - {name: late, kind: send, from: b, to: a, start: 20us}
+stop: STOP
+)";
+  auto warnings = [&](const std::string& stop) {
+    LoadResult r = load_experiment_text(std::string(yaml).replace(yaml.find("STOP"), 4, stop), "exp.yaml");
+    REQUIRE(r.config);
+    std::string s;
+    for (const LoadError& w : r.warnings) s += w.format() + "\n";
+    return s;
+  };
+  CHECK(warnings("10us") ==
+        "exp.yaml:4:53: workloads[1].start: workload 'late' starts at 20us, not before stop (10us): it will "
+        "not "
+        "run\n");
+  CHECK(warnings("20us").find("workload 'late' starts at 20us, not before stop (20us)") != std::string::npos);
+  CHECK(warnings("21us").empty());
+}
+
 TEST_CASE("loader: a second YAML document is refused where it begins") {
   // YAML::Load read the first document alone: the rest was dropped without a word.
   const std::string yaml = R"(topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
