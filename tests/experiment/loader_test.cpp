@@ -1039,18 +1039,21 @@ TEST_CASE("loader: congestion_control errors name the key and the place") {
             .find("a link runs at 30Gbps") != std::string::npos);
 }
 
+// The warnings of `yaml` with its STOP replaced by `stop`, a line each.
+static std::string stop_warnings(const std::string& yaml, const std::string& stop) {
+  LoadResult r = load_experiment_text(std::string(yaml).replace(yaml.find("STOP"), 4, stop), "exp.yaml");
+  REQUIRE(r.config);
+  std::string s;
+  for (const LoadError& w : r.warnings) s += w.format() + "\n";
+  return s;
+}
+
 TEST_CASE("loader: a stop written without its unit is warned about, where it is written") {
   const std::string yaml = R"(topology: {hosts: [a, b], switches: [s], links: [[a, s], [b, s]]}
 workloads: [{kind: send, from: a, to: b}]
 stop: STOP
 )";
-  auto warnings = [&](const std::string& stop) {
-    LoadResult r = load_experiment_text(std::string(yaml).replace(yaml.find("STOP"), 4, stop), "exp.yaml");
-    REQUIRE(r.config);
-    std::string s;
-    for (const LoadError& w : r.warnings) s += w.format() + "\n";
-    return s;
-  };
+  auto warnings = [&](const std::string& stop) { return stop_warnings(yaml, stop); };
   CHECK(warnings("500") ==
         "exp.yaml:3:7: stop: 500 has no unit, so it is 500ps (a number without a unit is picoseconds); write "
         "the unit, such as 500us\n");
@@ -1071,17 +1074,10 @@ workloads:
   - {name: late, kind: send, from: b, to: a, start: 20us}
 stop: STOP
 )";
-  auto warnings = [&](const std::string& stop) {
-    LoadResult r = load_experiment_text(std::string(yaml).replace(yaml.find("STOP"), 4, stop), "exp.yaml");
-    REQUIRE(r.config);
-    std::string s;
-    for (const LoadError& w : r.warnings) s += w.format() + "\n";
-    return s;
-  };
+  auto warnings = [&](const std::string& stop) { return stop_warnings(yaml, stop); };
   CHECK(warnings("10us") ==
         "exp.yaml:4:53: workloads[1].start: workload 'late' starts at 20us, not before stop (10us): it will "
-        "not "
-        "run\n");
+        "not run\n");
   CHECK(warnings("20us").find("workload 'late' starts at 20us, not before stop (20us)") != std::string::npos);
   CHECK(warnings("21us").empty());
 }
