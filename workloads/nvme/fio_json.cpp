@@ -78,6 +78,36 @@ json cpu_json(const std::string& host, const CpuSpent& s, uint64_t ios) {
 
 }  // namespace
 
+json latency_buckets_json(const std::vector<int64_t>& samples_ps) {
+  // fio's io_u_mark_latency: each I/O counted once, in ns below 1 us, in us
+  // below 1 ms, else in ms; a bucket holds latencies below its key (the
+  // last ms bucket: 2000 and above), as percentages of the I/Os.
+  static constexpr int64_t kBounds[] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
+  uint64_t ns[10] = {}, us[10] = {}, ms[12] = {};
+  for (int64_t ps : samples_ps) {
+    const int64_t n = ps / 1000;
+    auto bucket = [](int64_t v, size_t count) {
+      return static_cast<size_t>(std::upper_bound(kBounds, kBounds + count, v) - kBounds);
+    };
+    if (n < 1000)
+      ++ns[bucket(n, 10)];
+    else if (n < 1'000'000)
+      ++us[bucket(n / 1000, 10)];
+    else
+      ++ms[bucket(n / 1'000'000, 11)];
+  }
+  auto percents = [&](const uint64_t* counts, size_t count) {
+    json j = json::object();
+    for (size_t i = 0; i < count; ++i) {
+      const std::string key = i < 11 ? std::to_string(kBounds[i]) : ">=2000";
+      j[key] = samples_ps.empty() ? 0.0 : 100.0 * static_cast<double>(counts[i]) / samples_ps.size();
+    }
+    return j;
+  };
+  return {
+      {"latency_ns", percents(ns, 10)}, {"latency_us", percents(us, 10)}, {"latency_ms", percents(ms, 12)}};
+}
+
 json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   const Time window = r.measure_end > r.measure_start ? r.measure_end - r.measure_start : Time{};
   DirStats all = r.read;
@@ -100,6 +130,7 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out["slat_ns"] = j["slat_ns"];
   out["clat_ns"] = j["clat_ns"];
   out["lat_ns"] = j["lat_ns"];
+  out.update(latency_buckets_json(all.clat));
   out["read"] = direction_json(r.read, window);
   out["write"] = direction_json(r.write, window);
   out["runtime_ps"] = window.count();
@@ -137,13 +168,31 @@ json fio_job_json(const json& entry) {
                       {"direct", "1"}};
   j["read"] = entry.at("read");
   j["write"] = entry.at("write");
+  j["trim"] = direction_json(DirStats{}, Time{});                          // no trims (rw refuses them)
+  j["sync"] = {{"total_ios", 0}, {"lat_ns", latency_json_ns({}, false)}};  // no fsyncs: raw namespace I/O
   j["job_runtime"] = entry.at("runtime_ps").get<uint64_t>() / 1'000'000'000;
+  // The model does not split user from kernel time: the initiator host's
+  // busy time (work and polling, all its cores) in the CPU window counts as
+  // sys (the NVMe-oF host driver is the kernel's), in percent of the jobs'
+  // time (window x numjobs), as fio's group_reporting sums both over jobs.
+  const json& cpu = entry.at("cpu");
+  const double jobs_ps =
+      static_cast<double>(cpu.at("window_ps").get<int64_t>()) * entry.at("numjobs").get<double>();
+  const auto busy =
+      cpu.at("initiator").at("work_ps").get<int64_t>() + cpu.at("initiator").at("poll_ps").get<int64_t>();
+  j["usr_cpu"] = 0.0;
+  j["sys_cpu"] = jobs_ps > 0 ? 100.0 * static_cast<double>(busy) / jobs_ps : 0.0;
+  j["ctx"] = 0;  // context switches and page faults are not modelled
+  j["majf"] = 0;
+  j["minf"] = 0;
+  for (const char* key : {"latency_ns", "latency_us", "latency_ms"}) j[key] = entry.at(key);
   return j;
 }
 
 json fio_document(json jobs, uint64_t seed, Time end) {
   return {{"fio version", "fio-3.33 (rdmasim)"},
           {"timestamp", 0},
+          {"timestamp_ms", 0},  // no wall clock: the same seed writes the same bytes
           {"time", "simulated"},
           {"global options", {{"randseed", std::to_string(seed)}}},
           {"end_time_ps", end.count()},

@@ -20,6 +20,8 @@ inline constexpr double kFioPercentiles[] = {1,  5,  10, 20, 30,   40,   50,    
 
 // {min, max, mean, stddev, N, percentile{...}} in ns, as fio writes a latency object.
 nlohmann::json latency_json_ns(const std::vector<int64_t>& samples_ps, bool percentiles);
+// fio's latency_ns, latency_us and latency_ms objects of these completion latencies.
+nlohmann::json latency_buckets_json(const std::vector<int64_t>& samples_ps);
 // A direction's object (fio's "read" or "write").
 nlohmann::json direction_json(const DirStats& d, Time window);
 // The workload's entry in results.json (name, kind and hosts added by the caller).

@@ -19,6 +19,31 @@ namespace rdmasim {
 
 namespace {
 
+// fio's rw values the model runs: `rw` is fio's other name for `readwrite`
+// (fio's HOWTO, rw=). fio's trim patterns are refused: the target models
+// no Dataset Management (Deallocate) command.
+constexpr std::string_view kRwNames[] = {"read",   "write",     "randread", "randwrite",
+                                         "randrw", "readwrite", "rw"};
+constexpr std::string_view kTrimNames[] = {"trim", "randtrim", "trimwrite", "randtrimwrite"};
+
+ValueType<NvmeRw> fio_rw() {
+  return {
+      keys::choices(kRwNames), "", "", [](YamlReader& c, const Entry& e) -> std::optional<NvmeRw> {
+        const std::vector<std::string_view> names(std::begin(kRwNames), std::end(kRwNames));
+        if (e.value.IsScalar() && std::ranges::find(kTrimNames, e.value.Scalar()) != std::end(kTrimNames)) {
+          c.error(e.value, e.path,
+                  "I/O pattern '" + e.value.Scalar() +
+                      "' is fio's, but trims are not modelled (the target has no Dataset Management); "
+                      "expected one of " +
+                      join_names(names));
+          return std::nullopt;
+        }
+        const auto s = c.one_of(e.value, e.path, "I/O pattern (fio's rw)", names);
+        if (!s) return std::nullopt;
+        return *s == "rw" ? NvmeRw::readwrite : from_string<NvmeRw>(*s);
+      }};
+}
+
 // The job's keys; bs, offset and size, checked against the namespace's
 // blocks and each other before they are kept, are read by `read`.
 const KeyTable<NvmeJobConfig>& nvme_keys() {
@@ -32,7 +57,7 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
                       "the host that runs the job (the NVMe-oF host); required"),
           declared<J>("target", "host name", "", "the storage target's host (storage.targets); required"),
           key("nsid", &J::nsid, whole(1, 0xFFFFFFFE), "1", "the namespace it reads and writes"),
-          key("rw", &J::rw, choice<NvmeRw>("I/O pattern (fio's rw)"), "randread", "fio's I/O pattern"),
+          key("rw", &J::rw, fio_rw(), "randread", "fio's I/O pattern (`rw`: `readwrite`)"),
           declared<J>("bs", "size", "4KiB",
                       "bytes of each I/O, a multiple of the namespace's block size, at most 1MiB"),
           key("iodepth", &J::iodepth, whole(1, 1024), "1",
