@@ -66,16 +66,17 @@ struct NvmeJobConfig {
   NvmeRw rw = NvmeRw::randread;
   uint64_t bs = 4096;
   uint32_t iodepth = 1;
-  uint32_t numjobs = 1;       // one I/O queue each
-  uint32_t rwmixread = 50;    // randrw, readwrite: percent reads
-  Time runtime;               // 0: until `size` bytes are done
-  uint64_t size = 0;          // bytes of the region and of I/O per job; 0: the namespace from `offset`
-  uint64_t offset = 0;        // start of the region
-  Time ramp_time;             // I/O before this is not counted
-  uint32_t queue_size = 128;  // I/O queue entries (nvme connect -Q)
-  Time start_time;            // when the host connects (the workload's `start`)
-  bool hdgst = false;         // NVMe/TCP: header digests (nvme connect --hdr-digest)
-  bool ddgst = false;         // NVMe/TCP: data digests (nvme connect --data-digest)
+  uint32_t numjobs = 1;          // one I/O queue each
+  bool group_reporting = false;  // fio.json: the numjobs jobs as one entry (fio's group_reporting)
+  uint32_t rwmixread = 50;       // randrw, readwrite: percent reads
+  Time runtime;                  // 0: until `size` bytes are done
+  uint64_t size = 0;             // bytes of the region and of I/O per job; 0: the namespace from `offset`
+  uint64_t offset = 0;           // start of the region
+  Time ramp_time;                // I/O before this is not counted
+  uint32_t queue_size = 128;     // I/O queue entries (nvme connect -Q)
+  Time start_time;               // when the host connects (the workload's `start`)
+  bool hdgst = false;            // NVMe/TCP: header digests (nvme connect --hdr-digest)
+  bool ddgst = false;            // NVMe/TCP: data digests (nvme connect --data-digest)
   // Error recovery, Linux's defaults: nvme_core's io_timeout and admin_timeout
   // (NVME_IO_TIMEOUT, NVME_ADMIN_TIMEOUT) and max_retries, nvme connect's
   // reconnect_delay and ctrl_loss_tmo (NVMF_DEF_RECONNECT_DELAY, NVMF_DEF_CTRL_LOSS_TMO).

@@ -18,7 +18,7 @@ JOB = """
 capture: {pcap: none}
 workloads:
   - {name: mix, kind: nvme, initiator: h, target: t, nsid: 2, rw: RW, rwmixread: 50, bs: 4KiB, iodepth: 4,
-     numjobs: 2, size: 256KiB}
+     numjobs: 2, size: 256KiB EXTRA}
 """
 
 
@@ -30,16 +30,17 @@ def fio_json(out):
 
 # ---- rw: rw runs as readwrite: sequential reads and writes, both counted
 out = os.path.join(d, "rw")
-_, _, _, res = run("name: rw\nseed: 7\nfabric: roce_v2" + BASE + JOB.replace("RW", "rw"), out)
+_, _, _, res = run("name: rw\nseed: 7\nfabric: roce_v2" + BASE + JOB.replace("RW", "rw").replace("EXTRA", ""), out)
 if res:
     w = res["workloads"][0]
     check(w["rw"] == "readwrite" and w["read"]["total_ios"] > 0 and w["write"]["total_ios"] > 0,
           f"rw: rw is readwrite, reads and writes both done: {w['rw']}")
 
-# ---- every job has fio's keys (randrw)
+# ---- every job has fio's keys (randrw, the two jobs as one)
 MIX = "name: mix\nseed: 7\nfabric: roce_v2" + BASE + JOB.replace("RW", "randrw")
+GROUPED = MIX.replace("EXTRA", ", group_reporting: true")
 out = os.path.join(d, "mix")
-_, _, _, res = run(MIX, out)
+_, _, _, res = run(GROUPED, out)
 if res:
     w = res["workloads"][0]
     raw, fio = fio_json(out)
@@ -72,11 +73,32 @@ if res and "timestamp_ms" in fio and FIO_KEYS <= set(job):
     slowest_us = max(job[k]["clat_ns"]["max"] for k in ("read", "write")) // 1000
     bound = next(int(k) for k in keys if slowest_us < int(k))
     check(slowest_us < 1 or job["latency_us"][str(bound)] > 0, f"fio.json: {slowest_us} us in bucket {bound}")
-    check(job["latency_us"] == w["latency_us"], "results.json has the same buckets")
+    check(len(fio["jobs"]) == 1 and job["latency_us"] == w["latency_us"] and job["read"] == w["read"],
+          "group_reporting: one job, results.json's numbers")
     # The same seed writes the same bytes.
     again = os.path.join(d, "mix_again")
-    run(MIX, again)
+    run(GROUPED, again)
     check(fio_json(again)[0] == raw, "fio.json: byte-identical for the same seed")
+
+# ---- numjobs without group_reporting: an entry per job, as fio writes them, each with its own I/O
+out = os.path.join(d, "clones")
+_, _, _, res = run(MIX.replace("EXTRA", ""), out)
+if res:
+    w = res["workloads"][0]
+    jobs = fio_json(out)[1]["jobs"]
+    check(len(jobs) == 2 and all(j["jobname"] == "mix" for j in jobs), f"numjobs 2: two jobs named mix: {len(jobs)}")
+    if len(jobs) == 2:
+        # size is per job: each did 256 KiB of 4 KiB I/Os, reads and writes mixed its own way
+        check(all(j["read"]["total_ios"] + j["write"]["total_ios"] == 64 for j in jobs),
+              "numjobs 2: each job's own 64 I/Os")
+        for k in ("read", "write"):
+            check(sum(j[k]["total_ios"] for j in jobs) == w[k]["total_ios"]
+                  and sum(j[k]["io_bytes"] for j in jobs) == w[k]["io_bytes"]
+                  and min(j[k]["clat_ns"]["min"] for j in jobs) == w[k]["clat_ns"]["min"],
+                  f"numjobs 2: the jobs' {k}s add up to the workload's")
+        check(jobs[0]["read"] != jobs[1]["read"], "numjobs 2: each job has its own numbers")
+        check(all(abs(sum(sum(j[u].values()) for u in ("latency_ns", "latency_us", "latency_ms")) - 100) < 1e-6
+                  for j in jobs), "numjobs 2: each job's latency buckets hold its I/Os")
 
 # ---- refused: fio's trims (not modelled), an unknown pattern; both name what is accepted
 ACCEPTED = "read, write, randread, randwrite, randrw, readwrite, rw"

@@ -94,7 +94,7 @@ out = os.path.join(d, "qd128")
 _, _, _, res = run("name: qd128\nfabric: roce_v2" + BASE + "      cores: 4\n" + """
 workloads:
   - {name: r, kind: nvme, initiator: h, target: t, rw: randread, bs: 4KiB, iodepth: 128, numjobs: 2,
-     runtime: 3ms, ramp_time: 1ms}
+     group_reporting: true, runtime: 3ms, ramp_time: 1ms}
 """, out)
 if res:
     w = res["workloads"][0]

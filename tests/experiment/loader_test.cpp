@@ -421,7 +421,8 @@ workloads:
           "compare, swap, "
           "payload, timeout, retry_cnt, rnr_retry, min_rnr_timer, post_recvs, bad_rkey, inline_threshold, "
           "cdf, load, duration, on, work, chunk, rate, app_cost, initiator, target, nsid, rw, bs, iodepth, "
-          "numjobs, rwmixread, runtime, offset, ramp_time, queue_size, hdgst, ddgst, io_timeout, "
+          "numjobs, group_reporting, rwmixread, runtime, offset, ramp_time, queue_size, hdgst, ddgst, "
+          "io_timeout, "
           "admin_timeout, max_retries, reconnect_delay, ctrl_loss_tmo (--set "
           "workloads[0].rat=1Gbps)\n");
     CHECK(

@@ -76,6 +76,35 @@ json cpu_json(const std::string& host, const CpuSpent& s, uint64_t ios) {
           {"total_ps_per_io", per_io(s.work + s.poll)}};
 }
 
+// The I/Os of one job (of numjobs), each `bs` bytes.
+DirStats of_job(const DirStats& d, uint32_t job, uint64_t bs) {
+  DirStats out;
+  for (size_t i = 0; i < d.job.size(); ++i) {
+    if (d.job[i] != job) continue;
+    ++out.ios;
+    out.bytes += bs;
+    out.slat.push_back(d.slat[i]);
+    out.clat.push_back(d.clat[i]);
+    out.lat.push_back(d.lat[i]);
+  }
+  return out;
+}
+
+// Each job's read, write and latency buckets, in the counted window of them all.
+json per_job_json(const NvmeResult& r, const NvmeJobConfig& c, Time window) {
+  json jobs = json::array();
+  for (uint32_t k = 0; k < c.numjobs; ++k) {
+    const DirStats read = of_job(r.read, k, c.bs), write = of_job(r.write, k, c.bs);
+    std::vector<int64_t> clat = read.clat;
+    clat.insert(clat.end(), write.clat.begin(), write.clat.end());
+    json one = latency_buckets_json(clat);
+    one["read"] = direction_json(read, window);
+    one["write"] = direction_json(write, window);
+    jobs.push_back(std::move(one));
+  }
+  return jobs;
+}
+
 }  // namespace
 
 json latency_buckets_json(const std::vector<int64_t>& samples_ps) {
@@ -133,6 +162,7 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out.update(latency_buckets_json(all.clat));
   out["read"] = direction_json(r.read, window);
   out["write"] = direction_json(r.write, window);
+  if (c.numjobs > 1 && !c.group_reporting) out["per_job"] = per_job_json(r, c, window);  // fio.json's jobs
   out["runtime_ps"] = window.count();
   out["ops"] = all.ios;
   out["bytes"] = all.bytes;
@@ -187,6 +217,18 @@ json fio_job_json(const json& entry) {
   j["minf"] = 0;
   for (const char* key : {"latency_ns", "latency_us", "latency_ms"}) j[key] = entry.at(key);
   return j;
+}
+
+json fio_jobs_json(const json& entry) {
+  json job = fio_job_json(entry);
+  if (!entry.contains("per_job")) return json::array({std::move(job)});
+  json clones = json::array();
+  for (const json& one : entry.at("per_job")) {
+    json clone = job;  // the same jobname, options and CPU share
+    for (const auto& [key, value] : one.items()) clone[key] = value;
+    clones.push_back(std::move(clone));
+  }
+  return clones;
 }
 
 json fio_document(json jobs, uint64_t seed, Time end) {

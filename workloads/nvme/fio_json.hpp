@@ -29,6 +29,9 @@ nlohmann::json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c);
 // Its job in fio.json, from its results.json entry (a run split over ranks
 // has every entry on rank 0 only after the merge).
 nlohmann::json fio_job_json(const nlohmann::json& entry);
+// Its jobs in fio.json: one, or with numjobs above 1 and no group_reporting
+// one per job, as fio writes them (the same jobname, each job's own I/O).
+nlohmann::json fio_jobs_json(const nlohmann::json& entry);
 // The whole fio.json around the jobs.
 nlohmann::json fio_document(nlohmann::json jobs, uint64_t seed, Time end);
 

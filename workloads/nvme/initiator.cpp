@@ -452,6 +452,7 @@ void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
   d.slat.push_back((s.posted - s.issued).count());
   d.clat.push_back((now - s.posted).count());
   d.lat.push_back((now - s.issued).count());
+  d.job.push_back(q.job);
   r_.measure_end = std::max(r_.measure_end, now);
 }
 

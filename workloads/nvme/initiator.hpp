@@ -89,6 +89,7 @@ struct HostQueueSpec {
 struct DirStats {
   uint64_t ios = 0, bytes = 0;
   std::vector<int64_t> slat, clat, lat;  // ps, one per I/O
+  std::vector<uint32_t> job;             // the job (of numjobs) of each I/O
 };
 
 // CPU time a host spent: working (every category but poll and idle) and polling.

@@ -63,6 +63,8 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
           key("iodepth", &J::iodepth, whole(1, 1024), "1",
               "I/Os each job keeps outstanding, at most queue_size"),
           key("numjobs", &J::numjobs, whole(1, 1024), "1", "jobs, each with an I/O queue of its own"),
+          key("group_reporting", &J::group_reporting, boolean(), "false",
+              "fio.json: the numjobs jobs as one entry; false: an entry each, as fio"),
           key("rwmixread", &J::rwmixread, whole(0, 100), "50", "randrw and readwrite: percent of reads"),
           key("runtime", &J::runtime, positive_time(), "",
               "how long each job issues I/O; none: until size bytes are done"),
@@ -254,7 +256,8 @@ class NvmeWorkload final : public Workload {
                                              Time end) const override {
     nlohmann::json jobs = nlohmann::json::array();
     for (const nlohmann::json& e : workloads)
-      if (e.value("kind", "") == "nvme") jobs.push_back(nvme::fio_job_json(e));
+      if (e.value("kind", "") == "nvme")
+        for (nlohmann::json& job : nvme::fio_jobs_json(e)) jobs.push_back(std::move(job));
     std::map<std::string, std::string> out;
     if (jobs.empty()) return out;
     if (x.capture.timeseries) {
