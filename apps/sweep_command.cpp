@@ -95,6 +95,15 @@ bool make_grid(const Options& o, Sweep& s, std::ostream& err) {
     err << "rdmasim sweep: --vary " << why << "\n";
     return false;
   }
+  // --fabric or --seed beside a --vary of the same: the vary would win
+  // without a word, and the option the user typed would not be what ran.
+  for (const SweepAxis& a : s.axes) {
+    const bool both = (a.key == "fabric" && !o.fabric.empty()) || (a.key == "seed" && o.seed);
+    if (!both) continue;
+    err << "rdmasim sweep: --" << a.key << " and --vary " << a.key << "=... both set the " << a.key
+        << "; give one of them\n";
+    return false;
+  }
   s.points = sweep_grid(s.axes);
   s.codes.assign(s.points.size(), 0);
   return true;

@@ -225,9 +225,15 @@ check(p.returncode == 2, f"bad --vary: exit {p.returncode}")
 # The value is quoted with the option that gave it: --vary, not the --set each run gets.
 check("<command line>:1:16: link.bandwidth: expected a rate" in p.stderr and "(--vary link.bandwidth=fast)" in p.stderr,
       p.stderr)
-p = rdmasim("sweep", exp, "--vary", "seed=1,0x10", "--seed", "3", "--out", bad)
+p = rdmasim("sweep", exp, "--vary", "seed=1,0x10", "--out", bad)
 check(p.returncode == 2 and "seed: expected a whole number from 0, got '0x10' (--vary seed=0x10)" in p.stderr
       and "--set" not in p.stderr, f"a varied seed: {p.stderr}")
+# --fabric or --seed beside a --vary of the same: the vary won without a word.
+for option, vary in (("--fabric", "fabric=roce_v2,iwarp"), ("--seed", "seed=1,2")):
+    key = vary.split("=")[0]
+    p = rdmasim("sweep", exp, "--vary", vary, option, "iwarp" if key == "fabric" else "3", "--out", bad)
+    check(p.returncode == 2 and f"{option} and --vary {key}=... both set the {key}; give one of them" in p.stderr,
+          f"{option} with --vary {key}: exit {p.returncode}: {p.stderr}")
 p = rdmasim("sweep", exp, "--vary", "seed", "--out", bad)
 check(p.returncode == 2 and "expected KEY=V1,V2,..." in p.stderr, p.stderr)
 check(not os.path.exists(bad), "nothing written")
