@@ -18,27 +18,23 @@ using nlohmann::json;
 
 namespace {
 
-// The options of `rdmasim run` every point of a sweep shares.
-std::vector<std::string> common_run_args(const Options& o, bool seed_varied, bool fabric_varied) {
+// The options of `rdmasim run` every point of a sweep shares (make_grid
+// refused a --fabric or --seed beside a --vary of the same).
+std::vector<std::string> common_run_args(const Options& o) {
   std::vector<std::string> a;
   for (const auto& s : o.sets) a.insert(a.end(), {"--set", s});
-  if (o.seed && !seed_varied) a.insert(a.end(), {"--seed", *o.seed});
-  if (!o.fabric.empty() && !fabric_varied) a.insert(a.end(), {"--fabric", o.fabric});
+  if (o.seed) a.insert(a.end(), {"--seed", *o.seed});
+  if (!o.fabric.empty()) a.insert(a.end(), {"--fabric", o.fabric});
   if (!o.prices.empty()) a.insert(a.end(), {"--prices", fs::absolute(o.prices).string()});
   if (!o.memory_limit.empty()) a.insert(a.end(), {"--memory-limit", o.memory_limit});
   return a;
 }
 
 // The options of one point, as load() takes them: each varied key's value
-// as the --vary that gave it (errors quote it so), over --fabric and
-// --seed when it varies them.
+// as the --vary that gave it (errors quote it so).
 Options point_options(const Options& o, const std::vector<SweepAxis>& axes, const SweepPoint& p) {
   Options po = o;
-  for (size_t k = 0; k < axes.size(); ++k) {
-    if (axes[k].key == "fabric") po.fabric.clear();
-    if (axes[k].key == "seed") po.seed.reset();
-    po.point.push_back(axes[k].key + "=" + p.values[k]);
-  }
+  for (size_t k = 0; k < axes.size(); ++k) po.point.push_back(axes[k].key + "=" + p.values[k]);
   return po;
 }
 
@@ -272,10 +268,7 @@ int do_sweep(const Options& o, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   const fs::path self = fs::read_symlink("/proc/self/exe");
-  const auto varied = [&](std::string_view key) {
-    return std::any_of(s.axes.begin(), s.axes.end(), [&](const SweepAxis& a) { return a.key == key; });
-  };
-  const std::vector<std::string> common = common_run_args(o, varied("seed"), varied("fabric"));
+  const std::vector<std::string> common = common_run_args(o);
   const Outcome res = guarded([&] {
     if (o.collect)
       collect_runs(o, s, out, err);
