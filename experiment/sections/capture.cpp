@@ -110,7 +110,9 @@ void read_timeseries(ExperimentDraft& d, const Entry& t) {
 // pcap: none | hosts | all | a list of node names (the validate pass checks them).
 void read_pcap(ExperimentDraft& d, const Entry& p) {
   d.capture_list = p;
-  if (p.value.IsSequence()) {
+  if (p.value.IsSequence() && p.value.size() == 0) {
+    d.c.error(p.value, p.path, "an empty list captures nothing; write `pcap: none` for that");
+  } else if (p.value.IsSequence()) {
     d.x.capture.mode = CaptureMode::list;
   } else if (auto s = d.c.scalar(p.value, p.path, "none, hosts, all or a list of node names")) {
     auto m = from_string<CaptureMode>(*s);

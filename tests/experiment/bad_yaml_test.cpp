@@ -59,6 +59,10 @@ constexpr BadFile kBad[] = {
     {"payload_pattern_send.yaml", 8, 53, "workloads[0].payload", "rdma_write"},
     {"timeseries_unknown_port.yaml", 9, 47, "capture.timeseries.ports[0]", "no port 7"},
     {"timeseries_unknown_workload.yaml", 10, 37, "capture.timeseries.qps[0]", "unknown workload 'blk'"},
+    // Accepted before, and the run did nothing it was asked to: no flow
+    // arrived in no time; no port was captured.
+    {"flows_zero_duration.yaml", 8, 15, "workloads[0].duration", "above 0"},
+    {"empty_pcap_list.yaml", 8, 9, "capture.pcap", "`pcap: none`"},
 };
 
 // The error at line:column whose message names `key` and says `words`.

@@ -36,7 +36,7 @@ const KeyTable<WorkloadConfig>& flows_keys() {
                   }),
               "0.3", "share of each sender's link its flows offer on average"),
           required(key_at<W>(
-                       "duration", [](W& w) -> Time& { return w.flows.duration; }, time(), "",
+                       "duration", [](W& w) -> Time& { return w.flows.duration; }, positive_time(), "",
                        "flows arrive during [`start`, `start` + `duration`)"),
                    "how long flows arrive, such as 1ms"),
           declared<W>("op", "`rdma_write` or `send`", "rdma_write", "the operation each flow is"),
