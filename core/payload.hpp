@@ -105,6 +105,11 @@ class BufferPiece {
   BufferPiece(std::span<std::byte> b)
       : bytes_(b.data()), size_(b.size()) {}  // NOLINT: stored bytes are a piece
   BufferPiece(ComputedBuffer* c, uint64_t offset, size_t size) : computed_(c), offset_(offset), size_(size) {}
+  // Bytes that are only read through the piece (a message being sent):
+  // write() must not be called on it.
+  static BufferPiece read_only(std::span<const std::byte> b) {
+    return std::span<std::byte>(const_cast<std::byte*>(b.data()), b.size());
+  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

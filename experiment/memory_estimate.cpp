@@ -111,11 +111,12 @@ void network_parts(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric,
 struct WorkloadTotals {
   uint64_t connections = 0, flows = 0;
   double sending = 0;
+  double stream_buffers = 0;  // bytes of byte streams' send buffers (MemoryCosts::stream_buffer_limit)
   MemoryPart bufs{"message buffers", 0, "", "", 0, 0};
   MemoryPart qps{"QPs", 0, "", "", 0, 0};
 };
 
-WorkloadTotals workload_totals(const ExperimentConfig& x) {
+WorkloadTotals workload_totals(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric) {
   WorkloadTotals s;
   uint64_t largest = 0, most_pairs = 0;
   for (size_t i = 0; i < x.workloads.size(); ++i) {
@@ -125,6 +126,9 @@ WorkloadTotals workload_totals(const ExperimentConfig& x) {
     s.connections = sat_add(s.connections, p);
     s.flows = sat_add(s.flows, m.flows);
     s.sending += m.sending;
+    // A send buffer doubles as it fills: up to twice what it holds.
+    s.stream_buffers += m.posting * static_cast<double>(std::min(sat_mul(m.posted_per_connection, 2),
+                                                                 fabric.stream_buffer_limit));
     if (p >= most_pairs) {  // QPs are pointed at the workload with the most
       most_pairs = p;
       s.qps.key = "workloads[" + std::to_string(i) + "]";
@@ -160,13 +164,21 @@ void workload_parts(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric
   }
   // Until the run stops (a run stopped at once sends nothing).
   if (!x.stop || *x.stop > Time{})
-    e.parts.push_back({"frames in flight",
-                       static_cast<uint64_t>(s.sending * static_cast<double>(kInFlightBytes)),
-                       "what senders keep on the wires and in queues", "", line, column});
+    e.parts.push_back(
+        {"frames in flight",
+         static_cast<uint64_t>(s.sending * static_cast<double>(fabric.in_flight_bytes ? fabric.in_flight_bytes
+                                                                                      : kInFlightBytes)),
+         "what senders keep on the wires and in queues", "", line, column});
   if (fabric.connection_bytes) {
     qps.what = std::string(fabric.connection_part);
     qps.bytes = sat_mul(sat_mul(s.connections, 2), fabric.connection_bytes);
     qps.detail = std::to_string(s.connections) + " connections, one at each end";
+    e.parts.push_back(qps);
+  }
+  if (s.stream_buffers >= 1) {
+    qps.what = "send buffers";
+    qps.bytes = static_cast<uint64_t>(std::min(s.stream_buffers, 0x1p63));
+    qps.detail = "what connections' byte streams keep until acknowledged";
     e.parts.push_back(qps);
   }
   if (fabric.setup_floods) {
@@ -190,7 +202,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   MemoryEstimate e;
   const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
   network_parts(x, fabric, line, column, e);
-  WorkloadTotals s = workload_totals(x);
+  WorkloadTotals s = workload_totals(x, fabric);
   workload_parts(x, fabric, line, column, s, e);
   std::stable_sort(e.parts.begin(), e.parts.end(),
                    [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });

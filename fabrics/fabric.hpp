@@ -186,9 +186,13 @@ class Fabric {
     uint64_t connection_bytes = 0;     // each end of a connection, beyond its QP
     std::string_view connection_part;  // what those are, as the estimate names them
     bool setup_floods = false;         // each connection floods a frame to every host at setup
-    // A sender copies a computed payload (nodes/host/memory.hpp) into its
-    // own buffers while the message is in flight (a byte stream sends from them).
-    bool sender_copies_payload = false;
+    // A byte stream (iwarp's TCP) keeps what a connection has sent until it
+    // is acknowledged, in a send buffer that doubles as it fills, up to this
+    // many bytes a connection; 0: no such buffer.
+    uint64_t stream_buffer_limit = 0;
+    // Frames a sending host keeps in the network (0: the estimate's own
+    // figure, measured on RoCE v2 with DCQCN; a TCP window holds more).
+    uint64_t in_flight_bytes = 0;
     // Each (switch, addressed node): IB's linear forwarding tables, an
     // entry a destination LID at every switch.
     uint64_t forwarding_entry_bytes = 0;

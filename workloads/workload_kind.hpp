@@ -33,6 +33,10 @@ struct WorkloadMemory {
   std::string buffers;        // what those are, for the estimate's detail: "of flows", "of 4KiB messages"
   uint64_t flows = 0;         // flows of `kind: flows` started (each its record and programs beyond its QPs)
   double sending = 0;         // senders' worth of frames it keeps in the network while it sends
+  // Connections with messages posted at once, and the bytes each keeps
+  // posted (what a byte stream's send buffer holds: MemoryCosts::stream_buffer_limit).
+  double posting = 0;
+  uint64_t posted_per_connection = 0;
 };
 
 class Workload {

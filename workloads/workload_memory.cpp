@@ -27,10 +27,8 @@ uint64_t message_buffer_bytes(const ExperimentConfig& x, const WorkloadConfig& w
     landing = 2 * recvs;
   else if (w.op == "send" || w.op == "send_imm")
     landing = w.post_recvs ? recvs : 0;
-  if (w.computed_payload) {  // payload: pattern stores nothing but a sender's copy into its stream
-    landing = 0;
-    if (!fabric_of(x).memory_costs().sender_copies_payload) slots = 0;
-  }
+  if (w.computed_payload)
+    landing = slots = 0;  // payload: pattern stores nothing (a stream's copy: the estimate)
   // A sender writes a slot whole as it posts its message, and posts a
   // window of them at once: its slots are touched however soon `stop` comes
   // (counting them as what it could send by then gave 140 MiB for a run

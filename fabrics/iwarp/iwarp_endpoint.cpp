@@ -74,7 +74,7 @@ IwarpEndpoint::~IwarpEndpoint() {
 
 // ---------------------------------------------------------------- work requests
 
-void IwarpEndpoint::post_send(uint64_t wr_id, std::span<const std::byte> data, bool solicited) {
+void IwarpEndpoint::post_send(uint64_t wr_id, BufferPiece data, bool solicited) {
   OutMsg m;
   m.kind = MsgKind::send;
   m.wr_id = wr_id;
@@ -84,8 +84,7 @@ void IwarpEndpoint::post_send(uint64_t wr_id, std::span<const std::byte> data, b
   pump();
 }
 
-void IwarpEndpoint::post_write(uint64_t wr_id, std::span<const std::byte> data, uint32_t remote_stag,
-                               uint64_t remote_to) {
+void IwarpEndpoint::post_write(uint64_t wr_id, BufferPiece data, uint32_t remote_stag, uint64_t remote_to) {
   OutMsg m;
   m.kind = MsgKind::write;
   m.wr_id = wr_id;
@@ -364,7 +363,7 @@ IwarpEndpoint::Emit IwarpEndpoint::emit_sq() {
     h.mo = static_cast<uint32_t>(m.sent);
   }
   h.emit(u);
-  if (chunk) std::memcpy(u.data() + hdr, m.data.data() + m.sent, chunk);
+  if (chunk) m.data.read(m.sent, chunk).copy_to(u.subspan(hdr, chunk));
   end_fpdu();
   m.sent += chunk;
   stats_.payload_sent += chunk;

@@ -127,9 +127,17 @@ class IwarpEndpoint final : public TcpUpper {
   IwarpEndpoint& operator=(const IwarpEndpoint&) = delete;
 
   // Work requests, queued in order (RFC 5040, ordering) until full operation.
-  // `data` must stay valid until the completion.
-  void post_send(uint64_t wr_id, std::span<const std::byte> data, bool solicited = false);
-  void post_write(uint64_t wr_id, std::span<const std::byte> data, uint32_t remote_stag, uint64_t remote_to);
+  // `data` must stay valid until the completion. It is read as each FPDU is
+  // built, so a computed buffer's bytes (nodes/host/memory.hpp) are made only
+  // a segment's worth at a time, in TCP's send buffer.
+  void post_send(uint64_t wr_id, BufferPiece data, bool solicited = false);
+  void post_write(uint64_t wr_id, BufferPiece data, uint32_t remote_stag, uint64_t remote_to);
+  void post_send(uint64_t wr_id, std::span<const std::byte> data, bool solicited = false) {
+    post_send(wr_id, BufferPiece::read_only(data), solicited);
+  }
+  void post_write(uint64_t wr_id, std::span<const std::byte> data, uint32_t remote_stag, uint64_t remote_to) {
+    post_write(wr_id, BufferPiece::read_only(data), remote_stag, remote_to);
+  }
   void post_read(uint64_t wr_id, uint32_t sink_stag, uint64_t sink_to, uint32_t length, uint32_t source_stag,
                  uint64_t source_to);
   // A receive buffer for the next untagged message on queue 0: one span, or
@@ -178,7 +186,7 @@ class IwarpEndpoint final : public TcpUpper {
   struct OutMsg {
     MsgKind kind = MsgKind::send;
     uint64_t wr_id = 0;
-    std::span<const std::byte> data;
+    BufferPiece data;
     size_t sent = 0;
     bool solicited = false;
     bool started = false;

@@ -168,38 +168,34 @@ void IwarpQp::hand_next() {
     ep_->post_read(id, s.lkey, s.addr, s.length, w.rkey, w.remote_addr);
     return;
   }
-  // The message's bytes: inline data was copied at post time; one SGE is
-  // read in place; several are gathered now (the NIC's DMA of them).
-  std::span<const std::byte> data;
-  if (!w.inline_data.empty() || w.length == 0) {
-    data = w.inline_data;
-  } else {
-    for (const ibv_sge& s : w.sges) {
-      verbs::MemoryRegion* mr = device_.mr_by_lkey(s.lkey);
-      if (!mr || mr->pd != &pd_ || !mr->contains(s.addr, s.length)) {
-        fail(IBV_WC_LOC_PROT_ERR, id);
-        return;
-      }
-    }
-    const verbs::MemoryRegion* first = device_.mr_by_lkey(w.sges[0].lkey);
-    if (w.sges.size() == 1 && !first->computed) {
-      data = first->bytes(w.sges[0].addr, w.sges[0].length);
-    } else {
-      // Several pieces, or computed ones (nodes/host/memory.hpp): the
-      // message's bytes gathered into the WQE, which the stream sends from.
-      w.inline_data.resize(w.length);
-      size_t at = 0;
-      for (const ibv_sge& s : w.sges) {
-        device_.mr_by_lkey(s.lkey)->read(s.addr, s.length).copy_to({w.inline_data.data() + at, s.length});
-        at += s.length;
-      }
-      data = w.inline_data;
-    }
+  const std::optional<BufferPiece> data = message_bytes(w);
+  if (!data) {
+    fail(IBV_WC_LOC_PROT_ERR, id);
+    return;
   }
   if (w.opcode == IBV_WR_RDMA_WRITE)
-    ep_->post_write(id, data, w.rkey, w.remote_addr);
+    ep_->post_write(id, *data, w.rkey, w.remote_addr);
   else
-    ep_->post_send(id, data, (w.send_flags & IBV_SEND_SOLICITED) != 0);
+    ep_->post_send(id, *data, (w.send_flags & IBV_SEND_SOLICITED) != 0);
+}
+
+std::optional<BufferPiece> IwarpQp::message_bytes(verbs::SendWqe& w) {
+  // Inline data was copied at post time; one SGE is read in place, as the
+  // stream builds each FPDU (a computed region's bytes made only then);
+  // several are gathered now (the NIC's DMA of them).
+  if (!w.inline_data.empty() || w.length == 0) return BufferPiece::read_only(w.inline_data);
+  for (const ibv_sge& s : w.sges) {
+    verbs::MemoryRegion* mr = device_.mr_by_lkey(s.lkey);
+    if (!mr || mr->pd != &pd_ || !mr->contains(s.addr, s.length)) return std::nullopt;
+  }
+  if (w.sges.size() == 1) return device_.mr_by_lkey(w.sges[0].lkey)->piece(w.sges[0].addr, w.sges[0].length);
+  w.inline_data.resize(w.length);
+  size_t at = 0;
+  for (const ibv_sge& s : w.sges) {
+    device_.mr_by_lkey(s.lkey)->read(s.addr, s.length).copy_to({w.inline_data.data() + at, s.length});
+    at += s.length;
+  }
+  return BufferPiece::read_only(w.inline_data);
 }
 
 void IwarpQp::done(uint64_t id) {

@@ -103,6 +103,9 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
 
   void open_connection();
   void hand_next();
+  // What the stream sends of `w`: its inline data, its one SGE in place, or
+  // its SGEs gathered into it; nullopt when an SGE is outside its region.
+  std::optional<BufferPiece> message_bytes(verbs::SendWqe& w);
   void hand_recv(size_t index);  // rq_[index] to the endpoint
   void done(uint64_t seq);
   void schedule_completions();

@@ -151,8 +151,8 @@ class FlowsWorkload final : public Workload {
   // utilisation `load`: about load / (1 - load) flows in it at once (M/G/1
   // with processor sharing), a byte's flow of the size-biased mean; and
   // never more than every flow's bytes. Computed payloads (payload:
-  // pattern) are stored nowhere, but where a sender copies them into its
-  // stream (the sending half) or the fabric has no verbs (sockets: both halves).
+  // pattern) are stored nowhere, but where the fabric has no verbs
+  // (sockets: both halves); a byte stream's send buffer is the estimate's.
   WorkloadMemory memory(const ExperimentConfig& x, const WorkloadConfig& w) const override {
     const auto [mean, biased] = flow_size_means(w.flows);
     WorkloadMemory m;
@@ -171,11 +171,15 @@ class FlowsWorkload final : public Workload {
     const double at_once =
         load >= 1 ? all : 2 * static_cast<double>(w.from.size()) * load / (1 - load) * biased;
     double stored = std::min(all, at_once);
-    if (w.computed_payload) {
-      const Fabric& f = fabric_of(x);
-      stored = !f.host_nic().verbs ? stored : f.memory_costs().sender_copies_payload ? stored / 2 : 0;
-    }
+    if (w.computed_payload && fabric_of(x).host_nic().verbs) stored = 0;
     m.buffer_bytes = static_cast<uint64_t>(stored);
+    // What a sender posts at once: a flow whole, its bytes of the size-biased
+    // mean. Twice the flows the sender's queue alone would hold: the
+    // receivers' links are queues too (iwarp, a k = 8 fat tree at load 0.5:
+    // 171 connections' send buffers full at once, for 128).
+    const double per_sender = load >= 1 ? 3.3 : std::min(2 * load / (1 - load), 3.3 * load);
+    m.posting = std::min(static_cast<double>(m.connections), static_cast<double>(w.from.size()) * per_sender);
+    m.posted_per_connection = static_cast<uint64_t>(biased);
     m.buffers = "of flows";
     return m;
   }

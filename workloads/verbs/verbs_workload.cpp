@@ -319,6 +319,9 @@ class VerbsWorkload final : public Workload {
                                                        : w.from.size() * w.to.size();
     m.buffer_bytes = message_buffer_bytes(x, w, m.connections);
     m.buffers = "of " + to_string(w.size) + " messages";
+    m.posting = static_cast<double>(m.connections);
+    m.posted_per_connection =
+        sat_mul(w.size.count(), std::max<uint64_t>(1, std::min<uint64_t>(w.count, w.outstanding)));
     // A sender's worth each, up to four for one with as many connections sending at once.
     if (!w.from.empty())
       m.sending =

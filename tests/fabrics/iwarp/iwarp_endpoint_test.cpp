@@ -146,7 +146,7 @@ TEST_CASE("iwarp: Write, Read and Send move exact bytes") {
     p.a->post_read(2, 0x101, 0x5000, kLen, 0x201, 0x900000);
     p.a->post_send(3, s1);
     p.a->post_send(4, s2, /*solicited=*/true);
-    p.a->post_send(5, {});
+    p.a->post_send(5, BufferPiece{});
     p.t.sim.run(2_s);
 
     CHECK(p.mb.regions[0x200].bytes == wdata);

@@ -1,0 +1,43 @@
+"""iWARP sends a computed payload (`payload: pattern`, the default of
+WRITEs and of flows) from the message's region as it builds each FPDU
+(fabrics/iwarp/iwarp_qp.cpp, message_bytes): the bytes are made a segment
+at a time in TCP's send buffer, which holds at most 1 MiB a connection.
+They were gathered whole into the work request when it was handed to the
+stream, so four 64 MiB WRITEs in flight took 256 MiB. The receiver still
+checks every byte against the pattern (data_verified), and the bytes on
+the wire are the same (test_digests)."""
+import json
+import os
+
+import e2e
+from e2e import check, finish, tmpdir
+
+WRITES = e2e.two_hosts("iwarp_big_writes", "{kind: rdma_write, from: a, to: b, size: 64MiB, count: 4, outstanding: 4}",
+                       fabric="iwarp", tail="capture: {pcap: none}\n")
+FLOWS = """\
+name: iwarp_flows
+fabric: iwarp
+seed: 1
+stop: 1ms
+link: {bandwidth: 100Gbps, delay: 1us, mtu: 9000}
+topology: {generate: {kind: fat_tree, k: 4}}
+workloads: [{kind: flows, cdf: websearch, load: 0.5, duration: 1ms}]
+capture: {pcap: none}
+"""
+
+tmp = tmpdir()
+for name, text, bound in (("writes", WRITES, 100), ("flows", FLOWS, 120)):
+    path = os.path.join(tmp, name + ".yaml")
+    e2e.write_text(path, text)
+    out = os.path.join(tmp, name)
+    code, peak = e2e.peak_rss_mib("run", path, "--out", out, "--quiet")
+    check(code == 0, f"{name}: exit {code}")
+    res = json.load(open(os.path.join(out, "results.json")))
+    check(all(w["data_verified"] for w in res["workloads"]), f"{name}: data verified")
+    if name == "writes":
+        w = res["workloads"][0]
+        check(w["ops"] == 4 and w["completions"] == {"IBV_WC_SUCCESS": 4}, f"writes: 4 completed, got {w}")
+    # Peak RSS bounds are not checked on a sanitized build (its shadow memory).
+    check(e2e.SANITIZED or peak < bound, f"{name}: peak RSS {peak:.0f} MiB, expected under {bound} MiB")
+    print(f"{name}: peak RSS {peak:.1f} MiB")
+finish()
