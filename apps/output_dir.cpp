@@ -37,9 +37,27 @@ fs::path sibling(const fs::path& p, std::string_view tag) {
 
 std::string reason(const std::error_code& ec) { return ec.message(); }
 
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// True when `entry` is `name` + `tag` + the pid of a process that is no
+// longer alive, then a "-<n>" too when `numbered` (StagedFile's clashes).
+bool left_by_dead_pid(std::string_view entry, std::string_view name, std::string_view tag, bool numbered) {
+  if (!entry.starts_with(name) || entry.substr(name.size()).substr(0, tag.size()) != tag) return false;
+  std::string_view pid = entry.substr(name.size() + tag.size());
+  if (const size_t dash = pid.find('-'); numbered && dash != std::string_view::npos) {
+    if (!all_digits(pid.substr(dash + 1))) return false;
+    pid = pid.substr(0, dash);
+  }
+  if (!all_digits(pid)) return false;
+  return ::kill(static_cast<pid_t>(std::stol(std::string(pid))), 0) != 0 && errno == ESRCH;
+}
+
 // A run killed while staging (kill -9) leaves DIR.tmp-<pid>, and perhaps
 // DIR.old-<pid> with DIR missing. The next run into DIR removes the first
-// and puts the second back, for pids no longer alive.
+// and puts the second back, for pids no longer alive; and removes the
+// pages a killed `report` was writing inside DIR (remove_stale_pages).
 void recover_from_killed_runs(const fs::path& dir) {
   std::error_code ec;
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
@@ -47,10 +65,7 @@ void recover_from_killed_runs(const fs::path& dir) {
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string entry = it->path().filename().string();
     for (const std::string_view tag : {".tmp-", ".old-"}) {
-      if (!entry.starts_with(name) || entry.compare(name.size(), tag.size(), tag) != 0) continue;
-      const std::string pid = entry.substr(name.size() + tag.size());
-      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
-      if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // alive
+      if (!left_by_dead_pid(entry, name, tag, false)) continue;
       std::error_code e2;
       if (tag == ".old-" && !fs::exists(fs::symlink_status(dir, e2)))
         fs::rename(it->path(), dir, e2);
@@ -58,7 +73,38 @@ void recover_from_killed_runs(const fs::path& dir) {
         fs::remove_all(it->path(), e2);
     }
   }
+  if (fs::is_directory(fs::symlink_status(dir, ec))) remove_stale_pages(dir);
 }
+
+}  // namespace
+
+bool replaceable_page(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(file, ec))) return false;
+  if (fs::file_size(file, ec) == 0 && !ec) return true;
+  std::ifstream in(file, std::ios::binary);
+  std::string head(1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.starts_with("<!DOCTYPE html>") && head.find(kReportMark) != std::string::npos;
+}
+
+void remove_stale_pages(const fs::path& dir, std::string_view only) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    const size_t tag = entry.rfind(".tmp-");
+    if (tag == std::string::npos || tag == 0) continue;
+    const std::string_view name = std::string_view(entry).substr(0, tag);
+    if (only.empty() ? !name.ends_with(".html") : name != only) continue;
+    std::error_code e2;
+    if (left_by_dead_pid(entry, name, ".tmp-", true) && replaceable_page(it->path()))
+      fs::remove(it->path(), e2);
+  }
+}
+
+namespace {
 
 // Every entry under `dir` as the manifest names it: the path relative to
 // `dir` with '/' separators, a directory with a trailing '/'. Symbolic

@@ -7,7 +7,8 @@
 //   nothing else: a folder with a file rdmasim did not write is refused;
 // - an interrupted run (SIGINT, SIGTERM) removes its temporary directory
 //   and says what it kept; a killed one (SIGKILL) is cleaned up by the
-//   next run into the same DIR.
+//   next run into the same DIR, and so is a killed report's page inside
+//   DIR (remove_stale_pages).
 #pragma once
 
 #include <spawn.h>
@@ -106,6 +107,23 @@ class StagedFile {
   friend void clean_up_on_interrupt();
   friend std::string stop_and_roll_back_locked(int sig);
 };
+
+// What every report page carries in its <head> (apps/report.py writes it):
+// an existing file is written over only when it has it, as a page of
+// rdmasim's, or is empty (docs/report.md, "Where the page goes").
+inline constexpr std::string_view kReportMark = R"(<meta name="generator" content="rdmasim report">)";
+
+// A regular file that is a page rdmasim wrote (kReportMark in its head) or
+// empty (as mktemp makes, or a writer killed before it wrote): nothing of
+// a user's is lost when it is replaced or removed.
+bool replaceable_page(const std::filesystem::path& file);
+
+// `rdmasim report` killed with SIGKILL, which no handler sees, leaves the
+// page's StagedFile temporary, FILE.tmp-<pid> or FILE.tmp-<pid>-<n>.
+// Removes those in `dir` (of FILE `only`, else of any FILE named *.html)
+// whose pid is no longer alive and that are replaceable_page()s; a file of
+// any other name or content, a user's, is left alone.
+void remove_stale_pages(const std::filesystem::path& dir, std::string_view only = {});
 
 // The entries of `dir` (relative paths, directories with a trailing '/')
 // that its manifest does not list, sorted; all of them when it has none.

@@ -39,7 +39,7 @@ matplotlib.rcParams["font.size"] = 9
 matplotlib.rcParams["font.family"] = "DejaVu Sans"  # the page names it too, so the browser measures alike
 
 # In every page's head: rdmasim writes over an existing file only when it
-# has it (apps/report_html.hpp, kReportMark).
+# has it (apps/output_dir.hpp, kReportMark).
 REPORT_MARK = '<meta name="generator" content="rdmasim report">'
 DETAIL_LIMIT = 8  # per-run figures (CDFs, FCT buckets, queues, cost points) up to this many runs
 MARKERS = "osD^vPX*"
@@ -51,10 +51,12 @@ def refuse(message):
 
 
 def load(path):
-    """A JSON object rdmasim wrote; anything else is the folder's fault (exit 2)."""
+    """A JSON object rdmasim wrote; anything else is the folder's fault (exit 2), named at its line and column where the JSON itself is broken."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             d = json.load(f)
+    except json.JSONDecodeError as e:
+        refuse(f"{path}:{e.lineno}:{e.colno}: not a file rdmasim wrote ({e.msg}: cut short or edited?)")
     except (OSError, ValueError) as e:
         refuse(f"{path}: not a file rdmasim wrote ({e})")
     if not isinstance(d, dict):
@@ -62,11 +64,28 @@ def load(path):
     return d
 
 
+# The key at the top of each file rdmasim writes, to tell one put in another's place.
+TOP_KEYS = [("workloads", "a run's results.json"), ("fabrics", "a comparison's compare.json"),
+            ("rows", "a sweep's sweep.json")]
+
+
+def load_as(path, key, shape, d=None):
+    """`path` loaded (or `d`, loaded from it), whose `key` holds a `shape` (list) as TOP_KEYS says; else
+    refused, saying what it holds."""
+    d = load(path) if d is None else d
+    if isinstance(d.get(key), shape):
+        return d
+    other = next((what for k, what in TOP_KEYS if k != key and k in d), None)
+    want = dict(TOP_KEYS)[key]
+    refuse(f"{path}: " + (f"holds what {other} holds, not {want}" if other else f"not {want} (no {key} list)"))
+
+
 class Run:
     """One run: its label, results.json, folder, and the varied keys' values (sweeps)."""
 
     def __init__(self, label, results, folder, coords=None):
         self.label, self.r, self.dir, self.coords = label, results, folder, coords or {}
+        self.own = label  # within its folder; `label` names the folder too where the page needs it (name_folders)
 
 
 class Folder:
@@ -78,6 +97,20 @@ class Folder:
         self.note = note  # a sweep's over seeds (sweep.json's summary.note): the seed changed nothing
 
 
+def name_folders(folders):
+    """Names each folder on the page by the last part of its path, or by the path as given where two
+    share that part (a/out, b/out), and labels its runs with it where the page has several folders, so
+    that every row, bar and legend says whose it is. A run folder's run always names its folder."""
+    base = [os.path.basename(os.path.normpath(f.path)) for f in folders]
+    for f, b in zip(folders, base):
+        f.name = b if base.count(b) == 1 else os.path.normpath(f.path)
+        for run in f.runs:
+            if f.kind == "run":
+                run.label = f"{run.own} ({f.name})"
+            elif len(folders) > 1:
+                run.label = f"{f.name}: {run.own}"
+
+
 def fabric_label(r):
     """The fabric, and the host stack where the fabric has one (tcp: kernel or DPDK)."""
     stacks = sorted({h["stack"] for h in r.get("hosts", []) if h.get("stack")})
@@ -85,31 +118,58 @@ def fabric_label(r):
     return f"{f} ({'/'.join('DPDK' if s == 'dpdk' else s for s in stacks)} stack)" if stacks else f
 
 
+def bad_entry(path, what, entry):
+    refuse(f"{path}: not what rdmasim writes ({what}: {json.dumps(entry)[:80]})")
+
+
+def compare_folder(d):
+    path = os.path.join(d, "compare.json")
+    runs = []
+    for e in load_as(path, "fabrics", list)["fabrics"]:
+        if not isinstance(e, dict) or not isinstance(e.get("fabric"), str):
+            bad_entry(path, "a fabric's entry without its name", e)
+        p = os.path.join(d, e["fabric"], "results.json")
+        if e.get("status") == "ok" and os.path.exists(p):
+            r = load_as(p, "workloads", list)
+            runs.append(Run(fabric_label(r), r, os.path.dirname(p), {"fabric": e["fabric"]}))
+    return Folder(d, "compare", runs)
+
+
+def sweep_folder(d):
+    path = os.path.join(d, "sweep.json")
+    s = load(path)
+    if "rows" not in s and any(k in s for k, _ in TOP_KEYS):  # no rows yet (--emit slurm), or another's file
+        load_as(path, "rows", list, s)
+    axes = s.get("axes", [])
+    if not isinstance(axes, list) or not all(isinstance(a, dict) and isinstance(a.get("key"), str)
+                                             and isinstance(a.get("values"), list) for a in axes):
+        bad_entry(path, "axes not a list of {key, values}", axes)
+    axes = [(a["key"], [str(v) for v in a["values"]]) for a in axes]
+    if not isinstance(s.get("rows", []), list):
+        bad_entry(path, "rows not a list", s["rows"])
+    runs = []
+    for row in s.get("rows", []):
+        if not isinstance(row, list) or len(row) < 2 + len(axes) or not isinstance(row[0], str):
+            bad_entry(path, f"a row not [run, exit code, a value per axis ({len(axes)})]", row)
+        p = os.path.join(d, "runs", row[0], "results.json")
+        if row[1] == 0 and os.path.exists(p):
+            coords = {k: str(v) for (k, _), v in zip(axes, row[2:2 + len(axes)])}
+            label = " ".join(f"{k}={v}" for k, v in coords.items())
+            runs.append(Run(label or row[0], load_as(p, "workloads", list), os.path.dirname(p), coords))
+    summary = s.get("summary") if isinstance(s.get("summary"), dict) else {}
+    return Folder(d, "sweep", runs, axes, summary.get("note"))
+
+
 def folder_of(d):
+    """The folder `d`: a comparison, a sweep or a run, by the file at its top."""
     if os.path.exists(os.path.join(d, "compare.json")):
-        runs = []
-        for e in load(os.path.join(d, "compare.json"))["fabrics"]:
-            p = os.path.join(d, e["fabric"], "results.json")
-            if e.get("status") == "ok" and os.path.exists(p):
-                r = load(p)
-                runs.append(Run(fabric_label(r), r, os.path.dirname(p), {"fabric": e["fabric"]}))
-        return Folder(d, "compare", runs)
+        return compare_folder(d)
     if os.path.exists(os.path.join(d, "sweep.json")):
-        s = load(os.path.join(d, "sweep.json"))
-        axes = [(a["key"], [str(v) for v in a["values"]]) for a in s.get("axes", [])]
-        runs = []
-        for row in s.get("rows", []):
-            p = os.path.join(d, "runs", row[0], "results.json")
-            if row[1] == 0 and os.path.exists(p):
-                coords = {k: str(v) for (k, _), v in zip(axes, row[2:2 + len(axes)])}
-                label = " ".join(f"{k}={v}" for k, v in coords.items())
-                runs.append(Run(label or row[0], load(p), os.path.dirname(p), coords))
-        summary = s.get("summary") if isinstance(s.get("summary"), dict) else {}
-        return Folder(d, "sweep", runs, axes, summary.get("note"))
+        return sweep_folder(d)
     p = os.path.join(d, "results.json")
     if os.path.exists(p):
-        r = load(p)
-        return Folder(d, "run", [Run(f"{fabric_label(r)} ({os.path.basename(os.path.normpath(d))})", r, d)])
+        r = load_as(p, "workloads", list)
+        return Folder(d, "run", [Run(fabric_label(r), r, d)])
     return Folder(d, "none", [])
 
 
@@ -471,19 +531,33 @@ def bar_figures(runs, reps):
     return figs
 
 
-def rows_of(path):
-    """The rows of a CSV rdmasim wrote, or [] when there is none."""
+LATENCY_COLUMNS = {"workload": str, "latency_ns": float}
+QUEUE_COLUMNS = {"node": str, "port": str, "time_ps": float, "queue_bytes": float}
+
+
+def rows_of(path, columns):
+    """The rows of a CSV rdmasim wrote, each {column: columns[column](text)}, or [] when there is none;
+    a row without them, or not a number where one is due, is refused (exit 2) at its line."""
     if not os.path.exists(path):
         return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    line = 1
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = []
+            for row in csv.DictReader(f):
+                line += 1
+                rows.append({k: kind(row[k]) for k, kind in columns.items()})
+            return rows
+    except (OSError, ValueError, KeyError, TypeError, csv.Error) as e:
+        refuse(f"{path}:{line}: not a table rdmasim wrote ({type(e).__name__}: {e}; columns "
+               f"{', '.join(columns)} expected)")
 
 
 def latency_samples(d):
     """latency.csv (capture.latency_samples): workload -> samples in ns."""
     out = {}
-    for row in rows_of(os.path.join(d, "latency.csv")):
-        out.setdefault(row["workload"], []).append(float(row["latency_ns"]))
+    for row in rows_of(os.path.join(d, "latency.csv"), LATENCY_COLUMNS):
+        out.setdefault(row["workload"], []).append(row["latency_ns"])
     return out
 
 
@@ -542,10 +616,10 @@ def queues(runs, most=6):
     series = []
     for run in runs:
         by_port = {}
-        for row in rows_of(os.path.join(run.dir, "timeseries", "queues.csv")):
+        for row in rows_of(os.path.join(run.dir, "timeseries", "queues.csv"), QUEUE_COLUMNS):
             t, q = by_port.setdefault(f"{row['node']}:{row['port']}", ([], []))
-            t.append(float(row["time_ps"]) / 1e6)
-            q.append(float(row["queue_bytes"]))
+            t.append(row["time_ps"] / 1e6)
+            q.append(row["queue_bytes"])
         series += [(max(q), f"{run.label} {port}", t, q) for port, (t, q) in by_port.items()]
     series.sort(key=lambda s: (-s[0], s[1]))
     for k, (_, name, t, q) in enumerate(series[:most]):
@@ -580,7 +654,7 @@ def detail_figures(runs):
     if any(b.get("count") for run in runs for w in run.r.get("workloads", [])
            for b in (w.get("fct") or {}).get("buckets") or []):
         figs.append(("fct", "FCT slowdown per size bucket", fct_buckets(runs)))
-    if any(rows_of(os.path.join(run.dir, "timeseries", "queues.csv")) for run in runs):
+    if any(rows_of(os.path.join(run.dir, "timeseries", "queues.csv"), QUEUE_COLUMNS) for run in runs):
         figs.append(("queues", "Queue length over time", queues(runs)))
     if len(currencies(runs)) == 1 and any(finite((run.r.get("cost") or {}).get("total")) is not None
                                           for run in runs):
@@ -716,21 +790,39 @@ NO_RUNS = {
 }
 
 
+# What reading a file rdmasim did not write raises somewhere in the page's code.
+MALFORMED = (TypeError, KeyError, AttributeError, IndexError, ValueError)
+
+
+def culprit(folders):
+    """The results.json that the page cannot be made of, and why: each run's drawn alone, its figures
+    too when the page has them (the page failed; the time to find which is spent only then)."""
+    runs = [run for f in folders for run in f.runs]
+    for run in runs:
+        try:
+            runs_table([run]), metric_panels([run]), cost_section([run])
+            if len(runs) <= DETAIL_LIMIT:
+                detail_figures([run])
+        except MALFORMED as e:
+            return os.path.join(run.dir, "results.json"), e
+    return None, None
+
+
 def main():
     out, shown, note, dirs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     folders = []
     for d in dirs:
-        try:
-            f = folder_of(d)
-        except (TypeError, KeyError, AttributeError, IndexError) as e:
-            refuse(f"{d}: its compare.json or sweep.json is not what rdmasim writes ({type(e).__name__}: {e})")
+        f = folder_of(d)
         if not f.runs:
             refuse(f"{d}: {NO_RUNS.get(f.kind, NO_RUNS['none'])}")
         folders.append(f)
+    name_folders(folders)
     try:
         page = make_page(folders)
-    except (TypeError, KeyError, AttributeError, IndexError, ValueError) as e:
-        refuse(f"{', '.join(dirs)}: a results.json there is not what rdmasim writes ({type(e).__name__}: {e})")
+    except MALFORMED as e:
+        path, why = culprit(folders)
+        where = path or f"{', '.join(dirs)}: a results.json there"
+        refuse(f"{where}: not what rdmasim writes ({type(why or e).__name__}: {why or e})")
     try:
         with open(out, "w") as f:
             f.write(page)
@@ -760,8 +852,9 @@ def make_page(folders):
     for f in rest:
         names = [k for k, vs in f.axes if k != "seed" and len(vs) > 1]
         for run in f.runs:
-            label = (", ".join(f"{k}={run.coords[k]}" for k in names) or run.label) if f.kind == "sweep" else run.label
-            if len(rest) > 1:
+            label = ", ".join(f"{k}={run.coords[k]}" for k in names) if f.kind == "sweep" else ""
+            label = label or (run.own if len(folders) > 1 else run.label)
+            if len(folders) > 1:
                 label = f"{f.name}: {label}"
             reps.setdefault(label, []).append(len(bar_runs))
             bar_runs.append(run)

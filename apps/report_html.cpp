@@ -3,6 +3,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -36,18 +37,6 @@ bool names_descriptor(const fs::path& p) {
          s.starts_with("/proc/self/fd/");
 }
 
-// A page rdmasim wrote (kReportMark in its head), or an empty file (as
-// mktemp makes): nothing of the user's is lost when it is written over.
-bool replaceable(const fs::path& file) {
-  std::error_code ec;
-  if (fs::file_size(file, ec) == 0 && !ec) return true;
-  std::ifstream in(file, std::ios::binary);
-  std::string head(1024, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head.starts_with("<!DOCTYPE html>") && head.find(kReportMark) != std::string::npos;
-}
-
 std::string not_ours(const fs::path& shown) {
   return shown.string() + ": exists and is not a page rdmasim wrote (its head has no " +
          std::string(kReportMark) +
@@ -57,7 +46,7 @@ std::string not_ours(const fs::path& shown) {
 enum class PageTarget { file, stream };
 
 // How the page may go to `out`, or why it may not (InputError, naming it as
-// `shown`): a file (new, or one that is replaceable(); `real` is the file
+// `shown`): a file (new, or one that is replaceable_page(); `real` is the file
 // to replace, a symbolic link's target) is staged and renamed over it; a
 // FIFO, a character device (/dev/null) or a descriptor is written as it is,
 // since renaming a file over it would replace the device itself.
@@ -79,7 +68,7 @@ PageTarget page_target(const fs::path& out, const fs::path& shown, fs::path& rea
                      (fs::is_block_file(st) ? "a block device" : "not a regular file") +
                      "; give the page's file name");
   if (fs::is_symlink(link)) real = fs::canonical(out, ec);
-  if (ec || !replaceable(real)) throw InputError(not_ours(shown));
+  if (ec || !replaceable_page(real)) throw InputError(not_ours(shown));
   return PageTarget::file;
 }
 
@@ -111,23 +100,47 @@ int run_report_script(std::vector<std::string>& args, std::ostream& err) {
   return WEXITSTATUS(status);
 }
 
+// The folders `dirs` names, each once in the order first given: a second
+// name of one (`run1 ./run1/`, a symbolic link to it) would count its runs
+// twice, so it is left out with a warning naming both. Throws InputError
+// naming a path that is not a folder.
+std::vector<fs::path> distinct_folders(const std::vector<fs::path>& dirs, std::ostream& err) {
+  std::vector<fs::path> kept, real;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(d, ec);
+    if (!fs::exists(st)) throw InputError(d.string() + ": no such directory");
+    if (!fs::is_directory(st))
+      throw InputError(d.string() + ": not a directory; give the output folder of a run, compare or sweep" +
+                       (d.has_parent_path() ? " (" + d.parent_path().string() + "?)" : std::string()));
+    const fs::path id = fs::canonical(d, ec);
+    const auto seen = std::find(real.begin(), real.end(), id);
+    if (!ec && seen != real.end()) {
+      err << "rdmasim report: warning: " << d.string() << " is the folder "
+          << kept[static_cast<size_t>(seen - real.begin())].string() << " again; its runs are counted once\n";
+      continue;
+    }
+    kept.push_back(d);
+    real.push_back(ec ? d : id);
+  }
+  return kept;
+}
+
 }  // namespace
 
 int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, const fs::path& shown,
                       std::ostream& out_stream, std::ostream& err) {
-  for (const auto& d : dirs) {
-    std::error_code ec;
-    if (!fs::is_directory(d, ec)) {
-      err << d.string() << ": no such directory\n";
-      return 2;
-    }
-  }
   fs::path real;
   std::unique_ptr<StagedFile> staged;
   PageTarget target{};
+  std::vector<fs::path> folders;
   try {
+    folders = distinct_folders(dirs, err);
     target = page_target(out, shown, real);
-    if (target == PageTarget::file) staged = std::make_unique<StagedFile>(real);
+    if (target == PageTarget::file) {
+      remove_stale_pages(real.parent_path(), real.filename().string());
+      staged = std::make_unique<StagedFile>(real);
+    }
   } catch (const InputError& e) {
     err << e.what() << "\n";
     return 2;
@@ -143,7 +156,7 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
                                 stream ? out.string() : staged->temp().string(),
                                 shown.string(),
                                 stream ? "stderr" : "stdout"};
-  for (const auto& d : dirs) args.push_back(d.string());
+  for (const auto& d : folders) args.push_back(d.string());
   out_stream.flush();
   const int code = run_report_script(args, err);
   if (code < 0) return 1;
@@ -153,7 +166,7 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
   if (code != 0) return code == 2 ? 2 : code == 4 ? 3 : 1;  // `staged` removes its file
   if (!staged) return 0;
   // Someone may have put a file there while the page was drawn.
-  if (std::error_code ec; fs::exists(fs::symlink_status(real, ec)) && !replaceable(real)) {
+  if (std::error_code ec; fs::exists(fs::symlink_status(real, ec)) && !replaceable_page(real)) {
     err << not_ours(shown) << "\n";
     return 2;
   }

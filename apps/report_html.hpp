@@ -14,18 +14,16 @@ namespace rdmasim {
 
 std::string_view report_script();
 
-// What every page carries in its <head> (apps/report.py writes it): an
-// existing file is written over only when it has it, as a page of
-// rdmasim's, or is empty (docs/report.md, "Where the page goes").
-inline constexpr std::string_view kReportMark = R"(<meta name="generator" content="rdmasim report">)";
-
 // Writes `out` from the output folders `dirs` (of run, compare or sweep)
 // through a StagedFile, or straight into a FIFO, a character device or a
 // descriptor (/dev/stdout, /dev/fd/N); says on stdout that it wrote
 // `shown` (the name to print, where `out` is staged), problems on `err`.
-// Returns an exit code: 0; 2 (a folder holds no results, or `out` is a
-// directory or a file that is not a page of rdmasim's); 3 (the page could
-// not be written); 1 (python3 or matplotlib missing).
+// A folder named twice (`run1 ./run1/`, a symbolic link to it) is
+// reported once, with a warning; a killed report's temporary of `out` is
+// removed first (remove_stale_pages). Returns an exit code: 0; 2 (a folder
+// missing or holding no results, or `out` a directory or a file that is
+// not a page of rdmasim's); 3 (the page could not be written); 1 (python3
+// or matplotlib missing).
 int write_html_report(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out,
                       const std::filesystem::path& shown, std::ostream& out_stream, std::ostream& err);
 
