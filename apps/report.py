@@ -57,8 +57,8 @@ def load(path):
             d = json.load(f)
     except json.JSONDecodeError as e:
         refuse(f"{path}:{e.lineno}:{e.colno}: not a file rdmasim wrote ({e.msg}: cut short or edited?)")
-    except (OSError, ValueError) as e:
-        refuse(f"{path}: not a file rdmasim wrote ({e})")
+    except (OSError, ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python parses
+        refuse(f"{path}: not a file rdmasim wrote ({type(e).__name__}: {e})")
     if not isinstance(d, dict):
         refuse(f"{path}: not a file rdmasim wrote (a JSON {type(d).__name__}, not an object)")
     return d
@@ -151,6 +151,8 @@ def sweep_folder(d):
     for row in s.get("rows", []):
         if not isinstance(row, list) or len(row) < 2 + len(axes) or not isinstance(row[0], str):
             bad_entry(path, f"a row not [run, exit code, a value per axis ({len(axes)})]", row)
+        if any(str(v) not in values for (_, values), v in zip(axes, row[2:])):
+            bad_entry(path, "a row's value not one of its axis's values", row)
         p = os.path.join(d, "runs", row[0], "results.json")
         if row[1] == 0 and os.path.exists(p):
             coords = {k: str(v) for (k, _), v in zip(axes, row[2:2 + len(axes)])}
@@ -821,7 +823,7 @@ def main():
         page = make_page(folders)
     except MALFORMED as e:
         path, why = culprit(folders)
-        where = path or f"{', '.join(dirs)}: a results.json there"
+        where = path or f"{', '.join(dirs)}: the files there"
         refuse(f"{where}: not what rdmasim writes ({type(why or e).__name__}: {why or e})")
     try:
         with open(out, "w") as f:

@@ -231,3 +231,28 @@ TEST_CASE("a staged file never takes the name of a file that is there, and is go
           (t.path / "missing" / "page.html").string() + ": cannot write: No such file or directory");
   }
 }
+
+TEST_CASE("a killed report's temporary page is removed, never a file that is not one") {
+  TempDir t;
+  const std::string page = "<!DOCTYPE html>\n<html><head>" + std::string(kReportMark) + "<title>cut";
+  // pid 999999999 is above any pid_max: no such process; pid 1 is alive.
+  put(t.path / "report.html.tmp-999999999", "");            // killed before it wrote
+  put(t.path / "report.html.tmp-999999999-3", page);        // killed while it wrote
+  put(t.path / "report.html.tmp-999999999-x", "");          // not a clash's number
+  put(t.path / "report.html.tmp-1", page);                  // alive
+  put(t.path / "other.html.tmp-999999999", "");             // another page
+  put(t.path / "report.html.tmp-999999998", "the user's");  // not a page
+  put(t.path / "notes.tmp-999999999", "");                  // not a page's name
+  remove_stale_pages(t.path, "report.html");
+  CHECK(listing(t.path) ==
+        "notes.tmp-999999999 other.html.tmp-999999999 report.html.tmp-1 report.html.tmp-999999998 "
+        "report.html.tmp-999999999-x ");
+  // A run into the folder removes every page's (it then refuses the folder
+  // for the user's files, which stay).
+  fs::create_directory(t.path / "sub");
+  put(t.path / "sub" / "a.html.tmp-999999999", "");  // not at the top: left
+  CHECK_THROWS_AS(StagedDir(t.path), InputError);
+  CHECK(listing(t.path) ==
+        "notes.tmp-999999999 report.html.tmp-1 report.html.tmp-999999998 report.html.tmp-999999999-x sub ");
+  CHECK(listing(t.path / "sub") == "a.html.tmp-999999999 ");
+}

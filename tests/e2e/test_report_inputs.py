@@ -138,6 +138,9 @@ BAD = {  # folder: (its files, what the message starts with)
                 "ib/results.json": {"experiment": "x", "rows": []}}, "cmprun/ib/results.json: holds what a sweep"),
     "sweeprun": ({"sweep.json": good}, "sweeprun/sweep.json: holds what a run's results.json"),
     "sweeprow": ({"sweep.json": {"axes": [], "rows": [[1]]}}, "sweeprow/sweep.json: not what rdmasim writes"),
+    "sweepvalue": ({"sweep.json": {"axes": [{"key": "fabric", "values": ["ib"]}], "rows": [["r", 0, "iwarp"]]},
+                    "runs/r/results.json": good}, "sweepvalue/sweep.json: not what rdmasim writes"),
+    "deep": ({"results.json": "[" * 100000}, "deep/results.json"),
     "latency": ({"results.json": good, "latency.csv": "workload,latency_ns\nw,12\nw,abc\n"}, "latency/latency.csv:3:"),
     "queues": ({"results.json": good, "timeseries/queues.csv": "time_ps,node\n1,s\n"}, "queues/timeseries/queues.csv:2:"),
 }
