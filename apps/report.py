@@ -1,9 +1,11 @@
 # rdmasim report: a self-contained HTML page with SVG figures (matplotlib)
 # from output folders of `rdmasim run`, `compare` and `sweep`. rdmasim runs
-# this script (compiled into the binary) as: python3 -c SCRIPT OUT SHOWN NOTE DIR...
-# (OUT: the file to write, which rdmasim staged and renames, or a stream;
-# SHOWN: the page's name to print; NOTE: stdout or stderr, where to say so,
-# stderr when the page itself goes to stdout).
+# this script (compiled into the binary) as: python3 -c SCRIPT PID OUT SHOWN NOTE DIR...
+# (PID: rdmasim's, which renames the page into place: once it is gone
+# (kill -9) nothing says the page was written; OUT: the file to write,
+# which rdmasim staged and renames, or a stream; SHOWN: the page's name to
+# print; NOTE: stdout or stderr, where to say so, stderr when the page
+# itself goes to stdout).
 # Exit 2: no results in the folders given, or files there that are not
 # what rdmasim writes; 3: matplotlib is missing; 4: OUT cannot be written.
 #
@@ -810,8 +812,24 @@ def culprit(folders):
     return None, None
 
 
+def gone(pid, child):
+    """Whether rdmasim (`pid`) has ended: this script, its child (`child`, as it started) when its parent
+    is another now; else (through a wrapper, or rdmasim killed before the script began) when no such
+    process is left (a zombie not yet reaped counts as there)."""
+    if child:
+        return os.getppid() != pid
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: there
+        pass
+    return False
+
+
 def main():
-    out, shown, note, dirs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    parent, out, shown, note, dirs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+    child = os.getppid() == parent
     folders = []
     for d in dirs:
         f = folder_of(d)
@@ -831,6 +849,8 @@ def main():
     except OSError as e:
         sys.stderr.write(f"error: {shown}: cannot write the page: {e.strerror}\n")
         sys.exit(4)
+    if gone(parent, child):  # rdmasim was killed (kill -9): it renames nothing, so nothing was written
+        sys.exit(1)
     said = f"wrote {shown} ({page.count('<figure')} figures, {sum(len(f.runs) for f in folders)} runs)\n"
     try:
         stream = sys.stderr if note == "stderr" else sys.stdout

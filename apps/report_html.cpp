@@ -2,6 +2,7 @@
 
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -108,6 +109,8 @@ std::vector<fs::path> distinct_folders(const std::vector<fs::path>& dirs, std::o
   std::vector<fs::path> kept, real;
   for (const auto& d : dirs) {
     std::error_code ec;
+    if (d.empty())
+      throw InputError("rdmasim report: an empty path; give the output folder of a run, compare or sweep");
     const fs::file_status st = fs::status(d, ec);
     if (!fs::exists(st)) throw InputError(d.string() + ": no such directory");
     if (!fs::is_directory(st))
@@ -153,6 +156,7 @@ int write_html_report(const std::vector<fs::path>& dirs, const fs::path& out, co
   std::vector<std::string> args{python(),
                                 "-c",
                                 std::string(report_script()),
+                                std::to_string(::getpid()),
                                 stream ? out.string() : staged->temp().string(),
                                 shown.string(),
                                 stream ? "stderr" : "stdout"};

@@ -106,13 +106,14 @@ exp = write_text(os.path.join(d, "two.yaml"), TWO_HOSTS)
 out = os.path.join(d, "killed")
 p = rdmasim("run", exp, "--out", out)
 check(p.returncode == 0, f"run: {p.stderr}")
-killed = subprocess.Popen([e2e.BINARY, "report", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+killed = subprocess.Popen([e2e.BINARY, "report", out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 deadline = time.time() + 60
 while not any(".tmp-" in n for n in os.listdir(out)) and time.time() < deadline and killed.poll() is None:
     time.sleep(0.005)
 killed.send_signal(signal.SIGKILL)
 killed.wait()
-time.sleep(3)  # the script it started finishes its page into the temporary and ends
+said = killed.stdout.read()  # till the script it started ends too, closing the pipe
+check("wrote" not in said, f"the page was never put in place, and nothing says it was: {said}")
 temps = [n for n in os.listdir(out) if ".tmp-" in n]
 check(temps == [f"report.html.tmp-{killed.pid}"], f"the killed report left its temporary page: {temps}")
 p = rdmasim("run", exp, "--out", out)
@@ -165,6 +166,8 @@ p = report(run1, "--out", run1)
 check(p.returncode == 2 and f"{run1}: is a directory" in p.stderr, f"--out a folder: {p.stderr}")
 p = report()
 check(p.returncode == 2 and "dirs is required" in p.stderr, f"no folder: exit {p.returncode}: {p.stderr}")
+p = report(run1, "")
+check(p.returncode == 2 and "an empty path; give the output folder" in p.stderr, f"'': exit {p.returncode}: {p.stderr}")
 check(sorted(os.listdir(run1)) == ["results.json"], f"run1 holds what it held: {os.listdir(run1)}")
 
 e2e.finish()
