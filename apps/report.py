@@ -66,6 +66,7 @@ def load(path):
     return d
 
 
+TOP_FILES = ("results.json", "compare.json", "sweep.json")
 # The key at the top of each file rdmasim writes, to tell one put in another's place.
 TOP_KEYS = [("workloads", "a run's results.json"), ("fabrics", "a comparison's compare.json"),
             ("rows", "a sweep's sweep.json")]
@@ -827,6 +828,18 @@ def gone(pid, child):
     return False
 
 
+def inner_folders(d):
+    """A hint naming the output folders inside `d` (a parent such as out/ given for its folders)."""
+    try:
+        inside = sorted(e.path for e in os.scandir(d) if e.is_dir() and
+                        any(os.path.exists(os.path.join(e.path, top)) for top in TOP_FILES))
+    except OSError:
+        return ""
+    if not inside:
+        return ""
+    return f"; the output folders in it are {', '.join(inside[:3])}{' and more' if len(inside) > 3 else ''}"
+
+
 def main():
     parent, out, shown, note, dirs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
     child = os.getppid() == parent
@@ -834,7 +847,7 @@ def main():
     for d in dirs:
         f = folder_of(d)
         if not f.runs:
-            refuse(f"{d}: {NO_RUNS.get(f.kind, NO_RUNS['none'])}")
+            refuse(f"{d}: {NO_RUNS.get(f.kind, NO_RUNS['none'])}{inner_folders(d) if f.kind == 'none' else ''}")
         folders.append(f)
     name_folders(folders)
     try:
