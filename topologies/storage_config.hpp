@@ -84,7 +84,11 @@ struct NvmeJobConfig {
   Time admin_timeout = Time::s(60);
   uint32_t max_retries = 5;
   Time reconnect_delay = Time::s(10);
-  Time ctrl_loss_tmo = Time::s(600);
+  Time ctrl_loss_tmo = Time::s(600);  // negative (-1): reconnect for ever
+  // nvme connect --keep-alive-tmo (NVME_DEFAULT_KATO, whole seconds; 0: no
+  // keep-alive) and --fast_io_fail_tmo (NVMF_DEF_FAIL_FAST_TMO: negative, off).
+  Time kato = Time::s(5);
+  Time fast_io_fail_tmo = Time::ps(-1);
 };
 
 }  // namespace rdmasim

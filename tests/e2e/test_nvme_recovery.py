@@ -18,6 +18,10 @@ nvme-tcp do it (docs/storage.md "Error recovery", docs/reliability.md).
   failed attempts the controller is removed: the job fails saying so.
 - I/O that completes with an error status (here: commands the recovery
   cancelled, with max_retries 0) makes the run exit 4 without `faults`.
+- Error recovery's teardown disconnects each RDMA queue through the CM: a DREQ
+  from the host, a DREP from the target, on the wire (IBA 12.6.10, 12.6.11).
+These cases run without keep-alive (`kato: 0`, nvme connect
+--keep-alive-tmo=0): the keep-alive's own cases are test_nvme_keepalive.py.
 Every capture passes tshark as the GUI reads it (the reconnect's CM MADs and
 Connect dissect as nvme-rdma)."""
 
@@ -46,7 +50,7 @@ capture: {{pcap: none}}
 JOB = """
 capture: {pcap: hosts}
 workloads:
-  - {name: r, kind: nvme, initiator: h, target: t, rw: randrw, bs: 8KiB, iodepth: 4, size: 2MiB%s}
+  - {name: r, kind: nvme, initiator: h, target: t, rw: randrw, bs: 8KiB, iodepth: 4, size: 2MiB, kato: 0%s}
 """
 
 
@@ -69,6 +73,25 @@ def fields(path, filt, *names):
 
 def workload(res):
     return res["workloads"][0] if res else {}
+
+
+def check_disconnects(path, fabric):
+    """The teardown at 30 s: a DREQ per queue from the host, naming the connection the REQ and REP made and the
+    target's QP; a DREP for each from the target, its IDs the other way round, the DREQ's transaction ID."""
+    # (Wireshark names a REQ's and a REP's Local Communication ID infiniband.cm.req and .rep, a DREQ's remote QPN
+    # infiniband.cm.req.remoteqpneecn.)
+    reqs = fields(path, "infiniband.cm.req", "infiniband.cm.req")
+    reps = fields(path, "infiniband.cm.rep", "infiniband.cm.rep", "infiniband.cm.rep.localqpn")
+    dreqs = fields(path, "infiniband.cm.dreq.localcommid", "frame.time_relative", "ip.src",
+                   "infiniband.cm.dreq.localcommid", "infiniband.cm.dreq.remotecommid",
+                   "infiniband.cm.req.remoteqpneecn", "infiniband.mad.transactionid")
+    dreps = fields(path, "infiniband.cm.drsp.localcommid", "frame.time_relative", "ip.src",
+                   "infiniband.cm.drsp.localcommid", "infiniband.cm.drsp.remotecommid", "infiniband.mad.transactionid")
+    want = [[q[0], p[0], p[1]] for q, p in zip(reqs[:2], reps[:2])]
+    check([r[2:5] for r in dreqs] == want and all(30.0 < float(r[0]) < 30.01 for r in dreqs),
+          f"{fabric}: a DREQ per queue at the teardown, for the first association's connections: {dreqs}, {want}")
+    check([r[2:5] for r in dreps] == [[r[3], r[2], r[5]] for r in dreqs] and len(dreps) == 2,
+          f"{fabric}: a DREP answers each DREQ: {dreps}")
 
 
 TIMED_OUT = "queue 0 (admin): command 0 (Connect) timed out after 60 s (admin_timeout) and was aborted by the host"
@@ -118,6 +141,7 @@ for fabric in ("roce_v2", "ib"):
         check(40.0 < float(reqs[2][0]) < 40.01, f"{fabric}: reconnects 40 s in: {reqs[2][0]}")
     connects = fields(path, "nvme.fabrics.cmd.connect.qid", "nvme.fabrics.cmd.connect.qid")
     check([c[0] for c in connects] == ["0", "1", "0", "1"], f"{fabric}: a Fabrics Connect per queue twice: {connects}")
+    check_disconnects(path, fabric)
     clean(out, fabric)
 
 # NVMe/TCP: the host's TCP connections give up during the outage; new connections, ICReqs and Connects after it.

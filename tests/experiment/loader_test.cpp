@@ -423,7 +423,7 @@ workloads:
           "cdf, load, duration, on, work, chunk, rate, app_cost, initiator, target, nsid, rw, bs, iodepth, "
           "numjobs, group_reporting, rwmixread, runtime, offset, ramp_time, queue_size, hdgst, ddgst, "
           "io_timeout, "
-          "admin_timeout, max_retries, reconnect_delay, ctrl_loss_tmo (--set "
+          "admin_timeout, max_retries, reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, kato (--set "
           "workloads[0].rat=1Gbps)\n");
     CHECK(
         errors(named, {"workloads.flod.count=1"}) ==

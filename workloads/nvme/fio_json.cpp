@@ -171,7 +171,8 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out["data_verified"] = r.data_verified;
   out["finished"] = r.finished;
   if (!r.error.empty()) out["error"] = r.error;
-  if (r.timeouts || r.reconnects) {  // error recovery ran (a loss-free run's results are unchanged)
+  if (r.recovered ||
+      r.timeouts) {  // error recovery ran, or a connect timed out (a loss-free run's results are unchanged)
     out["timeouts"] = r.timeouts;
     out["reconnects"] = r.reconnects;
   }

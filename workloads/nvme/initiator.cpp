@@ -18,7 +18,9 @@ namespace rdmasim::nvme {
 namespace {
 
 constexpr uint32_t kAdminEntries = 32;  // NVME_AQ_DEPTH
-constexpr uint32_t kKato = 0;           // no keep-alive
+// The admin queue's CIDs: the set-up's commands (Connect, Property Set and
+// Get, one at a time) and the Keep Alive, each a reserved tag of its own.
+constexpr uint16_t kSetupCid = 0, kKeepAliveCid = 1;
 
 bool writes_only(NvmeRw rw) { return rw == NvmeRw::write || rw == NvmeRw::randwrite; }
 bool mixed(NvmeRw rw) { return rw == NvmeRw::randrw || rw == NvmeRw::readwrite; }
@@ -34,9 +36,11 @@ std::string queue_name(uint16_t qid) {
 
 struct NvmeJob::Slot {
   bool busy = false, write = false;
-  bool requeued = false;  // cancelled by error recovery: sent again once the controller is live
-  uint32_t retries = 0;   // times it was sent again (nvme_req(rq)->retries)
-  const char* what = "";  // the command, as the timeout's message names it
+  bool requeued = false;         // cancelled by error recovery: sent again once the controller is live
+  uint32_t retries = 0;          // times it was sent again (nvme_req(rq)->retries)
+  const char* what = "";         // the command, as the timeout's message names it
+  const char* timeout_key = "";  // the key its timeout comes from, as the message names it
+  Time timeout;
   uint64_t lba = 0;
   uint32_t blocks = 0;
   Time issued, posted, deadline;
@@ -146,8 +150,7 @@ void NvmeJob::on_timer(Queue& q, uint32_t association) {
   ++r_.timeouts;
   const auto cid = static_cast<uint32_t>(first - q.slots.data());
   const std::string why = "command " + std::to_string(cid) + " (" + first->what + ") timed out after " +
-                          seconds(command_timeout(q.qid, c_)) +
-                          (q.qid ? " (io_timeout)" : " (admin_timeout)");
+                          seconds(first->timeout) + " (" + first->timeout_key + ")";
   if (state_ == State::live) {
     // nvme_rdma_timeout on a live controller: error recovery.
     error_recovery(queue_name(q.qid) + ": " + why);
@@ -159,40 +162,53 @@ void NvmeJob::on_timer(Queue& q, uint32_t association) {
   q.t->stop();
 }
 
+void NvmeJob::start_timer(Queue& q, Slot& s, const char* what) {
+  s.busy = true;
+  s.what = what;
+  const bool keep_alive = q.qid == 0 && &s == &q.slots[kKeepAliveCid];
+  s.timeout = keep_alive ? c_.kato : command_timeout(q.qid, c_);
+  s.timeout_key = keep_alive ? "kato" : q.qid ? "io_timeout" : "admin_timeout";
+  s.deadline = env_.sim.now() + s.timeout;
+  arm(q, s.deadline);
+}
+
+// Reaps `t` until the completion of `cid` is among `done`; false: the queue failed first.
+Task NvmeJob::await_completion(HostQueue& t, uint16_t cid, std::vector<Completion>& done, bool& ok) {
+  auto mine = [&] {
+    return std::any_of(done.begin(), done.end(), [cid](const Completion& c) { return c.cid == cid; });
+  };
+  while (ok && !mine()) {
+    uint64_t errors = 0;
+    bool failed = false;
+    co_await t.reap(done, errors, failed);
+    ok = !failed;
+  }
+}
+
 // ---- connecting
 
 Task NvmeJob::admin(Queue& q, Command cmd, Completion& out, std::span<const std::byte> data) {
-  cmd.cid = 0;
-  q.slots[0].what = cmd.fctype == FabricsType::connect        ? "Connect"
-                    : cmd.fctype == FabricsType::property_set ? "Property Set"
-                                                              : "Property Get";
+  cmd.cid = kSetupCid;
   if (!data.empty()) {
     auto slot = host_.memory().view(q.t->data(0), data.size());
     std::copy(data.begin(), data.end(), slot.begin());
   }
-  Slot& s = q.slots[0];
-  s.busy = true;
-  s.deadline = env_.sim.now() + command_timeout(q.qid, c_);
-  arm(q, s.deadline);
+  Slot& s = q.slots[kSetupCid];
+  start_timer(q, s,
+              cmd.fctype == FabricsType::connect        ? "Connect"
+              : cmd.fctype == FabricsType::property_set ? "Property Set"
+                                                        : "Property Get");
   bool ok = false;
   co_await q.t->submit(cmd, static_cast<uint32_t>(data.size()), !data.empty(), ok);
   std::vector<Completion> done;
-  auto mine = [&] {
-    return std::find_if(done.begin(), done.end(), [](const Completion& c) { return c.cid == 0; });
-  };
-  while (ok && mine() == done.end()) {
-    uint64_t errors = 0;
-    bool failed = false;
-    co_await q.t->reap(done, errors, failed);
-    ok = !failed;
-  }
+  co_await await_completion(*q.t, kSetupCid, done, ok);
   s.busy = false;
   disarm(q);
   if (!ok) {
     queue_failed(q, q.aborted.empty() ? q.t->lost() : q.aborted);
     co_return;
   }
-  out = *mine();
+  out = *std::find_if(done.begin(), done.end(), [](const Completion& c) { return c.cid == kSetupCid; });
   if (!out.ok())
     queue_failed(q, "an admin or fabrics command completed with an error (status code type " +
                         std::to_string(out.sct) + ", status code " + std::to_string(out.sc) + ")");
@@ -214,7 +230,10 @@ Task NvmeJob::setup(bool& ok) {
   if (attempt_error_.empty()) {
     cd.cntlid = kDynamicController;
     cd.emit(cdb);
-    co_await admin(aq, Command::connect(0, 0, static_cast<uint16_t>(aq.entries - 1), kKato, {}), cqe, cdb);
+    // The admin queue's Connect carries the keep-alive timeout in ms
+    // (nvmf_connect_cmd_prep); an I/O queue's carries none.
+    const auto kato_ms = static_cast<uint32_t>(c_.kato.count() / Time::ms(1).count());
+    co_await admin(aq, Command::connect(0, 0, static_cast<uint16_t>(aq.entries - 1), kato_ms, {}), cqe, cdb);
     if (attempt_error_.empty()) cntlid_ = static_cast<uint16_t>(cqe.dw0);
   }
   // Enable the controller (CC.EN with 64-byte SQEs and 16-byte CQEs), then see it ready.
@@ -227,7 +246,7 @@ Task NvmeJob::setup(bool& ok) {
     if (!attempt_error_.empty()) break;
     cd.cntlid = cntlid_;
     cd.emit(cdb);
-    co_await admin(q, Command::connect(0, q.qid, static_cast<uint16_t>(q.entries - 1), kKato, {}), cqe, cdb);
+    co_await admin(q, Command::connect(0, q.qid, static_cast<uint16_t>(q.entries - 1), 0, {}), cqe, cdb);
   }
   ok = attempt_error_.empty();
 }
@@ -252,6 +271,7 @@ Task NvmeJob::controller() {
 
 void NvmeJob::start_io() {
   Simulator::Scope as(env_.sim, host_.context());
+  schedule_keep_alive(env_.sim.now());  // nvme_start_ctrl: nvme_start_keep_alive
   for (size_t j = 1; j < queues_.size(); ++j) {
     ++running_;
     io(*queues_[j]);
@@ -269,8 +289,10 @@ void NvmeJob::queue_failed(const Queue& q, const std::string& why) {
 void NvmeJob::error_recovery(const std::string& why) {
   if (state_ != State::live) return;  // recovering already
   state_ = State::resetting;
+  r_.recovered = true;
   recovery_why_ = why;
   teardown();
+  start_failfast();
   ++running_;
   Simulator::Scope as(env_.sim, host_.context());
   recover();
@@ -278,6 +300,8 @@ void NvmeJob::error_recovery(const std::string& why) {
 
 void NvmeJob::teardown() {
   ++association_;
+  stop_keep_alive();
+  queues_[0]->slots[kKeepAliveCid].busy = false;  // its coroutine sees the association gone
   for (auto& q : queues_) {
     disarm(*q);
     q->t->stop();
@@ -304,6 +328,7 @@ Task NvmeJob::recover() {
   if (attempt_error_.empty() && attempts > 0) {
     state_ = State::live;
     ++r_.reconnects;
+    stop_failfast();
     start_io();
   } else {
     remove("removed after " + std::to_string(attempts) + " failed reconnect attempt(s) (ctrl_loss_tmo " +
@@ -316,6 +341,7 @@ Task NvmeJob::recover() {
 void NvmeJob::remove(const std::string& why) {
   state_ = State::deleting;
   failed_ = true;
+  stop_failfast();
   if (r_.error.empty())
     r_.error = controller_name() + ": " + why + "; error recovery began after " + recovery_why_;
   for (auto& q : queues_)
@@ -330,6 +356,10 @@ void NvmeJob::cancel(Queue& q) {
   for (Slot& s : q.slots) {
     if (!s.busy) continue;
     const auto cid = static_cast<uint16_t>(&s - q.slots.data());
+    if (failfast_expired_) {
+      complete(q, s, host_path_error(cid));
+      continue;
+    }
     if (state_ == State::deleting ||
         decide_disposition(host_aborted(cid), s.retries, c_.max_retries) == Disposition::complete) {
       complete(q, s, host_aborted(cid));
@@ -340,6 +370,75 @@ void NvmeJob::cancel(Queue& q) {
     s.requeued = true;
     ++s.retries;
   }
+}
+
+// ---- keep-alive
+
+// nvme_queue_keep_alive_work: the next Keep Alive a period after `from`
+// (the last one's start: ka_last_check_time), while the controller is live.
+void NvmeJob::schedule_keep_alive(Time from) {
+  if (c_.kato.count() == 0 || state_ != State::live || r_.finished) return;
+  Simulator::Scope as(env_.sim, host_.context());
+  const uint32_t association = association_;
+  keep_alive_set_ = true;
+  keep_alive_timer_ = env_.sim.at(from + keep_alive_period(c_), [this, association] {
+    keep_alive_set_ = false;
+    if (association == association_ && state_ == State::live) keep_alive(association);
+  });
+}
+
+void NvmeJob::stop_keep_alive() {
+  if (!keep_alive_set_) return;
+  keep_alive_set_ = false;
+  env_.sim.cancel(keep_alive_timer_);
+}
+
+// nvme_keep_alive_work: a Keep Alive on the admin queue, timed out after
+// kato (then the queue's timer starts error recovery); its completion
+// queues the next (nvme_keep_alive_finish).
+Task NvmeJob::keep_alive(uint32_t association) {
+  Queue& q = *queues_[0];
+  HostQueue& t = *q.t;
+  const Time started = env_.sim.now();
+  Slot& s = q.slots[kKeepAliveCid];
+  start_timer(q, s, "Keep Alive");
+  bool ok = false;
+  co_await t.submit(Command::keep_alive(kKeepAliveCid), 0, false, ok);
+  std::vector<Completion> done;
+  co_await await_completion(t, kKeepAliveCid, done, ok);
+  if (association != association_) co_return;  // torn down meanwhile: that teardown's concern
+  s.busy = false;
+  disarm(q);
+  if (!ok) co_return queue_failed(q, t.lost());
+  schedule_keep_alive(started);
+}
+
+// ---- fast I/O failure
+
+// nvme_start_failfast_work: fast_io_fail_tmo after the controller left
+// live, what waits for the reconnect fails (nvme_failfast_work).
+void NvmeJob::start_failfast() {
+  if (!fails_fast(c_)) return;
+  Simulator::Scope as(env_.sim, host_.context());
+  failfast_set_ = true;
+  failfast_timer_ = env_.sim.after(c_.fast_io_fail_tmo, [this] {
+    failfast_set_ = false;
+    failfast_expired_ = true;
+    for (auto& q : queues_)
+      for (Slot& s : q->slots)
+        if (s.requeued) {
+          s.requeued = false;
+          complete(*q, s, host_path_error(static_cast<uint16_t>(&s - q->slots.data())));
+        }
+  });
+}
+
+// nvme_stop_failfast_work: live again (or removed).
+void NvmeJob::stop_failfast() {
+  failfast_expired_ = false;
+  if (!failfast_set_) return;
+  failfast_set_ = false;
+  env_.sim.cancel(failfast_timer_);
 }
 
 // ---- I/O
@@ -358,12 +457,9 @@ Task NvmeJob::post(Queue& q, uint32_t cid) {
   load(q, cid);
   const Command cmd = Command::io(s.write ? Opcode::write : Opcode::read, static_cast<uint16_t>(cid), c_.nsid,
                                   s.lba, s.blocks, Sgl{});
-  s.busy = true;
-  s.what = s.write ? "Write" : "Read";
   s.requeued = false;
   ++q.inflight;
-  s.deadline = env_.sim.now() + command_timeout(q.qid, c_);
-  arm(q, s.deadline);
+  start_timer(q, s, s.write ? "Write" : "Read");
   bool ok = false;
   co_await q.t->submit(cmd, static_cast<uint32_t>(c_.bs), s.write, ok);
   s.posted = env_.sim.now();
@@ -480,8 +576,13 @@ CpuSpent since(const Cpu& cpu, const CpuSpent& from) {
 
 }  // namespace
 
+// The job is over and the run simply stops here: no keep-alive after it
+// on either side (the host does not disconnect: no `nvme disconnect`).
 void NvmeJob::stopped() {
   r_.finished = true;
+  stop_keep_alive();
+  disarm(*queues_[0]);
+  if (state_ == State::live) target_.stop_keep_alive(cntlid_);
   cpu_mark(false);
 }
 

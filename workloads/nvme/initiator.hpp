@@ -109,6 +109,7 @@ struct NvmeResult {
   std::string error;        // why the job could not run (a queue that did not connect); empty: none
   uint64_t timeouts = 0;    // commands that did not complete within io_timeout or admin_timeout
   uint64_t reconnects = 0;  // associations made again after error recovery
+  bool recovered = false;   // error recovery ran (started by a timeout, a failed connection or a DREQ)
   // The CPU window: the whole hosts' CPU in it and the I/Os that completed in it.
   Time cpu_window;
   uint64_t cpu_ios = 0;
@@ -150,6 +151,16 @@ class NvmeJob {
   // each I/O queue's connection and Connect; ok false: attempt_error_ says why.
   Task setup(bool& ok);
   Task admin(Queue& q, Command cmd, Completion& out, std::span<const std::byte> data = {});
+  // Slot s holds command `what` from now: its deadline set, the queue's timer armed.
+  void start_timer(Queue& q, Slot& s, const char* what);
+  Task await_completion(HostQueue& t, uint16_t cid, std::vector<Completion>& done, bool& ok);
+  // Keep-alive while live: the next Keep Alive a period after `from`; stopped by a teardown.
+  void schedule_keep_alive(Time from);
+  void stop_keep_alive();
+  Task keep_alive(uint32_t association);
+  // fast_io_fail_tmo's timer, from error recovery until live again (or removed).
+  void start_failfast();
+  void stop_failfast();
   Task io(Queue& q);
   Task post(Queue& q, uint32_t cid);  // sends slot cid's I/O (again, after a reconnect)
   void make_queue(Queue& q, uint16_t qid, uint32_t entries, uint32_t data_slots, uint64_t slot_bytes);
@@ -200,6 +211,9 @@ class NvmeJob {
   uint32_t association_ = 0;   // counts the controller's associations (the first connect's is 0)
   std::string attempt_error_;  // why the current connect attempt failed
   std::string recovery_why_;   // what started error recovery
+  EventId keep_alive_timer_, failfast_timer_;
+  bool keep_alive_set_ = false, failfast_set_ = false;
+  bool failfast_expired_ = false;  // NVME_CTRL_FAILFAST_EXPIRED: what waits for the reconnect fails
   NvmeResult r_;
   enum class CpuWindow { before, open, closed } cpu_window_ = CpuWindow::before;
   Time cpu_from_;

@@ -44,6 +44,29 @@ ValueType<NvmeRw> fio_rw() {
       }};
 }
 
+// A time, or -1 (none), as nvme connect takes ctrl_loss_tmo and
+// fast_io_fail_tmo (Linux's ints, where -1 is `what_off`); -1 is kept as a
+// negative time.
+ValueType<Time> time_or_off(std::string what_off) {
+  return {"time or `-1`", "", "", [what_off](YamlReader& c, const Entry& e) -> std::optional<Time> {
+            if (e.value.IsScalar() && e.value.Scalar() == "-1") return Time::ps(-1);
+            if (e.value.IsScalar() && e.value.Scalar().starts_with("-")) {
+              c.error(e.value, e.path, "expected a time, or -1 (" + what_off + "); got " + describe(e.value));
+              return std::nullopt;
+            }
+            return c.time(e);
+          }};
+}
+
+// nvme connect --keep-alive-tmo: whole seconds (Linux's option counts them).
+ValueType<Time> keep_alive_timeout() {
+  return keys::refusing<Time>(
+      keys::time(), "0 or whole seconds", [](const Time& t) { return t.count() % Time::s(1).count() != 0; },
+      [](const Entry& e) {
+        return "kato is whole seconds (nvme connect --keep-alive-tmo counts them); got " + describe(e.value);
+      });
+}
+
 // The job's keys; bs, offset and size, checked against the namespace's
 // blocks and each other before they are kept, are read by `read`.
 const KeyTable<NvmeJobConfig>& nvme_keys() {
@@ -87,9 +110,15 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
           key("reconnect_delay", &J::reconnect_delay,
               time_from(Time::ms(1), "a reconnect every microsecond for ctrl_loss_tmo would never end"),
               "10s", "wait before each reconnect attempt (nvme connect --reconnect-delay)"),
-          key("ctrl_loss_tmo", &J::ctrl_loss_tmo, time(), "600s",
+          key("ctrl_loss_tmo", &J::ctrl_loss_tmo, time_or_off("reconnect for ever"), "600s",
               "reconnect attempts stop after ctrl_loss_tmo / reconnect_delay of them, rounded up, and the "
-              "job fails (nvme connect --ctrl-loss-tmo)"),
+              "job fails; `-1`: reconnect for ever (nvme connect --ctrl-loss-tmo)"),
+          key("fast_io_fail_tmo", &J::fast_io_fail_tmo, time_or_off("off"), "-1",
+              "this long into error recovery, I/O waiting for the reconnect fails (Host Path Error) "
+              "instead; `-1`: off (nvme connect --fast_io_fail_tmo)"),
+          key("kato", &J::kato, keep_alive_timeout(), "5s",
+              "keep-alive timeout, in the admin Connect; the host sends Keep Alive every kato/2 and the "
+              "target drops a controller silent for it; `0`: off (nvme connect --keep-alive-tmo)"),
       }};
   return t;
 }

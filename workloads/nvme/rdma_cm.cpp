@@ -139,7 +139,8 @@ void CmAgent::send_awaiting(Host& to, Resend& r, uint32_t comm_id, void (CmAgent
 uint8_t CmAgent::max_cm_retries() { return kMaxCmRetries; }
 
 void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t port,
-                      std::span<const std::byte> consumer, Connected done) {
+                      std::span<const std::byte> consumer, Connected done,
+                      std::function<void()> disconnected) {
   if (qp.state() == IBV_QPS_RESET) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
@@ -148,12 +149,12 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
     check(qp.modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
   }
   const uint32_t comm_id = (index_ + 1) << 20 | next_comm_id_++;
-  const uint64_t tid = uint64_t{index_ + 1} << 32 | comm_id;
   Active& act = active_[comm_id];
   act.qp = &qp;
   act.psn = psn;
   act.to = &to;
   act.done = std::move(done);
+  act.close.on_dreq = std::move(disconnected);
 
   const ibv_ah_attr ah = env_.address(host_, to);
   CmReq r;
@@ -190,7 +191,7 @@ void CmAgent::connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t por
               pd.begin() + kIpCmHeaderLen);
   for (size_t i = 0; i < kCmReqPrivateLen; ++i) r.private_data[i] = static_cast<uint8_t>(pd[i]);
   MadHeader h;
-  h.transaction_id = tid;
+  h.transaction_id = tid(comm_id);
   h.attribute_id = static_cast<uint16_t>(CmAttribute::req);
   act.req.mad = build(h, [&](std::span<std::byte> body) { r.emit(body); });
   // The REP is awaited the Remote CM Response Timeout and a round trip of
@@ -283,6 +284,12 @@ void CmAgent::on_mad(std::span<const std::byte> mad) {
     case CmAttribute::rtu:
       if (auto r = CmRtu::parse(body)) on_rtu(*r);
       break;
+    case CmAttribute::dreq:
+      if (auto r = CmDreq::parse(body)) on_dreq(*h, *r);
+      break;
+    case CmAttribute::drep:
+      if (auto r = CmDrep::parse(body)) on_drep(*r);
+      break;
     default:
       break;
   }
@@ -332,6 +339,7 @@ void CmAgent::on_req(const MadHeader& h, const CmReq& r) {
   p.psn = acc.psn;
   p.responder_resources = r.responder_resources;
   p.established = std::move(acc.established);
+  p.close.on_dreq = std::move(acc.disconnected);
   CmRep rep;
   rep.local_comm_id = comm_id;
   rep.remote_comm_id = r.local_comm_id;
@@ -460,6 +468,112 @@ bool CmAgent::comm_est_pending() const {
 void CmAgent::establish_pending() {
   for (auto& [id, p] : passive_)
     if (p.comm_est && p.state == Passive::State::rep_sent) establish(p);
+}
+
+// ---- disconnecting
+
+std::optional<CmAgent::Link> CmAgent::link(uint32_t comm_id) {
+  if (const auto a = active_.find(comm_id); a != active_.end()) {
+    Active& act = a->second;
+    if (act.state != Active::State::established) return std::nullopt;
+    return Link{act.qp, act.to, act.remote_comm_id, act.req.timeout, &act.close};
+  }
+  if (const auto p = passive_.find(comm_id); p != passive_.end())
+    return Link{p->second.qp, p->second.from, p->second.remote_comm_id, p->second.rep.timeout,
+                &p->second.close};
+  return std::nullopt;
+}
+
+std::optional<std::pair<uint32_t, CmAgent::Link>> CmAgent::link_of(const verbs::QueuePair& qp) {
+  std::optional<uint32_t> id;
+  for (const auto& [i, a] : active_)
+    if (a.qp == &qp) id = i;
+  for (const auto& [i, p] : passive_)
+    if (p.qp == &qp) id = i;
+  const auto l = id ? link(*id) : std::nullopt;
+  if (!l) return std::nullopt;
+  return std::pair{*id, *l};
+}
+
+void CmAgent::disconnect(verbs::QueuePair& qp) {
+  const auto found = link_of(qp);
+  if (!found) return;
+  const auto& [comm_id, l] = *found;
+  Close& c = *l.close;
+  if (c.state ==
+      Close::State::dreq_received) {  // ib_send_cm_dreq fails in DREQ Rcvd: rdma_disconnect sends the DREP
+    c.state = Close::State::closed;
+    return send_drep(*l.peer, c.dreq_tid, comm_id, l.remote_comm_id);
+  }
+  if (c.state != Close::State::open) return;
+  const CmDreq dreq{comm_id, l.remote_comm_id, l.qp->attr().dest_qp_num};
+  MadHeader h;
+  h.transaction_id = tid(comm_id);
+  h.attribute_id = static_cast<uint16_t>(CmAttribute::dreq);
+  c.dreq.mad = build(h, [&](std::span<std::byte> body) { dreq.emit(body); });
+  c.dreq.timeout = l.wait;
+  c.dreq.left = kMaxCmRetries;
+  c.state = Close::State::dreq_sent;
+  send_awaiting(*l.peer, c.dreq, comm_id, &CmAgent::on_dreq_timeout);
+}
+
+// No DREP in time: the DREQ again; after the last wait the connection is
+// over without it (IB_CM_DREQ_ERROR: time wait).
+void CmAgent::on_dreq_timeout(uint32_t comm_id) {
+  const auto l = link(comm_id);
+  if (!l || l->close->state != Close::State::dreq_sent) return;
+  Close& c = *l->close;
+  if (c.dreq.left == 0) {
+    c.state = Close::State::closed;
+    return;
+  }
+  --c.dreq.left;
+  ++stats_.resent;
+  send_awaiting(*l->peer, c.dreq, comm_id, &CmAgent::on_dreq_timeout);
+}
+
+void CmAgent::send_drep(Host& to, uint64_t dreq_tid, uint32_t comm_id, uint32_t remote_comm_id) {
+  MadHeader h;
+  h.transaction_id = dreq_tid;
+  h.attribute_id = static_cast<uint16_t>(CmAttribute::drep);
+  post(to, build(h, [&](std::span<std::byte> body) { CmDrep{comm_id, remote_comm_id}.emit(body); }));
+}
+
+// cm_dreq_handler: the consumer hears of it and disconnects (which sends
+// the DREP); a DREQ crossing ours, or again after our DREP, is answered at once.
+void CmAgent::on_dreq(const MadHeader& h, const CmDreq& r) {
+  const auto l = link(r.remote_comm_id);
+  if (!l || l->remote_comm_id != r.local_comm_id) return;
+  Close& c = *l->close;
+  switch (c.state) {
+    case Close::State::open:
+      c.state = Close::State::dreq_received;
+      c.dreq_tid = h.transaction_id;
+      if (c.on_dreq) c.on_dreq();
+      return;
+    case Close::State::dreq_received:  // the consumer's DREP is still to come
+      ++stats_.duplicates;
+      return;
+    case Close::State::dreq_sent:
+      env_.sim.cancel(c.dreq.timer);
+      c.state = Close::State::closed;
+      break;
+    case Close::State::closed:
+      ++stats_.duplicates;
+      break;
+  }
+  send_drep(*l->peer, h.transaction_id, r.remote_comm_id, r.local_comm_id);
+}
+
+void CmAgent::on_drep(const CmDrep& r) {
+  const auto l = link(r.remote_comm_id);
+  if (!l || l->remote_comm_id != r.local_comm_id) return;
+  if (l->close->state != Close::State::dreq_sent) {
+    ++stats_.duplicates;
+    return;
+  }
+  env_.sim.cancel(l->close->dreq.timer);
+  l->close->state = Close::State::closed;
 }
 
 CmDirectory::~CmDirectory() = default;

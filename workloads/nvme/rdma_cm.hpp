@@ -22,8 +22,20 @@
 // event, IBA 12.9.7.2, 11.6.3.1: the consumer passes the QP's
 // IB_EVENT_COMM_EST on, as nvmet-rdma does through rdma_notify).
 //
+// A connection ends with a DREQ and a DREP (IBA 12.9.8.4; ib_cm's
+// ib_send_cm_dreq, cm_dreq_handler, ib_send_cm_drep): the side that
+// disconnects (rdma_disconnect, its QP already in the error state) sends a
+// DREQ (the transaction ID of the side's REQ or REP: ib_cm's cm_form_tid),
+// sent again byte for byte while no DREP comes, after the wait of the
+// side's REQ or REP, up to Max CM Retries times (then the connection is
+// over: IB_CM_DREQ_ERROR). The peer tells its consumer
+// (RDMA_CM_EVENT_DISCONNECTED), who disconnects in turn: that sends the
+// DREP, echoing the DREQ's transaction ID. A DREQ again after the DREP (it
+// was lost) gets the DREP again, and DREQs that cross are each answered
+// (cm_dreq_handler in DREQ Sent and TimeWait).
+//
 // Not modelled: MRA, REJ on the wire (a refused REQ is a model error),
-// DREQ/DREP, time wait.
+// the time wait's length (a QP number is not reused in a run).
 #pragma once
 
 #include <array>
@@ -68,6 +80,7 @@ class CmAgent {
     uint32_t psn = 0;
     std::vector<std::byte> private_data;
     std::function<void()> established;
+    std::function<void()> disconnected;  // a DREQ came (RDMA_CM_EVENT_DISCONNECTED)
   };
   using Listener = std::function<Accepted(const Incoming&)>;
   void listen(uint16_t port, Listener f) { listeners_[port] = std::move(f); }
@@ -77,9 +90,13 @@ class CmAgent {
   // (IB_CM_REQ_ERROR: rdma_cm's RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT).
   using Connected = std::function<void(const CmRep* rep)>;
   // Connects `qp` (an RC QP in RESET or INIT, starting PSN `psn`) to the
-  // listener on `to`'s `port`.
+  // listener on `to`'s `port`; `disconnected` is called if a DREQ comes for it.
   void connect(verbs::QueuePair& qp, uint32_t psn, Host& to, uint16_t port,
-               std::span<const std::byte> consumer, Connected done);
+               std::span<const std::byte> consumer, Connected done, std::function<void()> disconnected = {});
+  // rdma_disconnect of `qp`'s connection (its QP in the error state): a
+  // DREQ, or the DREP when the peer's DREQ came first. Nothing for a QP
+  // with no connection made.
+  void disconnect(verbs::QueuePair& qp);
   // The REQ's Max CM Retries: how often a lost REQ (or REP) goes out again.
   static uint8_t max_cm_retries();
 
@@ -104,6 +121,21 @@ class CmAgent {
     uint8_t left = 0;
     EventId timer;
   };
+  // A connection's end (ib_cm's DREQ Sent, DREQ Rcvd, TimeWait).
+  struct Close {
+    enum class State { open, dreq_sent, dreq_received, closed } state = State::open;
+    Resend dreq;
+    uint64_t dreq_tid = 0;          // the peer's DREQ's, which the DREP echoes
+    std::function<void()> on_dreq;  // the consumer's RDMA_CM_EVENT_DISCONNECTED
+  };
+  // Either side's connection as a disconnect needs it.
+  struct Link {
+    verbs::QueuePair* qp = nullptr;
+    Host* peer = nullptr;
+    uint32_t remote_comm_id = 0;
+    Time wait;  // the side's REQ or REP wait, which its DREQ has too
+    Close* close = nullptr;
+  };
   // A connection we asked for (the active side), by our comm ID.
   struct Active {
     enum class State { req_sent, established } state = State::req_sent;
@@ -114,6 +146,7 @@ class CmAgent {
     Resend req;
     Mad rtu{};  // sent again for a duplicate REP
     Connected done;
+    Close close;
   };
   // A connection a REQ asked for (the passive side), by our comm ID.
   struct Passive {
@@ -127,6 +160,7 @@ class CmAgent {
     Resend rep;
     std::function<void()> established;
     bool comm_est = false;  // IB_EVENT_COMM_EST came; not acted on yet
+    Close close;
   };
   Task run();
   Task communication_established();
@@ -141,6 +175,14 @@ class CmAgent {
   void on_req(const MadHeader& h, const CmReq& r);
   void on_rep(const MadHeader& h, const CmRep& r);
   void on_rtu(const CmRtu& r);
+  void on_dreq(const MadHeader& h, const CmDreq& r);
+  void on_drep(const CmDrep& r);
+  void on_dreq_timeout(uint32_t comm_id);
+  void send_drep(Host& to, uint64_t tid, uint32_t comm_id, uint32_t remote_comm_id);
+  // The connection of our comm ID (an active one once its REP came), or of a QP.
+  std::optional<Link> link(uint32_t comm_id);
+  std::optional<std::pair<uint32_t, Link>> link_of(const verbs::QueuePair& qp);
+  uint64_t tid(uint32_t comm_id) const { return uint64_t{index_ + 1} << 32 | comm_id; }
   void establish(Passive& p);
   // IB_EVENT_COMM_EST came for a passive QP still waiting for its RTU; acting on it.
   bool comm_est_pending() const;

@@ -68,6 +68,12 @@ RdmaTargetPort::RdmaTargetPort(NvmeTarget& t, CmDirectory* cm) : t_(t), host_(t.
         for (const auto& [slot, len] : std::exchange(rq(q).parked, {})) on_capsule(q, slot, len);
       };
       a.psn = rq(q).psn;
+      // The host disconnected (nvmet_rdma_cm_handler: nvmet_rdma_queue_disconnect,
+      // whose rdma_disconnect sends the DREP).
+      a.disconnected = [this, &q] {
+        release(rq(q).qp->qp_num());
+        cm_->agent(host_).disconnect(*rq(q).qp);
+      };
       a.private_data.resize(kCmPrivateLen);
       CmAccept{0, static_cast<uint16_t>(q.entries)}.emit(a.private_data);
       return a;
@@ -199,7 +205,19 @@ void RdmaTargetPort::release(uint32_t qp_num) {
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
     r.qp->modify(a, IBV_QP_STATE);
+    t_.queue_gone(t_.queue(i));
   }
+}
+
+// The controller was removed (nvmet_rdma_delete_ctrl): each queue's QP to
+// the error state and, on IB and RoCE, a DREQ to the host
+// (nvmet_rdma_queue_disconnect, rdma_disconnect). On iWARP the host is not
+// told (the connection's close is not modelled): it finds out by its timeout.
+void RdmaTargetPort::disconnect(TargetQueue& q) {
+  Queue& r = rq(q);
+  if (r.released) return;
+  release(r.qp->qp_num());
+  if (cm_) cm_->agent(host_).disconnect(*r.qp);
 }
 
 void RdmaTargetPort::on_capsule(TargetQueue& q, uint32_t slot, uint32_t len) {
@@ -332,7 +350,7 @@ class RdmaHostQueue final : public HostQueue {
       req.emit(pd);
       Trigger done(env_.sim);
       bool accepted = false;
-      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, [&](const CmRep* rep) {
+      auto on_rep = [&](const CmRep* rep) {
         if (!rep) {
           // RDMA_CM_EVENT_UNREACHABLE, which nvme_rdma_cm_handler turns into -ECONNRESET.
           why = "rdma connection establishment failed (-104): CM REQ timed out after " +
@@ -343,7 +361,8 @@ class RdmaHostQueue final : public HostQueue {
           if (!accepted) why = "the target's CM REP accepts fewer entries (CRQSIZE) than the queue has";
         }
         done.notify();
-      });
+      };
+      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, on_rep, [this] { on_dreq(); });
       co_await done;
       ok = accepted;
       co_return;
@@ -398,22 +417,24 @@ class RdmaHostQueue final : public HostQueue {
   }
 
   // nvme_rdma_stop_queue: rdma_disconnect and the QP drained. The QP goes to
-  // the error state, flushing what is posted; the DREQ is not on the wire:
-  // the target frees its queue at once, as nvmet-rdma does on the
-  // disconnect (nvmet_rdma_queue_disconnect).
+  // the error state, flushing what is posted, and the CM sends the DREQ
+  // (or the DREP, the target's DREQ first), on which the target frees its
+  // queue (nvmet_rdma_queue_disconnect). On iWARP, whose close is not
+  // modelled, the target frees it at once.
   void stop() override {
     if (stopped_) return;
     stopped_ = true;
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_ERR;
-    qp_->modify(a, IBV_QP_STATE);
-    if (qp_->attr().dest_qp_num)
+    to_error();
+    if (cm_)
+      cm_->agent(host_).disconnect(*qp_);
+    else if (qp_->attr().dest_qp_num)
       static_cast<RdmaTargetPort&>(target_.port()).release(qp_->attr().dest_qp_num);
   }
 
   // A work completion in error (its retries exhausted, say), after which
-  // nothing on the QP completes: nvme_rdma_wr_error.
+  // nothing on the QP completes: nvme_rdma_wr_error; or the target's DREQ.
   std::string lost() const override {
+    if (disconnected_) return "the target disconnected it (a CM DREQ: RDMA_CM_EVENT_DISCONNECTED)";
     return "its RDMA connection failed (a work completion in error, such as IBV_WC_RETRY_EXC_ERR: the "
            "transport's retries exhausted)";
   }
@@ -468,6 +489,20 @@ class RdmaHostQueue final : public HostQueue {
     qp_->post_recv(&wr, &bad);
   }
 
+  void to_error() {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_ERR;
+    qp_->modify(a, IBV_QP_STATE);
+  }
+
+  // The target's DREQ (RDMA_CM_EVENT_DISCONNECTED): nvme_rdma_cm_handler
+  // starts error recovery, whose teardown sends the DREP. The QP flushed
+  // here has the queue's reap see it.
+  void on_dreq() {
+    disconnected_ = true;
+    if (!stopped_) to_error();
+  }
+
   int post_command(const Command& cmd, uint32_t capsule_data, uint64_t data_addr) {
     const uint64_t at = sqes_ + uint64_t{cmd.cid} * kSqeLen;
     cmd.emit(host_.memory().view(at, kSqeLen));
@@ -497,6 +532,7 @@ class RdmaHostQueue final : public HostQueue {
   verbs::MemoryRegion* mr_ = nullptr;
   uint32_t psn_ = 0;
   bool stopped_ = false;                      // stop() was called
+  bool disconnected_ = false;                 // the target's DREQ came
   uint64_t sqes_ = 0, resps_ = 0, data_ = 0;  // the command capsules, the response buffers, the data slots
 };
 

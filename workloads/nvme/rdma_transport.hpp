@@ -47,6 +47,7 @@ class RdmaTargetPort final : public TargetPort {
   void owe(TargetQueue& q, Time t) override;
   bool moves(const Sgl& sgl) const override { return sgl.keyed; }
   void prepare_buffer(TargetCmd& c) override;
+  void disconnect(TargetQueue& q) override;
 
  private:
   struct Poller;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "workloads/nvme/block_pattern.hpp"
 #include "workloads/nvme/rdma_transport.hpp"
@@ -79,6 +80,7 @@ void NvmeTarget::on_command(TargetQueue& q, std::span<const std::byte> capsule, 
     ++stats_.errors;
     return;
   }
+  if (const auto ka = keep_alive_.find(q.cntlid); q.cntlid && ka != keep_alive_.end()) ka->second.seen = true;
   TargetCmd& c = q.cmds[cmd->cid];
   c.c = *cmd;
   c.ns = nullptr;
@@ -129,6 +131,8 @@ void NvmeTarget::execute(TargetQueue& q, TargetCmd& c) {
         respond(q, c, Status::invalid_opcode);
         return;
     }
+  } else if (q.qid == 0) {
+    return execute_admin(q, c);
   } else {
     c.ns = ns(cmd.nsid);
     if (!c.ns) {
@@ -196,6 +200,7 @@ void NvmeTarget::finish_connect(TargetQueue& q, TargetCmd& c, std::span<const st
   }
   if (q.qid == 0) {
     q.cntlid = next_cntlid_++;
+    start_keep_alive(q.cntlid, cmd.kato());
   } else if (q.cntlid == 0 && d->cntlid != 0 && d->cntlid < next_cntlid_) {
     q.cntlid = d->cntlid;  // NVMe/TCP: a controller the host made on its admin queue
   }
@@ -204,6 +209,52 @@ void NvmeTarget::finish_connect(TargetQueue& q, TargetCmd& c, std::span<const st
     return;
   }
   respond(q, c, Status::success, q.cntlid);
+}
+
+// An admin command: Keep Alive (its traffic is what counts, above); any
+// other opcode the controller does not implement.
+void NvmeTarget::execute_admin(TargetQueue& q, TargetCmd& c) {
+  respond(q, c, c.c.opcode == Opcode::keep_alive ? Status::success : Status::invalid_opcode);
+}
+
+// nvmet_start_keep_alive_timer: every KATO, in whole seconds (DIV_ROUND_UP(kato, 1000)).
+void NvmeTarget::start_keep_alive(uint16_t cntlid, uint32_t kato_ms) {
+  if (kato_ms == 0) return;
+  KeepAlive& ka = keep_alive_[cntlid];
+  ka.kato = Time::s((int64_t{kato_ms} + 999) / 1000);
+  Simulator::Scope as(env_.sim, host_.context());
+  ka.timer = env_.sim.after(ka.kato, [this, cntlid] { on_keep_alive_timer(cntlid); });
+}
+
+// nvmet_keep_alive_timer: traffic since the last check puts it off a
+// KATO more; none removes the controller (nvmet_ctrl_fatal_error).
+void NvmeTarget::on_keep_alive_timer(uint16_t cntlid) {
+  KeepAlive& ka = keep_alive_.at(cntlid);
+  if (std::exchange(ka.seen, false)) {
+    ka.timer = env_.sim.after(ka.kato, [this, cntlid] { on_keep_alive_timer(cntlid); });
+    return;
+  }
+  keep_alive_.erase(cntlid);
+  ++stats_.keep_alive_expired;
+  for (auto& q : queues_)
+    if (q->cntlid == cntlid && !q->gone) {
+      q->gone = true;
+      port_->disconnect(*q);
+    }
+}
+
+void NvmeTarget::stop_keep_alive(uint16_t cntlid) {
+  const auto it = keep_alive_.find(cntlid);
+  if (it == keep_alive_.end()) return;
+  env_.sim.cancel(it->second.timer);
+  keep_alive_.erase(it);
+}
+
+// The controller goes with its admin queue (nvmet_sq_destroy puts its last
+// reference: nvmet_ctrl_free stops the keep-alive timer).
+void NvmeTarget::queue_gone(TargetQueue& q) {
+  q.gone = true;
+  if (q.qid == 0 && q.cntlid) stop_keep_alive(q.cntlid);
 }
 
 void NvmeTarget::serve(TargetQueue& q, TargetCmd& c) {

@@ -17,9 +17,17 @@
 //     target's queue threads (nvmet-tcp's io_work).
 //
 // Each command costs `io_cost` of the target's CPU as well.
+//
+// Keep-alive, as nvmet does it: a controller whose admin Connect gave a
+// KATO checks every KATO (rounded up to whole seconds) whether any command
+// came on its queues since the last check (traffic based: nvmet's
+// reset_tbkas); when none did, it is removed (nvmet_keep_alive_timer,
+// nvmet_ctrl_fatal_error): each of its queues disconnected by the binding
+// (RDMA: a CM DREQ; TCP: a FIN).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -80,6 +88,7 @@ struct TargetQueue {
   uint32_t entries = 0;  // HSQSIZE + 1
   uint16_t sqhd = 0;
   bool sized = true;  // false: qid and entries come with the Connect command (NVMe/TCP)
+  bool gone = false;  // disconnected, by the host or by the controller's removal
   Host* from = nullptr;
   std::vector<TargetCmd> cmds;  // by CID (the host's CIDs are below `entries`)
   std::unique_ptr<PortQueue> port;
@@ -106,6 +115,8 @@ class TargetPort {
   virtual bool moves(const Sgl& sgl) const = 0;
   // Buffer memory for a command's data: what a binding must do to it (RDMA registers it).
   virtual void prepare_buffer(TargetCmd&) {}
+  // The controller of the queue was removed: the binding disconnects it.
+  virtual void disconnect(TargetQueue& q) = 0;
 };
 
 class NvmeTarget {
@@ -137,8 +148,14 @@ class NvmeTarget {
   // A buffer of at least `len` bytes for the command's data.
   uint64_t bounce(TargetCmd& c, uint64_t len);
 
+  // The host disconnected queue q (the binding saw its DREQ or FIN).
+  void queue_gone(TargetQueue& q);
+  // The run stops for controller `cntlid`'s host: no keep-alive check after it.
+  void stop_keep_alive(uint16_t cntlid);
+
   struct Stats {
     uint64_t commands = 0, reads = 0, writes = 0, errors = 0;
+    uint64_t keep_alive_expired = 0;  // controllers removed by their keep-alive timer
   };
   const Stats& stats() const { return stats_; }
   void count_error() { ++stats_.errors; }
@@ -148,6 +165,16 @@ class NvmeTarget {
   void finish_connect(TargetQueue& q, TargetCmd& c, std::span<const std::byte> data);
   void serve(TargetQueue& q, TargetCmd& c);
   void respond(TargetQueue& q, TargetCmd& c, Status s, uint32_t dw0 = 0, uint32_t dw1 = 0, uint8_t sct = 0);
+  void execute_admin(TargetQueue& q, TargetCmd& c);
+  void start_keep_alive(uint16_t cntlid, uint32_t kato_ms);
+  void on_keep_alive_timer(uint16_t cntlid);
+
+  // A controller's keep-alive timer (nvmet_ctrl's kato, ka_work, reset_tbkas).
+  struct KeepAlive {
+    Time kato;
+    bool seen = false;  // a command came since the last check
+    EventId timer;
+  };
 
   WorkloadEnv& env_;
   Host& host_;
@@ -158,6 +185,7 @@ class NvmeTarget {
   std::vector<std::unique_ptr<TargetQueue>> queues_;
   std::unique_ptr<TargetPort> port_;
   uint16_t next_cntlid_ = 1;
+  std::map<uint16_t, KeepAlive> keep_alive_;  // by CNTLID, controllers with a KATO
   Stats stats_;
 };
 

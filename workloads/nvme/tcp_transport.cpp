@@ -210,7 +210,7 @@ struct TcpTargetQueue final : PortQueue, PduStream {
     }
     co_return lose();  // H2CTermReq, or a PDU a host does not send
   }
-  void on_lost() override {}
+  void on_lost() override { t_.queue_gone(q_); }
 
   NvmeTarget& t_;
   TargetQueue& q_;
@@ -278,6 +278,9 @@ void TcpTargetPort::send_completion(TargetQueue& q, TargetCmd&, std::span<const 
 }
 
 void TcpTargetPort::owe(TargetQueue& q, Time t) { tq(q).owe(t); }
+
+// nvmet_tcp_delete_ctrl: the queue's socket shut down (a FIN), which the host sees as its connection failing.
+void TcpTargetPort::disconnect(TargetQueue& q) { tq(q).shut(); }
 
 // ---- host
 

@@ -47,6 +47,7 @@ class TcpTargetPort final : public TargetPort {
   void send_completion(TargetQueue& q, TargetCmd& c, std::span<const std::byte> cqe) override;
   void owe(TargetQueue& q, Time t) override;
   bool moves(const Sgl& sgl) const override { return sgl.transport; }
+  void disconnect(TargetQueue& q) override;
 
  private:
   NvmeTarget& t_;

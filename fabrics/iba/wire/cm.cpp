@@ -149,6 +149,27 @@ void CmRtu::emit(std::span<std::byte> d) const {
   store_be32(d.subspan(4, 4), remote_comm_id);
 }
 
+std::optional<CmDreq> CmDreq::parse(std::span<const std::byte> d) {
+  if (d.size() < kMadDataLen) return std::nullopt;
+  return CmDreq{load_be32(d.subspan(0, 4)), load_be32(d.subspan(4, 4)), load_be24(d.subspan(8, 3))};
+}
+
+void CmDreq::emit(std::span<std::byte> d) const {
+  std::fill(d.begin(), d.begin() + kMadDataLen, std::byte{0});
+  store_be32(d.subspan(0, 4), local_comm_id);
+  store_be32(d.subspan(4, 4), remote_comm_id);
+  store_be24(d.subspan(8, 3), remote_qpn);
+}
+
+// A DREP has the layout of an RTU (the two IDs, then private data).
+std::optional<CmDrep> CmDrep::parse(std::span<const std::byte> d) {
+  const auto r = CmRtu::parse(d);
+  if (!r) return std::nullopt;
+  return CmDrep{r->local_comm_id, r->remote_comm_id};
+}
+
+void CmDrep::emit(std::span<std::byte> d) const { CmRtu{local_comm_id, remote_comm_id}.emit(d); }
+
 std::optional<IpCmHeader> IpCmHeader::parse(std::span<const std::byte> p) {
   if (p.size() < kIpCmHeaderLen) return std::nullopt;
   IpCmHeader h;

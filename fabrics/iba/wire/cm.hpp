@@ -1,5 +1,6 @@
 // Communication Management messages (IBA 12.6), the class data of a CM MAD
-// (mad.hpp), as RDMA CM sends them to connect an RC QP: REQ, REP, RTU.
+// (mad.hpp), as RDMA CM sends them to connect an RC QP (REQ, REP, RTU)
+// and to disconnect it (DREQ, DREP).
 // Offsets are from the start of the class data (MAD byte 24).
 //
 // REQ (12.6.5): 0 Local Communication ID, 8 ServiceID(64), 16 Local CA
@@ -22,6 +23,11 @@
 // RTU (12.6.9): 0 Local Communication ID, 4 Remote Communication ID, 8
 // private data (224 bytes).
 //
+// DREQ (12.6.10): 0 Local Communication ID, 4 Remote Communication ID, 8
+// Remote QPN/EECN(24) reserved(8), 12 private data (220 bytes).
+// DREP (12.6.11): 0 Local Communication ID, 4 Remote Communication ID, 8
+// private data (224 bytes).
+//
 // RDMA CM's IP addressing (IBA Annex A11): the ServiceID is
 // 0x0000000001 PS(8) Port(16), PS 0x06 for TCP port space; the REQ's
 // private data begins with a 36-byte header: MajV(4) MinV(4), IPV(4)
@@ -41,9 +47,18 @@
 
 namespace rdmasim {
 
-enum class CmAttribute : uint16_t { req = 0x0010, mra = 0x0011, rej = 0x0012, rep = 0x0013, rtu = 0x0014 };
+enum class CmAttribute : uint16_t {
+  req = 0x0010,
+  mra = 0x0011,
+  rej = 0x0012,
+  rep = 0x0013,
+  rtu = 0x0014,
+  dreq = 0x0015,
+  drep = 0x0016,
+};
 
 inline constexpr size_t kCmReqPrivateLen = 92, kCmRepPrivateLen = 196, kCmRtuPrivateLen = 224;
+inline constexpr size_t kCmDreqPrivateLen = 220, kCmDrepPrivateLen = 224;
 inline constexpr size_t kIpCmHeaderLen = 36;
 
 // RDMA CM's service ID for a TCP-space port (Annex A11.2.1).
@@ -104,6 +119,24 @@ struct CmRtu {
   static std::optional<CmRtu> parse(std::span<const std::byte> d);
   void emit(std::span<std::byte> d) const;
   bool operator==(const CmRtu&) const = default;
+};
+
+// The private data of a DREQ and a DREP are zeros (rdma_disconnect sends none).
+struct CmDreq {
+  uint32_t local_comm_id = 0, remote_comm_id = 0;
+  uint32_t remote_qpn = 0;  // the QP the receiver disconnects
+
+  static std::optional<CmDreq> parse(std::span<const std::byte> d);
+  void emit(std::span<std::byte> d) const;
+  bool operator==(const CmDreq&) const = default;
+};
+
+struct CmDrep {
+  uint32_t local_comm_id = 0, remote_comm_id = 0;
+
+  static std::optional<CmDrep> parse(std::span<const std::byte> d);
+  void emit(std::span<std::byte> d) const;
+  bool operator==(const CmDrep&) const = default;
 };
 
 // The IP CM header at the start of a REQ's private data (Annex A11.2.2.1).

@@ -16,6 +16,9 @@ TEST_CASE("nvme recovery: Linux's defaults") {
   CHECK(c.max_retries == 5);                // nvme_core.max_retries
   CHECK(c.reconnect_delay == Time::s(10));  // NVMF_DEF_RECONNECT_DELAY
   CHECK(c.ctrl_loss_tmo == Time::s(600));   // NVMF_DEF_CTRL_LOSS_TMO
+  CHECK(c.kato == Time::s(5));              // NVME_DEFAULT_KATO
+  CHECK_FALSE(fails_fast(c));               // NVMF_DEF_FAIL_FAST_TMO: -1, off
+  CHECK(keep_alive_period(c) == Time::ms(2500));
   CHECK(command_timeout(0, c) == Time::s(60));
   CHECK(command_timeout(1, c) == Time::s(30));
   CHECK(command_timeout(7, c) == Time::s(30));
@@ -58,4 +61,15 @@ TEST_CASE("nvme recovery: ctrl_loss_tmo / reconnect_delay reconnects, rounded up
   CHECK_FALSE(should_reconnect(0, c));
   c.ctrl_loss_tmo = Time::ms(1);
   CHECK(max_reconnects(c) == 1);
+}
+
+TEST_CASE("nvme recovery: ctrl_loss_tmo -1 reconnects for ever; fast_io_fail_tmo 0 is on") {
+  NvmeJobConfig c;
+  c.ctrl_loss_tmo = Time::ps(-1);
+  CHECK(should_reconnect(1'000'000, c));
+  c.fast_io_fail_tmo = Time{};
+  CHECK(fails_fast(c));
+  const Completion e = host_path_error(2);
+  CHECK(e.status_field() == (0x370 << 1));  // NVME_SC_HOST_PATH_ERROR
+  CHECK_FALSE(e.dnr);
 }

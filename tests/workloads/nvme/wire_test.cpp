@@ -54,6 +54,31 @@ TEST_CASE("nvme wire: a Fabrics Connect with in-capsule data") {
   CHECK(out == bytes);
 }
 
+TEST_CASE("nvme wire: Keep Alive (admin opcode 0x18): no NSID, no data, no CDWs") {
+  const auto bytes =
+      hex("18 40 01 00  00 00 00 00  00 00 00 00 00 00 00 00"   // OPC 0x18, PSDT 01b, CID 1, NSID 0
+          "00 00 00 00 00 00 00 00"                             // MPTR
+          "00 00 00 00 00 00 00 00  00 00 00  00 00 00 00  40"  // a null keyed SGL (nvme_rdma_set_sg_null)
+          "00 00 00 00  00 00 00 00  00 00 00 00  00 00 00 00"  // CDW10..15: none
+          "00 00 00 00  00 00 00 00");
+  Command ka = Command::keep_alive(1);
+  ka.sgl = Sgl::keyed_block(0, 0, 0);
+  std::vector<std::byte> out(64, std::byte{0xEE});
+  ka.emit(out);
+  CHECK(out == bytes);
+  const auto c = Command::parse(bytes);
+  REQUIRE(c);
+  CHECK(c->opcode == Opcode::keep_alive);
+  CHECK(*c == ka);
+}
+
+TEST_CASE("nvme wire: the admin Connect's KATO in ms at byte 48") {
+  std::vector<std::byte> out(64);
+  Command::connect(0, 0, 31, 5000, Sgl::keyed_block(0, 1024, 1)).emit(out);
+  CHECK(std::vector<std::byte>(out.begin() + 48, out.begin() + 52) == hex("88 13 00 00"));
+  CHECK(Command::parse(out)->kato() == 5000);
+}
+
 TEST_CASE("nvme wire: a completion with an error status") {
   const auto bytes = hex("01 00 00 00  00 00 00 00  05 00 02 00  2a 00 00 81");
   const auto c = Completion::parse(bytes);

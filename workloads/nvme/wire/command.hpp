@@ -10,6 +10,7 @@
 // 24  DPTR            SGL descriptor 1 (sgl.hpp)
 // 40  CDW10 .. CDW15
 //
+// Admin Keep Alive (0x18, NVMe Base 2.0, 5.25): no data, NSID 0, no CDWs.
 // NVM command set Read (0x02) and Write (0x01): CDW10-11 the starting LBA,
 // CDW12 bits 15:0 the number of logical blocks, 0's based.
 // Fabrics commands (NVMe-oF 1.1, 3): byte 4 FCTYPE; Connect (0x01): 40
@@ -32,7 +33,9 @@ namespace rdmasim::nvme {
 
 inline constexpr size_t kSqeLen = 64;
 
-enum class Opcode : uint8_t { flush = 0x00, write = 0x01, read = 0x02, fabrics = 0x7F };
+// NVM I/O opcodes, and on the admin queue Keep Alive (the admin set's
+// opcodes the model sends).
+enum class Opcode : uint8_t { flush = 0x00, write = 0x01, read = 0x02, keep_alive = 0x18, fabrics = 0x7F };
 enum class FabricsType : uint8_t { property_set = 0x00, connect = 0x01, property_get = 0x04 };
 inline constexpr uint8_t kFlagsSgl = 0x40;  // PSDT = 01b
 
@@ -82,6 +85,12 @@ struct Command {
     c.cdw[0] = uint32_t{qid} << 16;  // RECFMT 0
     c.cdw[1] = sqsize;               // CATTR 0
     c.cdw[2] = kato;
+    return c;
+  }
+  static Command keep_alive(uint16_t cid) {
+    Command c;
+    c.opcode = Opcode::keep_alive;
+    c.cid = cid;
     return c;
   }
   static Command property_get(uint16_t cid, uint32_t offset, bool eight_bytes) {

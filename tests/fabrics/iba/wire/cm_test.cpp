@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/fabrics/wire_bytes.hpp"
 
 using namespace rdmasim;
@@ -68,4 +70,25 @@ TEST_CASE("cm: REP and RTU round trip; the IP CM header puts IPv4 in the last 4 
   ip.emit(p);
   CHECK(p == hex("00 40 12 34  00000000 00000000 00000000 00000001  00000000 00000000 00000000 0a000000"));
   CHECK(*IpCmHeader::parse(p) == ip);
+}
+
+TEST_CASE(
+    "cm: DREQ and DREP (IBA 12.6.10, 12.6.11): the IDs, the DREQ's remote QPN at 8, zero private data") {
+  CmDreq dreq{0x00100002, 0x00200003, 0x000011};
+  std::vector<std::byte> d(kMadDataLen, std::byte{0xEE});
+  dreq.emit(d);
+  CHECK(std::vector<std::byte>(d.begin(), d.begin() + 12) == hex("00 10 00 02  00 20 00 03  00 00 11 00"));
+  CHECK(std::all_of(d.begin() + 12, d.end(), [](std::byte b) { return b == std::byte{0}; }));
+  CHECK(d.size() - 12 == kCmDreqPrivateLen);
+  CHECK(*CmDreq::parse(d) == dreq);
+  CmDrep drep{0x00200003, 0x00100002};
+  std::fill(d.begin(), d.end(), std::byte{0xEE});
+  drep.emit(d);
+  CHECK(std::vector<std::byte>(d.begin(), d.begin() + 8) == hex("00 20 00 03  00 10 00 02"));
+  CHECK(std::all_of(d.begin() + 8, d.end(), [](std::byte b) { return b == std::byte{0}; }));
+  CHECK(d.size() - 8 == kCmDrepPrivateLen);
+  CHECK(*CmDrep::parse(d) == drep);
+  CHECK(static_cast<uint16_t>(CmAttribute::dreq) == 0x0015);
+  CHECK(static_cast<uint16_t>(CmAttribute::drep) == 0x0016);
+  CHECK_FALSE(CmDreq::parse(std::span(d).first(100)));
 }
