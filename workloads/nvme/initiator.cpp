@@ -582,7 +582,7 @@ void NvmeJob::stopped() {
   r_.finished = true;
   stop_keep_alive();
   disarm(*queues_[0]);
-  if (state_ == State::live) target_.stop_keep_alive(cntlid_);
+  target_.stop_keep_alive(cntlid_);
   cpu_mark(false);
 }
 

@@ -16,8 +16,12 @@
 // controller tear its queues down, cancel what is in flight (sent again
 // later, up to max_retries times), wait reconnect_delay and connect again
 // as the first time (a new association: a new controller ID); after
-// ctrl_loss_tmo / reconnect_delay failed attempts it is removed and the job
-// fails. The first connect is not retried (nvme connect fails).
+// ctrl_loss_tmo / reconnect_delay failed attempts (never, with -1) it is
+// removed and the job fails; with fast_io_fail_tmo, the I/O waiting for the
+// reconnect fails that long into the recovery. The first connect is not
+// retried (nvme connect fails). While live, a Keep Alive on the admin queue
+// every kato / 2 (recovery.hpp), whose failure or timeout is error recovery
+// too; the job's end stops it (the run stops: no nvme disconnect).
 //
 // Statistics in fio's terms: slat (issuing a command: building it and
 // handing it to the transport), clat (from then until the host program has

@@ -7,7 +7,8 @@
 // target reads a write's data with RDMA READ and writes a read's with RDMA
 // WRITE, then SENDs the completion capsule. A host's command is over when
 // both its SEND has completed and its response has come (as nvme-rdma's
-// request is).
+// request is). A queue torn down is disconnected through the CM (a DREQ,
+// answered by a DREP); a DREQ from the other side is the queue's end.
 //
 // The target's CPU: `cores` pollers, each with a completion queue its
 // queues share (SPDK's poll groups, round robin), busy-polling; or, with
