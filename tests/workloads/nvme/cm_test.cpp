@@ -2,7 +2,8 @@
 // or RTU is sent again on ib_cm's timers, duplicates are answered as cm.c
 // answers them, a packet on the passive QP stands in for a lost RTU, and a
 // REQ that never gets through makes the connection unreachable after Max
-// CM Retries.
+// CM Retries. A disconnect is a DREQ the peer's consumer answers with a
+// DREP; a lost DREQ goes again, crossing DREQs are each answered.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -32,6 +33,7 @@ struct Pair {
   Time established_at = Time::max();  // the passive QP's RTS
   Time connected_at = Time::max();    // connect's end
   bool reached = false;               // connect ended with a REP
+  int dreqs[2] = {};                  // DREQs each side's consumer heard of (it disconnects in turn)
   std::function<void()> on_accept, on_connected;
 
   explicit Pair(const std::string& fabric)
@@ -53,6 +55,7 @@ struct Pair {
       a.qp = qp[1];
       a.psn = 100;
       a.established = [this] { established_at = b.net.sim.now(); };
+      a.disconnected = [this] { heard_dreq(1); };
       return a;
     });
   }
@@ -60,13 +63,28 @@ struct Pair {
 
   CmAgent& active() { return cm.agent(b.host(0)); }
   CmAgent& passive() { return cm.agent(b.host(1)); }
+  CmAgent& agent(int i) { return cm.agent(b.host(i)); }
   void connect() {
     Simulator::Scope as(b.net.sim, b.host(0).context());
-    active().connect(*qp[0], 200, b.host(1), kPort, {}, [this](const CmRep* rep) {
-      reached = rep != nullptr;
-      connected_at = b.net.sim.now();
-      if (on_connected) on_connected();
+    active().connect(
+        *qp[0], 200, b.host(1), kPort, {},
+        [this](const CmRep* rep) {
+          reached = rep != nullptr;
+          connected_at = b.net.sim.now();
+          if (on_connected) on_connected();
+        },
+        [this] { heard_dreq(0); });
+  }
+  // Side i's consumer disconnects (rdma_disconnect), at `t`.
+  void disconnect_at(Time t, int i) {
+    b.net.sim.at(t, [this, i] {
+      Simulator::Scope as(b.net.sim, b.host(i).context());
+      agent(i).disconnect(*qp[i]);
     });
+  }
+  void heard_dreq(int i) {
+    ++dreqs[i];
+    agent(i).disconnect(*qp[i]);  // the DREP
   }
   // Host i's link down (frames on it are lost) or up, now or at `t`.
   void link(int i, bool up) { Port::set_link_up(b.host(i).nic().port(), up); }
@@ -181,4 +199,71 @@ TEST_CASE("rdma cm: no REP to any REQ: unreachable after Max CM Retries") {
   CHECK(p.active().stats().sent == 16);
   CHECK(p.active().stats().resent == 15);
   CHECK(p.accepted == 0);
+}
+
+TEST_CASE("rdma cm: a disconnect: DREQ, the peer's consumer told, its DREP; no timer left") {
+  for (const int side : {0, 1}) {
+    CAPTURE(side);
+    Pair p("roce_v2");
+    p.connect();
+    p.disconnect_at(Time::ms(1), side);
+    p.run();
+    CHECK(p.dreqs[side] == 0);
+    CHECK(p.dreqs[1 - side] == 1);
+    CHECK(p.agent(side).stats().sent == (side == 0 ? 3 : 2));  // REQ and RTU, or REP; then the DREQ
+    CHECK(p.agent(1 - side).stats().sent == (side == 0 ? 2 : 3));
+    CHECK(p.agent(0).stats().resent + p.agent(1).stats().resent == 0);
+    CHECK(p.b.net.sim.now() < Time::ms(2));  // the DREQ's timer was cancelled
+    p.disconnect_at(Time::ms(3), 1 - side);  // over: nothing more is sent
+    p.run();
+    CHECK(p.agent(1 - side).stats().sent == (side == 0 ? 2 : 3));
+  }
+}
+
+TEST_CASE(
+    "rdma cm: a lost DREQ goes again after the REQ's wait; again after the last, the connection is over") {
+  Pair p("ib");
+  p.connect();
+  p.link_at(Time::ms(1), 0, false);
+  p.link_at(Time::ms(1) + kReqWait - Time::us(1), 0, true);
+  p.disconnect_at(Time::ms(1), 0);
+  p.run();
+  CHECK(p.dreqs[1] == 1);
+  CHECK(p.active().stats().resent == 1);
+  CHECK(p.b.net.sim.now() > Time::ms(1) + kReqWait);
+  CHECK(p.b.net.sim.now() < Time::ms(2) + kReqWait);
+
+  Pair q("roce_v2");  // the passive side's DREQ, never answered: 16 sends, a REP's wait apart
+  q.connect();
+  q.link_at(Time::ms(1), 0, false);
+  q.disconnect_at(Time::ms(1), 1);
+  q.run(Time::s(100));
+  CHECK(q.passive().stats().sent == 1 + 16);
+  CHECK(q.passive().stats().resent == 15);
+  CHECK(q.b.net.sim.now() == Time::ms(1) + kRepWait * 16);
+}
+
+TEST_CASE("rdma cm: DREQs that cross are each answered with a DREP; a DREQ again gets the DREP again") {
+  Pair p("roce_v2");
+  p.connect();
+  p.disconnect_at(Time::ms(1), 0);
+  p.disconnect_at(Time::ms(1), 1);
+  p.run();
+  CHECK(p.dreqs[0] + p.dreqs[1] == 0);   // neither consumer is told: both disconnected already
+  CHECK(p.active().stats().sent == 4);   // REQ, RTU, DREQ, DREP
+  CHECK(p.passive().stats().sent == 3);  // REP, DREQ, DREP
+  CHECK(p.active().stats().resent + p.passive().stats().resent == 0);
+
+  Pair q("ib");  // the DREP lost: the DREQ again, answered again
+  q.connect();
+  q.disconnect_at(Time::ms(1), 0);
+  q.b.net.sim.at(Time::ms(1) + Time::us(5), [&q] {
+    q.link(1, false);
+    q.link_at(q.b.net.sim.now() + Time::us(50), 1, true);
+  });
+  q.run();
+  CHECK(q.dreqs[1] == 1);
+  CHECK(q.passive().stats().duplicates == 1);
+  CHECK(q.passive().stats().sent == 3);  // REP, DREP twice
+  CHECK(q.active().stats().resent == 1);
 }
