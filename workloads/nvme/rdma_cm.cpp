@@ -544,6 +544,9 @@ void CmAgent::send_drep(Host& to, uint64_t dreq_tid, uint32_t comm_id, uint32_t 
 void CmAgent::on_dreq(const MadHeader& h, const CmDreq& r) {
   const auto l = link(r.remote_comm_id);
   if (!l || l->remote_comm_id != r.local_comm_id) return;
+  // A REP still waiting for its RTU goes no more (cm_dreq_handler in REP Sent).
+  if (const auto p = passive_.find(r.remote_comm_id); p != passive_.end())
+    env_.sim.cancel(p->second.rep.timer);
   Close& c = *l->close;
   switch (c.state) {
     case Close::State::open:

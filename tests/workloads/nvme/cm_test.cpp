@@ -267,3 +267,18 @@ TEST_CASE("rdma cm: DREQs that cross are each answered with a DREP; a DREQ again
   CHECK(q.passive().stats().sent == 3);  // REP, DREP twice
   CHECK(q.active().stats().resent == 1);
 }
+
+TEST_CASE("rdma cm: a DREQ before the RTU: the passive side's REP goes no more") {
+  Pair p("roce_v2");
+  p.on_connected = [&p] {  // the RTU is posted: lost
+    p.link(0, false);
+    p.link_at(p.b.net.sim.now() + Time::us(50), 0, true);
+  };
+  p.connect();
+  p.disconnect_at(Time::ms(1), 0);
+  p.run();
+  CHECK(p.dreqs[1] == 1);
+  CHECK(p.established_at == Time::max());
+  CHECK(p.passive().stats().resent == 0);
+  CHECK(p.b.net.sim.now() < Time::ms(2));
+}
