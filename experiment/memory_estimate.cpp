@@ -116,7 +116,7 @@ struct WorkloadTotals {
   MemoryPart qps{"QPs", 0, "", "", 0, 0};
 };
 
-WorkloadTotals workload_totals(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric) {
+WorkloadTotals workload_totals(const ExperimentConfig& x) {
   WorkloadTotals s;
   uint64_t largest = 0, most_pairs = 0;
   for (size_t i = 0; i < x.workloads.size(); ++i) {
@@ -126,9 +126,7 @@ WorkloadTotals workload_totals(const ExperimentConfig& x, const Fabric::MemoryCo
     s.connections = sat_add(s.connections, p);
     s.flows = sat_add(s.flows, m.flows);
     s.sending += m.sending;
-    // A send buffer doubles as it fills: up to twice what it holds.
-    s.stream_buffers += m.posting * static_cast<double>(std::min(sat_mul(m.posted_per_connection, 2),
-                                                                 fabric.stream_buffer_limit));
+    s.stream_buffers += m.posting * static_cast<double>(stream_buffer_bytes(x, m.posted_per_connection));
     if (p >= most_pairs) {  // QPs are pointed at the workload with the most
       most_pairs = p;
       s.qps.key = "workloads[" + std::to_string(i) + "]";
@@ -178,7 +176,7 @@ void workload_parts(const ExperimentConfig& x, const Fabric::MemoryCosts& fabric
   if (s.stream_buffers >= 1) {
     qps.what = "send buffers";
     qps.bytes = static_cast<uint64_t>(std::min(s.stream_buffers, 0x1p63));
-    qps.detail = "what connections' byte streams keep until acknowledged";
+    qps.detail = "what connections' byte streams hold: TCP's send buffers, sockets' queues";
     e.parts.push_back(qps);
   }
   if (fabric.setup_floods) {
@@ -202,7 +200,7 @@ MemoryEstimate estimate_memory(const ExperimentConfig& x) {
   MemoryEstimate e;
   const Fabric::MemoryCosts fabric = fabric_of(x).memory_costs();
   network_parts(x, fabric, line, column, e);
-  WorkloadTotals s = workload_totals(x, fabric);
+  WorkloadTotals s = workload_totals(x);
   workload_parts(x, fabric, line, column, s, e);
   std::stable_sort(e.parts.begin(), e.parts.end(),
                    [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });

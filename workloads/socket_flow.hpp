@@ -74,14 +74,15 @@ class SocketFlow final : public PairFlow {
     std::unique_ptr<StreamSocket> socket;
     std::unique_ptr<StreamConnection> tcp;
     Process* process = nullptr;
-    std::vector<std::byte> buf;   // the program's buffer in user memory
+    std::vector<std::byte> buf;   // the program's buffer in user memory (a stream's client has none)
     std::vector<std::byte> echo;  // ping: where the echo is read
   };
   uint64_t message_id(uint64_t k) const { return index_ * count_ + k; }
   Task client(Time t0);
   Task server();
-  // Reads message k whole into `into`, checking it against the pattern
-  // when `check`; ok is false when the connection went first.
+  // Reads message k, into `into` whole if it has the room, else each
+  // recv's bytes from its start; checks them against the pattern when
+  // `check`; ok is false when the connection went first.
   Task read_message(Host& h, End& e, std::span<std::byte> into, uint64_t k, bool check, bool& ok);
   void failed(const char* why);
   End ca_, sb_;               // client on a, server on b

@@ -44,4 +44,12 @@ uint64_t message_buffer_bytes(const ExperimentConfig& x, const WorkloadConfig& w
                  by_stop < static_cast<long double>(landed) ? static_cast<uint64_t>(by_stop) : landed);
 }
 
+uint64_t stream_buffer_bytes(const ExperimentConfig& x, uint64_t posted) {
+  const Fabric& f = fabric_of(x);
+  const uint64_t doubled = sat_mul(posted, 2);
+  if (f.host_nic().verbs) return std::min(doubled, f.memory_costs().stream_buffer_limit);
+  const uint64_t snd = x.host.kernel.sndbuf, rcv = x.host.kernel.rcvbuf;
+  return sat_add(sat_add(std::min(doubled, snd), std::min(doubled, rcv)), std::min(posted, sat_mul(rcv, 2)));
+}
+
 }  // namespace rdmasim

@@ -27,4 +27,12 @@ DataRate fastest_host_link(const ExperimentConfig& x);
 // senders can send by then (and the message each has started) at each end.
 uint64_t message_buffer_bytes(const ExperimentConfig& x, const WorkloadConfig& w, uint64_t pairs);
 
+// What one connection's byte stream holds while it keeps `posted` bytes in
+// flight: TCP's send buffer, which doubles as it fills (iwarp: up to
+// Fabric::MemoryCosts::stream_buffer_limit); with sockets (fabric: tcp)
+// also the socket's receive queue and the reader's buffer (socket_flow.cpp),
+// bounded by `host.kernel`'s sndbuf and rcvbuf. 0 on a fabric without
+// byte streams.
+uint64_t stream_buffer_bytes(const ExperimentConfig& x, uint64_t posted);
+
 }  // namespace rdmasim

@@ -14,6 +14,12 @@ class TcpNet final : public Fabric {
   HostNic host_nic() const override { return {.verbs = false, .sockets = true, .dpdk = true}; }
   // Between the kernel and RDMA: the same NICs under a user-space stack.
   std::vector<Variant> variants() const override { return {{"dpdk", "host.stack=dpdk"}}; }
+  // TCP's windows keep more of a sender's frames in the network than DCQCN (as on iwarp).
+  MemoryCosts memory_costs() const override {
+    MemoryCosts c;
+    c.in_flight_bytes = 96 * 1024;
+    return c;
+  }
   std::vector<SectionType> sections() const override;
   std::string mtu_error(uint32_t mtu) const override;
   std::string cc_error(CcAlgorithm a) const override;

@@ -151,8 +151,8 @@ class FlowsWorkload final : public Workload {
   // utilisation `load`: about load / (1 - load) flows in it at once (M/G/1
   // with processor sharing), a byte's flow of the size-biased mean; and
   // never more than every flow's bytes. Computed payloads (payload:
-  // pattern) are stored nowhere, but where the fabric has no verbs
-  // (sockets: both halves); a byte stream's send buffer is the estimate's.
+  // pattern) are stored nowhere; a byte stream's buffers are counted apart
+  // (stream_buffer_bytes).
   WorkloadMemory memory(const ExperimentConfig& x, const WorkloadConfig& w) const override {
     const auto [mean, biased] = flow_size_means(w.flows);
     WorkloadMemory m;
@@ -171,7 +171,7 @@ class FlowsWorkload final : public Workload {
     const double at_once =
         load >= 1 ? all : 2 * static_cast<double>(w.from.size()) * load / (1 - load) * biased;
     double stored = std::min(all, at_once);
-    if (w.computed_payload && fabric_of(x).host_nic().verbs) stored = 0;
+    if (w.computed_payload) stored = 0;  // sockets too: socket_flow.cpp sends from the pattern
     m.buffer_bytes = static_cast<uint64_t>(stored);
     // What a sender posts at once: a flow whole, its bytes of the size-biased
     // mean. Twice the flows the sender's queue alone would hold: the

@@ -64,7 +64,14 @@ Task StreamSocket::accept(Cpu& cpu, Process& p, bool& ok) {
   ok = established_ && !closed_;
 }
 
-Task StreamSocket::send(Cpu& cpu, Process& p, std::span<const std::byte> data, bool& ok) {
+size_t StreamSocket::push(const Payload& bytes) {
+  if (!bytes.computed()) return transport_->push(bytes.stored());
+  made_.resize(bytes.size());
+  bytes.copy_to(made_);
+  return transport_->push(made_);
+}
+
+Task StreamSocket::send(Cpu& cpu, Process& p, Payload data, bool& ok) {
   ++stats_.sends;
   co_await cpu.run(p, k_.use, k_.call);
   size_t done = 0;
@@ -84,7 +91,7 @@ Task StreamSocket::send(Cpu& cpu, Process& p, std::span<const std::byte> data, b
     co_await cpu.run(p, k_.use, k_.copy.tx_time(n) + k_.tx_segment * static_cast<int64_t>(segments));
     stats_.segments_pushed += segments;
     for (size_t left = n; left > 0 && !closed_;) {
-      const size_t took = transport_->push(data.subspan(done, left));
+      const size_t took = push(data.subspan(done, left));
       done += took;
       left -= took;
       stats_.bytes_sent += took;

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "core/payload.hpp"
 #include "core/task.hpp"
 #include "core/units.hpp"
 #include "nodes/host/cpu/cpu.hpp"
@@ -77,7 +78,13 @@ class StreamSocket {
   // protocol listens already), then the system call returns it.
   Task connect(Cpu& cpu, Process& p, bool& ok);
   Task accept(Cpu& cpu, Process& p, bool& ok);
-  Task send(Cpu& cpu, Process& p, std::span<const std::byte> data, bool& ok);
+  // `data` may be computed (core/payload.hpp): its bytes are made only as
+  // the send buffer takes them, as a program would fill a buffer it sends
+  // from, so a large message costs its send buffer's room, not its size.
+  Task send(Cpu& cpu, Process& p, Payload data, bool& ok);
+  Task send(Cpu& cpu, Process& p, std::span<const std::byte> data, bool& ok) {
+    return send(cpu, p, Payload(data), ok);
+  }
   // Returns at least one byte unless the connection is gone or the peer
   // has closed and everything it sent was read (got = 0).
   Task recv(Cpu& cpu, Process& p, std::span<std::byte> out, size_t& got);
@@ -99,6 +106,9 @@ class StreamSocket {
  private:
   SocketCosts k_;
   StreamTransport* transport_ = nullptr;
+  // Push's bytes of a computed payload; rewritten as the payload is pushed.
+  size_t push(const Payload& bytes);
+  std::vector<std::byte> made_;
   Trigger state_, writable_, readable_;
   bool established_ = false, closed_ = false;
   bool peer_closed_ = false;
