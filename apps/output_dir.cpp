@@ -54,10 +54,31 @@ bool left_by_dead_pid(std::string_view entry, std::string_view name, std::string
   return ::kill(static_cast<pid_t>(std::stol(std::string(pid))), 0) != 0 && errno == ESRCH;
 }
 
+// A run killed while it rewrote DIR's manifest (add_to_manifest) leaves
+// .rdmasim-manifest.tmp-<pid>: removed when that pid is gone and the file
+// is empty or a manifest (its first line), so the next run is not refused
+// for a file of its own.
+void remove_stale_manifests(const fs::path& dir) {
+  static constexpr std::string_view kHead = "# Every file and directory rdmasim wrote here.";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    if (!left_by_dead_pid(entry, kManifest, ".tmp-", true)) continue;
+    std::error_code e2;
+    if (!fs::is_regular_file(fs::symlink_status(it->path(), e2))) continue;
+    std::ifstream in(it->path(), std::ios::binary);
+    std::string head(kHead.size(), '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.empty() || head == kHead) fs::remove(it->path(), e2);
+  }
+}
+
 // A run killed while staging (kill -9) leaves DIR.tmp-<pid>, and perhaps
 // DIR.old-<pid> with DIR missing. The next run into DIR removes the first
 // and puts the second back, for pids no longer alive; and removes the
-// pages a killed `report` was writing inside DIR (remove_stale_pages).
+// pages a killed `report` was writing inside DIR (remove_stale_pages) and
+// its manifest's temporary copy (remove_stale_manifests).
 void recover_from_killed_runs(const fs::path& dir) {
   std::error_code ec;
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
@@ -73,7 +94,9 @@ void recover_from_killed_runs(const fs::path& dir) {
         fs::remove_all(it->path(), e2);
     }
   }
-  if (fs::is_directory(fs::symlink_status(dir, ec))) remove_stale_pages(dir);
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) return;
+  remove_stale_pages(dir);
+  remove_stale_manifests(dir);
 }
 
 }  // namespace

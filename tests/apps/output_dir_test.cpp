@@ -207,6 +207,28 @@ TEST_CASE("leftovers of a killed run into the same directory are cleaned up") {
   CHECK(listing(t.path) == "exp exp.tmp-1 exp.tmp-x ");
 }
 
+TEST_CASE("a killed run's temporary manifest is removed, never a file that is not one") {
+  TempDir t;
+  const fs::path dir = t.path / "exp";
+  fs::create_directory(dir);
+  put(dir / ".rdmasim-manifest",
+      "# Every file and directory rdmasim wrote here. rdmasim replaces\nresults.json\n");
+  put(dir / "results.json", "{}");
+  // pid 999999999 is above any pid_max: no such process; pid 1 is alive.
+  put(dir / ".rdmasim-manifest.tmp-999999999", "# Every file and directory rdmasim wrote here. rdm");
+  put(dir / ".rdmasim-manifest.tmp-999999999-2", "");
+  put(dir / ".rdmasim-manifest.tmp-999999998", "my notes");                                // not a manifest
+  put(dir / ".rdmasim-manifest.tmp-1", "# Every file and directory rdmasim wrote here.");  // alive
+  CHECK_THROWS_AS(StagedDir{dir}, InputError);  // the last two are not ours: refused
+  fs::remove(dir / ".rdmasim-manifest.tmp-999999998");
+  fs::remove(dir / ".rdmasim-manifest.tmp-1");
+  put(dir / ".rdmasim-manifest.tmp-999999999", "# Every file and directory rdmasim wrote here. rdm");
+  put(dir / ".rdmasim-manifest.tmp-999999999-2", "");
+  { StagedDir s(dir); }
+  CHECK(!fs::exists(dir / ".rdmasim-manifest.tmp-999999999"));
+  CHECK(!fs::exists(dir / ".rdmasim-manifest.tmp-999999999-2"));
+}
+
 TEST_CASE("a staged file never takes the name of a file that is there, and is gone unless committed") {
   TempDir t;
   const fs::path file = t.path / "page.html";
