@@ -120,11 +120,20 @@ std::optional<SweepAxis> parse_vary(std::string_view text, std::string& why) {
     return std::nullopt;
   }
   SweepAxis a{std::string(text.substr(0, eq)), split_values(text.substr(eq + 1))};
-  for (const auto& v : a.values)
-    if (v.empty()) {
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    if (a.values[i].empty()) {
       why = "an empty value in '" + std::string(text) + "'";
       return std::nullopt;
     }
+    // The same point twice gives the same output twice (a run is
+    // deterministic): a repeat is what `seed` varies.
+    if (std::find(a.values.begin(), a.values.begin() + static_cast<ptrdiff_t>(i), a.values[i]) !=
+        a.values.begin() + static_cast<ptrdiff_t>(i)) {
+      why = "'" + a.values[i] + "' is given twice in '" + std::string(text) +
+            "'; each point runs once (vary seed for repeats)";
+      return std::nullopt;
+    }
+  }
   return a;
 }
 

@@ -43,3 +43,12 @@ TEST_CASE("sweep: a key varied twice, or a grid past the most runs, is refused b
   axes.push_back(axis("k9=0,1"));
   CHECK(grid_error(axes).find("10 x 10 x 10 x 10 x 2 points") != std::string::npos);
 }
+
+TEST_CASE("sweep: a value given twice in one --vary is refused (it ran the same point twice)") {
+  std::string why;
+  CHECK(!parse_vary("link.bandwidth=10Gbps,25Gbps,10Gbps", why));
+  CHECK(why ==
+        "'10Gbps' is given twice in 'link.bandwidth=10Gbps,25Gbps,10Gbps'; each point runs once (vary seed "
+        "for repeats)");
+  CHECK(parse_vary("link.bandwidth=10Gbps,10000Mbps", why));  // spelt apart: two points
+}
