@@ -72,6 +72,7 @@ class IwarpFabric final : public NicFabric, public IpNic {
   void seal(Packet& p) const override;
   // A QP may take its receives from an SRQ (siw, iw_cxgb4 on T6).
   bool supports_srq() const override { return true; }
+  bool connects_by_gid() const override { return true; }
   // An RNIC (the iWARP transport); its GID holds the IP address.
   VerbsIdentity verbs_identity() const override {
     return {IBV_TRANSPORT_IWARP, IBV_NODE_RNIC, IBV_GID_TYPE_IB};

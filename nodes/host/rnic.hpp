@@ -68,6 +68,11 @@ class NicFabric {
   virtual void seal(Packet& p) const = 0;
   // Every address needs a GRH (RoCE, IBA annexes A16 and A17).
   virtual bool requires_grh() const { return false; }
+  // A connected QP's peer is named by the GID of its address: RoCE's GRH,
+  // or the IPv4 address iwarp opens the QP's TCP connection to. Without
+  // one, ibv_modify_qp to RTR is refused (EINVAL), as siw and iw_cxgb4
+  // refuse RTS to a QP the CM gave no connection.
+  virtual bool connects_by_gid() const { return requires_grh(); }
   // Its QPs can take receives from a shared receive queue.
   virtual bool supports_srq() const { return false; }
   // What ibv_query_device and ibv_query_gid_ex tell a program of this NIC

@@ -219,8 +219,9 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if ((mask & IBV_QP_DEST_QPN) && a.dest_qp_num > 0xFFFFFF) return EINVAL;
   if ((mask & IBV_QP_RQ_PSN) && a.rq_psn > 0xFFFFFF) return EINVAL;
   if ((mask & IBV_QP_SQ_PSN) && a.sq_psn > 0xFFFFFF) return EINVAL;
-  // RoCE addresses always carry a GRH (the kernel's ib_resolve_eth_dmac).
-  if ((mask & IBV_QP_AV) && !a.ah_attr.is_global && device_.nic().fabric().requires_grh()) return EINVAL;
+  // RoCE addresses always carry a GRH (the kernel's ib_resolve_eth_dmac);
+  // iwarp connects to the address's GID.
+  if ((mask & IBV_QP_AV) && !a.ah_attr.is_global && device_.nic().fabric().connects_by_gid()) return EINVAL;
 
   if (mask & IBV_QP_PKEY_INDEX) attr_.pkey_index = a.pkey_index;
   if (mask & IBV_QP_PORT) attr_.port_num = a.port_num;

@@ -4,7 +4,8 @@ the extended context verbs.h calls inline) fails with EOPNOTSUPP and is in
 unsupported_verbs and the summary, not a bare exit 1; ib_atomic_bw on iwarp,
 whose RNIC has no atomics, names the post the device refused, and the run's
 error names that program rather than its peer, which only lost its
-connection. Under mpirun a run with programs is refused, exit 2, at the
+connection; ibv_rc_pingpong without -g on iwarp has no address to connect
+to and is refused at RTR, as on RoCE. Under mpirun a run with programs is refused, exit 2, at the
 file's line and column as every other refusal. A `run` with shell syntax
 (quotes, a pipe, a redirection: no shell runs it) is refused at its place
 instead of reaching the program as written ("IB device ''rdmasim0'' wasn't
@@ -26,6 +27,18 @@ check(rc == 4 and res and all(p["unsupported_verbs"] == ["ibv_open_xrcd"] for p 
       f"ibv_xsrq_pingpong: ibv_open_xrcd listed as unsupported ({res and res['programs']})")
 check("called ibv_open_xrcd, which the model does not implement" in stdout,
       f"ibv_xsrq_pingpong: the summary names ibv_open_xrcd:\n{stdout}")
+
+# ibv_rc_pingpong without -g on iwarp: its address has no GID, and iwarp
+# opens the QP's connection to that GID's IPv4 address. The device refuses
+# RTR (EINVAL, as on RoCE; siw and iw_cxgb4 refuse RTS with no connection)
+# and both programs exit 1 at once; they waited until stop, killed.
+rc, stdout, stderr, res = run(f"name: no_gid\nfabric: iwarp\nseed: 1\nstop: 1s\n{TOPOLOGY}programs:\n"
+                              f"  - {{host: b, run: \"ibv_rc_pingpong -n 10 -p {PORT}\"}}\n"
+                              f"  - {{host: a, run: \"ibv_rc_pingpong -n 10 -p {PORT} {{b}}\", start: 10us}}\n",
+                              f"{d}/no_gid", expect=None)
+check(rc == 4 and res and res["programs"][0]["refused_verbs"] == ["ibv_modify_qp: EINVAL"]
+      and all(p["exit_code"] == 1 and p["end_ps"] < 10**9 for p in res["programs"]),
+      f"ibv_rc_pingpong without -g on iwarp: RTR refused, both exit 1 before stop ({res and res['programs']})")
 
 rc, stdout, stderr, res = run(f"name: atomic\nfabric: iwarp\nseed: 1\n{TOPOLOGY}programs:\n"
                               f"  - {{host: b, run: \"ib_atomic_bw -n 10 -p {PORT}\"}}\n"
