@@ -21,3 +21,12 @@ def gui_tshark(path, *args):
     p = subprocess.run(["tshark", "-n", "-2", "-r", path, *args], capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"tshark on {path}: {p.stderr[-500:]}")
     return p.stdout
+
+
+def fields(path, filt, *names):
+    """Rows of the named fields of the frames `filt` matches, as the GUI reads `path`."""
+    args = []
+    for n in names:
+        args += ["-e", n]
+    out = gui_tshark(path, "-Y", filt, "-T", "fields", *args)
+    return [r.split("\t") for r in out.splitlines() if r]

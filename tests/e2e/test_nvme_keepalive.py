@@ -27,7 +27,7 @@ import re
 import e2e
 from e2e import check, check_captures, run
 from nvme_e2e import BASE as NVME_BASE
-from nvme_e2e import gui_tshark
+from nvme_e2e import fields
 
 d = e2e.tmpdir()
 
@@ -44,14 +44,6 @@ FABRICS = ("roce_v2", "ib", "iwarp", "roce_v1", "tcp")
 def down(at, until=None):
     up = f"  - {{at: {until}, link: [h, s], action: up}}\n" if until else ""
     return f"faults:\n  - {{at: {at}, link: [h, s], action: down}}\n" + up
-
-
-def fields(path, filt, *names):
-    args = []
-    for n in names:
-        args += ["-e", n]
-    out = gui_tshark(path, "-Y", filt, "-T", "fields", *args)
-    return [r.split("\t") for r in out.splitlines() if r]
 
 
 def keep_alives(path, fabric):
@@ -94,9 +86,11 @@ for fabric in FABRICS:
         code, stdout, err, res = run(f"name: p\nfabric: {fabric}" + BASE + PERIOD % ", kato: 0", out + "_off")
         kas, kato = keep_alives(os.path.join(out + "_off", "pcap", "h-0.pcap"), fabric)
         check(kas == [] and kato[:1] == [0], f"{fabric} kato 0: no Keep Alive, KATO 0: {kas}, {kato}")
+        check(len(check_captures(out + "_off", fabric)) == 2, f"{fabric} kato 0: both captures clean")
         code, stdout, err, res = run(f"name: p\nfabric: {fabric}" + BASE + PERIOD % "", out + "_default")
         kas, kato = keep_alives(os.path.join(out + "_default", "pcap", "h-0.pcap"), fabric)
         check(kas == [] and kato[:1] == [5000], f"{fabric} default: KATO 5000, the first at 2.5 s: {kas}, {kato}")
+        check(len(check_captures(out + "_default", fabric)) == 2, f"{fabric} default: both captures clean")
 
 # ---- RoCE v2, the host's link down from 1 ms to 15 s, kato 5 s: the Keep Alive at 2.5 s exhausts its SEND's
 # retries at 3.04 s: error recovery, a DREQ per queue (lost). The target saw I/O before its 5 s check, none before
@@ -149,6 +143,7 @@ code, stdout, err, res = run("name: kr\nfabric: tcp" + BASE + JOB % ("", ", kato
 w = workload(res)
 check("error recovery began after queue 0 (admin): command 1 (Keep Alive) timed out after 1 s (kato)"
       in w.get("error", ""), f"tcp: removed, the Keep Alive's timeout named: {w.get('error')}")
+check(len(check_captures(out, "tcp")) == 2, "tcp, removed: both captures clean")
 
 # ---- ctrl_loss_tmo -1: the link never comes back; attempts go on past 600 s (cut off by `stop` at 700 s); with 60 s
 # (6 attempts) the controller is removed.
@@ -161,10 +156,13 @@ if res:
     reqs = [float(r[0]) for r in fields(os.path.join(out, "pcap", "h-0.pcap"), "infiniband.cm.req",
                                         "frame.time_relative")]
     check(sum(1 for t in reqs if t > 600) >= 5, f"ctrl_loss_tmo -1: REQs past 600 s: {[t for t in reqs if t > 590]}")
-code, stdout, err, res = run(forever % "60s", os.path.join(d, "finite"))
+    check(len(check_captures(out, "roce_v2")) == 2, "ctrl_loss_tmo -1: both captures clean")
+out = os.path.join(d, "finite")
+code, stdout, err, res = run(forever % "60s", out)
 w = workload(res)
 check(w.get("finished") and "removed after 6 failed reconnect attempt(s) (ctrl_loss_tmo 60 s" in w.get("error", ""),
       f"ctrl_loss_tmo 60 s: removed: {keys(w, 'finished', 'error')}")
+check(len(check_captures(out, "roce_v2")) == 2, "ctrl_loss_tmo 60 s: both captures clean")
 
 # ---- fast_io_fail_tmo 2 s: recovery from 3.04 s; at 5.04 s the 4 I/Os waiting for the reconnect fail (Host Path
 # Error: SCT 3, SC 0x70, nvme.csv's status 0x6E0); the rest complete after the reconnect. Without it: none fail.
@@ -179,9 +177,12 @@ if res:
         failed = [r.split(",") for r in f.read().splitlines()[1:] if not r.endswith(",0")]
     check(len(failed) == 4 and all(r[7] == str(0x6E0) and abs(int(r[6]) / 1e12 - 5.037) < 0.001 for r in failed),
           f"fast_io_fail_tmo: Host Path Error at 5.04 s: {failed}")
-code, stdout, err, res = run(ff % "", os.path.join(d, "no_failfast"))
+    check(len(check_captures(out, "roce_v2")) == 2, "fast_io_fail_tmo: both captures clean")
+out = os.path.join(d, "no_failfast")
+code, stdout, err, res = run(ff % "", out)
 w = workload(res)
 check(w.get("errors") == 0 and w.get("ops") == 256, f"no fast_io_fail_tmo: none fails: {keys(w, 'errors', 'ops')}")
+check(len(check_captures(out, "roce_v2")) == 2, "no fast_io_fail_tmo: both captures clean")
 
 # ---- bad values: located, exit 2
 bad = {

@@ -29,7 +29,7 @@ import os
 
 import e2e
 from e2e import check, check_captures, run
-from nvme_e2e import BASE, gui_tshark
+from nvme_e2e import BASE, fields
 
 d = e2e.tmpdir()
 
@@ -61,14 +61,6 @@ def down(at, until):
 def clean(out, fabric):
     """Both hosts' captures clean in tshark, as a script and as the GUI reads them (RoCE v2's frame by frame)."""
     check(len(check_captures(out, fabric)) == 2, f"{fabric}: a capture a host in {out}")
-
-
-def fields(path, filt, *names):
-    args = []
-    for n in names:
-        args += ["-e", n]
-    out = gui_tshark(path, "-Y", filt, "-T", "fields", *args)
-    return [r.split("\t") for r in out.splitlines() if r]
 
 
 def workload(res):
