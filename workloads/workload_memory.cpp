@@ -49,7 +49,10 @@ uint64_t stream_buffer_bytes(const ExperimentConfig& x, uint64_t posted) {
   const uint64_t doubled = sat_mul(posted, 2);
   if (f.host_nic().verbs) return std::min(doubled, f.memory_costs().stream_buffer_limit);
   const uint64_t snd = x.host.kernel.sndbuf, rcv = x.host.kernel.rcvbuf;
-  return sat_add(sat_add(std::min(doubled, snd), std::min(doubled, rcv)), std::min(posted, sat_mul(rcv, 2)));
+  // The receive queue is a ring that doubles as it fills (StreamSocket):
+  // up to twice the window it holds.
+  return sat_add(sat_add(std::min(doubled, snd), std::min(doubled, sat_mul(rcv, 2))),
+                 std::min(posted, sat_mul(rcv, 2)));
 }
 
 }  // namespace rdmasim

@@ -10,15 +10,20 @@
 //
 // The ring costs what it holds: it starts empty and, when a record finds no
 // room, doubles (moving the records to its start) up to `limit` bytes, the
-// send buffer size. A connection that sends little never pays for the limit.
+// send buffer size. A connection that sends little never pays for the limit,
+// and one whose records are all acknowledged gives a large ring's memory
+// back, as a kernel frees a socket's acknowledged buffers (a finished
+// flow's idle connection held up to a megabyte until the run ended); the
+// ring keeps its size, so records are placed exactly as before, and takes
+// memory again when the next record comes.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
-#include <vector>
 
 #include "core/ring.hpp"
 
@@ -29,8 +34,8 @@ class RecordQueue {
   explicit RecordQueue(size_t limit) : limit_(limit), recs_(64) {}
 
   size_t limit() const { return limit_; }
-  size_t allocated() const { return buf_.size(); }  // bytes of ring allocated so far
-  size_t used() const { return used_; }             // bytes of records held
+  size_t allocated() const { return buf_ ? size_ : 0; }  // bytes of ring held now
+  size_t used() const { return used_; }                  // bytes of records held
   uint64_t begin_offset() const { return recs_.empty() ? end_ : recs_.front().off; }
   uint64_t end_offset() const { return end_; }  // stream offset after the last committed record
   bool empty() const { return recs_.empty(); }
@@ -41,15 +46,16 @@ class RecordQueue {
   std::span<std::byte> reserve(size_t n) {
     reserved_ = 0;
     if (n == 0 || used_ + n > limit_) return {};
+    if (!buf_ && size_ > 0) buf_ = std::make_unique_for_overwrite<std::byte[]>(size_);
     size_t pos = place(n);
-    if (pos == kNoRoom && buf_.size() < limit_) {
+    if (pos == kNoRoom && size_ < limit_) {
       grow(used_ + n);
       pos = place(n);
     }
     if (pos == kNoRoom) return {};
     reserved_pos_ = pos;
     reserved_ = n;
-    return {buf_.data() + pos, n};
+    return {buf_.get() + pos, n};
   }
   // Appends the reserved record; `solo` asks that no other record share its segment.
   void commit(bool solo) {
@@ -66,12 +72,14 @@ class RecordQueue {
       used_ -= recs_.front().len;
       recs_.pop_front();
     }
+    if (recs_.empty() && reserved_ == 0 && size_ > kKeptBytes) buf_.reset();
   }
   // Gives the ring's memory back (the connection closed: nothing will be resent).
   void release_all() {
     recs_.clear();
     used_ = reserved_ = 0;
-    std::vector<std::byte>().swap(buf_);
+    buf_.reset();
+    size_ = 0;
   }
 
   // Bytes of whole records that a segment starting at record boundary `off`
@@ -104,7 +112,7 @@ class RecordQueue {
       const Rec& r = recs_[i];
       const size_t skip = static_cast<size_t>(off - r.off);
       const size_t take = std::min(n, size_t{r.len} - skip);
-      std::memcpy(out, buf_.data() + r.pos + skip, take);
+      std::memcpy(out, buf_.get() + r.pos + skip, take);
       out += take;
       off += take;
       n -= take;
@@ -122,16 +130,19 @@ class RecordQueue {
 
   static constexpr size_t kNoRoom = SIZE_MAX;
   static constexpr size_t kFirstAllocation = 4096;
+  // An emptied ring up to this size keeps its memory: what a connection
+  // that keeps sending small records reuses.
+  static constexpr size_t kKeptBytes = 64 * 1024;
 
   // Where a record of n bytes fits in the ring as it is, or kNoRoom.
   size_t place(size_t n) const {
-    if (n > buf_.size()) return kNoRoom;
+    if (n > size_) return kNoRoom;
     if (recs_.empty()) return 0;
     const Rec& first = recs_.front();
     const Rec& last = recs_.back();
     const size_t tail = last.pos + last.len;
     if (last.pos >= first.pos) {  // used: [first.pos, tail)
-      if (buf_.size() - tail >= n) return tail;
+      if (size_ - tail >= n) return tail;
       return first.pos >= n ? 0 : kNoRoom;
     }
     return first.pos - tail >= n ? tail : kNoRoom;  // wrapped, used: [first.pos, end) and [0, tail)
@@ -139,17 +150,20 @@ class RecordQueue {
   // A ring of at least `need` bytes, doubling up to limit_, with the records
   // moved to its start in order.
   void grow(size_t need) {
-    size_t size = std::max(buf_.size(), kFirstAllocation);
-    while (size < need || size <= buf_.size()) size *= 2;
-    std::vector<std::byte> next(std::min(size, limit_));
+    size_t size = std::max(size_, kFirstAllocation);
+    while (size < need || size <= size_) size *= 2;
+    size = std::min(size, limit_);
+    // Not zeroed: only committed records' bytes are ever read.
+    auto next = std::make_unique_for_overwrite<std::byte[]>(size);
     size_t at = 0;
     for (size_t i = 0; i < recs_.size(); ++i) {
       Rec& r = recs_[i];
-      std::memcpy(next.data() + at, buf_.data() + r.pos, r.len);
+      std::memcpy(next.get() + at, buf_.get() + r.pos, r.len);
       r.pos = static_cast<uint32_t>(at);
       at += r.len;
     }
-    buf_.swap(next);
+    buf_ = std::move(next);
+    size_ = size;
   }
 
   // First record whose start is >= off.
@@ -173,7 +187,8 @@ class RecordQueue {
   }
 
   size_t limit_;
-  std::vector<std::byte> buf_;
+  std::unique_ptr<std::byte[]> buf_;
+  size_t size_ = 0;  // the ring's size (buf_ is null while an emptied ring holds no memory)
   Ring<Rec> recs_;
   size_t used_ = 0;
   uint64_t end_ = 0;

@@ -66,9 +66,13 @@ Task StreamSocket::accept(Cpu& cpu, Process& p, bool& ok) {
 
 size_t StreamSocket::push(const Payload& bytes) {
   if (!bytes.computed()) return transport_->push(bytes.stored());
-  made_.resize(bytes.size());
-  bytes.copy_to(made_);
-  return transport_->push(made_);
+  // The bytes go straight into the transport's send buffer: one scratch
+  // serves every socket (a run is one thread), where each socket kept one
+  // as large as the most it ever pushed at once.
+  static thread_local std::vector<std::byte> made;
+  made.resize(bytes.size());
+  bytes.copy_to(made);
+  return transport_->push(made);
 }
 
 Task StreamSocket::send(Cpu& cpu, Process& p, Payload data, bool& ok) {
@@ -124,6 +128,12 @@ Task StreamSocket::recv(Cpu& cpu, Process& p, std::span<std::byte> out, size_t& 
     i += run;
   }
   rx_size_ -= n;
+  if (rx_size_ == 0 && rx_.size() > kKeptReceiveBytes) {
+    // Read empty after a burst: the queue's memory goes back, as a kernel's
+    // freed skbs do; what a steady reader reuses stays.
+    std::vector<std::byte>().swap(rx_);
+    rx_head_ = 0;
+  }
   // copy_to_user (a user-space stack hands the mbufs over in place, but
   // the call that finds them ends the spin); then the freed buffer may
   // open the window (tcp_cleanup_rbuf).

@@ -106,13 +106,14 @@ class StreamSocket {
  private:
   SocketCosts k_;
   StreamTransport* transport_ = nullptr;
-  // Push's bytes of a computed payload; rewritten as the payload is pushed.
+  // Pushes a payload's bytes, making a computed one's as they go.
   size_t push(const Payload& bytes);
-  std::vector<std::byte> made_;
   Trigger state_, writable_, readable_;
   bool established_ = false, closed_ = false;
   bool peer_closed_ = false;
-  // The receive queue: a ring of bytes that grows as needed.
+  // The receive queue: a ring of bytes that grows as needed, and is freed
+  // when read empty if larger than this.
+  static constexpr size_t kKeptReceiveBytes = 64 * 1024;
   std::vector<std::byte> rx_;
   size_t rx_head_ = 0, rx_size_ = 0;
   Stats stats_;

@@ -54,3 +54,29 @@ TEST_CASE("tcp: the send buffer allocates only what it holds, up to its limit") 
   CHECK(small.allocated() == 0);
   CHECK(small.end_offset() == 8192 + 2048);
 }
+
+TEST_CASE("tcp: an acknowledged send buffer gives a large ring's memory back and keeps its layout") {
+  // A finished flow's connection stays open until the run ends: it held a
+  // megabyte of ring for nothing.
+  RecordQueue q(1 << 20);
+  for (int i = 0; i < 200; ++i) put(q, 4096, static_cast<uint8_t>(i));
+  CHECK(q.allocated() == 1 << 20);
+  q.release_before(100 * 4096);
+  CHECK(q.allocated() == 1 << 20);  // records still held: nothing goes
+  q.release_before(q.end_offset());
+  CHECK(q.used() == 0);
+  CHECK(q.allocated() == 0);
+  // The next record takes the ring again, at its size (so records lie
+  // where they did), and its bytes are right.
+  put(q, 3000, 7);
+  CHECK(q.allocated() == 1 << 20);
+  std::vector<std::byte> out(3000);
+  q.copy_out(200 * 4096, 3000, out.data());
+  CHECK(std::count(out.begin(), out.end(), std::byte{7}) == 3000);
+
+  // A small ring stays: what a connection of small records reuses.
+  RecordQueue small(1 << 20);
+  put(small, 1000, 1);
+  small.release_before(small.end_offset());
+  CHECK(small.allocated() == 4096);
+}
