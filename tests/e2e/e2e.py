@@ -263,9 +263,10 @@ def _iba_payload_empty(path, frame):
 
 
 def _iba_send_incomplete(path, frame):
-    """Whether the RC SEND that ends at `frame` is not whole and once in the
-    capture: a PSN between its First and its Last missing (lost before the
-    capture point) or seen twice (go-back-N resent it)."""
+    """Whether the RC SEND that ends at `frame` is not whole, once and in
+    order in the capture: a PSN between its First and its Last missing
+    (lost before the capture point), seen twice (go-back-N resent it) or
+    seen after a later one (IRN resends a lost First after the Middles)."""
     rows = tshark_fields(path, ["frame.number", "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
                                 "eth.src", "infiniband.lrh.slid"], "infiniband.bth")
     at = next(i for i, r in enumerate(rows) if int(r[0]) == frame)
@@ -278,8 +279,8 @@ def _iba_send_incomplete(path, frame):
     if not firsts:
         return True  # its First is not in the capture at all
     lo = max(firsts)
-    seen = [int(r[3]) for r in mine if lo <= int(r[3]) <= hi]
-    return sorted(seen) != list(range(lo, hi + 1))
+    seen = [int(r[3]) for r in mine if lo <= int(r[3]) <= hi]  # in capture order
+    return seen != list(range(lo, hi + 1))
 
 
 def gui_problems(path):
