@@ -89,6 +89,10 @@ struct NvmeJobConfig {
   // keep-alive) and --fast_io_fail_tmo (NVMF_DEF_FAIL_FAST_TMO: negative, off).
   Time kato = Time::s(5);
   Time fast_io_fail_tmo = Time::ps(-1);
+  // fio's bw_avg_time and iops_avg_time: fio.json's bandwidth and IOPS
+  // samples, one each this much of the job's time (whole ms, fio's 500 ms).
+  Time bw_avg_time = Time::ms(500);
+  Time iops_avg_time = Time::ms(500);
 };
 
 }  // namespace rdmasim

@@ -423,7 +423,8 @@ workloads:
           "cdf, load, duration, on, work, chunk, rate, app_cost, initiator, target, nsid, rw, bs, iodepth, "
           "numjobs, group_reporting, rwmixread, runtime, offset, ramp_time, queue_size, hdgst, ddgst, "
           "io_timeout, "
-          "admin_timeout, max_retries, reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, kato (--set "
+          "admin_timeout, max_retries, reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, kato, bw_avg_time, "
+          "iops_avg_time (--set "
           "workloads[0].rat=1Gbps)\n");
     CHECK(
         errors(named, {"workloads.flod.count=1"}) ==

@@ -45,7 +45,7 @@ json latency_json_ns(const std::vector<int64_t>& samples_ps, bool percentiles) {
   return j;
 }
 
-json direction_json(const DirStats& d, Time window) {
+json direction_json(const DirStats& d, Time window, const IoStat& bw, const IoStat& iops) {
   const double secs = window.to_s();
   json j;
   j["io_bytes"] = d.bytes;
@@ -58,7 +58,32 @@ json direction_json(const DirStats& d, Time window) {
   j["slat_ns"] = latency_json_ns(d.slat, false);
   j["clat_ns"] = latency_json_ns(d.clat, true);
   j["lat_ns"] = latency_json_ns(d.lat, true);
+  // add_ddir_status_json: without samples every figure is 0.
+  auto figures = [](const IoStat& s) {
+    return std::tuple{s.samples ? s.min : 0, s.samples ? s.max : 0, s.samples ? s.mean : 0.0, s.dev()};
+  };
+  std::tie(j["bw_min"], j["bw_max"], j["bw_mean"], j["bw_dev"]) = figures(bw);
+  j["bw_samples"] = bw.samples;
+  std::tie(j["iops_min"], j["iops_max"], j["iops_mean"], j["iops_stddev"]) = figures(iops);
+  j["iops_samples"] = iops.samples;
   return j;
+}
+
+json depth_json(const DepthCounts& d) {
+  uint64_t ios = 0;
+  for (uint64_t n : d.level) ios += n;
+  auto percents = [](const DepthMap& map, uint64_t total, auto key) {
+    const auto p = depth_percents(map, total);
+    json j = json::object();
+    for (int i = 0; i < kDepthBuckets; ++i) j[key(i)] = p[static_cast<size_t>(i)];
+    return j;
+  };
+  // stat.c's labels: depths 1, 2, 4, ... 32, >=64; batches 0, 4, 8, ... 64, >=64.
+  auto depth_key = [](int i) { return i < 6 ? std::to_string(1 << i) : ">=64"; };
+  auto batch_key = [](int i) { return i == 0 ? "0" : i < 6 ? std::to_string(1 << (i + 1)) : ">=64"; };
+  return {{"iodepth_level", percents(d.level, ios, depth_key)},
+          {"iodepth_submit", percents(d.submit, d.submits, batch_key)},
+          {"iodepth_complete", percents(d.complete, d.reaps, batch_key)}};
 }
 
 namespace {
@@ -76,33 +101,82 @@ json cpu_json(const std::string& host, const CpuSpent& s, uint64_t ios) {
           {"total_ps_per_io", per_io(s.work + s.poll)}};
 }
 
-// The I/Os of one job (of numjobs), each `bs` bytes.
-DirStats of_job(const DirStats& d, uint32_t job, uint64_t bs) {
-  DirStats out;
+// Each job's I/Os (of numjobs), each `bs` bytes.
+std::vector<DirStats> by_job(const DirStats& d, uint32_t numjobs, uint64_t bs) {
+  std::vector<DirStats> out(numjobs);
   for (size_t i = 0; i < d.job.size(); ++i) {
-    if (d.job[i] != job) continue;
-    ++out.ios;
-    out.bytes += bs;
-    out.slat.push_back(d.slat[i]);
-    out.clat.push_back(d.clat[i]);
-    out.lat.push_back(d.lat[i]);
+    DirStats& one = out[d.job[i]];
+    ++one.ios;
+    one.bytes += bs;
+    one.slat.push_back(d.slat[i]);
+    one.clat.push_back(d.clat[i]);
+    one.lat.push_back(d.lat[i]);
+    one.done.push_back(d.done[i]);
   }
   return out;
 }
 
-// Each job's read, write and latency buckets, in the counted window of them all.
-json per_job_json(const NvmeResult& r, const NvmeJobConfig& c, Time window) {
+// A job's bandwidth (KiB/s) and IOPS samples of one direction.
+struct Rates {
+  IoStat bw, iops;
+};
+
+// One job's read and write samples, from the counted window's start to its
+// last completion (its thread's end: fio samples no partial interval).
+std::array<Rates, 2> job_rates(const DirStats& read, const DirStats& write, Time from,
+                               const NvmeJobConfig& c) {
+  Time until = from;
+  for (const DirStats* d : {&read, &write})
+    for (int64_t t : d->done) until = std::max(until, Time::ps(t));
+  std::array<Rates, 2> out;
+  for (size_t k = 0; k < 2; ++k) {
+    const DirStats& d = k == 0 ? read : write;
+    out[k] = {interval_rates(d.done, c.bs, from, until, c.bw_avg_time, 1024),
+              interval_rates(d.done, 1, from, until, c.iops_avg_time, 1)};
+  }
+  return out;
+}
+
+// Each job's read, write, latency buckets and depths, in the counted window of them all.
+json per_job_json(const std::vector<DirStats>& reads, const std::vector<DirStats>& writes,
+                  const std::vector<std::array<Rates, 2>>& rates, const std::vector<DepthCounts>& depths,
+                  Time window) {
   json jobs = json::array();
-  for (uint32_t k = 0; k < c.numjobs; ++k) {
-    const DirStats read = of_job(r.read, k, c.bs), write = of_job(r.write, k, c.bs);
-    std::vector<int64_t> clat = read.clat;
-    clat.insert(clat.end(), write.clat.begin(), write.clat.end());
+  for (size_t k = 0; k < reads.size(); ++k) {
+    std::vector<int64_t> clat = reads[k].clat;
+    clat.insert(clat.end(), writes[k].clat.begin(), writes[k].clat.end());
     json one = latency_buckets_json(clat);
-    one["read"] = direction_json(read, window);
-    one["write"] = direction_json(write, window);
+    one["read"] = direction_json(reads[k], window, rates[k][0].bw, rates[k][0].iops);
+    one["write"] = direction_json(writes[k], window, rates[k][1].bw, rates[k][1].iops);
+    one.update(depth_json(depths[k]));
     jobs.push_back(std::move(one));
   }
   return jobs;
+}
+
+// `read`, `write`, the depths and (numjobs above 1 without group_reporting)
+// `per_job`: each job's samples and depths, the workload's theirs summed as
+// fio's group_reporting sums them.
+void add_directions(json& out, const NvmeResult& r, const NvmeJobConfig& c, Time window) {
+  const auto reads = by_job(r.read, c.numjobs, c.bs), writes = by_job(r.write, c.numjobs, c.bs);
+  std::vector<DepthCounts> depths = r.depths;
+  depths.resize(c.numjobs);
+  std::vector<std::array<Rates, 2>> rates;
+  std::array<Rates, 2> summed;
+  DepthCounts all;
+  for (uint32_t k = 0; k < c.numjobs; ++k) {
+    rates.push_back(job_rates(reads[k], writes[k], r.measure_start, c));
+    for (size_t d = 0; d < 2; ++d) {
+      summed[d].bw.sum(rates.back()[d].bw);
+      summed[d].iops.sum(rates.back()[d].iops);
+    }
+    all.add(depths[k]);
+  }
+  out["read"] = direction_json(r.read, window, summed[0].bw, summed[0].iops);
+  out["write"] = direction_json(r.write, window, summed[1].bw, summed[1].iops);
+  out.update(depth_json(all));
+  if (c.numjobs > 1 && !c.group_reporting)
+    out["per_job"] = per_job_json(reads, writes, rates, depths, window);  // fio.json's jobs
 }
 
 }  // namespace
@@ -160,9 +234,7 @@ json nvme_results_json(const NvmeResult& r, const NvmeJobConfig& c) {
   out["clat_ns"] = j["clat_ns"];
   out["lat_ns"] = j["lat_ns"];
   out.update(latency_buckets_json(all.clat));
-  out["read"] = direction_json(r.read, window);
-  out["write"] = direction_json(r.write, window);
-  if (c.numjobs > 1 && !c.group_reporting) out["per_job"] = per_job_json(r, c, window);  // fio.json's jobs
+  add_directions(out, r, c, window);
   out["runtime_ps"] = window.count();
   out["ops"] = all.ios;
   out["bytes"] = all.bytes;
@@ -216,7 +288,15 @@ json fio_job_json(const json& entry) {
   j["ctx"] = 0;  // context switches and page faults are not modelled
   j["majf"] = 0;
   j["minf"] = 0;
-  for (const char* key : {"latency_ns", "latency_us", "latency_ms"}) j[key] = entry.at(key);
+  for (const char* key :
+       {"latency_ns", "latency_us", "latency_ms", "iodepth_level", "iodepth_submit", "iodepth_complete"})
+    j[key] = entry.at(key);
+  // No latency_target (fio's lat_target_init): the depth is iodepth, the
+  // percentile option's default 100, no target and no window.
+  j["latency_depth"] = entry.at("iodepth");
+  j["latency_target"] = 0;
+  j["latency_percentile"] = 100.0;
+  j["latency_window"] = 0;
   return j;
 }
 
@@ -232,7 +312,34 @@ json fio_jobs_json(const json& entry) {
   return clones;
 }
 
+void add_bw_agg(json& jobs) {
+  // The group's aggregate bandwidth (B/s) per direction: its jobs' bytes
+  // over the longest runtime (ms) of those that ran it, as show_run_stats.
+  static constexpr const char* kDirections[] = {"read", "write", "trim"};
+  std::array<uint64_t, 3> bytes{}, max_run{};
+  for (const json& job : jobs)
+    for (size_t d = 0; d < 3; ++d) {
+      const json& dir = job.at(kDirections[d]);
+      if (dir.at("runtime").get<uint64_t>() == 0) continue;
+      max_run[d] = std::max(max_run[d], dir.at("runtime").get<uint64_t>());
+      bytes[d] += dir.at("io_bytes").get<uint64_t>();
+    }
+  for (json& job : jobs)
+    for (size_t d = 0; d < 3; ++d) {
+      json& dir = job.at(kDirections[d]);
+      const uint64_t agg = max_run[d] ? bytes[d] * 1000 / max_run[d] : 0;
+      // convert_agg_kbytes_percent takes the mean as an int (KiB/s); no samples: 0.
+      double percent = 0;
+      if (dir.at("bw_samples").get<uint64_t>() > 0) {
+        const auto mean = static_cast<int>(dir.at("bw_mean").get<double>());
+        percent = agg > 1024 ? std::min(100.0, mean * 100.0 / (static_cast<double>(agg) / 1024.0)) : 100.0;
+      }
+      dir["bw_agg"] = percent;
+    }
+}
+
 json fio_document(json jobs, uint64_t seed, Time end) {
+  add_bw_agg(jobs);
   return {{"fio version", "fio-3.33 (rdmasim)"},
           {"timestamp", 0},
           {"timestamp_ms", 0},  // no wall clock: the same seed writes the same bytes

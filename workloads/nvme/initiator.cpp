@@ -85,6 +85,7 @@ NvmeJob::NvmeJob(WorkloadEnv& env, std::string name, const NvmeJobConfig& c, Hos
                std::max<uint64_t>(c.bs, kConnectDataLen));
     queues_.push_back(std::move(q));
   }
+  r_.depths.resize(c.numjobs);
 }
 
 NvmeJob::~NvmeJob() = default;
@@ -496,6 +497,9 @@ Task NvmeJob::io(Queue& q) {
       for (uint32_t i = 0; i < blocks; ++i)
         s.gens[i] = s.write ? ++ns_->issued[s.lba + i] : Namespace::get(ns_->committed, s.lba + i);
       s.issued = env_.sim.now();
+      // fio's io_u_mark_depth and io_u_mark_submit: each I/O is handed to
+      // the transport alone, with the job's I/Os outstanding, itself included.
+      if (s.issued >= r_.measure_start) r_.depths[q.job].submitted(q.inflight + 1);
       co_await post(q, cid);
       q.issued_bytes += c_.bs;
     }
@@ -505,8 +509,16 @@ Task NvmeJob::io(Queue& q) {
     bool failed = false;
     co_await q.t->reap(done, errors, failed);
     r_.errors += errors;
+    uint32_t reaped = 0;
     for (const Completion& cqe : done)
-      if (cqe.cid < q.entries && q.slots[cqe.cid].busy) complete(q, q.slots[cqe.cid], cqe);
+      if (cqe.cid < q.entries && q.slots[cqe.cid].busy) {
+        complete(q, q.slots[cqe.cid], cqe);
+        ++reaped;
+      }
+    // fio's io_u_mark_complete: the I/Os each reap returned. fio's
+    // io_getevents waits for one at least (iodepth_batch_complete_min 1);
+    // the transport's reap also returns for a capsule's own completion.
+    if (env_.sim.now() >= r_.measure_start && reaped > 0) r_.depths[q.job].reaped(reaped);
     if (cpu_window_ == CpuWindow::before && env_.sim.now() >= r_.measure_start) cpu_mark(true);
     if (failed) queue_failed(q, q.t->lost());
   }
@@ -549,6 +561,7 @@ void NvmeJob::complete(Queue& q, Slot& s, const Completion& cqe) {
   d.clat.push_back((now - s.posted).count());
   d.lat.push_back((now - s.issued).count());
   d.job.push_back(q.job);
+  d.done.push_back(now.count());
   r_.measure_end = std::max(r_.measure_end, now);
 }
 

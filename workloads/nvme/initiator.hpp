@@ -42,6 +42,7 @@
 #include "core/task.hpp"
 #include "nodes/host/host.hpp"
 #include "topologies/storage_config.hpp"
+#include "workloads/nvme/fio_stats.hpp"
 #include "workloads/nvme/target.hpp"
 #include "workloads/nvme/wire/completion.hpp"
 
@@ -94,6 +95,7 @@ struct DirStats {
   uint64_t ios = 0, bytes = 0;
   std::vector<int64_t> slat, clat, lat;  // ps, one per I/O
   std::vector<uint32_t> job;             // the job (of numjobs) of each I/O
+  std::vector<int64_t> done;             // ps: when each I/O completed (fio's bandwidth and IOPS samples)
 };
 
 // CPU time a host spent: working (every category but poll and idle) and polling.
@@ -103,6 +105,7 @@ struct CpuSpent {
 
 struct NvmeResult {
   DirStats read, write;
+  std::vector<DepthCounts> depths;  // each job's submissions and reaps from the counted window's start
   Time measure_start, measure_end;  // the counted window: ramp end to the last counted completion
   // Commands that completed with an error status (the target's, or aborted
   // by the host and not sent again), completions for no command, PDUs in error.

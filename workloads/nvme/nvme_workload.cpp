@@ -67,6 +67,16 @@ ValueType<Time> keep_alive_timeout() {
       });
 }
 
+// fio's bw_avg_time / iops_avg_time: whole milliseconds (fio counts them), at least one.
+ValueType<Time> sample_interval(std::string key) {
+  return keys::refusing<Time>(
+      keys::time(), "whole milliseconds, at least 1ms",
+      [](const Time& t) { return t < Time::ms(1) || t.count() % Time::ms(1).count() != 0; },
+      [key](const Entry& e) {
+        return key + " is whole milliseconds, at least 1ms (fio counts it in ms); got " + describe(e.value);
+      });
+}
+
 // The job's keys; bs, offset and size, checked against the namespace's
 // blocks and each other before they are kept, are read by `read`.
 const KeyTable<NvmeJobConfig>& nvme_keys() {
@@ -119,6 +129,12 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
           key("kato", &J::kato, keep_alive_timeout(), "5s",
               "keep-alive timeout, in the admin Connect; the host sends Keep Alive every kato/2 and the "
               "target drops a controller silent for it; `0`: off (nvme connect --keep-alive-tmo)"),
+          key("bw_avg_time", &J::bw_avg_time, sample_interval("bw_avg_time"), "500ms",
+              "fio.json: a bandwidth sample (bw_min ... bw_samples) each this much of the job's time "
+              "after ramp_time"),
+          key("iops_avg_time", &J::iops_avg_time, sample_interval("iops_avg_time"), "500ms",
+              "fio.json: an IOPS sample (iops_min ... iops_samples) each this much of the job's time "
+              "after ramp_time"),
       }};
   return t;
 }
