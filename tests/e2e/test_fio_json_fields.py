@@ -187,6 +187,21 @@ if res:
               and w["iodepth_level"] == job["iodepth_level"], "qd1: results.json has the same figures")
     check(len(check_captures(out, "roce_v2")) == 2, "qd1: both captures clean")
 
+# ---- iodepth 32 on roce_v2 without a ramp: the ramp-up from 1 to 31, then (one completion a reap) all at 32
+out = os.path.join(d, "qd32_rdma")
+text = experiment("qd32_rdma", "roce_v2", "randread", 32, 1).replace(", ramp_time: 5ms", "")
+_, _, _, res = run(text.replace("runtime: 40ms", "runtime: 20ms"), out)
+if res:
+    job = load(out)["jobs"][0]
+    check_depth_keys("qd32 rdma", job)
+    if "iodepth_level" in job:
+        level = job["iodepth_level"]
+        check(level["32"] > 90 and all(level[b] > 0 for b in ("1", "2", "4", "8", "16")) and level[">=64"] == 0,
+              f"qd32 rdma: the ramp-up in 1 ... 16, then mostly at 32: {level}")
+        _, start = completions(out, "qd", 0)
+        check_depths("qd32 rdma", job, out, "qd", 0, start)
+    check(len(check_captures(out, "roce_v2")) == 2, "qd32 rdma: both captures clean")
+
 # ---- iodepth 32, two jobs, randrw on NVMe/TCP: mostly at 32; each job its own samples; the entry sums them
 out = os.path.join(d, "qd32")
 _, _, _, res = run(experiment("qd32", "tcp", "randrw", 32, 2), out)
