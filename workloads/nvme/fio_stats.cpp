@@ -12,7 +12,7 @@ void IoStat::add(uint64_t value) {
   const double delta = v - mean;
   if (delta != 0) {
     mean += delta / (static_cast<double>(samples) + 1.0);
-    S += delta * (v - mean);
+    squares += delta * (v - mean);
   }
   ++samples;
 }
@@ -27,10 +27,12 @@ void IoStat::sum(const IoStat& other) {
   max += other.max;
   samples += other.samples;
   mean += other.mean;
-  S += other.S;
+  squares += other.squares;
 }
 
-double IoStat::dev() const { return samples > 1 ? std::sqrt(S / (static_cast<double>(samples) - 1.0)) : 0.0; }
+double IoStat::dev() const {
+  return samples > 1 ? std::sqrt(squares / (static_cast<double>(samples) - 1.0)) : 0.0;
+}
 
 IoStat interval_rates(std::vector<int64_t> done_ps, uint64_t per_io, Time from, Time until, Time interval,
                       uint64_t divisor) {

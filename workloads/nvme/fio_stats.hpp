@@ -18,12 +18,12 @@ namespace rdmasim::nvme {
 // sum of squared deviations updated one sample at a time (Welford).
 struct IoStat {
   uint64_t min = UINT64_MAX, max = 0, samples = 0;
-  double mean = 0, S = 0;
+  double mean = 0, squares = 0;  // fio's mean and S: the sum of squared deviations from the mean
   void add(uint64_t value);
   // group_reporting's sum_stat with pure_sum: every figure added (a group's
   // bw_mean is its jobs' bandwidths together).
   void sum(const IoStat& other);
-  // calc_lat's deviation: sqrt(S / (N - 1)), 0 with one sample.
+  // calc_lat's deviation: sqrt(squares / (N - 1)), 0 with one sample.
   double dev() const;
 };
 
