@@ -134,6 +134,13 @@ void IwarpEndpoint::close() {
   pump();
 }
 
+void IwarpEndpoint::disconnect() {
+  if (phase_ == Phase::error || phase_ == Phase::closed) return;
+  if (phase_ == Phase::full_operation) enter_error();
+  phase_ = Phase::closed;
+  tcp_.close();
+}
+
 MpaStreamInfo IwarpEndpoint::stream_info() const {
   return {crc_, tx_plan_.enabled, tcp_.iss() + 1 + static_cast<uint32_t>(first_fpdu_off_)};
 }
@@ -733,11 +740,15 @@ void IwarpEndpoint::enter_error() {
   rrq_.clear();
 }
 
+// The peer ended its stream. In full operation that ends the connection
+// (siw_cm_llp_state_change, SIW_CM_WORK_PEER_CLOSE): the consumer is told,
+// what is queued goes, and our FIN follows at once.
 void IwarpEndpoint::tcp_peer_closed() {
-  // The peer ended its stream: finish ours once everything posted is out.
   if (phase_ == Phase::full_operation) {
-    close_requested_ = true;
-    pump();
+    enter_error();
+    phase_ = Phase::closed;
+    tcp_.close();
+    events_->iwarp_disconnected();
   } else if (phase_ != Phase::error) {
     tcp_.close();
   }

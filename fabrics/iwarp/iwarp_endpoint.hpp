@@ -12,6 +12,14 @@
 //      straight to tagged buffers named by STag and TO.
 //   4. An error ends the stream with a Terminate (queue 2) naming the
 //      layer, error type and code, and the TCP connection closes.
+//   5. MPA has no disconnect message (RFC 5044, RFC 6581): a connection
+//      ends with its TCP stream. The QP leaving RTS (rdma_disconnect, an
+//      error) disconnects: what was not handed to TCP is dropped and TCP
+//      sends a FIN after the bytes it holds (siw_qp_cm_drop, sock_release).
+//      The peer's FIN in full operation is the connection's end there:
+//      nothing more is sent, the consumer is told (siw's
+//      IW_CM_EVENT_DISCONNECT: rdma_cm's RDMA_CM_EVENT_DISCONNECTED) and
+//      TCP answers with its own FIN.
 //
 // Memory stays abstract (IwarpMemory): the endpoint asks it to validate an
 // STag for an access and to give the bytes to read or the place to write.
@@ -91,6 +99,9 @@ class IwarpEvents {
   // received; a received one names, when its quoted DDP header identifies
   // it, the message of this end it reports.
   virtual void iwarp_terminate(const TermError&, bool /*local*/, std::optional<uint64_t> /*wr_id*/) {}
+  // The peer closed the stream (its FIN) in full operation: nothing more
+  // will be sent or placed; TCP's FIN back is on its way.
+  virtual void iwarp_disconnected() {}
   virtual void iwarp_closed() {}
 };
 
@@ -153,6 +164,10 @@ class IwarpEndpoint final : public TcpUpper {
   void terminate(const TermError& e);
   // Orderly close: TCP FIN once everything posted has been handed to TCP.
   void close();
+  // The QP left RTS: what is not yet in TCP's buffer is dropped (the QP
+  // flushes it), nothing more is read, and TCP sends a FIN after what it
+  // holds. Nothing once the stream has ended (or a Terminate ends it).
+  void disconnect();
 
   Role role() const { return role_; }
   Phase phase() const { return phase_; }

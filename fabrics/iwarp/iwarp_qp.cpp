@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "fabrics/iwarp/iwarp_fabric.hpp"
 #include "nodes/host/memory.hpp"
@@ -87,6 +88,8 @@ void IwarpQp::state_changed(ibv_qp_state from) {
   } else if (state_ == IBV_QPS_RTS && from == IBV_QPS_RTR) {
     if (ep_ && attr_.max_rd_atomic) ep_->set_ord(attr_.max_rd_atomic);
   } else if (state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET) {
+    // The connection ends with the QP's leaving RTS (siw_qp_cm_drop): a FIN.
+    if (ep_) ep_->disconnect();
     // Everything outstanding is about to be flushed (or dropped): the
     // endpoint's later reports about it are ignored.
     sq_base_ += sq_.size();
@@ -343,6 +346,7 @@ StagStatus IwarpQp::resolve(uint32_t stag, uint64_t to, uint64_t length, IwarpAc
 // when the MPA exchange ends, at both ends): a consumer that only took its
 // QP to RTR, as perftest's bandwidth server does, may post on it now.
 void IwarpQp::iwarp_established(std::span<const std::byte>) {
+  established_ = true;
   if (state_ != IBV_QPS_RTR) return;
   state_ = IBV_QPS_RTS;
   rts_by_connection_ = true;
@@ -368,11 +372,29 @@ void IwarpQp::iwarp_terminate(const TermError& e, bool local, std::optional<uint
   enter_error();
 }
 
+// The peer's FIN (siw's SIW_CM_WORK_PEER_CLOSE, then siw_qp_llp_close): the
+// messages that finished complete, the rest is flushed, the consumer told.
+void IwarpQp::iwarp_disconnected() {
+  if (state_ == IBV_QPS_ERR) return;
+  complete_in_order();
+  enter_error();
+  tell_disconnected();
+}
+
 void IwarpQp::iwarp_closed() {
   if (state_ == IBV_QPS_ERR) return;
   // The stream ended under outstanding work: the connection was reset or
   // TCP gave up retransmitting.
   fail(IBV_WC_RETRY_EXC_ERR);
+  tell_disconnected();
+}
+
+// Once, and only for a connection that was established: one refused or
+// never made is its connect's failure, not a disconnect.
+void IwarpQp::tell_disconnected() {
+  if (!established_ || !on_disconnected_) return;
+  established_ = false;
+  std::exchange(on_disconnected_, {})();
 }
 
 }  // namespace rdmasim

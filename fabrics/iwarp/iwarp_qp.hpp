@@ -33,6 +33,17 @@
 // retransmission limit too) completes the oldest unfinished WQE with
 // IBV_WC_RETRY_EXC_ERR.
 //
+// Disconnection. MPA has no message for it (RFC 5044, RFC 6581): the TCP
+// connection's close is the connection's end, as iw_cm has it. The QP
+// leaving RTS or RTR for ERR or RESET (rdma_disconnect, ibv_modify_qp,
+// ibv_destroy_qp) ends the stream: what the endpoint had not handed to TCP
+// is dropped, and TCP sends a FIN after the bytes it holds (siw_qp_modify,
+// siw_qp_cm_drop). The peer's QP, on that FIN, completes what had finished,
+// enters ERR and flushes the rest (IBV_WC_WR_FLUSH_ERR: siw_qp_llp_close),
+// and its consumer is told (on_disconnected: siw's IW_CM_EVENT_DISCONNECT,
+// rdma_cm's RDMA_CM_EVENT_DISCONNECTED); a reset or a connection TCP gave
+// up on is told the same way, after the failure above.
+//
 // The RNIC acknowledges the TCP segment that ends a message (a Write placed,
 // a Send delivered) at once instead of after the delayed-ACK timer: the
 // requester completes on that ACK, and a 40 us delayed ACK would otherwise be
@@ -42,6 +53,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -78,6 +90,10 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   // What its MPA request (active end) or reply (passive end) carries after
   // IRD and ORD: the consumer's private data (fabrics/connect_private_data.hpp).
   void set_private_data(std::span<const std::byte> d) { private_data_.assign(d.begin(), d.end()); }
+  // `f` is called once when the peer ends the established connection (its
+  // FIN, or a reset or TCP's giving up), after the QP entered ERR
+  // (fabrics/connection_close.hpp).
+  void on_disconnected(std::function<void()> f) { on_disconnected_ = std::move(f); }
 
  protected:
   int check_send(const ibv_send_wr& wr) const override;
@@ -99,7 +115,9 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   void iwarp_established(std::span<const std::byte>) override;
   void iwarp_rejected(std::span<const std::byte>) override;
   void iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) override;
+  void iwarp_disconnected() override;
   void iwarp_closed() override;
+  void tell_disconnected();
 
   void open_connection();
   void hand_next();
@@ -128,6 +146,8 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   size_t rq_handed_ = 0;
   bool completion_pass_ = false;
   std::vector<std::byte> private_data_;
+  bool established_ = false;  // the MPA exchange ended: a close is the consumer's disconnect
+  std::function<void()> on_disconnected_;
 };
 
 }  // namespace rdmasim

@@ -20,6 +20,9 @@ nvme-tcp do it (docs/storage.md "Error recovery", docs/reliability.md).
   cancelled, with max_retries 0) makes the run exit 4 without `faults`.
 - Error recovery's teardown disconnects each RDMA queue through the CM: a DREQ
   from the host, a DREP from the target, on the wire (IBA 12.6.10, 12.6.11).
+  On iWARP (no CM, and no disconnect message in MPA) the QP's leaving RTS
+  closes its TCP connection: a FIN, answered by the target's once it freed
+  the queue (it used to be freed with nothing on the wire).
 These cases run without keep-alive (`kato: 0`, nvme connect
 --keep-alive-tmo=0): the keep-alive's own cases are test_nvme_keepalive.py.
 Every capture passes tshark as the GUI reads it (the reconnect's CM MADs and
@@ -164,6 +167,47 @@ if res:
     mpa = fields(path, "iwarp_mpa.req", "frame.time_relative")
     check(len(mpa) == 4 and float(mpa[2][0]) > 14.6, f"iwarp: an MPA request a queue, each association: {mpa}")
     clean(out, "iwarp")
+
+# ---- the host's teardown with the path up: a read past io_timeout (10 ms) on a RAM namespace of 50 ms starts error
+# recovery. On RoCE v2 each queue's QP goes to the error state and the CM sends a DREQ, which the target answers with a
+# DREP once it has freed the queue. On iWARP, whose MPA has no disconnect message, the QP's leaving RTS closes its
+# TCP connection: a FIN per queue, on which the target frees the queue and closes its side at once (siw's
+# SIW_CM_WORK_PEER_CLOSE). The host starts recovery at about the same time on both; the old model freed the target's
+# queues with nothing on the wire. max_retries 0: the read fails (exit 4, no faults).
+SLOW = BASE.replace("ram: true}", "ram: true, ram_latency: 50ms}")
+assert SLOW != BASE
+TEARDOWN = """
+capture: {pcap: hosts}
+workloads:
+  - {name: r, kind: nvme, initiator: h, target: t, nsid: 2, rw: randread, bs: 4KiB, iodepth: 1, size: 4KiB, kato: 0,
+     io_timeout: 10ms, max_retries: 0, reconnect_delay: 1ms}
+"""
+CLOSE = {"roce_v2": ("infiniband.cm.dreq.localcommid", "infiniband.cm.drsp.localcommid"),
+         "iwarp": ("tcp.flags.fin == 1", "tcp.flags.fin == 1")}
+teardown = {}
+for fabric, (by_host, by_target) in CLOSE.items():
+    out = os.path.join(d, "teardown_" + fabric)
+    code, stdout, err, res = run(f"name: td\nfabric: {fabric}" + SLOW + TEARDOWN, out, expect=4)
+    w = workload(res)
+    check(w.get("timeouts") == 1 and w.get("reconnects") == 1 and w.get("errors") == 1,
+          f"{fabric} teardown: the read timed out, the host reconnected: "
+          f"{({k: w.get(k) for k in ('timeouts', 'reconnects', 'errors')})}")
+    if not res:
+        continue
+    path = os.path.join(out, "pcap", "t-0.pcap")
+    host = [float(r[0]) for r in fields(path, f"{by_host} && ip.src == 10.0.0.1", "frame.time_relative")]
+    target = [float(r[0]) for r in fields(path, f"{by_target} && ip.src == 10.0.0.2", "frame.time_relative")]
+    check(len(host) == 2 and all(0.010 < t < 0.0102 for t in host),
+          f"{fabric} teardown: the host disconnects each queue 10 ms in, past the read's io_timeout: {host}")
+    check(len(target) == 2 and host and all(0 < t - host[0] < 20e-6 for t in target),
+          f"{fabric} teardown: the target learns of it at once and closes its side: {target} after {host}")
+    resets = fields(path, "tcp.flags.reset == 1", "frame.time_relative")
+    check(not resets, f"{fabric} teardown: an orderly close, no reset: {resets}")
+    teardown[fabric] = host[:1]
+    clean(out, fabric)
+if len(teardown) == 2 and teardown["roce_v2"] and teardown["iwarp"]:
+    check(abs(teardown["roce_v2"][0] - teardown["iwarp"][0]) < 100e-6,
+          f"teardown: the host disconnects at about the same time on RoCE v2 and iWARP: {teardown}")
 
 # ---- the link never comes back: after ctrl_loss_tmo / reconnect_delay attempts (20 s / 10 s: 2) the controller is
 # removed, the I/O waiting to be sent again fails.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "fabrics/connect_private_data.hpp"
+#include "fabrics/connection_close.hpp"
 #include "workloads/workload.hpp"
 
 namespace rdmasim::nvme {
@@ -115,6 +116,9 @@ TargetQueue& RdmaTargetPort::accept(Host& from, const CmRequest& req) {
     std::array<std::byte, kCmPrivateLen> pd{};
     CmAccept{0, static_cast<uint16_t>(q.entries)}.emit(pd);
     set_connect_private_data(*r.qp, pd);
+    // The host's close of the connection (RDMA_CM_EVENT_DISCONNECTED), as
+    // its DREQ on the CM: nvmet_rdma_queue_disconnect.
+    on_connection_closed(*r.qp, [this, qp_num = r.qp->qp_num()] { release(qp_num); });
   }
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
@@ -210,9 +214,9 @@ void RdmaTargetPort::release(uint32_t qp_num) {
 }
 
 // The controller was removed (nvmet_rdma_delete_ctrl): each queue's QP to
-// the error state and, on IB and RoCE, a DREQ to the host
-// (nvmet_rdma_queue_disconnect, rdma_disconnect). On iWARP the host is not
-// told (the connection's close is not modelled): it finds out by its timeout.
+// the error state and a disconnect to the host (nvmet_rdma_queue_disconnect,
+// rdma_disconnect): on IB and RoCE a DREQ; on iWARP the QP's leaving RTS
+// closes its TCP connection (a FIN).
 void RdmaTargetPort::disconnect(TargetQueue& q) {
   Queue& r = rq(q);
   if (r.released) return;
@@ -373,6 +377,7 @@ class RdmaHostQueue final : public HostQueue {
     std::array<std::byte, kCmPrivateLen> pd{};
     req.emit(pd);
     set_connect_private_data(*qp_, pd);
+    on_connection_closed(*qp_, [this] { on_dreq(); });
     TargetQueue& tq = port.accept(host_, req);
     verbs::QueuePair& tqp = port.qp_of(tq);
     auto rtr_rts = [&](verbs::QueuePair& qp, Host& self, Host& peer, uint32_t dest, uint32_t rq_psn,
@@ -418,23 +423,23 @@ class RdmaHostQueue final : public HostQueue {
 
   // nvme_rdma_stop_queue: rdma_disconnect and the QP drained. The QP goes to
   // the error state, flushing what is posted, and the CM sends the DREQ
-  // (or the DREP, the target's DREQ first), on which the target frees its
-  // queue (nvmet_rdma_queue_disconnect). On iWARP, whose close is not
-  // modelled, the target frees it at once.
+  // (or the DREP, the target's DREQ first); on iWARP the QP's leaving RTS
+  // closes its TCP connection (a FIN). Either way the target frees its
+  // queue when it comes (nvmet_rdma_queue_disconnect).
   void stop() override {
     if (stopped_) return;
     stopped_ = true;
     to_error();
-    if (cm_)
-      cm_->agent(host_).disconnect(*qp_);
-    else if (qp_->attr().dest_qp_num)
-      static_cast<RdmaTargetPort&>(target_.port()).release(qp_->attr().dest_qp_num);
+    if (cm_) cm_->agent(host_).disconnect(*qp_);
   }
 
   // A work completion in error (its retries exhausted, say), after which
-  // nothing on the QP completes: nvme_rdma_wr_error; or the target's DREQ.
+  // nothing on the QP completes: nvme_rdma_wr_error; or the target's
+  // disconnect.
   std::string lost() const override {
-    if (disconnected_) return "the target disconnected it (a CM DREQ: RDMA_CM_EVENT_DISCONNECTED)";
+    if (disconnected_ && cm_) return "the target disconnected it (a CM DREQ: RDMA_CM_EVENT_DISCONNECTED)";
+    if (disconnected_)
+      return "the target disconnected it (its connection closed: RDMA_CM_EVENT_DISCONNECTED)";
     return "its RDMA connection failed (a work completion in error, such as IBV_WC_RETRY_EXC_ERR: the "
            "transport's retries exhausted)";
   }
@@ -495,9 +500,10 @@ class RdmaHostQueue final : public HostQueue {
     qp_->modify(a, IBV_QP_STATE);
   }
 
-  // The target's DREQ (RDMA_CM_EVENT_DISCONNECTED): nvme_rdma_cm_handler
-  // starts error recovery, whose teardown sends the DREP. The QP flushed
-  // here has the queue's reap see it.
+  // The target's DREQ, or on iWARP its close of the connection
+  // (RDMA_CM_EVENT_DISCONNECTED): nvme_rdma_cm_handler starts error
+  // recovery, whose teardown sends the DREP. The QP flushed here has the
+  // queue's reap see it.
   void on_dreq() {
     disconnected_ = true;
     if (!stopped_) to_error();
@@ -532,7 +538,7 @@ class RdmaHostQueue final : public HostQueue {
   verbs::MemoryRegion* mr_ = nullptr;
   uint32_t psn_ = 0;
   bool stopped_ = false;                      // stop() was called
-  bool disconnected_ = false;                 // the target's DREQ came
+  bool disconnected_ = false;                 // the target's DREQ (or close) came
   uint64_t sqes_ = 0, resps_ = 0, data_ = 0;  // the command capsules, the response buffers, the data slots
 };
 

@@ -8,7 +8,10 @@
 // WRITE, then SENDs the completion capsule. A host's command is over when
 // both its SEND has completed and its response has come (as nvme-rdma's
 // request is). A queue torn down is disconnected through the CM (a DREQ,
-// answered by a DREP); a DREQ from the other side is the queue's end.
+// answered by a DREP); a DREQ from the other side is the queue's end. On
+// iWARP the QP's connection is its TCP connection: the QP to the error state
+// closes it (a FIN), and the other side's close is the queue's end
+// (fabrics/connection_close.hpp).
 //
 // The target's CPU: `cores` pollers, each with a completion queue its
 // queues share (SPDK's poll groups, round robin), busy-polling; or, with

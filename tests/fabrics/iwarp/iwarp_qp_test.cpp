@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "fabrics/connection_close.hpp"
 #include "fabrics/iwarp/iwarp_fabric.hpp"
 #include "tests/fixtures/network.hpp"
 #include "tests/fixtures/verbs_end.hpp"
@@ -262,5 +263,59 @@ TEST_CASE("iwarp verbs: every Send completes its receive while the receive queue
       CHECK(wc[i].byte_len == 16 + id % 40);
     }
     next += kPerRound;
+  }
+}
+
+// MPA has no disconnect message: the QP's leaving RTS closes its TCP
+// connection with a FIN, and the peer's QP, on that FIN, enters ERR, flushes
+// what was outstanding and tells its consumer (RDMA_CM_EVENT_DISCONNECTED;
+// siw's IW_CM_EVENT_DISCONNECT). The closing side's consumer is not told.
+TEST_CASE("iwarp verbs: a QP to ERR or RESET closes its connection; the peer is flushed and told") {
+  for (const ibv_qp_state leave : {IBV_QPS_ERR, IBV_QPS_RESET}) {
+    CAPTURE(leave);
+    Bed t;
+    t.connect();
+    int told_a = 0, told_b = 0;
+    CHECK(on_connection_closed(*t.a.qp, [&] { ++told_a; }));
+    CHECK(on_connection_closed(*t.b.qp, [&] { ++told_b; }));
+    ibv_sge sge{t.b.buf, 4096, t.b.mr->lkey};
+    ibv_recv_wr rwr{};
+    rwr.sg_list = &sge;
+    rwr.num_sge = 1;
+    ibv_recv_wr* rbad = nullptr;
+    for (uint64_t id : {1, 2}) {
+      rwr.wr_id = id;
+      REQUIRE(t.b.qp->post_recv(&rwr, &rbad) == 0);
+    }
+    REQUIRE(t.post(t.a, IBV_WR_SEND, 0, 100, 0, 0, 7) == 0);
+    t.net.sim.run(Time::ms(1));
+    ibv_wc wc[4];
+    REQUIRE(t.a.cq->poll(4, wc) == 1);
+    CHECK(wc[0].status == IBV_WC_SUCCESS);
+    REQUIRE(t.b.cq->poll(4, wc) == 1);
+    CHECK(wc[0].status == IBV_WC_SUCCESS);
+
+    ibv_qp_attr attr{};
+    attr.qp_state = leave;
+    REQUIRE(t.a.qp->modify(attr, IBV_QP_STATE) == 0);
+    auto* qa = dynamic_cast<IwarpQp*>(t.a.qp);
+    auto* qb = dynamic_cast<IwarpQp*>(t.b.qp);
+    REQUIRE(qa);
+    REQUIRE(qb);
+    t.net.sim.run(t.net.sim.now() + Time::us(100));
+    CHECK(t.b.qp->state() == IBV_QPS_ERR);
+    REQUIRE(t.b.cq->poll(4, wc) == 1);  // the second receive, flushed
+    CHECK(wc[0].wr_id == 2);
+    CHECK(wc[0].status == IBV_WC_WR_FLUSH_ERR);
+    CHECK(told_b == 1);
+    CHECK(told_a == 0);
+    CHECK(qb->endpoint()->phase() == IwarpEndpoint::Phase::closed);
+    // b answered the FIN with its own: closed; a waits in TIME-WAIT (RFC 9293 3.6).
+    CHECK(qb->tcp()->state() == TcpState::closed);
+    CHECK(qa->tcp()->state() == TcpState::time_wait);
+    t.net.sim.run(t.net.sim.now() + Time::ms(2));
+    CHECK(qa->tcp()->state() == TcpState::closed);
+    CHECK(told_b == 1);
+    CHECK(t.a.cq->poll(4, wc) == 0);
   }
 }

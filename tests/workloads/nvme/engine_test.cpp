@@ -166,3 +166,32 @@ TEST_CASE("nvme engine: ctrl_loss_tmo counts failed reconnect attempts, not reco
   CHECK(r.timeouts == 4 * 6);
   CHECK(r.errors == 4);
 }
+
+// The target removes the controller under I/O (nvmet_ctrl_fatal_error, as its
+// keep-alive does): each queue's disconnect reaches the host at once, on RoCE
+// as a CM DREQ, on iWARP as its TCP connection's close (a FIN), and the host's
+// error recovery reconnects; the host is not left to its 30 s io_timeout.
+TEST_CASE(
+    "nvme engine: the target's removal of the controller reaches the host at once, RoCE and iWARP alike") {
+  for (const char* fabric : {"roce_v2", "iwarp"}) {
+    CAPTURE(fabric);
+    Bench bench(fabric, target_config());
+    NvmeJobConfig c = qd1_reads(100);
+    c.reconnect_delay = Time::ms(1);
+    NvmeJob job(bench.env, "job", c, bench.b.host(0), *bench.target, bench.cm.get(), 11);
+    job.start();
+    bench.b.net.sim.run(Time::ms(3));
+    REQUIRE(bench.target->queues() == 2);
+    for (uint32_t i = 0; i < bench.target->queues(); ++i)
+      bench.target->port().disconnect(bench.target->queue(i));
+    bench.b.net.sim.run(Time::ms(60));
+    CHECK(job.finished());
+    const NvmeResult r = job.result();
+    CHECK(r.error.empty());
+    CHECK(r.recovered);
+    CHECK(r.reconnects == 1);
+    CHECK(r.timeouts == 0);
+    CHECK(r.read.ios == 100);
+    CHECK(r.data_verified);
+  }
+}
