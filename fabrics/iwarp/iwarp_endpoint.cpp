@@ -138,7 +138,7 @@ void IwarpEndpoint::disconnect() {
   if (phase_ == Phase::error || phase_ == Phase::closed) return;
   if (phase_ == Phase::full_operation) enter_error();
   phase_ = Phase::closed;
-  tcp_.close();
+  tcp_.release();
 }
 
 MpaStreamInfo IwarpEndpoint::stream_info() const {

@@ -15,7 +15,9 @@
 //   5. MPA has no disconnect message (RFC 5044, RFC 6581): a connection
 //      ends with its TCP stream. The QP leaving RTS (rdma_disconnect, an
 //      error) disconnects: what was not handed to TCP is dropped and TCP
-//      sends a FIN after the bytes it holds (siw_qp_cm_drop, sock_release).
+//      sends a FIN after the bytes it holds (siw_qp_cm_drop, sock_release);
+//      data the peer still sends gets a RST, as the kernel's TCP answers
+//      data for a released socket (an abort).
 //      The peer's FIN in full operation is the connection's end there:
 //      nothing more is sent, the consumer is told (siw's
 //      IW_CM_EVENT_DISCONNECT: rdma_cm's RDMA_CM_EVENT_DISCONNECTED) and
@@ -166,7 +168,9 @@ class IwarpEndpoint final : public TcpUpper {
   void close();
   // The QP left RTS: what is not yet in TCP's buffer is dropped (the QP
   // flushes it), nothing more is read, and TCP sends a FIN after what it
-  // holds. Nothing once the stream has ended (or a Terminate ends it).
+  // holds; data the peer sends after that is answered with a RST (siw
+  // releases the socket). Nothing once the stream has ended (or a
+  // Terminate ends it).
   void disconnect();
 
   Role role() const { return role_; }

@@ -38,7 +38,8 @@
 // leaving RTS or RTR for ERR or RESET (rdma_disconnect, ibv_modify_qp,
 // ibv_destroy_qp) ends the stream: what the endpoint had not handed to TCP
 // is dropped, and TCP sends a FIN after the bytes it holds (siw_qp_modify,
-// siw_qp_cm_drop). The peer's QP, on that FIN, completes what had finished,
+// siw_qp_cm_drop); data the peer sends after it gets a RST (the socket siw
+// released reads no more). The peer's QP, on that FIN, completes what had finished,
 // enters ERR and flushes the rest (IBV_WC_WR_FLUSH_ERR: siw_qp_llp_close),
 // and its consumer is told (on_disconnected: siw's IW_CM_EVENT_DISCONNECT,
 // rdma_cm's RDMA_CM_EVENT_DISCONNECTED); a reset or a connection TCP gave

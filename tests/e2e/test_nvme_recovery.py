@@ -208,6 +208,20 @@ for fabric, (by_host, by_target) in CLOSE.items():
 if len(teardown) == 2 and teardown["roce_v2"] and teardown["iwarp"]:
     check(abs(teardown["roce_v2"][0] - teardown["iwarp"][0]) < 100e-6,
           f"teardown: the host disconnects at about the same time on RoCE v2 and iWARP: {teardown}")
+# On iWARP with the read's data 10 us short of the timeout, the target's RDMA WRITE and SEND of it cross the host's FIN:
+# the host, whose QP reads no more (siw released the socket), answers the data with a RST, as the kernel does.
+out = os.path.join(d, "teardown_crossing")
+code, stdout, err, res = run("name: tx\nfabric: iwarp" + SLOW.replace("50ms", "9990us") + TEARDOWN, out, expect=4)
+if res:
+    path = os.path.join(out, "pcap", "h-0.pcap")
+    fin = [float(r[0]) for r in fields(path, "tcp.flags.fin == 1 && ip.src == 10.0.0.1", "frame.time_relative")]
+    data = [float(r[0]) for r in fields(path, "iwarp_rdma && ip.src == 10.0.0.2", "frame.time_relative")]
+    rst = [float(r[0]) for r in fields(path, "tcp.flags.reset == 1 && ip.src == 10.0.0.1", "frame.time_relative")]
+    crossing = [t for t in data if fin and fin[0] < t < fin[0] + 5e-6]
+    check(crossing and rst and crossing[-1] < rst[0] < fin[0] + 5e-6,
+          f"teardown crossing: the target's data after the host's FIN gets a RST: FIN {fin}, data {crossing}, "
+          f"RST {rst}")
+    clean(out, "iwarp")
 
 # ---- the link never comes back: after ctrl_loss_tmo / reconnect_delay attempts (20 s / 10 s: 2) the controller is
 # removed, the I/O waiting to be sent again fails.

@@ -148,6 +148,14 @@ class TcpConnection {
   void listen();   // passive open: wait for the peer's SYN
   void close();    // FIN after every queued record
   void abort();    // RST now, and closed
+  // close(2) by an owner that reads no more (siw's sock_release of its
+  // socket): a FIN as close(), and new data arriving after it is answered
+  // with a RST, the connection dropped (Linux's tcp_rcv_state_process in
+  // FIN-WAIT: TCPAbortOnData), as data nobody will read.
+  void release() {
+    released_ = true;
+    close();
+  }
 
   // Arriving segment (bytes from the TCP header on); `ce` is true when the
   // IP header carried Congestion Experienced.
@@ -337,6 +345,7 @@ class TcpConnection {
   uint64_t rcv_nxt_ = 0;
   uint64_t rcv_adv_ = 0;  // right edge of the window we advertised
   bool peer_fin_seen_ = false, peer_fin_taken_ = false;
+  bool released_ = false;  // release(): data that arrives after is reset
   uint64_t peer_fin_off_ = 0;
   std::vector<OooSeg> ooo_;
   uint64_t ooo_arrivals_ = 0;

@@ -101,6 +101,7 @@ void TcpConnection::receive_segment(Packet& p, const TcpHeader& h, size_t hlen, 
     return;
   }
   process_data(p, h, hlen, payload, ce);
+  if (state_ == TcpState::closed) return;  // reset: data after release()
   if (h.flags & tcp_flag::kFin) {
     peer_fin_seen_ = true;
     peer_fin_off_ = static_cast<uint64_t>(off) + payload;
@@ -317,6 +318,10 @@ void TcpConnection::process_data(Packet& p, const TcpHeader& h, size_t hlen, siz
   if (end <= start) {
     ++stats_.duplicate_segments;
     ack_now_ = true;  // RFC 5681 4.2: a duplicate gets an immediate ACK
+    return;
+  }
+  if (released_) {
+    abort();
     return;
   }
   rcv_mss_ = std::max<uint32_t>(rcv_mss_, static_cast<uint32_t>(payload));

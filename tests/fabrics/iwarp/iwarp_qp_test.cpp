@@ -319,3 +319,33 @@ TEST_CASE("iwarp verbs: a QP to ERR or RESET closes its connection; the peer is 
     CHECK(t.a.cq->poll(4, wc) == 0);
   }
 }
+
+// Data the peer sends after the close crosses the FIN: the closing side, whose
+// QP reads no more, answers it with a RST (the kernel's answer to data for a
+// released socket), and the peer's WRITE fails with its connection; its
+// consumer is told.
+TEST_CASE("iwarp verbs: data that crosses the FIN is answered with a RST") {
+  Bed t;
+  t.connect();
+  t.net.sim.run(Time::ms(1));
+  int told_b = 0;
+  CHECK(on_connection_closed(*t.b.qp, [&] { ++told_b; }));
+  REQUIRE(t.post(t.b, IBV_WR_RDMA_WRITE, 0, 60000, t.a.buf, t.a.mr->rkey, 5) == 0);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  REQUIRE(t.a.qp->modify(attr, IBV_QP_STATE) == 0);
+  t.net.sim.run(t.net.sim.now() + Time::us(100));
+  auto* qa = dynamic_cast<IwarpQp*>(t.a.qp);
+  auto* qb = dynamic_cast<IwarpQp*>(t.b.qp);
+  REQUIRE(qa);
+  REQUIRE(qb);
+  // Reset at both ends, well within the 1 ms TIME-WAIT an orderly close leaves a in.
+  CHECK(qa->tcp()->state() == TcpState::closed);
+  CHECK(qb->tcp()->state() == TcpState::closed);
+  CHECK(t.b.qp->state() == IBV_QPS_ERR);
+  ibv_wc wc[2];
+  REQUIRE(t.b.cq->poll(2, wc) == 1);
+  CHECK(wc[0].wr_id == 5);
+  CHECK(wc[0].status != IBV_WC_SUCCESS);
+  CHECK(told_b == 1);
+}
