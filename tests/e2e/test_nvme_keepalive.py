@@ -8,9 +8,12 @@ nvmet do them (docs/storage.md "Keep-alive", "Error recovery").
   every fabric; `kato: 0` sends none and a Connect KATO of 0.
 - With the host's link down past kato the target hears nothing and removes
   the controller at its next check (nvmet_keep_alive_timer, every kato):
-  on RDMA it disconnects each queue with a CM DREQ, on NVMe/TCP with a FIN.
+  on IB and RoCE it disconnects each queue with a CM DREQ, on iWARP (whose
+  MPA has no disconnect message) and NVMe/TCP by closing its TCP connection:
+  a FIN.
   The host recovers from its Keep Alive: on RDMA the Keep Alive's SEND
-  exhausts the RC retries (nvme_rdma_wr_error); on NVMe/TCP (kato 1 s,
+  exhausts the RC retries (nvme_rdma_wr_error; on iWARP the I/O queue's TCP
+  connection gives up on its data first); on NVMe/TCP (kato 1 s,
   inside TCP's retries) the Keep Alive times out after kato. Error
   recovery's teardown sends a DREQ per queue; the target's and the host's
   DREQs cross and each is answered with a DREP once the link is back.
@@ -117,6 +120,27 @@ if res:
     check(len(reqs) == 5 and 13.03 < float(reqs[2][0]) < 13.04 and 17.64 < float(reqs[3][0]) < 17.65,
           f"roce_v2: reconnect 10 s after the teardown, its REQ again after 4.6 s: {reqs}")
     check(len(check_captures(out, "roce_v2")) == 2, "roce_v2: both captures clean")
+
+# iWARP, the same outage: the I/O queue's TCP connection gives up on its data at 4.64 s (a RST, lost): error recovery;
+# the teardown closes the admin queue's connection (its QP leaves RTS: a FIN, lost; MPA has no disconnect message).
+# The target, no command since its 5 s check, removes the controller at 10 s and closes the admin queue's connection
+# with a FIN (its I/O queue's TCP had reset at 4.64 s), as it sends a DREQ per queue on RoCE. The reconnect connects
+# once the link is back. (The old model sent neither FIN: iWARP's close was not modelled.)
+out = os.path.join(d, "down_iwarp")
+code, stdout, err, res = run("name: di\nfabric: iwarp" + BASE + JOB % ("", "") + down("1ms", "15s"), out)
+w = workload(res)
+check(w.get("finished") and w.get("ops") == 256 and w.get("data_verified") and w.get("reconnects") == 1,
+      f"iwarp: recovered: {keys(w, 'ops', 'data_verified', 'reconnects', 'timeouts')}")
+if res:
+    host, target = (os.path.join(out, "pcap", n) for n in ("h-0.pcap", "t-0.pcap"))
+    first = "tcp.flags.fin == 1 && !tcp.analysis.retransmission && ip.src == "
+    host_fins = fields(host, first + "10.0.0.1", "frame.time_relative")
+    check([round(float(t[0]), 2) for t in host_fins] == [4.64],
+          f"iwarp: the host's teardown closes the admin queue's connection at 4.64 s: {host_fins}")
+    target_fins = fields(target, first + "10.0.0.2", "frame.time_relative")
+    check(target_fins and abs(float(target_fins[0][0]) - 10.0) < 0.001,
+          f"iwarp: the target removes the controller at 10 s, closing its connection: {target_fins}")
+    check(len(check_captures(out, "iwarp")) == 2, "iwarp: both captures clean")
 
 # NVMe/TCP, kato 1 s: the Keep Alive at 0.5 s times out at 1.5 s (TCP still retrying): error recovery; the target,
 # no command since its 1 s check, closes the connections it still has at 2 s (a FIN from port 4420: the admin

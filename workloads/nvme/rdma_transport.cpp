@@ -366,7 +366,8 @@ class RdmaHostQueue final : public HostQueue {
         }
         done.notify();
       };
-      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, on_rep, [this] { on_dreq(); });
+      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, on_rep,
+                                [this] { on_disconnected("a CM DREQ"); });
       co_await done;
       ok = accepted;
       co_return;
@@ -377,7 +378,7 @@ class RdmaHostQueue final : public HostQueue {
     std::array<std::byte, kCmPrivateLen> pd{};
     req.emit(pd);
     set_connect_private_data(*qp_, pd);
-    on_connection_closed(*qp_, [this] { on_dreq(); });
+    on_connection_closed(*qp_, [this] { on_disconnected("its connection closed"); });
     TargetQueue& tq = port.accept(host_, req);
     verbs::QueuePair& tqp = port.qp_of(tq);
     auto rtr_rts = [&](verbs::QueuePair& qp, Host& self, Host& peer, uint32_t dest, uint32_t rq_psn,
@@ -437,9 +438,8 @@ class RdmaHostQueue final : public HostQueue {
   // nothing on the QP completes: nvme_rdma_wr_error; or the target's
   // disconnect.
   std::string lost() const override {
-    if (disconnected_ && cm_) return "the target disconnected it (a CM DREQ: RDMA_CM_EVENT_DISCONNECTED)";
     if (disconnected_)
-      return "the target disconnected it (its connection closed: RDMA_CM_EVENT_DISCONNECTED)";
+      return std::string("the target disconnected it (") + disconnected_ + ": RDMA_CM_EVENT_DISCONNECTED)";
     return "its RDMA connection failed (a work completion in error, such as IBV_WC_RETRY_EXC_ERR: the "
            "transport's retries exhausted)";
   }
@@ -504,8 +504,8 @@ class RdmaHostQueue final : public HostQueue {
   // (RDMA_CM_EVENT_DISCONNECTED): nvme_rdma_cm_handler starts error
   // recovery, whose teardown sends the DREP. The QP flushed here has the
   // queue's reap see it.
-  void on_dreq() {
-    disconnected_ = true;
+  void on_disconnected(const char* how) {
+    disconnected_ = how;
     if (!stopped_) to_error();
   }
 
@@ -537,8 +537,8 @@ class RdmaHostQueue final : public HostQueue {
   verbs::QueuePair* qp_ = nullptr;
   verbs::MemoryRegion* mr_ = nullptr;
   uint32_t psn_ = 0;
-  bool stopped_ = false;                      // stop() was called
-  bool disconnected_ = false;                 // the target's DREQ (or close) came
+  bool stopped_ = false;                // stop() was called
+  const char* disconnected_ = nullptr;  // how the target disconnected (its DREQ, its close); null: it did not
   uint64_t sqes_ = 0, resps_ = 0, data_ = 0;  // the command capsules, the response buffers, the data slots
 };
 
