@@ -101,6 +101,9 @@ void IwarpQp::state_changed(ibv_qp_state from) {
 }
 
 void IwarpQp::open_connection() {
+  // A QP taken back through RESET had a connection: its endpoint reads
+  // that connection, so it goes first.
+  ep_.reset();
   const IwarpNicConfig& c = fabric_.config();
   std::memcpy(remote_.data(), attr_.ah_attr.grh.dgid.raw, 16);
   const std::array<uint8_t, 16> local = local_address(c);
@@ -240,7 +243,7 @@ void IwarpQp::complete_in_order() {
 // Read whose responses the peer dropped). Then the QP enters ERR and flushes
 // the rest.
 void IwarpQp::fail(ibv_wc_status status, std::optional<uint64_t> wr_id) {
-  if (state_ == IBV_QPS_ERR) return;
+  if (left_connection()) return;
   finished_.resize(sq_.size(), false);
   size_t target = 0;
   if (wr_id && *wr_id >= sq_base_ && *wr_id - sq_base_ < sq_.size()) {
@@ -355,7 +358,7 @@ void IwarpQp::iwarp_established(std::span<const std::byte>) {
 void IwarpQp::iwarp_rejected(std::span<const std::byte>) { fail(IBV_WC_REM_OP_ERR); }
 
 void IwarpQp::iwarp_terminate(const TermError& e, bool local, std::optional<uint64_t> wr_id) {
-  if (state_ == IBV_QPS_ERR) return;
+  if (left_connection()) return;
   if (!local) {
     fail(status_of(e), wr_id);
     return;
@@ -375,14 +378,14 @@ void IwarpQp::iwarp_terminate(const TermError& e, bool local, std::optional<uint
 // The peer's FIN (siw's SIW_CM_WORK_PEER_CLOSE, then siw_qp_llp_close): the
 // messages that finished complete, the rest is flushed, the consumer told.
 void IwarpQp::iwarp_disconnected() {
-  if (state_ == IBV_QPS_ERR) return;
+  if (left_connection()) return;
   complete_in_order();
   enter_error();
   tell_disconnected();
 }
 
 void IwarpQp::iwarp_closed() {
-  if (state_ == IBV_QPS_ERR) return;
+  if (left_connection()) return;
   // The stream ended under outstanding work: the connection was reset or
   // TCP gave up retransmitting.
   fail(IBV_WC_RETRY_EXC_ERR);

@@ -119,6 +119,9 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   void iwarp_disconnected() override;
   void iwarp_closed() override;
   void tell_disconnected();
+  // In ERR or RESET, the QP has left its connection (siw_qp_cm_drop): what
+  // the connection still reports (the peer's FIN crossing ours) is not its.
+  bool left_connection() const { return state_ == IBV_QPS_ERR || state_ == IBV_QPS_RESET; }
 
   void open_connection();
   void hand_next();

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -348,4 +349,31 @@ TEST_CASE("iwarp verbs: data that crosses the FIN is answered with a RST") {
   CHECK(wc[0].wr_id == 5);
   CHECK(wc[0].status != IBV_WC_SUCCESS);
   CHECK(told_b == 1);
+}
+
+// A QP taken back through RESET and connected again opens a new TCP
+// connection: the old endpoint, which refers to the old connection, went
+// first (it was destroyed after the connection it reads, a use after free
+// that AddressSanitizer reports).
+TEST_CASE("iwarp verbs: a QP reset and connected again carries data on a new connection") {
+  Bed t;
+  t.connect();
+  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 0, 1000, t.b.buf, t.b.mr->rkey, 1) == 0);
+  t.net.sim.run(Time::ms(1));
+  ibv_wc wc[4];
+  REQUIRE(t.a.cq->poll(4, wc) == 1);
+  CHECK(wc[0].status == IBV_WC_SUCCESS);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RESET;
+  for (test::VerbsEnd* s : {&t.a, &t.b}) REQUIRE(s->qp->modify(attr, IBV_QP_STATE) == 0);
+  t.net.sim.run(t.net.sim.now() + Time::ms(5));  // both FINs exchanged, TIME-WAIT over
+  t.connect();
+  std::memset(t.mem(t.a, 4096, 2000).data(), 0x5a, 2000);
+  REQUIRE(t.post(t.a, IBV_WR_RDMA_WRITE, 4096, 2000, t.b.buf + 8192, t.b.mr->rkey, 2) == 0);
+  t.net.sim.run(t.net.sim.now() + Time::ms(5));
+  REQUIRE(t.a.cq->poll(4, wc) == 1);
+  CHECK(wc[0].wr_id == 2);
+  CHECK(wc[0].status == IBV_WC_SUCCESS);
+  const auto landed = t.mem(t.b, 8192, 2000);
+  CHECK(std::all_of(landed.begin(), landed.end(), [](std::byte x) { return x == std::byte{0x5a}; }));
 }
