@@ -48,12 +48,11 @@ FABRIC_SUBLAYERS = [
     ("iba wire", ["fabrics/iba/wire/", "fabrics/iba/opcodes.", "fabrics/iba/icrc."]),
     ("ip wire", ["fabrics/ip/wire/"]),
     ("fabric wire", ["fabrics/ib/wire/", "fabrics/roce_v1/wire/"]),
-    ("seam", ["fabrics/fabric.", "fabrics/network.", "fabrics/pfc_deadlocks.", "fabrics/connect_private_data.hpp",
-              "fabrics/connection_close.hpp"]),
+    ("seam", ["fabrics/fabric.", "fabrics/network.", "fabrics/pfc_deadlocks."]),
     ("ethernet", ["fabrics/ethernet/"]),
     ("ip", ["fabrics/ip/"]),
     ("iba", ["fabrics/iba/"]),
-    ("fabrics", ["fabrics/connect_private_data.cpp", "fabrics/ib/", "fabrics/roce_v1/", "fabrics/roce_v2/", "fabrics/iwarp/", "fabrics/tcp/"]),
+    ("fabrics", ["fabrics/ib/", "fabrics/roce_v1/", "fabrics/roce_v2/", "fabrics/iwarp/", "fabrics/tcp/"]),
     ("registry", ["fabrics/registry."]),
 ]
 # Known leaks, each with its reason, until the seam offers what they use.

@@ -89,12 +89,17 @@ class IwarpQp final : public verbs::QueuePair, public TxSource, private IwarpMem
   IwarpEndpoint* endpoint() const { return ep_.get(); }
   bool active() const { return active_; }
   // What its MPA request (active end) or reply (passive end) carries after
-  // IRD and ORD: the consumer's private data (fabrics/connect_private_data.hpp).
-  void set_private_data(std::span<const std::byte> d) { private_data_.assign(d.begin(), d.end()); }
-  // `f` is called once when the peer ends the established connection (its
-  // FIN, or a reset or TCP's giving up), after the QP entered ERR
-  // (fabrics/connection_close.hpp).
-  void on_disconnected(std::function<void()> f) { on_disconnected_ = std::move(f); }
+  // IRD and ORD: the consumer's private data.
+  bool set_connect_private_data(std::span<const std::byte> d) override {
+    private_data_.assign(d.begin(), d.end());
+    return true;
+  }
+  // Called once when the peer ends the established connection (its FIN, or
+  // a reset or TCP's giving up), after the QP entered ERR.
+  bool on_connection_closed(std::function<void()> f) override {
+    on_disconnected_ = std::move(f);
+    return true;
+  }
 
  protected:
   int check_send(const ibv_send_wr& wr) const override;

@@ -347,6 +347,25 @@ class QueuePair {
   };
   virtual SendLimits send_limits() const { return {}; }
 
+  // A QP whose connection is its own (iWARP's TCP connection; the IBA
+  // fabrics' QPs have none: the RDMA CM's MADs set them up and tear them
+  // down, workloads/nvme/rdma_cm.hpp). Each answers false where the QP has
+  // no connection of its own.
+  // Sets the private data its connection set-up carries (iWARP's MPA
+  // request or reply, where rdma_conn_param.private_data goes through
+  // iw_cm), before it reaches RTS.
+  virtual bool set_connect_private_data(std::span<const std::byte> data) {
+    (void)data;
+    return false;
+  }
+  // Has `disconnected` called once when the peer ends the established
+  // connection (its QP then in ERR, what was outstanding flushed), as
+  // rdma_cm's RDMA_CM_EVENT_DISCONNECTED reports it.
+  virtual bool on_connection_closed(std::function<void()> disconnected) {
+    (void)disconnected;
+    return false;
+  }
+
   // Called when an inbound SEND or WRITE message has been placed whole
   // (its last packet executed in sequence): the simulation's own view, no
   // verbs call. A UC WRITE tells neither end when it lands (IBA 9.8: no

@@ -5,8 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "fabrics/connect_private_data.hpp"
-#include "fabrics/connection_close.hpp"
 #include "workloads/workload.hpp"
 
 namespace rdmasim::nvme {
@@ -115,10 +113,10 @@ TargetQueue& RdmaTargetPort::accept(Host& from, const CmRequest& req) {
   if (!cm_) {  // iWARP: the MPA reply carries the accept (as nvmet-rdma's through iw_cm)
     std::array<std::byte, kCmPrivateLen> pd{};
     CmAccept{0, static_cast<uint16_t>(q.entries)}.emit(pd);
-    set_connect_private_data(*r.qp, pd);
+    r.qp->set_connect_private_data(pd);
     // The host's close of the connection (RDMA_CM_EVENT_DISCONNECTED), as
     // its DREQ on the CM: nvmet_rdma_queue_disconnect.
-    on_connection_closed(*r.qp, [this, qp_num = r.qp->qp_num()] { release(qp_num); });
+    r.qp->on_connection_closed([this, qp_num = r.qp->qp_num()] { release(qp_num); });
   }
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
@@ -377,8 +375,8 @@ class RdmaHostQueue final : public HostQueue {
     // request's private data in the MPA request, the accept's in the reply.
     std::array<std::byte, kCmPrivateLen> pd{};
     req.emit(pd);
-    set_connect_private_data(*qp_, pd);
-    on_connection_closed(*qp_, [this] { on_disconnected("its connection closed"); });
+    qp_->set_connect_private_data(pd);
+    qp_->on_connection_closed([this] { on_disconnected("its connection closed"); });
     TargetQueue& tq = port.accept(host_, req);
     verbs::QueuePair& tqp = port.qp_of(tq);
     auto rtr_rts = [&](verbs::QueuePair& qp, Host& self, Host& peer, uint32_t dest, uint32_t rq_psn,

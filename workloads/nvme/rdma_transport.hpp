@@ -11,7 +11,7 @@
 // answered by a DREP); a DREQ from the other side is the queue's end. On
 // iWARP the QP's connection is its TCP connection: the QP to the error state
 // closes it (a FIN), and the other side's close is the queue's end
-// (fabrics/connection_close.hpp).
+// (verbs::QueuePair::on_connection_closed).
 //
 // The target's CPU: `cores` pollers, each with a completion queue its
 // queues share (SPDK's poll groups, round robin), busy-polling; or, with

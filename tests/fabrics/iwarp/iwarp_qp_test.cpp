@@ -10,7 +10,6 @@
 #include <cstring>
 #include <memory>
 
-#include "fabrics/connection_close.hpp"
 #include "fabrics/iwarp/iwarp_fabric.hpp"
 #include "tests/fixtures/network.hpp"
 #include "tests/fixtures/verbs_end.hpp"
@@ -277,8 +276,8 @@ TEST_CASE("iwarp verbs: a QP to ERR or RESET closes its connection; the peer is 
     Bed t;
     t.connect();
     int told_a = 0, told_b = 0;
-    CHECK(on_connection_closed(*t.a.qp, [&] { ++told_a; }));
-    CHECK(on_connection_closed(*t.b.qp, [&] { ++told_b; }));
+    CHECK(t.a.qp->on_connection_closed([&] { ++told_a; }));
+    CHECK(t.b.qp->on_connection_closed([&] { ++told_b; }));
     ibv_sge sge{t.b.buf, 4096, t.b.mr->lkey};
     ibv_recv_wr rwr{};
     rwr.sg_list = &sge;
@@ -330,7 +329,7 @@ TEST_CASE("iwarp verbs: data that crosses the FIN is answered with a RST") {
   t.connect();
   t.net.sim.run(Time::ms(1));
   int told_b = 0;
-  CHECK(on_connection_closed(*t.b.qp, [&] { ++told_b; }));
+  CHECK(t.b.qp->on_connection_closed([&] { ++told_b; }));
   REQUIRE(t.post(t.b, IBV_WR_RDMA_WRITE, 0, 60000, t.a.buf, t.a.mr->rkey, 5) == 0);
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
