@@ -53,7 +53,9 @@ json direction_json(const DirStats& d, Time window, const IoStat& bw, const IoSt
   j["bw_bytes"] = secs > 0 ? static_cast<uint64_t>(static_cast<double>(d.bytes) / secs) : 0;
   j["bw"] = secs > 0 ? static_cast<uint64_t>(static_cast<double>(d.bytes) / secs / 1024) : 0;  // KiB/s
   j["iops"] = secs > 0 ? static_cast<double>(d.ios) / secs : 0.0;
-  j["runtime"] = static_cast<uint64_t>(window.count() / 1'000'000'000);  // ms
+  // ms; fio's update_runtime counts a direction only if it moved bytes (a
+  // read-only job's write runtime is 0).
+  j["runtime"] = d.bytes ? static_cast<uint64_t>(window.count() / 1'000'000'000) : 0;
   j["total_ios"] = d.ios;
   j["slat_ns"] = latency_json_ns(d.slat, false);
   j["clat_ns"] = latency_json_ns(d.clat, true);

@@ -191,3 +191,11 @@ TEST_CASE("fio json: bw_agg is bw_mean in percent of the group's aggregate bandw
   CHECK(jobs[0]["write"]["bw_agg"] == 0.0);  // no samples
   CHECK(jobs[1]["trim"]["bw_agg"] == 0.0);
 }
+
+TEST_CASE("fio json: a direction that moved no bytes has no runtime, as fio's update_runtime") {
+  DirStats reads;
+  reads.ios = 2;
+  reads.bytes = 8192;
+  CHECK(direction_json(reads, Time::ms(40), IoStat{}, IoStat{})["runtime"] == 40);
+  CHECK(direction_json(DirStats{}, Time::ms(40), IoStat{}, IoStat{})["runtime"] == 0);
+}
