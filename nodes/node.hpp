@@ -48,6 +48,12 @@ class Node {
   // and link drops). Empty for a node that decides none (results.json
   // `switches` lists the nodes that do).
   virtual std::vector<std::pair<std::string_view, uint64_t>> discards() const { return {}; }
+  // The link of port `p` went down or came up (a fault): a host's device
+  // tells its programs (ibv_get_async_event).
+  virtual void link_changed(Port& p, bool up) {
+    (void)p;
+    (void)up;
+  }
 
  protected:
   Simulator& sim_;

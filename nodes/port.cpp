@@ -23,9 +23,11 @@ void Port::connect(Port& a, Port& b, const LinkParams& params, uint64_t seed) {
 void Port::set_link_up(Port& a, bool up) {
   for (Port* p : {&a, a.peer_}) {
     if (!p) continue;
+    const bool changed = p->up_ != up;
     p->up_ = up;
     if (!up)
       for (size_t i = 0; i < p->wire_.size(); ++i) p->wire_[i].lost = true;
+    if (changed) p->owner_.link_changed(*p, up);
   }
 }
 

@@ -49,6 +49,7 @@ inline Time call_cost(attach::Op op, const HostConfig& h) {
     case Op::query_srq:
       return kQueryVerb;
     case Op::get_cq_event:
+    case Op::get_async_event:
     case Op::sock_listen:
     case Op::sock_accept:
     case Op::sock_connect:

@@ -56,6 +56,8 @@ struct ProgramsRun::Program {
   std::vector<verbs::SharedReceiveQueue*> srqs;
   std::vector<verbs::QueuePair*> qps;
   std::vector<verbs::AddressHandle*> ahs;
+  // Its context's asynchronous events (ports going down and up), from its ibv_open_device on.
+  std::shared_ptr<verbs::EventQueue<verbs::AsyncEvent>> async;
   // Its registered pages, at its own addresses: its PDs' address space (another program on the host may
   // have the same addresses).
   HostMemory memory;
@@ -607,6 +609,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       h.tsc_hz = kTscHz;
       h.cores = static_cast<uint32_t>(hc.cores);
       put(&h, sizeof h);
+      p.async = std::make_shared<verbs::EventQueue<verbs::AsyncEvent>>(net_.sim);
+      dev.listen(p.async);
       break;
     }
     case Op::query_device: {
@@ -761,7 +765,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       if (p.alarm == Time{} || ch->pending() > 0) {
         cq = co_await ch->get_event();
       } else if (const Time limit = before_alarm(Time::max()); limit > Time{}) {
-        cq = co_await ch->get_event_within(limit);
+        cq = (co_await ch->get_event_within(limit)).value_or(nullptr);
       }
       if (!cq) {
         ret = -EINTR;
@@ -771,6 +775,29 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       ret = -EIO;
       for (size_t i = 0; i < p.cqs.size(); ++i)
         if (p.cqs[i] == cq) ret = static_cast<int64_t>(i + 1);
+      break;
+    }
+    case Op::get_async_event: {
+      // A read of the async fd: the program sleeps in the kernel until the
+      // device raises an event (a port's link going down or up), or its
+      // alarm ends the wait (EINTR).
+      if (!p.async) {
+        ret = -EBADF;
+        break;
+      }
+      auto& events = *p.async;
+      std::optional<verbs::AsyncEvent> e;
+      if (p.alarm == Time{} || events.pending() > 0) {
+        e = co_await events.get_event();
+      } else if (const Time limit = before_alarm(Time::max()); limit > Time{}) {
+        e = co_await events.get_event_within(limit);
+      }
+      if (!e) {
+        ret = -EINTR;
+        break;
+      }
+      co_await cpu.interrupt(*p.proc, hc.interrupt_cost, CpuUse::syscall, hc.kernel.syscall);
+      ret = static_cast<int64_t>(e->type) | int64_t{e->port} << 16;
       break;
     }
     case Op::poll_cq: {

@@ -16,6 +16,12 @@ void Host::receive(Port& in, Packet p) {
   nic_->receive(std::move(p));
 }
 
+void Host::link_changed(Port&, bool up) {
+  // Its one port: the device's port state changes, and it raises the
+  // event its programs may wait for (another engine's host: there).
+  if (sim().runs(context())) device().port_changed(up);
+}
+
 Cpu::RunAwaiter Host::post(Process& p, uint64_t inline_bytes) {
   Time t = cfg_.post_cost;
   // Programmed I/O: the CPU itself stores the bytes into the NIC's

@@ -23,6 +23,7 @@ class Host final : public Node {
   ~Host() override;
 
   void receive(Port& in, Packet p) override;
+  void link_changed(Port& p, bool up) override;
 
   HostMemory& memory() { return memory_; }
   Rnic& nic() { return *nic_; }

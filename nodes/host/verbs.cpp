@@ -155,29 +155,10 @@ void CompletionQueue::fire() {
   ++interrupts_;
   if (irq_waiter_)
     device_.sim().after(moderation_.latency, detail::ResumeEvent(std::exchange(irq_waiter_, nullptr)));
-  if (channel_) device_.sim().after(moderation_.latency, [this] { channel_->deliver(*this); });
+  if (channel_) device_.sim().after(moderation_.latency, [this] { channel_->push(this); });
 }
 
-CompletionChannel::~CompletionChannel() {
-  device_.sim().cancel(waiter_timeout_);
-  if (waiter_) waiter_.destroy();
-}
-
-void CompletionChannel::deliver(CompletionQueue& cq) {
-  events_.push_back(&cq);
-  if (waiter_) {
-    device_.sim().cancel(std::exchange(waiter_timeout_, {}));
-    device_.sim().at(device_.sim().now(), detail::ResumeEvent(std::exchange(waiter_, nullptr)));
-  }
-}
-
-void CompletionChannel::wait_within(std::coroutine_handle<> h, Time limit) {
-  waiter_ = h;
-  waiter_timeout_ = device_.sim().after(limit, [this] {
-    waiter_timeout_ = {};
-    std::exchange(waiter_, nullptr).resume();
-  });
-}
+CompletionChannel::CompletionChannel(Device& d) : EventQueue(d.sim()) {}
 
 // ------------------------------------------------------------------ QueuePair
 
@@ -586,7 +567,7 @@ uint32_t rkey_of(uint32_t index) { return (index + 1) << 8 | 0x22; }
 
 }  // namespace
 
-Device::Device(Rnic& nic, HostMemory& memory) : nic_(nic), memory_(memory) {}
+Device::Device(Rnic& nic, HostMemory& memory) : nic_(nic), memory_(memory), async_(nic.sim()) {}
 Device::~Device() = default;
 
 Simulator& Device::sim() const { return nic_.sim(); }
@@ -659,11 +640,13 @@ SharedReceiveQueue* Device::create_srq(ProtectionDomain* pd, const ibv_srq_init_
   return srqs_.back().get();
 }
 
-bool Device::get_async_event(AsyncEvent& out) {
-  if (async_.empty()) return false;
-  out = async_.front();
-  async_.pop_front();
-  return true;
+void Device::raise(const AsyncEvent& e) {
+  async_.push(e);
+  // Programs are told of their ports' events; the affiliated ones (a QP's,
+  // a CQ's, an SRQ's) stay with the device's own queue.
+  if (e.type != IBV_EVENT_PORT_ACTIVE && e.type != IBV_EVENT_PORT_ERR) return;
+  std::erase_if(listeners_, [](const auto& l) { return l.expired(); });
+  for (const auto& l : listeners_) l.lock()->push(e);
 }
 
 void Device::cq_overflowed(CompletionQueue& cq) {

@@ -12,12 +12,14 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/engine.hpp"
 #include "core/payload.hpp"
 #include "core/ring.hpp"
+#include "core/task.hpp"
 #include "core/units.hpp"
 
 namespace rdmasim {
@@ -36,53 +38,81 @@ class Device;
 class QueuePair;
 class SharedReceiveQueue;
 
-// A completion channel (ibv_create_comp_channel): the completion events of
-// the CQs created with it arrive here, one per ibv_req_notify_cq arming.
-class CompletionChannel {
+// Events a program waits for in the kernel (ibv_get_cq_event,
+// ibv_get_async_event), in the order they came; the one waiter is resumed
+// when one is there.
+template <typename T>
+class EventQueue {
  public:
-  explicit CompletionChannel(Device& d) : device_(d) {}
-  ~CompletionChannel();
-  CompletionChannel(const CompletionChannel&) = delete;
-  CompletionChannel& operator=(const CompletionChannel&) = delete;
+  explicit EventQueue(Simulator& sim) : sim_(sim) {}
+  ~EventQueue() {
+    sim_.cancel(waiter_timeout_);
+    if (waiter_) waiter_.destroy();
+  }
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
 
-  // co_await ch.get_event(): ibv_get_cq_event; resumes when an event is
-  // pending and yields the CQ it is about.
-  struct EventAwaiter {
-    CompletionChannel& ch;
-    bool await_ready() const { return !ch.events_.empty(); }
-    void await_suspend(std::coroutine_handle<> h) { ch.waiter_ = h; }
-    CompletionQueue* await_resume() {
-      CompletionQueue* cq = ch.events_.front();
-      ch.events_.pop_front();
-      return cq;
+  void push(T e) {
+    events_.push_back(std::move(e));
+    if (waiter_) {
+      sim_.cancel(std::exchange(waiter_timeout_, {}));
+      sim_.at(sim_.now(), detail::ResumeEvent(std::exchange(waiter_, nullptr)));
     }
+  }
+  // co_await q.get_event(): resumes when an event is pending and yields it.
+  struct EventAwaiter {
+    EventQueue& q;
+    bool await_ready() const { return !q.events_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { q.waiter_ = h; }
+    T await_resume() { return q.take(); }
   };
   EventAwaiter get_event() { return {*this}; }
-  // Like get_event(), but gives up after `limit` and yields nullptr.
+  // Like get_event(), but gives up after `limit` and yields nothing.
   struct EventWithinAwaiter {
-    CompletionChannel& ch;
+    EventQueue& q;
     Time limit;
-    bool await_ready() const { return !ch.events_.empty(); }
-    void await_suspend(std::coroutine_handle<> h) { ch.wait_within(h, limit); }
-    CompletionQueue* await_resume() {
-      if (ch.events_.empty()) return nullptr;
-      CompletionQueue* cq = ch.events_.front();
-      ch.events_.pop_front();
-      return cq;
+    bool await_ready() const { return !q.events_.empty(); }
+    void await_suspend(std::coroutine_handle<> h) { q.wait_within(h, limit); }
+    std::optional<T> await_resume() {
+      if (q.events_.empty()) return std::nullopt;
+      return q.take();
     }
   };
   EventWithinAwaiter get_event_within(Time limit) { return {*this, limit}; }
   size_t pending() const { return events_.size(); }
+  // The next event without waiting: false when none is pending.
+  bool try_take(T& out) {
+    if (events_.empty()) return false;
+    out = take();
+    return true;
+  }
 
  private:
-  friend class CompletionQueue;
-  void deliver(CompletionQueue& cq);
-  void wait_within(std::coroutine_handle<> h, Time limit);
+  T take() {
+    T e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+  void wait_within(std::coroutine_handle<> h, Time limit) {
+    waiter_ = h;
+    waiter_timeout_ = sim_.after(limit, [this] {
+      waiter_timeout_ = {};
+      std::exchange(waiter_, nullptr).resume();
+    });
+  }
 
-  Device& device_;
-  Ring<CompletionQueue*> events_;
+  Simulator& sim_;
+  Ring<T> events_;
   std::coroutine_handle<> waiter_;
   EventId waiter_timeout_;
+};
+
+// A completion channel (ibv_create_comp_channel): the completion events of
+// the CQs created with it arrive here, one per ibv_req_notify_cq arming;
+// ibv_get_cq_event yields the CQ.
+class CompletionChannel : public EventQueue<CompletionQueue*> {
+ public:
+  explicit CompletionChannel(Device& d);
 };
 
 class ProtectionDomain {
@@ -257,12 +287,14 @@ class SharedReceiveQueue {
   Ring<RecvWqe> wqes_;
 };
 
-// An asynchronous event (ibv_get_async_event): the type and what it is about.
+// An asynchronous event (ibv_get_async_event): the type and what it is
+// about (a port event: IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE, its port).
 struct AsyncEvent {
   ibv_event_type type;
   CompletionQueue* cq = nullptr;
   QueuePair* qp = nullptr;
   SharedReceiveQueue* srq = nullptr;
+  uint8_t port = 0;
 };
 
 struct QpInitAttr {
@@ -482,9 +514,17 @@ class Device {
   const std::vector<std::unique_ptr<QueuePair>>& qps() const { return qps_; }
 
   // ibv_get_async_event on a non-blocking async fd: false when none is pending.
-  bool get_async_event(AsyncEvent& out);
-  // The device raises an affiliated asynchronous event (IBA 11.6.3).
-  void raise(const AsyncEvent& e) { async_.push_back(e); }
+  bool get_async_event(AsyncEvent& out) { return async_.try_take(out); }
+  // A context of a program (ibv_open_device): it is given every port event
+  // from now on, in its own queue, for as long as it keeps the queue.
+  void listen(std::weak_ptr<EventQueue<AsyncEvent>> q) { listeners_.push_back(std::move(q)); }
+  // The device raises an asynchronous event (IBA 11.6.3).
+  void raise(const AsyncEvent& e);
+  // Its port's link went down or came up: IBV_EVENT_PORT_ERR or
+  // IBV_EVENT_PORT_ACTIVE (the device says IBV_DEVICE_PORT_ACTIVE_EVENT).
+  void port_changed(bool up) {
+    raise({up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, nullptr, nullptr, nullptr, 1});
+  }
   // A completion found `cq` full: IBV_EVENT_CQ_ERR, and every QP that
   // completes to it goes to ERR.
   void cq_overflowed(CompletionQueue& cq);
@@ -500,7 +540,8 @@ class Device {
   std::unique_ptr<QueuePair> gsi_;
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
   std::vector<std::unique_ptr<SharedReceiveQueue>> srqs_;
-  Ring<AsyncEvent> async_;  // nothing until an event: most devices never raise one
+  EventQueue<AsyncEvent> async_;
+  std::vector<std::weak_ptr<EventQueue<AsyncEvent>>> listeners_;
 };
 
 }  // namespace rdmasim::verbs

@@ -673,10 +673,21 @@ RDMASIM_EXPORT int ibv_rereg_mr(ibv_mr*, int, ibv_pd*, void*, size_t, int) {
   unsupported("ibv_rereg_mr");
   return EOPNOTSUPP;
 }
-RDMASIM_EXPORT int ibv_get_async_event(ibv_context*, ibv_async_event*) {
-  unsupported("ibv_get_async_event");
-  errno = EOPNOTSUPP;
-  return -1;
+RDMASIM_EXPORT int ibv_get_async_event(ibv_context*, ibv_async_event* event) {
+  // A blocking read of the async fd: the device's port events (IBV_EVENT_PORT_ERR,
+  // IBV_EVENT_PORT_ACTIVE); rdmasim ends the wait at the alarm's deadline (EINTR), restarted
+  // unless the handler interrupts it, as ibv_get_cq_event's.
+  long r;
+  do r = call(Op::get_async_event).ret;
+  while (r == -EINTR && !rdmasim::shim::interrupted_by_alarm(true));
+  if (r < 0) {
+    errno = static_cast<int>(-r);
+    return -1;
+  }
+  *event = {};
+  event->event_type = static_cast<ibv_event_type>(r & 0xffff);
+  event->element.port_num = static_cast<int>(r >> 16);
+  return 0;
 }
 RDMASIM_EXPORT void ibv_ack_async_event(ibv_async_event*) {}
 RDMASIM_EXPORT int ibv_dontfork_range(void*, size_t) { return 0; }
