@@ -110,6 +110,21 @@ int64_t add_handle(std::vector<T*>& v, T* x) {
   return static_cast<int64_t>(v.size());
 }
 
+// A read of an event fd (a completion channel's, the context's async fd):
+// the program sleeps in the kernel until an event comes, or until its alarm
+// ends the wait after `limit` (Time::max(): no alarm), leaving `out` empty
+// (EINTR); waking up costs the interrupt and the read.
+template <typename T>
+Task sleep_for_event(verbs::EventQueue<T>& q, Time limit, Cpu& cpu, Process& proc, const HostConfig& hc,
+                     std::optional<T>& out) {
+  out.reset();
+  if (limit == Time::max() || q.pending() > 0)
+    out = co_await q.get_event();
+  else if (limit > Time{})
+    out = co_await q.get_event_within(limit);
+  if (out) co_await cpu.interrupt(proc, hc.interrupt_cost, CpuUse::syscall, hc.kernel.syscall);
+}
+
 // The address a program reaches host `index` by on the side channel (a
 // fabric without IPv4): one of 10.255.0.0/16, by host index.
 uint32_t side_address(int index) { return 0x0AFF0000u | static_cast<uint32_t>(index + 1); }
@@ -760,43 +775,29 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         ret = -EINVAL;
         break;
       }
-      // The program sleeps in the kernel until the interrupt wakes it, or its alarm does (EINTR).
-      verbs::CompletionQueue* cq = nullptr;
-      if (p.alarm == Time{} || ch->pending() > 0) {
-        cq = co_await ch->get_event();
-      } else if (const Time limit = before_alarm(Time::max()); limit > Time{}) {
-        cq = (co_await ch->get_event_within(limit)).value_or(nullptr);
-      }
+      std::optional<verbs::CompletionQueue*> cq;
+      co_await sleep_for_event<verbs::CompletionQueue*>(*ch, before_alarm(Time::max()), cpu, *p.proc, hc, cq);
       if (!cq) {
         ret = -EINTR;
         break;
       }
-      co_await cpu.interrupt(*p.proc, hc.interrupt_cost, CpuUse::syscall, hc.kernel.syscall);
       ret = -EIO;
       for (size_t i = 0; i < p.cqs.size(); ++i)
-        if (p.cqs[i] == cq) ret = static_cast<int64_t>(i + 1);
+        if (p.cqs[i] == *cq) ret = static_cast<int64_t>(i + 1);
       break;
     }
     case Op::get_async_event: {
-      // A read of the async fd: the program sleeps in the kernel until the
-      // device raises an event (a port's link going down or up), or its
-      // alarm ends the wait (EINTR).
+      // The async fd: the device's port events, for this program's context.
       if (!p.async) {
         ret = -EBADF;
         break;
       }
-      auto& events = *p.async;
       std::optional<verbs::AsyncEvent> e;
-      if (p.alarm == Time{} || events.pending() > 0) {
-        e = co_await events.get_event();
-      } else if (const Time limit = before_alarm(Time::max()); limit > Time{}) {
-        e = co_await events.get_event_within(limit);
-      }
+      co_await sleep_for_event(*p.async, before_alarm(Time::max()), cpu, *p.proc, hc, e);
       if (!e) {
         ret = -EINTR;
         break;
       }
-      co_await cpu.interrupt(*p.proc, hc.interrupt_cost, CpuUse::syscall, hc.kernel.syscall);
       ret = static_cast<int64_t>(e->type) | int64_t{e->port} << 16;
       break;
     }
