@@ -64,9 +64,9 @@ int batch_bucket(uint32_t ios) {
   return bucket;
 }
 
-void DepthCounts::submitted(uint32_t depth, uint32_t ios) {
-  level[static_cast<size_t>(depth_bucket(depth))] += ios;
-  ++submit[static_cast<size_t>(batch_bucket(ios))];
+void DepthCounts::submitted(uint32_t depth) {
+  ++level[static_cast<size_t>(depth_bucket(depth))];
+  ++submit[static_cast<size_t>(batch_bucket(1))];
   ++submits;
 }
 

@@ -47,8 +47,9 @@ struct DepthCounts {
   DepthMap submit{};    // io_u_mark_submit: submit calls by the I/Os each carried
   DepthMap complete{};  // io_u_mark_complete: reaps by the I/Os each returned
   uint64_t submits = 0, reaps = 0;
-  // `ios` I/Os handed over in one call with `depth` outstanding, themselves included.
-  void submitted(uint32_t depth, uint32_t ios = 1);
+  // An I/O handed over alone (the job's submit calls carry one each) with
+  // `depth` outstanding, itself included.
+  void submitted(uint32_t depth);
   void reaped(uint32_t ios);
   void add(const DepthCounts& other);  // group_reporting: the maps added
 };
