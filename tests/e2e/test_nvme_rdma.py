@@ -158,6 +158,19 @@ if res:
     check(len(rows) - 1 == sum(w["ops"] for w in res["workloads"]), "nvme.csv: a row per I/O")
     check(sum(1 for r in rows[1:] if r.startswith("w,0,write,")) == 128, "nvme.csv: the 128 writes of w")
 
+# ---- fio's sizes: bs=4k is 4096 bytes (kb_base=1024), size=64k, offset=1m
+out = os.path.join(d, "fio_sizes")
+_, _, _, res = run("name: fio_sizes\nfabric: roce_v2" + BASE + """workloads:
+  - {name: f, kind: nvme, initiator: h, target: t, nsid: 2, rw: read, bs: 4k, size: 64K, offset: 1m}
+capture: {pcap: none, timeseries: {interval: 1ms}}
+""", out)
+if res:
+    f = e2e.workload(res, "f")
+    check(f["ops"] == 16 and f["bytes"] == 65536 and f["data_verified"], f"fio sizes: 16 I/Os of 4096 bytes: {f}")
+    with open(os.path.join(out, "nvme.csv")) as csv:
+        lbas = sorted(int(r.split(",")[3]) for r in csv.read().splitlines()[1:])
+    check(lbas == [256 + i for i in range(16)], f"fio sizes: offset=1m is block 256 of 4096 bytes: {lbas}")
+
 # ---- bad input: located, exit 2
 bad = {
     "past": ("{kind: nvme, initiator: h, target: t, offset: 60MiB, size: 8MiB}", "goes past namespace 1"),
@@ -165,6 +178,11 @@ bad = {
     "depth": ("{kind: nvme, initiator: h, target: t, iodepth: 256}", "more than the I/O queue's 128 entries"),
     "nsid": ("{kind: nvme, initiator: h, target: t, nsid: 9}", "has no namespace 9"),
     "notarget": ("{kind: nvme, initiator: t, target: h}", "host h has no storage target"),
+    "fio_bs": ("{kind: nvme, initiator: h, target: t, nsid: 2, bs: 6k}", "bs 6KiB is not a multiple"),
+    "fio_big": ("{kind: nvme, initiator: h, target: t, bs: 2m}", "bs is at most 1MiB"),
+    "runtime_unit": ("{kind: nvme, initiator: h, target: t, runtime: 30}",
+                     "runtime 30 has no unit: fio would read seconds"),
+    "ramp_unit": ("{kind: nvme, initiator: h, target: t, runtime: 1ms, ramp_time: 2}", "ramp_time 2 has no unit"),
 }
 for name, (job, message) in bad.items():
     out = os.path.join(d, "bad_" + name)

@@ -77,6 +77,58 @@ ValueType<Time> sample_interval(std::string key) {
       });
 }
 
+// fio's sizes (its HOWTO, "Parameter types"; parse.c's get_mult_bytes):
+// a whole number with k, m, g, t or p, and an optional b, in either case,
+// counted in powers of 1024 (fio's default kb_base=1024): bs=4k is 4096.
+// Nullopt for any other text, which is read as rdmasim's sizes (64KiB is
+// 65536 there; fio's compatibility mode would read KiB as 1000).
+std::optional<uint64_t> fio_size(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 19) return std::nullopt;
+  std::string_view unit = text.substr(digits);
+  if (unit.size() == 2 && (unit[1] == 'b' || unit[1] == 'B')) unit.remove_suffix(1);
+  if (unit.size() != 1) return std::nullopt;
+  const size_t power = std::string_view("kmgtp").find(static_cast<char>(unit[0] | 0x20));
+  if (power == std::string_view::npos) return std::nullopt;
+  unsigned __int128 v = std::stoull(std::string(text.substr(0, digits)));
+  v <<= 10 * (power + 1);
+  if (v > UINT64_MAX) return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
+// A job's size key: fio's forms (4k, 128K, 1m) or rdmasim's (4096, 4KiB).
+std::optional<Bytes> job_size(YamlReader& c, const Entry& e, bool positive = true) {
+  if (e.value.IsScalar())
+    if (const std::optional<uint64_t> v = fio_size(e.value.Scalar())) {
+      if (positive && *v == 0) {
+        c.error(e.value, e.path, "must be at least 1 byte, got " + describe(e.value));
+        return std::nullopt;
+      }
+      return Bytes(*v);
+    }
+  return c.bytes(e, positive);
+}
+
+// runtime and ramp_time: fio reads a number without a unit as seconds,
+// rdmasim as picoseconds, so `runtime: 30` is refused rather than read as
+// 30 ps (no I/O at all); 0 is the same in every unit.
+ValueType<Time> job_time(ValueType<Time> base) {
+  return {base.type, base.range, base.unit,
+          [parse = base.parse](YamlReader& c, const Entry& e) -> std::optional<Time> {
+            if (e.value.IsScalar() && !written_with_unit(e.value.Scalar()) && e.value.Scalar() != "0" &&
+                parse_time(e.value.Scalar())) {
+              c.error(
+                  e.value, e.path,
+                  e.path.substr(e.path.rfind('.') + 1) + " " + e.value.Scalar() +
+                      " has no unit: fio would read seconds, rdmasim picoseconds; write the unit, such as " +
+                      e.value.Scalar() + "s or " + e.value.Scalar() + "ms");
+              return std::nullopt;
+            }
+            return parse(c, e);
+          }};
+}
+
 // The job's keys; bs, offset and size, checked against the namespace's
 // blocks and each other before they are kept, are read by `read`.
 const KeyTable<NvmeJobConfig>& nvme_keys() {
@@ -91,7 +143,7 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
           declared<J>("target", "host name", "", "the storage target's host (storage.targets); required"),
           key("nsid", &J::nsid, whole(1, 0xFFFFFFFE), "1", "the namespace it reads and writes"),
           key("rw", &J::rw, fio_rw(), "randread", "fio's I/O pattern (`rw`: `readwrite`)"),
-          declared<J>("bs", "size", "4KiB",
+          declared<J>("bs", "size (fio's 4k too)", "4KiB",
                       "bytes of each I/O, a multiple of the namespace's block size, at most 1MiB"),
           key("iodepth", &J::iodepth, whole(1, 1024), "1",
               "I/Os each job keeps outstanding, at most queue_size"),
@@ -99,12 +151,12 @@ const KeyTable<NvmeJobConfig>& nvme_keys() {
           key("group_reporting", &J::group_reporting, boolean(), "false",
               "fio.json: the numjobs jobs as one entry; false: an entry each, as fio"),
           key("rwmixread", &J::rwmixread, whole(0, 100), "50", "randrw and readwrite: percent of reads"),
-          key("runtime", &J::runtime, positive_time(), "",
+          key("runtime", &J::runtime, job_time(positive_time()), "",
               "how long each job issues I/O; none: until size bytes are done"),
-          declared<J>("size", "size", "",
+          declared<J>("size", "size (fio's 1g too)", "",
                       "bytes of the region and of I/O per job; none: the namespace from offset"),
-          declared<J>("offset", "size", "0", "where the region starts, on a block boundary"),
-          key("ramp_time", &J::ramp_time, time(), "0", "I/O completed before this is not counted"),
+          declared<J>("offset", "size (fio's 1m too)", "0", "where the region starts, on a block boundary"),
+          key("ramp_time", &J::ramp_time, job_time(time()), "0", "I/O completed before this is not counted"),
           key("start", &J::start_time, time(), "0", "when the host connects to the target"),
           key("queue_size", &J::queue_size, whole(2, 1024), "128",
               "entries of each I/O queue (nvme connect -Q)"),
@@ -228,7 +280,7 @@ class NvmeWorkload final : public Workload {
                     std::to_string(j.queue_size) + " entries (queue_size)");
     const uint32_t block = ns ? ns->block_size : 512;
     if (const Entry* e = f.find("bs")) {
-      if (auto b = d.c.bytes(*e)) {
+      if (auto b = job_size(d.c, *e)) {
         if (b->count() % block != 0)
           d.c.error(e->value, e->path,
                     "bs " + to_string(*b) + " is not a multiple of the namespace's " + std::to_string(block) +
@@ -240,7 +292,7 @@ class NvmeWorkload final : public Workload {
       }
     }
     if (const Entry* e = f.find("offset")) {
-      if (auto b = d.c.bytes(*e, false)) {
+      if (auto b = job_size(d.c, *e, false)) {
         if (b->count() % block != 0)
           d.c.error(e->value, e->path, "offset " + to_string(*b) + " is not on a block boundary");
         else
@@ -248,7 +300,7 @@ class NvmeWorkload final : public Workload {
       }
     }
     if (const Entry* e = f.find("size")) {
-      if (auto b = d.c.bytes(*e)) {
+      if (auto b = job_size(d.c, *e)) {
         if (b->count() < j.bs)
           d.c.error(e->value, e->path, "size " + to_string(*b) + " is less than one bs");
         else
