@@ -55,6 +55,8 @@ if res and "timestamp_ms" in fio and FIO_KEYS <= set(job):
     directions = ("read", "write", "trim")
     layout = set(job["read"])
     check(all(set(job[k]) == layout for k in directions), "fio.json: trim has read's and write's layout")
+    check(all(job[k].get("short_ios") == 0 and job[k].get("drop_ios") == 0 for k in directions),
+          "fio.json: short_ios and drop_ios in every direction, 0 (no short or dropped I/O)")
     check(job["trim"]["total_ios"] == 0 and job["trim"]["io_bytes"] == 0 and job["trim"]["lat_ns"]["N"] == 0,
           f"fio.json: no trims: {job['trim']}")
     check(job["sync"] == {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},

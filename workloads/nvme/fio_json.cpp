@@ -57,6 +57,11 @@ json direction_json(const DirStats& d, Time window, const IoStat& bw, const IoSt
   // read-only job's write runtime is 0).
   j["runtime"] = d.bytes ? static_cast<uint64_t>(window.count() / 1'000'000'000) : 0;
   j["total_ios"] = d.ios;
+  // fio's short_io_u (an I/O that moved less than it asked, the rest
+  // retried) and drop_io_u (dropped by rate limiting): an NVMe command
+  // moves its whole length or fails, and no job here is rate limited.
+  j["short_ios"] = 0;
+  j["drop_ios"] = 0;
   j["slat_ns"] = latency_json_ns(d.slat, false);
   j["clat_ns"] = latency_json_ns(d.clat, true);
   j["lat_ns"] = latency_json_ns(d.lat, true);
