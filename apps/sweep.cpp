@@ -92,6 +92,19 @@ std::vector<std::pair<std::string, json>> headline(const json& r) {
       v.emplace_back(n + "offered_pps", get(w, {"offered_pps"}));
       v.emplace_back(n + "delivered_pps", get(w, {"delivered_pps"}));
     }
+    if (w.contains("fct")) {  // flows: the completion-time slowdowns a CC study plots
+      v.emplace_back(n + "fct.completed", get(w, {"fct", "completed"}));
+      for (const char* p : {"p50", "p95", "p99"})
+        v.emplace_back(n + "fct.slowdown." + p, get(w, {"fct", "slowdown", p}));
+    }
+    if (w.contains("iops")) {  // nvme: fio's figures and each end's CPU an I/O
+      v.emplace_back(n + "iops", get(w, {"iops"}));
+      v.emplace_back(n + "bw_bytes", get(w, {"bw_bytes"}));
+      for (auto [column, key] : {std::pair{"p50", "50.000000"}, {"p99", "99.000000"}, {"p999", "99.900000"}})
+        v.emplace_back(n + "clat_ns." + column, get(w, {"clat_ns", "percentile", key}));
+      v.emplace_back(n + "cpu.initiator.work_ps_per_io", get(w, {"cpu", "initiator", "work_ps_per_io"}));
+      v.emplace_back(n + "cpu.target.work_ps_per_io", get(w, {"cpu", "target", "work_ps_per_io"}));
+    }
   }
   return v;
 }

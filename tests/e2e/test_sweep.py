@@ -218,6 +218,41 @@ p = rdmasim("sweep", exp, "--vary", "seed=1", "--set", "stop=500", "--out", os.p
 check(p.returncode == 0 and "warning: <command line>:1:6: stop: 500 has no unit, so it is 500ps" in p.stderr,
       f"sweep warns about stop: {p.stderr}")
 
+# What a storage team and a CC study sweep for: NVMe's IOPS, bandwidth,
+# completion latency and CPU an I/O; flows' FCT slowdowns (the columns were
+# left out: a sweep over nvme jobs had no figure of theirs).
+FIGURES = """
+name: sweep_figures
+fabric: roce_v2
+topology: {hosts: [a, b, c], switches: [s], links: [[a, s], [b, s], [c, s]]}
+storage: {targets: [{host: b, namespaces: [{nsid: 1, size: 1GiB, ram: true}]}]}
+workloads:
+  - {name: io, kind: nvme, initiator: a, target: b, rw: randread, bs: 4k, iodepth: 4, runtime: 300us}
+  - {name: fl, kind: flows, cdf: hadoop, load: 0.5, duration: 1ms, hosts: [a, c]}
+capture: {pcap: none}
+"""
+fig = os.path.join(d, "figures")
+p = rdmasim("sweep", write_text(os.path.join(d, "figures.yaml"), FIGURES), "--vary", "fabric=roce_v2,tcp",
+            "--set", "workloads[1].op=send", "--out", fig)
+check(p.returncode == 0, f"nvme and flows sweep: exit {p.returncode}: {p.stderr}")
+with open(os.path.join(fig, "sweep.csv")) as f:
+    rows = list(csv.DictReader(f))
+for r in rows:
+    res = json.loads(read(os.path.join(fig, "runs", r["run"], "results.json")))
+    io, fl = res["workloads"]
+    want = {"io.iops": io["iops"], "io.bw_bytes": io["bw_bytes"],
+            "io.clat_ns.p50": io["clat_ns"]["percentile"]["50.000000"],
+            "io.clat_ns.p99": io["clat_ns"]["percentile"]["99.000000"],
+            "io.clat_ns.p999": io["clat_ns"]["percentile"]["99.900000"],
+            "io.cpu.initiator.work_ps_per_io": io["cpu"]["initiator"]["work_ps_per_io"],
+            "io.cpu.target.work_ps_per_io": io["cpu"]["target"]["work_ps_per_io"],
+            "fl.fct.completed": fl["fct"]["completed"], "fl.fct.slowdown.p50": fl["fct"]["slowdown"]["p50"],
+            "fl.fct.slowdown.p95": fl["fct"]["slowdown"]["p95"], "fl.fct.slowdown.p99": fl["fct"]["slowdown"]["p99"]}
+    got = {k: r.get(k) for k in want}
+    check(all(got[k] not in (None, "") and float(got[k]) == float(v) for k, v in want.items()) and io["iops"] > 0
+          and fl["fct"]["completed"] > 0,
+          f"{r['fabric']}: sweep.csv has nvme's and flows' figures as in results.json: {got} vs {want}")
+
 # Bad values: located, exit 2, nothing written.
 bad = os.path.join(d, "bad")
 p = rdmasim("sweep", exp, "--vary", "link.bandwidth=25Gbps,fast", "--out", bad)
