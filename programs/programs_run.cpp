@@ -105,20 +105,41 @@ T* by_handle(const std::vector<T*>& v, uint64_t h) {
   return h >= 1 && h <= v.size() ? v[h - 1] : nullptr;
 }
 template <class T>
+uint64_t handle_of(const std::vector<T*>& v, const T* x) {
+  const auto it = x ? std::find(v.begin(), v.end(), x) : v.end();
+  return it == v.end() ? 0 : static_cast<uint64_t>(it - v.begin()) + 1;
+}
+// The program's handle of what an affiliated event is about (its QP, CQ or
+// SRQ); 0 for a port event, or for another context's object.
+template <class P>
+uint64_t element_handle(const P& p, const verbs::AsyncEvent& e) {
+  if (e.qp) return handle_of(p.qps, static_cast<const verbs::QueuePair*>(e.qp));
+  if (e.cq) return handle_of(p.cqs, static_cast<const verbs::CompletionQueue*>(e.cq));
+  if (e.srq) return handle_of(p.srqs, static_cast<const verbs::SharedReceiveQueue*>(e.srq));
+  return 0;
+}
+template <class T>
 int64_t add_handle(std::vector<T*>& v, T* x) {
   v.push_back(x);
   return static_cast<int64_t>(v.size());
 }
 
 // A read of an event fd (a completion channel's, the context's async fd):
-// the program sleeps in the kernel until an event comes, or until its alarm
-// ends the wait after `limit` (Time::max(): no alarm), leaving `out` empty
-// (EINTR); waking up costs the interrupt and the read.
+// an event already queued is read at once; else the program sleeps in the
+// kernel until one comes, or until its alarm ends the wait after `limit`
+// (Time::max(): no alarm), leaving `out` empty (EINTR), and waking up costs
+// the interrupt and the read. (An interrupt raised for an event already
+// there, while the program still held its core, left it waiting for ever.)
 template <typename T>
 Task sleep_for_event(verbs::EventQueue<T>& q, Time limit, Cpu& cpu, Process& proc, const HostConfig& hc,
                      std::optional<T>& out) {
   out.reset();
-  if (limit == Time::max() || q.pending() > 0)
+  if (T e; q.try_take(e)) {
+    out = std::move(e);
+    co_await cpu.run(proc, CpuUse::syscall, hc.kernel.syscall);
+    co_return;
+  }
+  if (limit == Time::max())
     out = co_await q.get_event();
   else if (limit > Time{})
     out = co_await q.get_event_within(limit);
@@ -625,7 +646,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       h.cores = static_cast<uint32_t>(hc.cores);
       put(&h, sizeof h);
       p.async = std::make_shared<verbs::EventQueue<verbs::AsyncEvent>>(net_.sim);
-      dev.listen(p.async);
+      dev.listen(p.async, [&p](const verbs::AsyncEvent& e) { return element_handle(p, e) != 0; });
       break;
     }
     case Op::query_device: {
@@ -787,7 +808,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
       break;
     }
     case Op::get_async_event: {
-      // The async fd: the device's port events, for this program's context.
+      // The async fd: the device's port events, and the affiliated events of
+      // this program's own QPs, CQs and SRQs (c: its handle of the object).
       if (!p.async) {
         ret = -EBADF;
         break;
@@ -799,6 +821,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         break;
       }
       ret = static_cast<int64_t>(e->type) | int64_t{e->port} << 16;
+      c = element_handle(p, *e);
       break;
     }
     case Op::poll_cq: {

@@ -555,6 +555,10 @@ void QueuePair::enter_error() {
     rq_.pop_front();
     complete_recv(r, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, 0, false);
   }
+  // A QP on an SRQ takes no more WQEs from it once in error: the Last WQE
+  // Reached event (IBA 11.6.3.1) tells its consumer it may destroy the QP
+  // without losing a WQE (as the kernel's ib_drain_qp waits for it).
+  if (from != IBV_QPS_ERR && init_.srq) device_.raise({IBV_EVENT_QP_LAST_WQE_REACHED, nullptr, this});
 }
 
 // --------------------------------------------------------------------- Device
@@ -642,11 +646,13 @@ SharedReceiveQueue* Device::create_srq(ProtectionDomain* pd, const ibv_srq_init_
 
 void Device::raise(const AsyncEvent& e) {
   async_.push(e);
-  // Programs are told of their ports' events; the affiliated ones (a QP's,
-  // a CQ's, an SRQ's) stay with the device's own queue.
-  if (e.type != IBV_EVENT_PORT_ACTIVE && e.type != IBV_EVENT_PORT_ERR) return;
-  std::erase_if(listeners_, [](const auto& l) { return l.expired(); });
-  for (const auto& l : listeners_) l.lock()->push(e);
+  // Every context is told of the port's events; an affiliated one (a QP's,
+  // a CQ's, an SRQ's) goes to the context that made its object only, as
+  // the kernel's uverbs gives it to that object's file alone.
+  const bool port = e.type == IBV_EVENT_PORT_ACTIVE || e.type == IBV_EVENT_PORT_ERR;
+  std::erase_if(listeners_, [](const Listener& l) { return l.queue.expired(); });
+  for (const Listener& l : listeners_)
+    if (port || l.mine(e)) l.queue.lock()->push(e);
 }
 
 void Device::cq_overflowed(CompletionQueue& cq) {

@@ -288,7 +288,8 @@ class SharedReceiveQueue {
 };
 
 // An asynchronous event (ibv_get_async_event): the type and what it is
-// about (a port event: IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE, its port).
+// about: a port event (IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE) its
+// port, an affiliated one its CQ, QP or SRQ (IBA 11.6.3.1).
 struct AsyncEvent {
   ibv_event_type type;
   CompletionQueue* cq = nullptr;
@@ -516,8 +517,12 @@ class Device {
   // ibv_get_async_event on a non-blocking async fd: false when none is pending.
   bool get_async_event(AsyncEvent& out) { return async_.try_take(out); }
   // A context of a program (ibv_open_device): it is given every port event
-  // from now on, in its own queue, for as long as it keeps the queue.
-  void listen(std::weak_ptr<EventQueue<AsyncEvent>> q) { listeners_.push_back(std::move(q)); }
+  // from now on, and the affiliated events that `mine` says are about its
+  // own QPs, CQs and SRQs, in its own queue, for as long as it keeps the queue.
+  using Owns = std::function<bool(const AsyncEvent&)>;
+  void listen(std::weak_ptr<EventQueue<AsyncEvent>> q, Owns mine) {
+    listeners_.push_back({std::move(q), std::move(mine)});
+  }
   // The device raises an asynchronous event (IBA 11.6.3).
   void raise(const AsyncEvent& e);
   // Its port's link went down or came up: IBV_EVENT_PORT_ERR or
@@ -541,7 +546,11 @@ class Device {
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
   std::vector<std::unique_ptr<SharedReceiveQueue>> srqs_;
   EventQueue<AsyncEvent> async_;
-  std::vector<std::weak_ptr<EventQueue<AsyncEvent>>> listeners_;
+  struct Listener {
+    std::weak_ptr<EventQueue<AsyncEvent>> queue;
+    Owns mine;
+  };
+  std::vector<Listener> listeners_;
 };
 
 }  // namespace rdmasim::verbs

@@ -61,8 +61,21 @@ Context* context_of(ibv_context* c) {
   return reinterpret_cast<Context*>(reinterpret_cast<char*>(c) - offsetof(verbs_context, context));
 }
 
-// CQs by handle, for ibv_get_cq_event.
+// CQs by handle, for ibv_get_cq_event; and QPs and SRQs, for the
+// affiliated events ibv_get_async_event names them in.
 std::vector<ibv_cq*> g_cqs;
+std::vector<ibv_qp*> g_qps;
+std::vector<ibv_srq*> g_srqs;
+
+template <class T>
+void keep_handle(std::vector<T*>& v, uint32_t handle, T* x) {
+  if (v.size() <= handle) v.resize(handle + 1);
+  v[handle] = x;
+}
+template <class T>
+T* by_handle(const std::vector<T*>& v, uint64_t handle) {
+  return handle < v.size() ? v[handle] : nullptr;
+}
 
 // ---- memory shared with rdmasim ----
 
@@ -476,8 +489,7 @@ RDMASIM_EXPORT ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context
   cq->cqe = cqe;
   pthread_mutex_init(&cq->mutex, nullptr);
   pthread_cond_init(&cq->cond, nullptr);
-  if (g_cqs.size() <= cq->handle) g_cqs.resize(cq->handle + 1);
-  g_cqs[cq->handle] = cq;
+  keep_handle(g_cqs, cq->handle, cq);
   return cq;
 }
 
@@ -524,6 +536,7 @@ RDMASIM_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* init) {
   srq->handle = static_cast<uint32_t>(r);
   pthread_mutex_init(&srq->mutex, nullptr);
   pthread_cond_init(&srq->cond, nullptr);
+  keep_handle(g_srqs, srq->handle, srq);
   return srq;
 }
 
@@ -540,6 +553,7 @@ RDMASIM_EXPORT int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* attr) {
 RDMASIM_EXPORT int ibv_destroy_srq(ibv_srq* srq) {
   const long r = call(Op::destroy_srq, srq->handle).ret;
   if (r < 0) return static_cast<int>(-r);
+  keep_handle<ibv_srq>(g_srqs, srq->handle, nullptr);
   delete srq;
   return 0;
 }
@@ -571,6 +585,7 @@ RDMASIM_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
   pthread_mutex_init(&qp->mutex, nullptr);
   pthread_cond_init(&qp->cond, nullptr);
   init->cap = out.cap;
+  keep_handle(g_qps, qp->handle, qp);
   return qp;
 }
 
@@ -607,6 +622,7 @@ RDMASIM_EXPORT int ibv_query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_
 RDMASIM_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
   const long r = call(Op::destroy_qp, qp->handle).ret;
   if (r < 0) return static_cast<int>(-r);
+  keep_handle<ibv_qp>(g_qps, qp->handle, nullptr);
   delete qp;
   return 0;
 }
@@ -675,18 +691,40 @@ RDMASIM_EXPORT int ibv_rereg_mr(ibv_mr*, int, ibv_pd*, void*, size_t, int) {
 }
 RDMASIM_EXPORT int ibv_get_async_event(ibv_context*, ibv_async_event* event) {
   // A blocking read of the async fd: the device's port events (IBV_EVENT_PORT_ERR,
-  // IBV_EVENT_PORT_ACTIVE); rdmasim ends the wait at the alarm's deadline (EINTR), restarted
+  // IBV_EVENT_PORT_ACTIVE) and the affiliated events of this program's QPs, CQs and SRQs (the
+  // handle in c, named here by its object); rdmasim ends the wait at the alarm's deadline (EINTR), restarted
   // unless the handler interrupts it, as ibv_get_cq_event's.
-  long r;
-  do r = call(Op::get_async_event).ret;
-  while (r == -EINTR && !rdmasim::shim::interrupted_by_alarm(true));
+  Reply rep;
+  do rep = call(Op::get_async_event);
+  while (rep.ret == -EINTR && !rdmasim::shim::interrupted_by_alarm(true));
+  const long r = rep.ret;
   if (r < 0) {
     errno = static_cast<int>(-r);
     return -1;
   }
   *event = {};
   event->event_type = static_cast<ibv_event_type>(r & 0xffff);
-  event->element.port_num = static_cast<int>(r >> 16);
+  switch (event->event_type) {
+    case IBV_EVENT_CQ_ERR:
+      event->element.cq = by_handle(g_cqs, rep.c);
+      break;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+      event->element.srq = by_handle(g_srqs, rep.c);
+      break;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+      event->element.qp = by_handle(g_qps, rep.c);
+      break;
+    default:
+      event->element.port_num = static_cast<int>(r >> 16);
+  }
   return 0;
 }
 RDMASIM_EXPORT void ibv_ack_async_event(ibv_async_event*) {}
