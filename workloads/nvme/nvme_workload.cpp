@@ -4,8 +4,10 @@
 // it writes fio.json (and nvme.csv with capture.timeseries); docs/storage.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/errors.hpp"
 #include "topologies/key_table.hpp"
 #include "workloads/nvme/fio_json.hpp"
 #include "workloads/nvme/initiator.hpp"
@@ -242,6 +244,31 @@ class Run final : public WorkloadRun {
   std::unique_ptr<nvme::NvmeJob> job_;
 };
 
+// A split run numbers a `flows` workload's QPs, memory regions and buffers
+// on every rank alike (Flow::make_side): each flow's objects as it arrives,
+// on its rank, and on the others the numbers alone. An NVMe job makes its
+// queues' objects while the run goes on, on its hosts' rank only, so a flow
+// arriving after them on one of those hosts would be numbered differently
+// on the two ranks (its peer would write to a wrong rkey). Refused before
+// the run starts, until NVMe's objects take numbers of their own.
+void refuse_beside_flows(const ExperimentConfig& x, const WorkloadConfig& w) {
+  const NvmeJobConfig& j = w.settings_as<NvmeSettings>().job;
+  for (size_t i = 0; i < x.workloads.size(); ++i) {
+    const WorkloadConfig& f = x.workloads[i];
+    if (f.kind_name != "flows") continue;
+    for (const std::string& h : {j.initiator, j.target})
+      if (std::ranges::find(f.from, h) != f.from.end())
+        throw InputError(fmt::format(
+            "{}:{}:{}: workloads: nvme workload {} and flows workload {} share host {}: a run with both on "
+            "one "
+            "host cannot be split over ranks (the NVMe queues made during the run would number the flows' "
+            "QPs "
+            "and memory regions differently on the two ranks); run it without mpirun, or give the flows "
+            "`hosts` without {} (docs/parallel.md)",
+            x.file.string(), w.line, w.column, w.name, f.name, h, h));
+  }
+}
+
 class NvmeWorkload final : public Workload {
  public:
   std::vector<std::string_view> names() const override { return {"nvme"}; }
@@ -341,6 +368,7 @@ class NvmeWorkload final : public Workload {
   // (namespaces, the data check) with the target, so both stay on one rank.
   std::unique_ptr<WorkloadRun> attach(WorkloadEnv& env, const WorkloadConfig& w,
                                       uint64_t seed) const override {
+    if (env.sim.split()) refuse_beside_flows(env.cfg, w);
     return std::make_unique<Run>(env, w, seed);
   }
   // The run adds fio's numbers (Run::add_results): they need the job's samples.
