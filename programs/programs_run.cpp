@@ -618,6 +618,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
     return std::clamp(p.alarm - net_.sim.now(), Time{}, limit);
   };
   auto put = [&out](const void* x, size_t n) {
+    if (n == 0) return;  // x may be an empty vector's data(), null
     const size_t at = out.size();
     out.resize(at + n);
     std::memcpy(out.data() + at, x, n);
@@ -968,7 +969,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         break;
       }
       std::vector<attach::WireSend> ws(n);
-      std::memcpy(ws.data(), p.in.data(), p.in.size());
+      if (n > 0) std::memcpy(ws.data(), p.in.data(), p.in.size());
       std::vector<ibv_send_wr> wrs(n);
       std::vector<std::array<ibv_sge, attach::kMaxSge>> sges(n);
       uint64_t inline_bytes = 0;
@@ -1014,7 +1015,7 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         break;
       }
       std::vector<attach::WireRecv> ws(n);
-      std::memcpy(ws.data(), p.in.data(), p.in.size());
+      if (n > 0) std::memcpy(ws.data(), p.in.data(), p.in.size());
       std::vector<ibv_recv_wr> wrs(n);
       std::vector<std::array<ibv_sge, attach::kMaxSge>> sges(n);
       for (size_t i = 0; i < n; ++i) {
