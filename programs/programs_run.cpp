@@ -402,6 +402,13 @@ ProgramsRun::ProgramsRun(Network& net, const BuiltFabric& fabric, const std::fil
 ProgramsRun::~ProgramsRun() {
   for (auto& p : programs_)
     if (p->pid > 0 && !p->ended) reap(*p, true);
+  // A program killed in a socket call leaves the call's coroutines waiting
+  // on its Pending's trigger, and their frames hold that Pending: a cycle
+  // nothing ends. Destroying the trigger destroys them (core/task.hpp,
+  // Lifetime) while what their locals name is still here.
+  for (auto& p : programs_)
+    for (auto& [key, w] : p->pending)
+      if (w) w->finished.reset();
   for (auto& p : programs_)
     for (const Program::Segment& s : p->segments)
       if (s.map) munmap(s.map, s.len);
