@@ -350,9 +350,15 @@ class RdmaHostQueue final : public HostQueue {
       // rdma_resolve_addr, rdma_resolve_route, rdma_connect: a CM REQ, REP, RTU.
       std::array<std::byte, kCmPrivateLen> pd{};
       req.emit(pd);
-      Trigger done(env_.sim);
+      // The wait belongs to the CM agent that answers it (core/task.hpp,
+      // Lifetime): the agent's callback alone holds the Trigger, so a run
+      // that ends before the REP or the REQ's last timeout destroys this
+      // frame (and its callers) with the agent, where a Trigger in the
+      // frame itself kept them for ever.
+      auto owned = std::make_shared<Trigger>(env_.sim);
+      Trigger& answered = *owned;
       bool accepted = false;
-      auto on_rep = [&](const CmRep* rep) {
+      auto on_rep = [&, done = std::move(owned)](const CmRep* rep) {
         if (!rep) {
           // RDMA_CM_EVENT_UNREACHABLE, which nvme_rdma_cm_handler turns into -ECONNRESET.
           why = "rdma connection establishment failed (-104): CM REQ timed out after " +
@@ -362,11 +368,11 @@ class RdmaHostQueue final : public HostQueue {
           accepted = acc && acc->crqsize >= s_.entries;
           if (!accepted) why = "the target's CM REP accepts fewer entries (CRQSIZE) than the queue has";
         }
-        done.notify();
+        done->notify();
       };
-      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, on_rep,
+      cm_->agent(host_).connect(*qp_, psn_, target_.host(), kNvmePort, pd, std::move(on_rep),
                                 [this] { on_disconnected("a CM DREQ"); });
-      co_await done;
+      co_await answered;
       ok = accepted;
       co_return;
     }
