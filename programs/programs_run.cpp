@@ -113,9 +113,9 @@ uint64_t handle_of(const std::vector<T*>& v, const T* x) {
 // SRQ); 0 for a port event, or for another context's object.
 template <class P>
 uint64_t element_handle(const P& p, const verbs::AsyncEvent& e) {
-  if (e.qp) return handle_of(p.qps, static_cast<const verbs::QueuePair*>(e.qp));
-  if (e.cq) return handle_of(p.cqs, static_cast<const verbs::CompletionQueue*>(e.cq));
-  if (e.srq) return handle_of(p.srqs, static_cast<const verbs::SharedReceiveQueue*>(e.srq));
+  if (e.qp) return handle_of(p.qps, e.qp);
+  if (e.cq) return handle_of(p.cqs, e.cq);
+  if (e.srq) return handle_of(p.srqs, e.srq);
   return 0;
 }
 template <class T>
@@ -810,9 +810,8 @@ Task ProgramsRun::handle(Program& p, bool& keep) {
         ret = -EINTR;
         break;
       }
-      ret = -EIO;
-      for (size_t i = 0; i < p.cqs.size(); ++i)
-        if (p.cqs[i] == *cq) ret = static_cast<int64_t>(i + 1);
+      const uint64_t h = handle_of(p.cqs, *cq);
+      ret = h ? static_cast<int64_t>(h) : -EIO;
       break;
     }
     case Op::get_async_event: {

@@ -93,7 +93,8 @@ enum class Op : uint32_t {
   set_alarm,     // a = the ITIMER_REAL deadline in simulated ps (0: none): waits end no later than it
   mem_wait,      // a = an address of a watched region the program spins on: answered once a message was
                  // placed into its memory (or after a poll's spin, or at the alarm)
-  get_async_event,  // -> ret = event type | port << 16 (a port event), or -EINTR at the alarm
+  get_async_event,  // -> ret = event type | port << 16 (a port event), c = the program's handle of the QP,
+                    // CQ or SRQ an affiliated event names; or -EINTR at the alarm
 };
 
 struct Request {

@@ -149,8 +149,9 @@ if res:
     path = os.path.join(out, "pcap", "h-0.pcap")
     check(gui_tshark(path, "-Y", "tcp.analysis.retransmission || tcp.analysis.fast_retransmission").strip() != "",
           "lossy: TCP resent what the link lost")
-    overlaps = [line for line, known in e2e.gui_problems(path) if e2e.TCP_RESEND_OVERLAP in line]
-    check(overlaps and all(known for line, known in e2e.gui_problems(path)),
+    problems = e2e.gui_problems(path)
+    overlaps = [line for line, known in problems if e2e.TCP_RESEND_OVERLAP in line]
+    check(overlaps and all(known for line, known in problems),
           f"lossy: Wireshark's resend overlap, on identical resends only: {overlaps}")
     check_no_malformed(path)
 

@@ -253,19 +253,17 @@ class Run final : public WorkloadRun {
 // the run starts, until NVMe's objects take numbers of their own.
 void refuse_beside_flows(const ExperimentConfig& x, const WorkloadConfig& w) {
   const NvmeJobConfig& j = w.settings_as<NvmeSettings>().job;
-  for (size_t i = 0; i < x.workloads.size(); ++i) {
-    const WorkloadConfig& f = x.workloads[i];
+  for (const WorkloadConfig& f : x.workloads) {
     if (f.kind_name != "flows") continue;
-    for (const std::string& h : {j.initiator, j.target})
-      if (std::ranges::find(f.from, h) != f.from.end())
-        throw InputError(fmt::format(
-            "{}:{}:{}: workloads: nvme workload {} and flows workload {} share host {}: a run with both on "
-            "one "
-            "host cannot be split over ranks (the NVMe queues made during the run would number the flows' "
-            "QPs "
-            "and memory regions differently on the two ranks); run it without mpirun, or give the flows "
-            "`hosts` without {} (docs/parallel.md)",
-            x.file.string(), w.line, w.column, w.name, f.name, h, h));
+    for (const std::string& h : {j.initiator, j.target}) {
+      if (std::ranges::find(f.from, h) == f.from.end()) continue;
+      throw InputError(fmt::format(
+          "{}:{}:{}: workloads: nvme workload {} and flows workload {} share host {}: a run with both "
+          "on one host cannot be split over ranks (the NVMe queues made during the run would number "
+          "the flows' QPs and memory regions differently on the two ranks); run it without mpirun, "
+          "or give the flows `hosts` without {} (docs/parallel.md)",
+          x.file.string(), w.line, w.column, w.name, f.name, h, h));
+    }
   }
 }
 
